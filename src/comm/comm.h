@@ -1,0 +1,138 @@
+/* Internal: state shared by the files of the comm layer. A segment records, for every rank, its piece's
+ * size and, where this process can reach it directly, the address at which it is mapped here (shared
+ * memory for host pieces, CUDA IPC for GPU pieces). Transfers pick a path from that (path.c). */
+#ifndef KYI_COMM_COMM_H
+#define KYI_COMM_COMM_H
+
+#include <mpi.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kyoyu/comm.h"
+#include "runtime/gpu.h"
+#include "runtime/log.h"
+#include "runtime/runtime.h"
+
+#define KYI_MAX_SEGS 4096
+
+struct kyi_plan;
+
+struct kyi_seg {
+    uint32_t id;
+    int memkind;
+    int device;            /* CUDA device of this rank's piece (GPU segments) */
+    void *base;            /* this rank's piece */
+    size_t bytes;
+    int owned;             /* Kyoyu allocated base */
+    int shm_fd;            /* host pieces in shared memory */
+    size_t *size_of;       /* [nranks] */
+    int *dev_of;           /* [nranks] device of each rank's piece (GPU) */
+    void **mapped;         /* [nranks] address of each rank's piece in this process, NULL if not mapped */
+    pthread_mutex_t plan_lock;
+    void *plans;           /* hash buckets of cached plans (plan.c) */
+};
+
+typedef struct {
+    int progress_thread;
+    MPI_Comm req;       /* requests and active messages, served by the target's progress engine */
+    MPI_Comm rep;       /* replies and bulk data, target -> initiator, tag per operation */
+    MPI_Comm data;      /* bulk data initiator -> target, tag per operation */
+    MPI_Comm bar;       /* split-phase barrier */
+    int tag_ub;
+    atomic_uint tag_next;
+    size_t eager, am_medium_max, stage_chunk;
+    int stage_depth;
+    int force_host_mpi, force_gpu_mpi;
+    pthread_rwlock_t seg_lock;
+    struct kyi_seg *segs[KYI_MAX_SEGS];
+    uint32_t seg_next;
+} kyi_comm_t;
+
+extern kyi_comm_t kyi_comm;
+
+/* Statistics (atomics, updated on every path). */
+typedef struct {
+    atomic_ullong ops[KY_PATH_COUNT], bytes[KY_PATH_COUNT];
+    atomic_ullong am_sent, am_handled, plan_hits, plan_misses, staged_chunks;
+} kyi_stats_t;
+extern kyi_stats_t kyi_stats;
+static inline void kyi_count(ky_path_t p, size_t n)
+{
+    atomic_fetch_add_explicit(&kyi_stats.ops[p], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&kyi_stats.bytes[p], n, memory_order_relaxed);
+}
+
+/* init.c order: runtime, then these. */
+int kyi_comm_init(void);
+int kyi_comm_finalize(void);
+int kyi_seg_destroy_all(void);
+
+/* seg.c */
+struct kyi_seg *kyi_seg_lookup(uint32_t id); /* target side: NULL if no such segment */
+void kyi_seg_init(void);
+void kyi_plans_free(struct kyi_seg *s);
+
+/* Argument checks shared by every call: initialised, rank in range, segment valid, [off, off+n) inside
+ * the target's piece. They record the error under `call`. */
+int kyi_check_target(const char *call, int rank, ky_seg_t seg);
+int kyi_check_range(const char *call, int rank, ky_seg_t seg, size_t off, size_t n);
+/* Sizes this large are negative numbers cast to size_t. */
+#define KYI_SIZE_LOOKS_NEGATIVE(n) ((n) > ((size_t)1 << 56))
+
+/* path.c */
+ky_path_t kyi_path(int rank, struct kyi_seg *s);
+/* Device that should run a copy between a and b (either may be -1 = host), or -1 if both are host. */
+int kyi_copy_device(int dev_a, int dev_b);
+/* Device whose address space holds rank's mapped piece of s here (-1 for host pieces). */
+int kyi_mapped_dev(const struct kyi_seg *s, int rank);
+/* -1 for host memory, else the GPU holding p (cheap when no GPU exists). */
+int kyi_ptr_dev(const void *p);
+/* Blocking local copy between any two addresses of this process (host, GPU, peer-mapped GPU). */
+int kyi_local_copy(const char *call, void *dst, int dst_dev, const void *src, int src_dev, size_t n);
+
+/* handle.c: non-blocking operations */
+typedef struct kyi_handle {
+    int nreq;
+    MPI_Request *req;        /* req_inline, or an allocated array for many chunks */
+    MPI_Request req_inline[4];
+    kyi_gpu_op_t *gop;
+    int64_t rstatus;         /* remote status received into here (acks) */
+    int status;              /* final status once done */
+    int done;
+    int linked;               /* on the outstanding list (under its lock) */
+    atomic_int refs;          /* the user's, the outstanding list's, and a ky_quiet in progress */
+    int rank;                /* target, for fence */
+    void *tmp, *tmp2;        /* buffers freed on completion */
+    int (*finish)(struct kyi_handle *); /* runs once after the requests completed (unpack, checks) */
+    void *finish_arg;
+    size_t finish_n;
+    size_t nbytes;
+    const char *call;
+    struct kyi_handle *prev, *next; /* outstanding list */
+} kyi_handle_t;
+
+kyi_handle_t *kyi_handle_new(const char *call, int rank);
+/* A handle already complete with `status` (for operations finished inside the call). */
+int kyi_handle_done(kyi_handle_t *h, int status, ky_handle_t *out);
+/* Track an in-flight handle for ky_quiet/ky_fence and return it. */
+int kyi_handle_start(kyi_handle_t *h, ky_handle_t *out);
+/* Complete h (blocking), keep it allocated; returns its status. */
+int kyi_handle_complete(kyi_handle_t *h);
+
+/* progress.c */
+int kyi_progress_start(void);
+int kyi_progress_stop(void);
+/* Serve pending requests on the calling thread (used by ky_poll and by waits without a progress thread).
+ * Returns how many were handled. */
+int kyi_progress_poll(void);
+/* Wait for MPI requests with backoff and timeout; serves requests meanwhile when there is no progress
+ * thread. */
+int kyi_wait_reqs(const char *call, int peer, int n, MPI_Request *reqs);
+int kyi_test_reqs(int n, MPI_Request *reqs, int *done);
+/* Send from a handler context without blocking the progress engine (buffer is copied and owned). */
+int kyi_send_deferred(const void *buf, size_t n, int dest, int tag, MPI_Comm comm);
+unsigned kyi_new_tag(void);
+
+#endif

@@ -1,0 +1,116 @@
+/* ky_init / ky_finalize: the top of the stack until the upper layers exist (they will add their own
+ * set-up here, in layer order). Also the comm layer's own set-up and its statistics. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm/bulk.h"
+#include "comm/comm.h"
+#include "runtime/config.h"
+
+int kyi_rt_init(int *argc, char ***argv);
+int kyi_rt_finalize(void);
+int kyi_am_init(void);
+int kyi_am_drain(void);
+
+kyi_comm_t kyi_comm;
+kyi_stats_t kyi_stats;
+
+int kyi_comm_init(void)
+{
+    MPI_Comm *comms[] = {&kyi_comm.req, &kyi_comm.rep, &kyi_comm.data, &kyi_comm.bar};
+    for (int i = 0; i < 4; i++) {
+        MPI_Comm_dup(kyi_rt.world, comms[i]);
+        MPI_Comm_set_errhandler(*comms[i], MPI_ERRORS_RETURN);
+    }
+    int *ub, flag = 0;
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+    kyi_comm.tag_ub = flag ? *ub : 32767;
+    atomic_store(&kyi_comm.tag_next, 0);
+    kyi_comm.progress_thread = kyi_config_long("KY_PROGRESS_THREAD") != 0;
+    kyi_comm.eager = kyi_config_size("KY_EAGER_SIZE");
+    kyi_comm.am_medium_max = kyi_config_size("KY_AM_MEDIUM_MAX");
+    kyi_comm.stage_chunk = kyi_config_size("KY_STAGE_CHUNK");
+    if (kyi_comm.stage_chunk < 4096) kyi_comm.stage_chunk = 4096;
+    kyi_comm.stage_depth = (int)kyi_config_long("KY_STAGE_DEPTH");
+    if (kyi_comm.stage_depth < 1) kyi_comm.stage_depth = 1;
+    const char *ph = kyi_config_str("KY_PATH_HOST"), *pg = kyi_config_str("KY_PATH_GPU");
+    kyi_comm.force_host_mpi = !strcmp(ph, "mpi");
+    kyi_comm.force_gpu_mpi = !strcmp(pg, "mpi");
+    if (strcmp(ph, "auto") && strcmp(ph, "shm") && strcmp(ph, "mpi"))
+        KYI_WARN(KYI_SUB_COMM, "KY_PATH_HOST=%s is not auto, shm or mpi; using auto", ph);
+    if (strcmp(pg, "auto") && strcmp(pg, "ipc") && strcmp(pg, "mpi"))
+        KYI_WARN(KYI_SUB_COMM, "KY_PATH_GPU=%s is not auto, ipc or mpi; using auto", pg);
+    pthread_rwlock_init(&kyi_comm.seg_lock, NULL);
+    kyi_comm.seg_next = 0;
+    memset(kyi_comm.segs, 0, sizeof kyi_comm.segs);
+    memset(&kyi_stats, 0, sizeof kyi_stats);
+    kyi_seg_init();
+    KYI_CHECK(kyi_am_init());
+    return kyi_progress_start();
+}
+
+int kyi_comm_finalize(void)
+{
+    ky_quiet();
+    kyi_am_drain();
+    kyi_seg_destroy_all();
+    MPI_Barrier(kyi_rt.world); /* nobody sends requests any more */
+    kyi_progress_stop();
+    kyi_bulk_pool_free();
+    MPI_Comm *comms[] = {&kyi_comm.req, &kyi_comm.rep, &kyi_comm.data, &kyi_comm.bar};
+    for (int i = 0; i < 4; i++) MPI_Comm_free(comms[i]);
+    pthread_rwlock_destroy(&kyi_comm.seg_lock);
+    return KY_OK;
+}
+
+int ky_init(int *argc, char ***argv)
+{
+    KYI_CHECK(kyi_rt_init(argc, argv));
+    int st = kyi_comm_init();
+    if (st) kyi_fatal("rank %d: ky_init: the comm layer failed to start: %s", kyi_rt.rank, ky_last_error());
+    return KY_OK;
+}
+
+int ky_finalize(void)
+{
+    KYI_CHECK(kyi_require_init("ky_finalize"));
+    kyi_comm_finalize();
+    return kyi_rt_finalize();
+}
+
+int ky_poll(void)
+{
+    KYI_CHECK(kyi_require_init("ky_poll"));
+    return kyi_progress_poll();
+}
+
+int ky_comm_stats(ky_comm_stats_t *o)
+{
+    KYI_CHECK(kyi_require_init("ky_comm_stats"));
+    if (!o) return kyi_fail(KY_ERR_ARG, "ky_comm_stats", "out is NULL");
+    for (int p = 0; p < KY_PATH_COUNT; p++) {
+        o->ops[p] = atomic_load(&kyi_stats.ops[p]);
+        o->bytes[p] = atomic_load(&kyi_stats.bytes[p]);
+    }
+    o->am_sent = atomic_load(&kyi_stats.am_sent);
+    o->am_handled = atomic_load(&kyi_stats.am_handled);
+    o->plan_hits = atomic_load(&kyi_stats.plan_hits);
+    o->plan_misses = atomic_load(&kyi_stats.plan_misses);
+    o->staged_chunks = atomic_load(&kyi_stats.staged_chunks);
+    return KY_OK;
+}
+
+int ky_comm_stats_reset(void)
+{
+    KYI_CHECK(kyi_require_init("ky_comm_stats_reset"));
+    for (int p = 0; p < KY_PATH_COUNT; p++) {
+        atomic_store(&kyi_stats.ops[p], 0);
+        atomic_store(&kyi_stats.bytes[p], 0);
+    }
+    atomic_store(&kyi_stats.am_sent, 0);
+    atomic_store(&kyi_stats.am_handled, 0);
+    atomic_store(&kyi_stats.plan_hits, 0);
+    atomic_store(&kyi_stats.plan_misses, 0);
+    atomic_store(&kyi_stats.staged_chunks, 0);
+    return KY_OK;
+}

@@ -1,0 +1,52 @@
+/* Path choice and local copies. A rank's piece is reached directly when this process has it mapped
+ * (itself, shared memory, CUDA IPC), else through the target's progress engine over MPI. */
+#include <string.h>
+
+#include "comm/comm.h"
+
+ky_path_t kyi_path(int rank, struct kyi_seg *s)
+{
+    if (rank == kyi_rt.rank) return KY_PATH_SELF;
+    if (s->mapped[rank]) return s->memkind == KY_MEM_GPU ? KY_PATH_IPC : KY_PATH_SHM;
+    return KY_PATH_MPI;
+}
+
+int kyi_copy_device(int dev_a, int dev_b)
+{
+    if (dev_a >= 0 && dev_b >= 0) {
+        int mine = kyi_my_device();
+        return (mine == dev_a || mine == dev_b) ? mine : dev_a;
+    }
+    return dev_a >= 0 ? dev_a : dev_b;
+}
+
+int kyi_local_copy(const char *call, void *dst, int dst_dev, const void *src, int src_dev, size_t n)
+{
+    if (n == 0) return KY_OK;
+    if (dst_dev < 0 && src_dev < 0) {
+        memcpy(dst, src, n);
+        return KY_OK;
+    }
+    int dev = kyi_copy_device(dst_dev, src_dev);
+    int st = kyi_gpu_copy(dev, dst, src, n);
+    if (st) return kyi_fail(st, call, "copy of %zu bytes on GPU %d failed: %s", n, dev, kyi_gpu_last_error());
+    return KY_OK;
+}
+
+int ky_comm_path(int rank, ky_seg_t seg, const void *local, ky_path_t *path)
+{
+    (void)local;
+    KYI_CHECK(kyi_check_target("ky_comm_path", rank, seg));
+    if (!path) return kyi_fail(KY_ERR_ARG, "ky_comm_path", "path is NULL");
+    *path = kyi_path(rank, seg);
+    return KY_OK;
+}
+
+int kyi_mapped_dev(const struct kyi_seg *s, int rank)
+{
+    if (s->memkind != KY_MEM_GPU) return -1;
+    if (rank == kyi_rt.rank) return s->device;
+    return kyi_my_device() >= 0 ? kyi_my_device() : s->device; /* where map_peers opened it */
+}
+
+int kyi_ptr_dev(const void *p) { return kyi_gpu_count() > 0 ? kyi_gpu_ptr_device(p) : -1; }

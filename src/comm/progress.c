@@ -1,0 +1,186 @@
+/* The progress engine: serves requests that arrive on kyi_comm.req (remote puts/gets on this rank's
+ * segments, active messages). It runs on a dedicated thread (KY_PROGRESS_THREAD=1, the default) so that
+ * remote accesses complete while the target computes, and otherwise inside Kyoyu's own waits and ky_poll.
+ * Idle polling backs off (runtime/wait.c) so oversubscribed ranks do not melt down. Replies sent from
+ * handlers are non-blocking ("deferred") so two engines never wait on each other. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm/comm.h"
+#include "comm/proto.h"
+#include "comm/serve.h"
+
+static pthread_t progress_thr;
+static atomic_int progress_stop;
+static pthread_mutex_t poll_lock = PTHREAD_MUTEX_INITIALIZER;
+static __thread int in_engine;
+static char *rbuf;
+static size_t rbuf_cap;
+
+/* Deferred sends: owned buffers with their requests, completed by the engine. */
+typedef struct deferred {
+    MPI_Request req;
+    void *buf;
+    struct deferred *next;
+} deferred_t;
+static pthread_mutex_t def_lock = PTHREAD_MUTEX_INITIALIZER;
+static deferred_t *def_head;
+
+unsigned kyi_new_tag(void)
+{
+    unsigned t = atomic_fetch_add_explicit(&kyi_comm.tag_next, 1, memory_order_relaxed);
+    return 16 + t % (unsigned)(kyi_comm.tag_ub - 16);
+}
+
+int kyi_send_deferred(const void *buf, size_t n, int dest, int tag, MPI_Comm comm)
+{
+    deferred_t *d = malloc(sizeof *d);
+    void *copy = malloc(n ? n : 1);
+    if (!d || !copy) { free(d); free(copy); return kyi_fail(KY_ERR_NOMEM, "kyi_send_deferred", "no memory for %zu bytes", n); }
+    if (n) memcpy(copy, buf, n);
+    d->buf = copy;
+    if (MPI_Isend(copy, (int)n, MPI_BYTE, dest, tag, comm, &d->req) != MPI_SUCCESS) {
+        free(copy);
+        free(d);
+        return kyi_fail(KY_ERR_MPI, "kyi_send_deferred", "MPI_Isend to rank %d failed", dest);
+    }
+    pthread_mutex_lock(&def_lock);
+    d->next = def_head;
+    def_head = d;
+    pthread_mutex_unlock(&def_lock);
+    return KY_OK;
+}
+
+static int deferred_progress(void)
+{
+    int pending = 0;
+    pthread_mutex_lock(&def_lock);
+    deferred_t **pp = &def_head;
+    while (*pp) {
+        deferred_t *d = *pp;
+        int flag = 0;
+        MPI_Test(&d->req, &flag, MPI_STATUS_IGNORE);
+        if (flag) {
+            *pp = d->next;
+            free(d->buf);
+            free(d);
+        } else {
+            pp = &d->next;
+            pending++;
+        }
+    }
+    pthread_mutex_unlock(&def_lock);
+    return pending;
+}
+
+/* Returns requests handled, or -1 when a STOP arrived. */
+static int poll_once(void)
+{
+    int handled = 0;
+    for (;;) {
+        int flag = 0, count = 0;
+        MPI_Message msg;
+        MPI_Status st;
+        if (MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, kyi_comm.req, &flag, &msg, &st) != MPI_SUCCESS)
+            kyi_fatal("rank %d: progress engine: MPI_Improbe failed", kyi_rt.rank);
+        if (!flag) break;
+        MPI_Get_count(&st, MPI_BYTE, &count);
+        if ((size_t)count > rbuf_cap) {
+            char *nb = realloc(rbuf, count);
+            if (!nb) kyi_fatal("rank %d: progress engine: no memory for a %d-byte request", kyi_rt.rank, count);
+            rbuf = nb;
+            rbuf_cap = count;
+        }
+        MPI_Mrecv(rbuf, count, MPI_BYTE, &msg, &st);
+        if ((size_t)count < sizeof(kyi_hdr_t)) {
+            KYI_WARN(KYI_SUB_COMM, "dropping a %d-byte message from rank %d: shorter than a header", count, st.MPI_SOURCE);
+            continue;
+        }
+        kyi_hdr_t *h = (kyi_hdr_t *)rbuf;
+        if (h->op == KYI_OP_STOP) return -1;
+        kyi_serve(h, rbuf + sizeof(kyi_hdr_t), (size_t)count - sizeof(kyi_hdr_t), st.MPI_SOURCE);
+        handled++;
+    }
+    deferred_progress();
+    return handled;
+}
+
+int kyi_progress_poll(void)
+{
+    if (in_engine) return 0; /* a handler waiting on MPI must not re-enter the engine */
+    if (pthread_mutex_trylock(&poll_lock)) return 0;
+    in_engine = 1;
+    int n = poll_once();
+    in_engine = 0;
+    pthread_mutex_unlock(&poll_lock);
+    return n < 0 ? 0 : n;
+}
+
+static void *progress_main(void *arg)
+{
+    (void)arg;
+    kyi_waiter_t w;
+    kyi_waiter_init(&w, NULL, "requests", -1);
+    in_engine = 1;
+    for (;;) {
+        pthread_mutex_lock(&poll_lock);
+        int n = poll_once();
+        pthread_mutex_unlock(&poll_lock);
+        if (n < 0) break;
+        if (n > 0) kyi_waiter_progress(&w);
+        else kyi_waiter_pause(&w);
+    }
+    /* Drain replies still in flight before the thread ends. */
+    while (deferred_progress() > 0) kyi_waiter_pause(&w);
+    return NULL;
+}
+
+int kyi_progress_start(void)
+{
+    if (!kyi_comm.progress_thread) return KY_OK;
+    atomic_store(&progress_stop, 0);
+    if (pthread_create(&progress_thr, NULL, progress_main, NULL))
+        return kyi_fail(KY_ERR_SYSTEM, "ky_init", "cannot start the progress thread");
+    return KY_OK;
+}
+
+int kyi_progress_stop(void)
+{
+    if (kyi_comm.progress_thread) {
+        kyi_hdr_t h;
+        memset(&h, 0, sizeof h);
+        h.op = KYI_OP_STOP;
+        MPI_Send(&h, sizeof h, MPI_BYTE, kyi_rt.rank, 0, kyi_comm.req);
+        pthread_join(progress_thr, NULL);
+    } else {
+        kyi_progress_poll();
+        kyi_waiter_t w;
+        kyi_waiter_init(&w, "ky_finalize", "replies in flight", -1);
+        while (deferred_progress() > 0) kyi_waiter_pause(&w);
+    }
+    free(rbuf);
+    rbuf = NULL;
+    rbuf_cap = 0;
+    return KY_OK;
+}
+
+int kyi_test_reqs(int n, MPI_Request *reqs, int *done)
+{
+    if (MPI_Testall(n, reqs, done, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+        return kyi_fail(KY_ERR_MPI, "kyi_test_reqs", "MPI_Testall failed");
+    return KY_OK;
+}
+
+int kyi_wait_reqs(const char *call, int peer, int n, MPI_Request *reqs)
+{
+    kyi_waiter_t w;
+    kyi_waiter_init(&w, call, "a reply", peer);
+    for (;;) {
+        int done = 0;
+        if (MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+            return kyi_fail(KY_ERR_MPI, call, "MPI_Testall failed waiting on rank %d", peer);
+        if (done) return KY_OK;
+        if (!kyi_comm.progress_thread && kyi_progress_poll() > 0) continue;
+        kyi_waiter_pause(&w);
+    }
+}

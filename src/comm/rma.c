@@ -1,0 +1,163 @@
+/* Contiguous remote memory access: put, get, memset, single values. Each call checks its arguments at the
+ * initiator against the target's registered size (the target checks again on the MPI path), then moves
+ * the bytes directly when the target's piece is mapped here, or through the MPI path. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm/comm.h"
+#include "comm/mpi_ops.h"
+
+/* Finish a started handle: blocking callers wait here, non-blocking ones get it back. */
+static int launch(kyi_handle_t *h, int st, ky_handle_t *out)
+{
+    if (st) {
+        /* Requests already posted still complete before the handle goes away. */
+        kyi_handle_complete(h);
+        free(h);
+        return st;
+    }
+    if (out) return kyi_handle_start(h, out);
+    st = kyi_handle_complete(h);
+    free(h);
+    return st;
+}
+
+static int direct_copy(kyi_handle_t *h, void *dst, int dst_dev, const void *src, int src_dev, size_t n)
+{
+    if (dst_dev < 0 && src_dev < 0) {
+        memcpy(dst, src, n);
+        atomic_thread_fence(memory_order_seq_cst); /* visible to the target before later flag writes */
+        return KY_OK;
+    }
+    int dev = kyi_copy_device(dst_dev, src_dev);
+    int st = kyi_gpu_copy_async(dev, dst, src, n, &h->gop);
+    if (st) return kyi_fail(st, h->call, "GPU copy of %zu bytes failed: %s", n, kyi_gpu_last_error());
+    return KY_OK;
+}
+
+static int put_start(const char *call, int rank, ky_seg_t s, size_t off, const void *src, size_t n,
+                     ky_handle_t *out)
+{
+    KYI_CHECK(kyi_check_range(call, rank, s, off, n));
+    if (!src && n) return kyi_fail(KY_ERR_ARG, call, "src is NULL");
+    if (n == 0) return out ? (*out = NULL, KY_OK) : KY_OK;
+    kyi_handle_t *h = kyi_handle_new(call, rank);
+    if (!h) return KY_ERR_NOMEM;
+    int sdev = kyi_ptr_dev(src);
+    ky_path_t path = kyi_path(rank, s);
+    int st;
+    if (path != KY_PATH_MPI) {
+        kyi_count(path, n);
+        st = direct_copy(h, (char *)s->mapped[rank] + off, kyi_mapped_dev(s, rank), src, sdev, n);
+    } else {
+        kyi_hdr_t hdr = {0};
+        hdr.op = KYI_OP_PUT;
+        hdr.seg = s->id;
+        hdr.off = off;
+        hdr.n = n;
+        st = kyi_mpi_put(h, &hdr, src, sdev, s->memkind == KY_MEM_GPU);
+    }
+    return launch(h, st, out);
+}
+
+static int get_start(const char *call, void *dst, int rank, ky_seg_t s, size_t off, size_t n, ky_handle_t *out)
+{
+    KYI_CHECK(kyi_check_range(call, rank, s, off, n));
+    if (!dst && n) return kyi_fail(KY_ERR_ARG, call, "dst is NULL");
+    if (n == 0) return out ? (*out = NULL, KY_OK) : KY_OK;
+    kyi_handle_t *h = kyi_handle_new(call, rank);
+    if (!h) return KY_ERR_NOMEM;
+    int ddev = kyi_ptr_dev(dst);
+    ky_path_t path = kyi_path(rank, s);
+    int st;
+    if (path != KY_PATH_MPI) {
+        kyi_count(path, n);
+        st = direct_copy(h, dst, ddev, (char *)s->mapped[rank] + off, kyi_mapped_dev(s, rank), n);
+    } else {
+        kyi_hdr_t hdr = {0};
+        hdr.op = KYI_OP_GET;
+        hdr.seg = s->id;
+        hdr.off = off;
+        hdr.n = n;
+        st = kyi_mpi_get(h, &hdr, dst, ddev, s->memkind == KY_MEM_GPU);
+    }
+    return launch(h, st, out);
+}
+
+int ky_put(int rank, ky_seg_t seg, size_t off, const void *src, size_t n)
+{
+    return put_start("ky_put", rank, seg, off, src, n, NULL);
+}
+
+int ky_get(void *dst, int rank, ky_seg_t seg, size_t off, size_t n)
+{
+    return get_start("ky_get", dst, rank, seg, off, n, NULL);
+}
+
+int ky_put_nb(int rank, ky_seg_t seg, size_t off, const void *src, size_t n, ky_handle_t *h)
+{
+    if (!h) return kyi_fail(KY_ERR_ARG, "ky_put_nb", "handle pointer is NULL");
+    *h = NULL;
+    return put_start("ky_put_nb", rank, seg, off, src, n, h);
+}
+
+int ky_get_nb(void *dst, int rank, ky_seg_t seg, size_t off, size_t n, ky_handle_t *h)
+{
+    if (!h) return kyi_fail(KY_ERR_ARG, "ky_get_nb", "handle pointer is NULL");
+    *h = NULL;
+    return get_start("ky_get_nb", dst, rank, seg, off, n, h);
+}
+
+static int check_val_size(const char *call, size_t n)
+{
+    if (n == 1 || n == 2 || n == 4 || n == 8) return KY_OK;
+    return kyi_fail(KY_ERR_ARG, call, "value size %zu is not 1, 2, 4 or 8", n);
+}
+
+int ky_put_val(int rank, ky_seg_t seg, size_t off, uint64_t value, size_t n)
+{
+    KYI_CHECK(check_val_size("ky_put_val", n));
+    /* The low n bytes of value, in memory order of this (little-endian) machine. */
+    return put_start("ky_put_val", rank, seg, off, &value, n, NULL);
+}
+
+int ky_get_val(int rank, ky_seg_t seg, size_t off, size_t n, uint64_t *value)
+{
+    KYI_CHECK(check_val_size("ky_get_val", n));
+    if (!value) return kyi_fail(KY_ERR_ARG, "ky_get_val", "value is NULL");
+    uint64_t v = 0;
+    KYI_CHECK(get_start("ky_get_val", &v, rank, seg, off, n, NULL));
+    *value = v;
+    return KY_OK;
+}
+
+int ky_memset(int rank, ky_seg_t s, size_t off, int byte, size_t n)
+{
+    static const char *call = "ky_memset";
+    KYI_CHECK(kyi_check_range(call, rank, s, off, n));
+    if (n == 0) return KY_OK;
+    ky_path_t path = kyi_path(rank, s);
+    kyi_handle_t *h = kyi_handle_new(call, rank);
+    if (!h) return KY_ERR_NOMEM;
+    int st = KY_OK;
+    if (path != KY_PATH_MPI) {
+        kyi_count(path, n);
+        void *dst = (char *)s->mapped[rank] + off;
+        if (s->memkind == KY_MEM_GPU) {
+            st = kyi_gpu_memset_async(kyi_mapped_dev(s, rank), dst, byte, n, &h->gop);
+            if (st) st = kyi_fail(st, call, "GPU memset failed: %s", kyi_gpu_last_error());
+        } else {
+            memset(dst, byte, n);
+            atomic_thread_fence(memory_order_seq_cst);
+        }
+    } else {
+        kyi_hdr_t hdr = {0};
+        hdr.op = KYI_OP_MEMSET;
+        hdr.seg = s->id;
+        hdr.off = off;
+        hdr.n = n;
+        hdr.aux = (uint64_t)(unsigned char)byte;
+        st = kyi_mpi_simple(h, &hdr);
+    }
+    return launch(h, st, NULL);
+}

@@ -1,0 +1,295 @@
+/* Segments: collective registration of host or GPU memory, and the mappings that let same-node ranks
+ * reach each other's pieces directly (POSIX shared memory for host pieces Kyoyu allocated, CUDA IPC for
+ * GPU pieces). A piece nobody can map is still reachable through the MPI path. */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "comm/comm.h"
+
+typedef struct {
+    uint64_t bytes;
+    int32_t memkind, device, shareable, pad;
+} seg_info_t;
+
+static unsigned jobkey; /* rank 0's, so names differ between jobs sharing a host */
+
+void kyi_seg_init(void)
+{
+    unsigned k = (unsigned)getpid() ^ (unsigned)kyi_now_ns();
+    MPI_Bcast(&k, 1, MPI_UNSIGNED, 0, kyi_rt.world);
+    jobkey = k | 1;
+}
+
+static void shm_name(char *buf, size_t len, uint32_t id, int rank)
+{
+    snprintf(buf, len, "/kyoyu-%08x-%u-%d", jobkey, id, rank);
+}
+
+struct kyi_seg *kyi_seg_lookup(uint32_t id)
+{
+    if (id >= KYI_MAX_SEGS) return NULL;
+    pthread_rwlock_rdlock(&kyi_comm.seg_lock);
+    struct kyi_seg *s = kyi_comm.segs[id];
+    pthread_rwlock_unlock(&kyi_comm.seg_lock);
+    return s;
+}
+
+static int alloc_piece(const char *call, struct kyi_seg *s, void *base, size_t bytes)
+{
+    s->shm_fd = -1;
+    if (base) { s->base = base; return KY_OK; }
+    s->owned = 1;
+    if (s->memkind == KY_MEM_GPU) {
+        int st = kyi_gpu_malloc(s->device, bytes ? bytes : 1, &s->base);
+        if (st) return kyi_fail(st, call, "cannot allocate %zu bytes on GPU %d: %s", bytes, s->device, kyi_gpu_last_error());
+        return KY_OK;
+    }
+    char name[64];
+    shm_name(name, sizeof name, s->id, kyi_rt.rank);
+    size_t len = bytes ? bytes : 1;
+    int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (fd < 0) return kyi_fail(KY_ERR_SYSTEM, call, "shm_open(%s) failed: %m", name);
+    if (ftruncate(fd, (off_t)len)) {
+        close(fd);
+        shm_unlink(name);
+        return kyi_fail(KY_ERR_NOMEM, call, "cannot size shared memory %s to %zu bytes: %m (is /dev/shm large enough?)", name, len);
+    }
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        close(fd);
+        shm_unlink(name);
+        return kyi_fail(KY_ERR_NOMEM, call, "mmap of %zu bytes of shared memory failed: %m", len);
+    }
+    s->base = p;
+    s->shm_fd = fd;
+    return KY_OK;
+}
+
+static void free_piece(struct kyi_seg *s)
+{
+    if (!s->owned || !s->base) return;
+    if (s->memkind == KY_MEM_GPU) kyi_gpu_free(s->base);
+    else {
+        munmap(s->base, s->bytes ? s->bytes : 1);
+        if (s->shm_fd >= 0) close(s->shm_fd);
+    }
+}
+
+/* Map every same-node peer's piece that can be mapped (node_comm is the logical node). */
+static int map_peers(const char *call, struct kyi_seg *s, const seg_info_t *info)
+{
+    int nl = kyi_rt.local_nranks;
+    int *world_of = malloc(sizeof(int) * nl);
+    kyi_gpu_ipc_t *ipc = NULL;
+    if (!world_of) return kyi_fail(KY_ERR_NOMEM, call, "no memory");
+    MPI_Allgather(&kyi_rt.rank, 1, MPI_INT, world_of, 1, MPI_INT, kyi_rt.node_comm);
+    int st = KY_OK;
+    if (s->memkind == KY_MEM_GPU) {
+        ipc = calloc(nl, sizeof *ipc);
+        if (!ipc) { free(world_of); return kyi_fail(KY_ERR_NOMEM, call, "no memory"); }
+        kyi_gpu_ipc_t mine;
+        memset(&mine, 0, sizeof mine);
+        int ok = info[kyi_rt.rank].shareable && kyi_gpu_ipc_export(s->base, &mine) == KY_OK;
+        if (!ok) memset(&mine, 0, sizeof mine);
+        MPI_Allgather(&mine, sizeof mine, MPI_BYTE, ipc, sizeof mine, MPI_BYTE, kyi_rt.node_comm);
+        int mydev = kyi_my_device();
+        if (mydev < 0) mydev = s->device;
+        for (int l = 0; l < nl; l++) {
+            int r = world_of[l];
+            if (r == kyi_rt.rank || !info[r].shareable) continue;
+            if (!kyi_gpu_can_access_peer(mydev, info[r].device)) continue;
+            void *p = NULL;
+            if (kyi_gpu_ipc_open(&ipc[l], mydev, &p) == KY_OK) s->mapped[r] = p;
+            else KYI_INFO(KYI_SUB_COMM, "segment %u: cannot open rank %d's GPU piece by IPC (%s); using MPI", s->id, r,
+                          kyi_gpu_last_error());
+        }
+    } else {
+        for (int l = 0; l < nl; l++) {
+            int r = world_of[l];
+            if (r == kyi_rt.rank || !info[r].shareable || info[r].bytes == 0) continue;
+            char name[64];
+            shm_name(name, sizeof name, s->id, r);
+            int fd = shm_open(name, O_RDWR, 0600);
+            if (fd < 0) { KYI_INFO(KYI_SUB_COMM, "segment %u: shm_open(%s): %m; using MPI", s->id, name); continue; }
+            void *p = mmap(NULL, info[r].bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+            close(fd);
+            if (p != MAP_FAILED) s->mapped[r] = p;
+        }
+        MPI_Barrier(kyi_rt.node_comm); /* every peer has mapped: the name can go */
+        if (s->owned && s->shm_fd >= 0) {
+            char name[64];
+            shm_name(name, sizeof name, s->id, kyi_rt.rank);
+            shm_unlink(name);
+        }
+    }
+    free(ipc);
+    free(world_of);
+    return st;
+}
+
+static void unmap_peers(struct kyi_seg *s)
+{
+    for (int r = 0; r < kyi_rt.nranks; r++) {
+        if (r == kyi_rt.rank || !s->mapped[r]) continue;
+        if (s->memkind == KY_MEM_GPU) kyi_gpu_ipc_close(s->mapped[r]);
+        else munmap(s->mapped[r], s->size_of[r]);
+        s->mapped[r] = NULL;
+    }
+}
+
+static void seg_free(struct kyi_seg *s)
+{
+    free(s->size_of);
+    free(s->dev_of);
+    free(s->mapped);
+    pthread_mutex_destroy(&s->plan_lock);
+    free(s);
+}
+
+void kyi_plans_free(struct kyi_seg *s);
+
+int ky_seg_create(void *base, size_t bytes, int memkind, int device, ky_seg_t *out)
+{
+    static const char *call = "ky_seg_create";
+    KYI_CHECK(kyi_require_init(call));
+    /* Argument errors are agreed on collectively so that no rank is left alone in the collective. */
+    int bad = 0;
+    if (!out) bad = kyi_fail(KY_ERR_ARG, call, "out is NULL");
+    else if (memkind != KY_MEM_HOST && memkind != KY_MEM_GPU) bad = kyi_fail(KY_ERR_ARG, call, "memkind %d is neither KY_MEM_HOST nor KY_MEM_GPU", memkind);
+    else if (KYI_SIZE_LOOKS_NEGATIVE(bytes)) bad = kyi_fail(KY_ERR_ARG, call, "size %zu looks negative", bytes);
+    else if (memkind == KY_MEM_GPU && kyi_gpu_count() <= 0) bad = kyi_fail(KY_ERR_UNSUPPORTED, call, "GPU segment requested but %s", kyi_gpu_built() ? "no GPU is visible" : "Kyoyu was built without CUDA");
+    else if (memkind == KY_MEM_GPU) {
+        if (device < 0) device = kyi_my_device() >= 0 ? kyi_my_device() : 0;
+        if (device >= kyi_gpu_count()) bad = kyi_fail(KY_ERR_ARG, call, "device %d does not exist (%d visible)", device, kyi_gpu_count());
+        else if (base && kyi_gpu_ptr_device(base) != device) bad = kyi_fail(KY_ERR_ARG, call, "base %p is not memory of GPU %d", base, device);
+    }
+    int worst;
+    MPI_Allreduce(&bad, &worst, 1, MPI_INT, MPI_MIN, kyi_rt.world);
+    if (bad) return bad;
+    if (worst) return kyi_fail(worst, call, "another rank passed bad arguments");
+
+    seg_info_t mine = {bytes, memkind, device, 0, 0};
+    seg_info_t *info = malloc(sizeof *info * kyi_rt.nranks);
+    struct kyi_seg *s = calloc(1, sizeof *s);
+    if (!info || !s) { free(info); free(s); return kyi_fail(KY_ERR_NOMEM, call, "no memory"); }
+    s->size_of = calloc(kyi_rt.nranks, sizeof(size_t));
+    s->dev_of = calloc(kyi_rt.nranks, sizeof(int));
+    s->mapped = calloc(kyi_rt.nranks, sizeof(void *));
+    pthread_mutex_init(&s->plan_lock, NULL);
+    s->memkind = memkind;
+    s->device = memkind == KY_MEM_GPU ? device : -1;
+    s->bytes = bytes;
+    pthread_rwlock_wrlock(&kyi_comm.seg_lock);
+    s->id = kyi_comm.seg_next++;
+    pthread_rwlock_unlock(&kyi_comm.seg_lock);
+    int st = (!s->size_of || !s->dev_of || !s->mapped) ? kyi_fail(KY_ERR_NOMEM, call, "no memory") : KY_OK;
+    if (!st && s->id >= KYI_MAX_SEGS) st = kyi_fail(KY_ERR_NOMEM, call, "more than %d segments were created", KYI_MAX_SEGS);
+    if (!st) st = alloc_piece(call, s, base, bytes);
+    /* Host pieces are shareable when Kyoyu put them in shared memory; GPU pieces when they are cudaMalloc'ed. */
+    mine.shareable = !st && (memkind == KY_MEM_GPU ? !kyi_comm.force_gpu_mpi : (s->shm_fd >= 0 && !kyi_comm.force_host_mpi));
+    int fail = st;
+    MPI_Allreduce(&st, &fail, 1, MPI_INT, MPI_MIN, kyi_rt.world);
+    if (fail) {
+        free_piece(s);
+        seg_free(s);
+        free(info);
+        if (st) return st;
+        return kyi_fail(fail, call, "another rank could not create its piece");
+    }
+    MPI_Allgather(&mine, sizeof mine, MPI_BYTE, info, sizeof mine, MPI_BYTE, kyi_rt.world);
+    for (int r = 0; r < kyi_rt.nranks; r++) {
+        s->size_of[r] = info[r].bytes;
+        s->dev_of[r] = info[r].device;
+        if (info[r].memkind != memkind) st = KY_ERR_ARG;
+    }
+    if (st) {
+        free_piece(s);
+        seg_free(s);
+        free(info);
+        return kyi_fail(KY_ERR_ARG, call, "ranks passed different memkinds");
+    }
+    s->mapped[kyi_rt.rank] = s->base;
+    st = map_peers(call, s, info);
+    free(info);
+    pthread_rwlock_wrlock(&kyi_comm.seg_lock);
+    kyi_comm.segs[s->id] = s;
+    pthread_rwlock_unlock(&kyi_comm.seg_lock);
+    /* Nobody may send requests for this segment before every rank has registered it. */
+    MPI_Barrier(kyi_rt.world);
+    KYI_INFO(KYI_SUB_COMM, "segment %u: %zu bytes of %s memory at %p", s->id, bytes, memkind == KY_MEM_GPU ? "GPU" : "host", s->base);
+    *out = s;
+    return st;
+}
+
+static int seg_destroy(struct kyi_seg *s)
+{
+    KYI_CHECK(ky_quiet());
+    MPI_Barrier(kyi_rt.world); /* nobody accesses the segment any more */
+    pthread_rwlock_wrlock(&kyi_comm.seg_lock);
+    kyi_comm.segs[s->id] = NULL;
+    pthread_rwlock_unlock(&kyi_comm.seg_lock);
+    unmap_peers(s);
+    MPI_Barrier(kyi_rt.world); /* every importer has closed its mapping before the owner frees */
+    kyi_plans_free(s);
+    free_piece(s);
+    seg_free(s);
+    return KY_OK;
+}
+
+int ky_seg_destroy(ky_seg_t seg)
+{
+    KYI_CHECK(kyi_require_init("ky_seg_destroy"));
+    if (!seg || kyi_seg_lookup(seg->id) != seg) return kyi_fail(KY_ERR_ARG, "ky_seg_destroy", "not a live segment");
+    return seg_destroy(seg);
+}
+
+int kyi_seg_destroy_all(void)
+{
+    for (uint32_t id = 0; id < kyi_comm.seg_next && id < KYI_MAX_SEGS; id++) {
+        struct kyi_seg *s = kyi_seg_lookup(id);
+        if (s) seg_destroy(s);
+    }
+    return KY_OK;
+}
+
+int ky_seg_local(ky_seg_t seg, void **base, size_t *bytes)
+{
+    KYI_CHECK(kyi_require_init("ky_seg_local"));
+    if (!seg || kyi_seg_lookup(seg->id) != seg) return kyi_fail(KY_ERR_ARG, "ky_seg_local", "not a live segment");
+    if (base) *base = seg->base;
+    if (bytes) *bytes = seg->bytes;
+    return KY_OK;
+}
+
+int ky_seg_size(ky_seg_t seg, int rank, size_t *bytes)
+{
+    KYI_CHECK(kyi_check_target("ky_seg_size", rank, seg));
+    if (!bytes) return kyi_fail(KY_ERR_ARG, "ky_seg_size", "bytes is NULL");
+    *bytes = seg->size_of[rank];
+    return KY_OK;
+}
+
+int kyi_check_target(const char *call, int rank, ky_seg_t seg)
+{
+    KYI_CHECK(kyi_require_init(call));
+    if (rank < 0 || rank >= kyi_rt.nranks)
+        return kyi_fail(KY_ERR_ARG, call, "rank %d is not in 0..%d", rank, kyi_rt.nranks - 1);
+    if (!seg || kyi_seg_lookup(seg->id) != seg) return kyi_fail(KY_ERR_ARG, call, "not a live segment");
+    return KY_OK;
+}
+
+int kyi_check_range(const char *call, int rank, ky_seg_t seg, size_t off, size_t n)
+{
+    KYI_CHECK(kyi_check_target(call, rank, seg));
+    if (KYI_SIZE_LOOKS_NEGATIVE(n)) return kyi_fail(KY_ERR_ARG, call, "size %zu looks negative", n);
+    size_t size = seg->size_of[rank];
+    if (off > size || n > size - off)
+        return kyi_fail(KY_ERR_RANGE, call, "offset %zu + %zu bytes outside segment %u of rank %d (%zu bytes)", off, n,
+                        seg->id, rank, size);
+    return KY_OK;
+}

@@ -1,0 +1,249 @@
+/* Strided (up to 3 levels: 3-D sub-blocks) and vector transfers. Direct paths copy block by block on the
+ * host or with the GPU layer's strided copy (copy engines for long blocks, a kernel for short ones); the
+ * MPI path packs at the initiator, ships one contiguous payload, and unpacks at the target (and the
+ * reverse for gets). Repeated shapes are replayed from the plan cache. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm/comm.h"
+#include "comm/mpi_ops.h"
+#include "comm/plan.h"
+#include "comm/serve.h"
+
+static void copy_strided_host(char *dst, const size_t ds[], const char *src, const size_t ss[],
+                              const size_t count[], int levels)
+{
+    size_t c1 = levels >= 1 ? count[1] : 1, c2 = levels >= 2 ? count[2] : 1, c3 = levels >= 3 ? count[3] : 1;
+    size_t d0 = levels >= 1 ? ds[0] : 0, d1 = levels >= 2 ? ds[1] : 0, d2 = levels >= 3 ? ds[2] : 0;
+    size_t s0 = levels >= 1 ? ss[0] : 0, s1 = levels >= 2 ? ss[1] : 0, s2 = levels >= 3 ? ss[2] : 0;
+    for (size_t k = 0; k < c3; k++)
+        for (size_t j = 0; j < c2; j++)
+            for (size_t i = 0; i < c1; i++)
+                memcpy(dst + k * d2 + j * d1 + i * d0, src + k * s2 + j * s1 + i * s0, count[0]);
+}
+
+static int check_shape(const char *call, const size_t ls[], const size_t rs[], const size_t count[], int levels)
+{
+    if (levels < 0 || levels > KY_STRIDED_MAX_LEVELS)
+        return kyi_fail(KY_ERR_ARG, call, "levels %d is not in 0..%d", levels, KY_STRIDED_MAX_LEVELS);
+    if (!count) return kyi_fail(KY_ERR_ARG, call, "count is NULL");
+    if (levels > 0 && (!ls || !rs)) return kyi_fail(KY_ERR_ARG, call, "a stride array is NULL");
+    for (int i = 0; i <= levels; i++)
+        if (KYI_SIZE_LOOKS_NEGATIVE(count[i])) return kyi_fail(KY_ERR_ARG, call, "count[%d] = %zu looks negative", i, count[i]);
+    for (int i = 0; i < levels; i++)
+        if (KYI_SIZE_LOOKS_NEGATIVE(ls[i]) || KYI_SIZE_LOOKS_NEGATIVE(rs[i]))
+            return kyi_fail(KY_ERR_ARG, call, "stride[%d] looks negative", i);
+    return KY_OK;
+}
+
+/* Look the transfer up in the plan cache, or check and route it and add it. */
+static int plan(const char *call, int op, int rank, ky_seg_t s, size_t off, const void *local,
+                const size_t ls[], const size_t rs[], const size_t count[], int levels, kyi_plan_info_t *info)
+{
+    uint64_t key[KYI_PLAN_KEY_MAX];
+    int nk = 0;
+    key[nk++] = (uint64_t)op | (uint64_t)levels << 8 | (uint64_t)rank << 16;
+    key[nk++] = off;
+    key[nk++] = (uint64_t)(uintptr_t)local;
+    for (int i = 0; i <= levels; i++) key[nk++] = count[i];
+    for (int i = 0; i < levels; i++) { key[nk++] = ls[i]; key[nk++] = rs[i]; }
+    if (kyi_plan_find(s, key, nk, info)) return KY_OK;
+    KYI_CHECK(kyi_check_range(call, rank, s, off, kyi_strided_extent(rs, count, levels)));
+    info->path = kyi_path(rank, s);
+    info->local_dev = kyi_ptr_dev(local);
+    info->bytes = kyi_strided_bytes(count, levels);
+    kyi_plan_add(s, key, nk, info);
+    return KY_OK;
+}
+
+static void fill_desc(kyi_hdr_t *hdr, const size_t rs[], const size_t count[], int levels)
+{
+    hdr->levels = (uint16_t)levels;
+    for (int i = 0; i < levels; i++) hdr->args[KYI_ARG_STRIDE + i] = rs[i];
+    for (int i = 0; i <= levels; i++) hdr->args[KYI_ARG_COUNT + i] = count[i];
+}
+
+static int launch(kyi_handle_t *h, int st, ky_handle_t *out)
+{
+    if (st) { kyi_handle_complete(h); free(h); return st; }
+    if (out) return kyi_handle_start(h, out);
+    st = kyi_handle_complete(h);
+    free(h);
+    return st;
+}
+
+static int direct(kyi_handle_t *h, void *dst, int ddev, const size_t ds[], const void *src, int sdev,
+                  const size_t ss[], const size_t count[], int levels)
+{
+    if (ddev < 0 && sdev < 0) {
+        copy_strided_host(dst, ds, src, ss, count, levels);
+        atomic_thread_fence(memory_order_seq_cst);
+        return KY_OK;
+    }
+    int dev = kyi_copy_device(ddev, sdev);
+    int st = kyi_gpu_copy_strided_async(dev, dst, ds, src, ss, count, levels, &h->gop);
+    if (st) return kyi_fail(st, h->call, "strided GPU copy failed: %s", kyi_gpu_last_error());
+    return KY_OK;
+}
+
+static int put_strided(const char *call, int rank, ky_seg_t s, size_t off, const size_t ds[], const void *src,
+                       const size_t ss[], const size_t count[], int levels, ky_handle_t *out)
+{
+    if (out) *out = NULL;
+    KYI_CHECK(kyi_check_target(call, rank, s));
+    KYI_CHECK(check_shape(call, ss, ds, count, levels));
+    if (kyi_strided_bytes(count, levels) == 0) return KY_OK;
+    if (!src) return kyi_fail(KY_ERR_ARG, call, "src is NULL");
+    kyi_plan_info_t info;
+    KYI_CHECK(plan(call, KYI_OP_PUT_STRIDED, rank, s, off, src, ss, ds, count, levels, &info));
+    kyi_handle_t *h = kyi_handle_new(call, rank);
+    if (!h) return KY_ERR_NOMEM;
+    int st;
+    if (info.path != KY_PATH_MPI) {
+        kyi_count(info.path, info.bytes);
+        st = direct(h, (char *)s->mapped[rank] + off, kyi_mapped_dev(s, rank), ds, src, info.local_dev, ss, count, levels);
+    } else {
+        char *packed = malloc(info.bytes);
+        st = packed ? kyi_pack(call, packed, src, info.local_dev, ss, count, levels)
+                    : kyi_fail(KY_ERR_NOMEM, call, "no memory to pack %zu bytes", info.bytes);
+        if (!st) {
+            kyi_hdr_t hdr = {0};
+            hdr.op = KYI_OP_PUT_STRIDED;
+            hdr.seg = s->id;
+            hdr.off = off;
+            hdr.n = info.bytes;
+            fill_desc(&hdr, ds, count, levels);
+            st = kyi_mpi_put(h, &hdr, packed, -1, s->memkind == KY_MEM_GPU);
+        }
+        /* Eager requests copied the payload; larger ones send from `packed` until they complete. */
+        if (!st && info.bytes > kyi_comm.eager) h->tmp2 = packed;
+        else free(packed);
+    }
+    return launch(h, st, out);
+}
+
+static int finish_get_strided(kyi_handle_t *h)
+{
+    /* tmp = [status][packed] for eager replies; finish_arg points at the saved descriptor. */
+    struct gdesc { void *dst; int ddev, levels; size_t ds[3], count[4], n; int eager; } *d = h->finish_arg;
+    int st;
+    const char *packed;
+    if (d->eager) {
+        int64_t rs = *(int64_t *)h->tmp;
+        if (rs) { st = kyi_fail((int)rs, h->call, "rank %d refused the request", h->rank); goto out; }
+        packed = (char *)h->tmp + sizeof(int64_t);
+    } else {
+        if (h->rstatus) { st = kyi_fail((int)h->rstatus, h->call, "rank %d refused the request", h->rank); goto out; }
+        packed = h->tmp2;
+    }
+    st = kyi_unpack(h->call, d->dst, d->ddev, d->ds, packed, d->count, d->levels);
+out:
+    free(d);
+    h->finish_arg = NULL;
+    return st;
+}
+
+static int get_strided(const char *call, void *dst, const size_t ds[], int rank, ky_seg_t s, size_t off,
+                       const size_t ss[], const size_t count[], int levels, ky_handle_t *out)
+{
+    if (out) *out = NULL;
+    KYI_CHECK(kyi_check_target(call, rank, s));
+    KYI_CHECK(check_shape(call, ds, ss, count, levels));
+    if (kyi_strided_bytes(count, levels) == 0) return KY_OK;
+    if (!dst) return kyi_fail(KY_ERR_ARG, call, "dst is NULL");
+    kyi_plan_info_t info;
+    KYI_CHECK(plan(call, KYI_OP_GET_STRIDED, rank, s, off, dst, ds, ss, count, levels, &info));
+    kyi_handle_t *h = kyi_handle_new(call, rank);
+    if (!h) return KY_ERR_NOMEM;
+    int st;
+    if (info.path != KY_PATH_MPI) {
+        kyi_count(info.path, info.bytes);
+        st = direct(h, dst, info.local_dev, ds, (char *)s->mapped[rank] + off, kyi_mapped_dev(s, rank), ss, count, levels);
+        return launch(h, st, out);
+    }
+    struct gdesc { void *dst; int ddev, levels; size_t ds[3], count[4], n; int eager; } *d = calloc(1, sizeof *d);
+    if (!d) { free(h); return kyi_fail(KY_ERR_NOMEM, call, "no memory"); }
+    d->dst = dst;
+    d->ddev = info.local_dev;
+    d->levels = levels;
+    for (int i = 0; i < levels; i++) d->ds[i] = ds[i];
+    for (int i = 0; i <= levels; i++) d->count[i] = count[i];
+    d->n = info.bytes;
+    d->eager = info.bytes <= kyi_comm.eager;
+    kyi_hdr_t hdr = {0};
+    hdr.op = KYI_OP_GET_STRIDED;
+    hdr.seg = s->id;
+    hdr.off = off;
+    hdr.n = info.bytes;
+    fill_desc(&hdr, ss, count, levels);
+    if (d->eager) {
+        /* kyi_mpi_get's eager form lands [status][data] in h->tmp and would copy it to dst; take over its
+         * finishing step so the data is unpacked instead. */
+        st = kyi_mpi_get(h, &hdr, NULL, -1, s->memkind == KY_MEM_GPU);
+    } else {
+        char *packed = malloc(info.bytes);
+        if (!packed) st = kyi_fail(KY_ERR_NOMEM, call, "no memory for %zu bytes", info.bytes);
+        else {
+            st = kyi_mpi_get(h, &hdr, packed, -1, s->memkind == KY_MEM_GPU);
+            h->tmp2 = packed; /* received into, unpacked by finish_get_strided */
+        }
+    }
+    h->finish = finish_get_strided;
+    h->finish_arg = d;
+    return launch(h, st, out);
+}
+
+int ky_put_strided(int rank, ky_seg_t seg, size_t off, const size_t dst_stride[], const void *src,
+                   const size_t src_stride[], const size_t count[], int levels)
+{
+    return put_strided("ky_put_strided", rank, seg, off, dst_stride, src, src_stride, count, levels, NULL);
+}
+
+int ky_put_strided_nb(int rank, ky_seg_t seg, size_t off, const size_t dst_stride[], const void *src,
+                      const size_t src_stride[], const size_t count[], int levels, ky_handle_t *h)
+{
+    if (!h) return kyi_fail(KY_ERR_ARG, "ky_put_strided_nb", "handle pointer is NULL");
+    return put_strided("ky_put_strided_nb", rank, seg, off, dst_stride, src, src_stride, count, levels, h);
+}
+
+int ky_get_strided(void *dst, const size_t dst_stride[], int rank, ky_seg_t seg, size_t off,
+                   const size_t src_stride[], const size_t count[], int levels)
+{
+    return get_strided("ky_get_strided", dst, dst_stride, rank, seg, off, src_stride, count, levels, NULL);
+}
+
+int ky_get_strided_nb(void *dst, const size_t dst_stride[], int rank, ky_seg_t seg, size_t off,
+                      const size_t src_stride[], const size_t count[], int levels, ky_handle_t *h)
+{
+    if (!h) return kyi_fail(KY_ERR_ARG, "ky_get_strided_nb", "handle pointer is NULL");
+    return get_strided("ky_get_strided_nb", dst, dst_stride, rank, seg, off, src_stride, count, levels, h);
+}
+
+/* Vector transfers: every piece is started non-blocking, then all are completed. */
+static int vector(const char *call, int put, int rank, ky_seg_t seg, size_t n, const size_t off[],
+                  void *const local[], const size_t len[])
+{
+    KYI_CHECK(kyi_check_target(call, rank, seg));
+    if (n && (!off || !local || !len)) return kyi_fail(KY_ERR_ARG, call, "an array argument is NULL");
+    if (KYI_SIZE_LOOKS_NEGATIVE(n)) return kyi_fail(KY_ERR_ARG, call, "count %zu looks negative", n);
+    for (size_t i = 0; i < n; i++) KYI_CHECK(kyi_check_range(call, rank, seg, off[i], len[i]));
+    ky_handle_t *hs = calloc(n ? n : 1, sizeof *hs);
+    if (!hs) return kyi_fail(KY_ERR_NOMEM, call, "no memory for %zu handles", n);
+    int first = KY_OK;
+    for (size_t i = 0; i < n && !first; i++)
+        first = put ? ky_put_nb(rank, seg, off[i], local[i], len[i], &hs[i])
+                    : ky_get_nb(local[i], rank, seg, off[i], len[i], &hs[i]);
+    int st = ky_wait_all(hs, n);
+    free(hs);
+    return first ? first : st;
+}
+
+int ky_putv(int rank, ky_seg_t seg, size_t n, const size_t dst_off[], const void *const src[], const size_t len[])
+{
+    return vector("ky_putv", 1, rank, seg, n, dst_off, (void *const *)src, len);
+}
+
+int ky_getv(void *const dst[], int rank, ky_seg_t seg, size_t n, const size_t src_off[], const size_t len[])
+{
+    return vector("ky_getv", 0, rank, seg, n, src_off, dst, len);
+}

@@ -1,0 +1,95 @@
+/* Strided descriptors (GASNet VIS convention: count[0] contiguous bytes, count[1..levels] blocks per level,
+ * stride[i] bytes between blocks of level i+1) and packing to and from contiguous buffers. */
+#include <string.h>
+
+#include "comm/comm.h"
+#include "comm/serve.h"
+
+size_t kyi_strided_bytes(const size_t count[], int levels)
+{
+    size_t n = count[0];
+    for (int i = 1; i <= levels; i++) n *= count[i];
+    return n;
+}
+
+size_t kyi_strided_extent(const size_t stride[], const size_t count[], int levels)
+{
+    if (kyi_strided_bytes(count, levels) == 0) return 0;
+    size_t e = count[0];
+    for (int i = 0; i < levels; i++) e += (count[i + 1] - 1) * stride[i];
+    return e;
+}
+
+/* Walk every contiguous block of a strided layout in order. */
+#define KYI_FOR_BLOCKS(levels, count, stride, OFF, BODY)                                          \
+    do {                                                                                          \
+        size_t c1 = (levels) >= 1 ? (count)[1] : 1, c2 = (levels) >= 2 ? (count)[2] : 1,          \
+               c3 = (levels) >= 3 ? (count)[3] : 1;                                               \
+        size_t s0 = (levels) >= 1 ? (stride)[0] : 0, s1 = (levels) >= 2 ? (stride)[1] : 0,        \
+               s2 = (levels) >= 3 ? (stride)[2] : 0;                                              \
+        size_t blk_ = 0;                                                                          \
+        for (size_t k = 0; k < c3; k++)                                                           \
+            for (size_t j = 0; j < c2; j++)                                                       \
+                for (size_t i = 0; i < c1; i++, blk_++) {                                         \
+                    size_t OFF = k * s2 + j * s1 + i * s0;                                        \
+                    BODY;                                                                         \
+                }                                                                                 \
+    } while (0)
+
+void kyi_pack_host(void *dst, const void *src, const size_t src_stride[], const size_t count[], int levels)
+{
+    char *d = dst;
+    const char *s = src;
+    size_t b = count[0];
+    KYI_FOR_BLOCKS(levels, count, src_stride, off, memcpy(d + blk_ * b, s + off, b));
+}
+
+void kyi_unpack_host(void *dst, const size_t dst_stride[], const void *src, const size_t count[], int levels)
+{
+    char *d = dst;
+    const char *s = src;
+    size_t b = count[0];
+    KYI_FOR_BLOCKS(levels, count, dst_stride, off, memcpy(d + off, s + blk_ * b, b));
+}
+
+/* Dense strides of the packed (contiguous) side of a layout. */
+static void dense_strides(const size_t count[], int levels, size_t out[3])
+{
+    size_t s = count[0];
+    for (int i = 0; i < 3; i++) {
+        out[i] = s;
+        if (i + 1 <= levels) s *= count[i + 1];
+    }
+}
+
+int kyi_pack(const char *call, void *dst, const void *src, int src_dev, const size_t src_stride[],
+             const size_t count[], int levels)
+{
+    if (src_dev < 0) {
+        kyi_pack_host(dst, src, src_stride, count, levels);
+        return KY_OK;
+    }
+    size_t dense[3];
+    dense_strides(count, levels, dense);
+    kyi_gpu_op_t *op = NULL;
+    int st = kyi_gpu_copy_strided_async(src_dev, dst, dense, src, src_stride, count, levels, &op);
+    if (!st) { st = kyi_gpu_op_wait(op); kyi_gpu_op_free(op); }
+    if (st) return kyi_fail(st, call, "packing from GPU %d: %s", src_dev, kyi_gpu_last_error());
+    return KY_OK;
+}
+
+int kyi_unpack(const char *call, void *dst, int dst_dev, const size_t dst_stride[], const void *src,
+               const size_t count[], int levels)
+{
+    if (dst_dev < 0) {
+        kyi_unpack_host(dst, dst_stride, src, count, levels);
+        return KY_OK;
+    }
+    size_t dense[3];
+    dense_strides(count, levels, dense);
+    kyi_gpu_op_t *op = NULL;
+    int st = kyi_gpu_copy_strided_async(dst_dev, dst, dst_stride, src, dense, count, levels, &op);
+    if (!st) { st = kyi_gpu_op_wait(op); kyi_gpu_op_free(op); }
+    if (st) return kyi_fail(st, call, "unpacking to GPU %d: %s", dst_dev, kyi_gpu_last_error());
+    return KY_OK;
+}

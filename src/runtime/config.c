@@ -1,0 +1,176 @@
+/* The one table of KY_* settings: name, type, default, one-line doc. Read from the environment once, at
+ * ky_init or at the first query. `kyrun --info` prints it (ky_config_print); an unknown KY_* variable in
+ * the environment draws a warning at ky_init. Adding a setting means adding one row here. */
+#include <ctype.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kyoyu/runtime.h"
+#include "runtime/config.h"
+#include "runtime/log.h"
+
+extern char **environ;
+
+typedef enum { KYI_CFG_LONG, KYI_CFG_DOUBLE, KYI_CFG_SIZE, KYI_CFG_STR } kyi_cfg_type_t;
+
+typedef struct {
+    const char *name;
+    kyi_cfg_type_t type;
+    const char *def;
+    const char *doc;
+    const char *value; /* in effect: the environment's or the default */
+} kyi_cfg_t;
+
+static kyi_cfg_t kyi_cfg[] = {
+    /* runtime */
+    {"KY_DEBUG", KYI_CFG_STR, "warn", "log level: none, warn, info or trace", 0},
+    {"KY_DEBUG_SUBSYS", KYI_CFG_STR, "all", "comma list of runtime,comm,coll,dsm,array,io,gpu to log", 0},
+    {"KY_DEBUG_FILE", KYI_CFG_STR, "", "log to this file instead of stderr (%h host, %p pid)", 0},
+    {"KY_TIMEOUT", KYI_CFG_DOUBLE, "300", "seconds any wait may last before the job is ended with a message", 0},
+    {"KY_NODE_SPLIT", KYI_CFG_STR, "node", "node: ranks sharing a host form a node; rank: every rank is its own node", 0},
+    {"KY_GPUS_PER_RANK", KYI_CFG_LONG, "1", "GPUs each rank drives, bound by local rank (0: none)", 0},
+    /* comm: paths */
+    {"KY_PATH_HOST", KYI_CFG_STR, "auto", "path to host segments of other ranks: auto, shm or mpi", 0},
+    {"KY_PATH_GPU", KYI_CFG_STR, "auto", "path to GPU segments of other ranks: auto, ipc or mpi (staged)", 0},
+    /* comm: progress */
+    {"KY_PROGRESS_THREAD", KYI_CFG_LONG, "1", "1: a thread per rank serves remote requests; 0: only inside Kyoyu calls and ky_poll", 0},
+    {"KY_POLL_SPIN_US", KYI_CFG_LONG, "-1", "microseconds a waiter spins before yielding (-1: 100, or 0 when oversubscribed)", 0},
+    {"KY_POLL_SLEEP_MAX_US", KYI_CFG_LONG, "200", "longest sleep between polls of an idle waiter, microseconds", 0},
+    /* comm: protocol */
+    {"KY_EAGER_SIZE", KYI_CFG_SIZE, "16K", "payload bytes sent inside a request on the MPI path; larger go as a second message", 0},
+    {"KY_AM_MEDIUM_MAX", KYI_CFG_SIZE, "64K", "largest medium active-message payload", 0},
+    {"KY_STAGE_CHUNK", KYI_CFG_SIZE, "2M", "chunk of the pinned-host pipeline for GPU memory on the MPI path", 0},
+    {"KY_STAGE_DEPTH", KYI_CFG_LONG, "4", "chunks of the pinned-host pipeline in flight", 0},
+    {"KY_PLAN_CACHE", KYI_CFG_LONG, "4096", "repeated strided/vector transfers kept as plans (0: off)", 0},
+    /* gpu service layer */
+    {"KY_GPU_STREAMS", KYI_CFG_LONG, "4", "streams a large GPU copy is split across", 0},
+    {"KY_GPU_SPLIT_MIN", KYI_CFG_SIZE, "8M", "smallest GPU copy split across streams", 0},
+    {"KY_GPU_KERNEL_MAX_BLOCK", KYI_CFG_SIZE, "256", "strided GPU copies with blocks up to this many bytes use a copy kernel", 0},
+};
+#define KYI_NCFG (sizeof kyi_cfg / sizeof kyi_cfg[0])
+
+static pthread_once_t kyi_cfg_once = PTHREAD_ONCE_INIT;
+
+static void load_once(void)
+{
+    for (size_t i = 0; i < KYI_NCFG; i++) {
+        const char *v = getenv(kyi_cfg[i].name);
+        kyi_cfg[i].value = (v && *v) ? v : kyi_cfg[i].def;
+    }
+    kyi_log_setup();
+}
+
+void kyi_config_load(void) { pthread_once(&kyi_cfg_once, load_once); }
+
+static kyi_cfg_t *find(const char *name)
+{
+    kyi_config_load();
+    for (size_t i = 0; i < KYI_NCFG; i++)
+        if (!strcmp(kyi_cfg[i].name, name)) return &kyi_cfg[i];
+    return NULL;
+}
+
+static kyi_cfg_t *must_find(const char *name)
+{
+    kyi_cfg_t *c = find(name);
+    if (!c) kyi_fatal("internal: setting %s is not in the configuration table", name);
+    return c;
+}
+
+static int parse_size(const char *s, size_t *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || v < 0) return -1;
+    while (isspace((unsigned char)*end)) end++;
+    switch (toupper((unsigned char)*end)) {
+    case 'K': v *= 1024.0; break;
+    case 'M': v *= 1024.0 * 1024; break;
+    case 'G': v *= 1024.0 * 1024 * 1024; break;
+    case 0: break;
+    default: return -1;
+    }
+    *out = (size_t)v;
+    return 0;
+}
+
+long kyi_config_long(const char *name)
+{
+    kyi_cfg_t *c = must_find(name);
+    char *end;
+    long v = strtol(c->value, &end, 0);
+    if (end == c->value) {
+        KYI_WARN(KYI_SUB_RUNTIME, "%s=%s is not an integer; using the default %s", name, c->value, c->def);
+        return strtol(c->def, NULL, 0);
+    }
+    return v;
+}
+
+double kyi_config_double(const char *name)
+{
+    kyi_cfg_t *c = must_find(name);
+    char *end;
+    double v = strtod(c->value, &end);
+    if (end == c->value) {
+        KYI_WARN(KYI_SUB_RUNTIME, "%s=%s is not a number; using the default %s", name, c->value, c->def);
+        return strtod(c->def, NULL);
+    }
+    return v;
+}
+
+size_t kyi_config_size(const char *name)
+{
+    kyi_cfg_t *c = must_find(name);
+    size_t v;
+    if (parse_size(c->value, &v)) {
+        KYI_WARN(KYI_SUB_RUNTIME, "%s=%s is not a size (like 4096, 64K, 2M); using the default %s", name,
+                 c->value, c->def);
+        parse_size(c->def, &v);
+    }
+    return v;
+}
+
+const char *kyi_config_str(const char *name) { return must_find(name)->value; }
+
+void kyi_config_warn_unknown(int rank)
+{
+    if (rank > 0) return;
+    for (char **e = environ; e && *e; e++) {
+        if (strncmp(*e, "KY_", 3)) continue;
+        char name[128];
+        size_t n = strcspn(*e, "=");
+        if (n >= sizeof name) n = sizeof name - 1;
+        memcpy(name, *e, n);
+        name[n] = 0;
+        if (!strncmp(name, "KY_TEST_", 8) || !strncmp(name, "KY_BENCH_", 9)) continue; /* tests' and benchmarks' own */
+        if (!find(name))
+            KYI_WARN(KYI_SUB_RUNTIME, "unknown setting %s in the environment is ignored (kyrun --info lists them all)",
+                     name);
+    }
+}
+
+int ky_config_get(const char *name, const char **value)
+{
+    if (!name || !value) return kyi_fail(KY_ERR_ARG, "ky_config_get", "name or value is NULL");
+    kyi_cfg_t *c = find(name);
+    if (!c) return kyi_fail(KY_ERR_ARG, "ky_config_get", "no setting named %s", name);
+    *value = c->value;
+    return KY_OK;
+}
+
+int ky_config_print(FILE *out)
+{
+    if (!out) return kyi_fail(KY_ERR_ARG, "ky_config_print", "out is NULL");
+    kyi_config_load();
+    static const char *types[] = {"int", "float", "size", "string"};
+    fprintf(out, "Kyoyu %s settings (environment variables):\n", ky_version());
+    for (size_t i = 0; i < KYI_NCFG; i++) {
+        const kyi_cfg_t *c = &kyi_cfg[i];
+        int set = getenv(c->name) && *getenv(c->name);
+        fprintf(out, "%-24s = %-10s %-8s (default %s%s)\n    %s\n", c->name, c->value, types[c->type], c->def,
+                set ? ", set in environment" : "", c->doc);
+    }
+    return KY_OK;
+}

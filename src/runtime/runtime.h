@@ -1,0 +1,61 @@
+/* Internal: the process-wide runtime state (one per rank) shared by every layer. Written once by ky_init,
+ * read-only afterwards, so no lock protects it. */
+#ifndef KYI_RUNTIME_RUNTIME_H
+#define KYI_RUNTIME_RUNTIME_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define KYI_MAX_GPUS_PER_RANK 16
+
+typedef struct {
+    int initialized;
+    int mpi_owned;         /* ky_init called MPI_Init_thread, so ky_finalize calls MPI_Finalize */
+    int rank, nranks;
+    int node, nnodes;      /* logical nodes (KY_NODE_SPLIT=rank: one per rank) */
+    int local_rank, local_nranks;
+    int hw_local_rank, hw_local_nranks; /* on the physical host, whatever KY_NODE_SPLIT says: GPU binding */
+    int *node_of;          /* [nranks] logical node of every rank */
+    int *hw_node_of;       /* [nranks] physical host of every rank */
+    int *gpu_of;           /* [nranks * KYI_MAX_GPUS_PER_RANK] device ordinals of every rank's GPUs, -1 none */
+    MPI_Comm world;        /* private duplicate of MPI_COMM_WORLD for runtime collectives */
+    MPI_Comm node_comm;    /* ranks of this logical node */
+    int ngpus;
+    int gpus[KYI_MAX_GPUS_PER_RANK];
+    int oversubscribed;    /* more busy threads than cores on this host: never spin */
+    char host[64];
+} kyi_rt_t;
+
+extern kyi_rt_t kyi_rt;
+
+/* KY_OK if initialised, else records "ky_xxx: called before ky_init" and returns KY_ERR_NOT_INIT. */
+int kyi_require_init(const char *call);
+/* The device the calling rank uses for its own GPU work: its first GPU, or -1. */
+int kyi_my_device(void);
+
+/* Waiting without melting down: spin briefly (not when oversubscribed), then yield, then sleep with a
+ * growing interval; past KY_TIMEOUT, abort the job with "rank R: call: timed out after T s waiting for
+ * WHAT". */
+typedef struct {
+    uint64_t start_ns;
+    uint64_t next_check_ns;
+    unsigned rounds;
+    const char *call;
+    const char *what;
+    int peer;
+} kyi_waiter_t;
+void kyi_waiter_init(kyi_waiter_t *w, const char *call, const char *what, int peer);
+void kyi_waiter_pause(kyi_waiter_t *w);
+/* Reset the spin phase after progress was made. */
+void kyi_waiter_progress(kyi_waiter_t *w);
+uint64_t kyi_now_ns(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
