@@ -3,6 +3,7 @@
  * the environment draws a warning at ky_init. Adding a setting means adding one row here. */
 #include <ctype.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,10 +60,15 @@ static void load_once(void)
         const char *v = getenv(kyi_cfg[i].name);
         kyi_cfg[i].value = (v && *v) ? v : kyi_cfg[i].def;
     }
-    kyi_log_setup();
 }
 
-void kyi_config_load(void) { pthread_once(&kyi_cfg_once, load_once); }
+void kyi_config_load(void)
+{
+    static atomic_int log_ready;
+    pthread_once(&kyi_cfg_once, load_once);
+    /* Logging reads its settings through this table, so it is set up after the table, once. */
+    if (!atomic_exchange(&log_ready, 1)) kyi_log_setup();
+}
 
 static kyi_cfg_t *find(const char *name)
 {
