@@ -41,10 +41,16 @@ static int put_start(const char *call, int rank, ky_seg_t s, size_t off, const v
     KYI_CHECK(kyi_check_range(call, rank, s, off, n));
     if (!src && n) return kyi_fail(KY_ERR_ARG, call, "src is NULL");
     if (n == 0) return out ? (*out = NULL, KY_OK) : KY_OK;
-    kyi_handle_t *h = kyi_handle_new(call, rank);
-    if (!h) return KY_ERR_NOMEM;
     int sdev = kyi_ptr_dev(src);
     ky_path_t path = kyi_path(rank, s);
+    if (path != KY_PATH_MPI && !out) { /* blocking and direct: no handle needed */
+        kyi_count(path, n);
+        int st = kyi_local_copy(call, (char *)s->mapped[rank] + off, kyi_mapped_dev(s, rank), src, sdev, n);
+        atomic_thread_fence(memory_order_seq_cst);
+        return st;
+    }
+    kyi_handle_t *h = kyi_handle_new(call, rank);
+    if (!h) return KY_ERR_NOMEM;
     int st;
     if (path != KY_PATH_MPI) {
         kyi_count(path, n);
@@ -65,10 +71,15 @@ static int get_start(const char *call, void *dst, int rank, ky_seg_t s, size_t o
     KYI_CHECK(kyi_check_range(call, rank, s, off, n));
     if (!dst && n) return kyi_fail(KY_ERR_ARG, call, "dst is NULL");
     if (n == 0) return out ? (*out = NULL, KY_OK) : KY_OK;
-    kyi_handle_t *h = kyi_handle_new(call, rank);
-    if (!h) return KY_ERR_NOMEM;
     int ddev = kyi_ptr_dev(dst);
     ky_path_t path = kyi_path(rank, s);
+    if (path != KY_PATH_MPI && !out) {
+        kyi_count(path, n);
+        atomic_thread_fence(memory_order_seq_cst);
+        return kyi_local_copy(call, dst, ddev, (char *)s->mapped[rank] + off, kyi_mapped_dev(s, rank), n);
+    }
+    kyi_handle_t *h = kyi_handle_new(call, rank);
+    if (!h) return KY_ERR_NOMEM;
     int st;
     if (path != KY_PATH_MPI) {
         kyi_count(path, n);
