@@ -1,0 +1,114 @@
+# Kyoyu: the entry point. `make demo` and `make test` work on a fresh Debian machine (as root, or with
+# sudo): missing packages are installed first, quietly (log in .deps/apt.log), and nothing is redone.
+#
+#   make deps       install what is missing: cmake g++ make Open MPI GoogleTest pkg-config python3 (+numpy,
+#                   matplotlib for the benchmark figures)
+#   make build      configure (Ninja if present) and build into build/
+#   make test       deps + build + the CPU tests (ctest -L cpu)
+#   make test-gpu   build + the GPU tests (ctest -L gpu); skipped when no GPU is found
+#   make bench      build + bench/run_all.sh
+#   make demo       deps + build + the demonstration on 4 local ranks (build/bin/kyrun -n 4 build/bin/ky_demo)
+#   make install PREFIX=/usr/local
+#   make clean
+# Variables: BUILD=build  JOBS=<cores>  CMAKE_ARGS="-DKY_ENABLE_CUDA=OFF ..."  CTEST_ARGS="-R rma"
+#            DEMO_RANKS=4  PREFIX=/usr/local
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eo pipefail -c
+BUILD ?= build
+PREFIX ?= /usr/local
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_ARGS ?=
+CTEST_ARGS ?=
+DEMO_RANKS ?= 4
+DEPS_DIR := .deps
+GENERATOR := $(if $(shell command -v ninja 2>/dev/null),Ninja,Unix Makefiles)
+
+.PHONY: all help deps build test test-gpu bench demo install clean
+
+all: build
+
+help:
+	@sed -n '1,/^$$/p' Makefile | sed 's/^# \{0,1\}//'
+
+# ---- dependencies ---------------------------------------------------------------------------------------
+# Each line: a check (a shell test) and the Debian packages that satisfy it. A package counts when dpkg
+# has it even if another python3 (pyenv, venv) comes first on PATH.
+define DEPS_CHECKS
+command -v cmake # cmake
+command -v g++ # g++
+command -v make # make
+command -v mpirun # openmpi-bin
+command -v mpicc # libopenmpi-dev
+test -f /usr/include/gtest/gtest.h -o -f /usr/src/googletest/CMakeLists.txt # libgtest-dev
+command -v pkg-config # pkg-config
+command -v python3 # python3
+python3 -c 'import numpy' || installed python3-numpy # python3-numpy
+python3 -c 'import matplotlib' || installed python3-matplotlib # python3-matplotlib
+endef
+export DEPS_CHECKS
+
+deps:
+	@installed() { dpkg-query -W -f='$${Status}' "$$1" 2>/dev/null | grep -q 'install ok installed'; }; \
+	missing=""; \
+	while IFS='#' read -r check pkgs; do \
+	    [ -n "$$check" ] || continue; \
+	    eval "$$check" >/dev/null 2>&1 || missing="$$missing $$pkgs"; \
+	done <<< "$$DEPS_CHECKS"; \
+	if [ -z "$$missing" ]; then echo "deps: all present"; exit 0; fi; \
+	if ! command -v apt-get >/dev/null 2>&1; then \
+	    echo "deps: missing:$$missing (no apt-get here: install them by hand)"; exit 1; fi; \
+	sudo=""; \
+	if [ "$$(id -u)" != 0 ]; then \
+	    if command -v sudo >/dev/null 2>&1; then sudo="sudo"; \
+	    else echo "deps: missing:$$missing (run as root or install sudo)"; exit 1; fi; fi; \
+	mkdir -p $(DEPS_DIR); \
+	log="$(DEPS_DIR)/apt.log"; \
+	if $$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq >>"$$log" 2>&1 && \
+	   $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing \
+	        >>"$$log" 2>&1; then \
+	    echo "deps: installed$$missing (log: $$log)"; \
+	else \
+	    tail -n 20 "$$log"; echo "deps: failed to install$$missing (log: $$log)"; exit 1; fi
+
+# ---- build ------------------------------------------------------------------------------------------------
+build: deps
+	@mkdir -p $(BUILD); \
+	if [ ! -f $(BUILD)/CMakeCache.txt ] || [ -n "$(CMAKE_ARGS)" ]; then \
+	    gen=""; [ -f $(BUILD)/CMakeCache.txt ] || gen='-G$(GENERATOR)'; \
+	    cmake -S . -B $(BUILD) "$$gen" $(CMAKE_ARGS) >$(BUILD)/configure.log 2>&1 \
+	        || { tail -n 40 $(BUILD)/configure.log; echo "build: configure failed (log: $(BUILD)/configure.log)"; exit 1; }; \
+	    grep -E '^-- Kyoyu' $(BUILD)/configure.log | sed 's/^-- /build: /' || true; \
+	fi; \
+	start=$$(date +%s); \
+	cmake --build $(BUILD) --parallel $(JOBS) >$(BUILD)/build.log 2>&1 \
+	    || { grep -E -B2 -A6 'error|Error' $(BUILD)/build.log | tail -n 60; \
+	         echo "build: failed (log: $(BUILD)/build.log)"; exit 1; }; \
+	warnings=$$(grep -c 'warning:' $(BUILD)/build.log || true); \
+	echo "build: ok in $$(( $$(date +%s) - start )) s, $$warnings warning(s) (log: $(BUILD)/build.log)"
+
+# ---- tests ------------------------------------------------------------------------------------------------
+test: deps build
+	@ctest --test-dir $(BUILD) -L cpu --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
+test-gpu: build
+	@if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then echo "test-gpu: no GPU found, skipping"; exit 0; fi; \
+	ctest --test-dir $(BUILD) -L gpu --output-on-failure $(CTEST_ARGS)
+
+# ---- benchmarks and demo ---------------------------------------------------------------------------------
+bench: build
+	@if [ -f bench/run_all.sh ]; then BUILD=$(BUILD) bash bench/run_all.sh; \
+	else echo "bench: bench/run_all.sh does not exist yet; benchmark programs are in $(BUILD)/bin"; fi
+
+demo: deps build
+	@if [ -x $(BUILD)/bin/ky_demo ]; then $(BUILD)/bin/kyrun -n $(DEMO_RANKS) $(BUILD)/bin/ky_demo; \
+	else echo "demo: $(BUILD)/bin/ky_demo was not built"; exit 1; fi
+
+# ---- install / clean -------------------------------------------------------------------------------------
+install: build
+	@cmake --install $(BUILD) --prefix "$(PREFIX)" >$(BUILD)/install.log 2>&1 \
+	    || { tail -n 20 $(BUILD)/install.log; echo "install: failed"; exit 1; }; \
+	echo "install: Kyoyu installed into $(PREFIX) (log: $(BUILD)/install.log)"
+
+clean:
+	@rm -rf $(BUILD) && echo "clean: removed $(BUILD)"

@@ -1,0 +1,11 @@
+# CTest install_consumer: `cmake --install` into a prefix under the build tree, build examples/ standalone
+# against it (find_package) and with mpicc + pkg-config, run hello_put on 2 ranks (cmake/install_consumer.sh).
+include_guard(GLOBAL)
+include(cmake/KyoyuTesting.cmake)
+
+add_test(NAME install_consumer
+         COMMAND sh "${PROJECT_SOURCE_DIR}/cmake/install_consumer.sh" "${PROJECT_BINARY_DIR}" "${PROJECT_SOURCE_DIR}"
+                 "${CMAKE_GENERATOR}" "${MPIEXEC_EXECUTABLE}" ${MPIEXEC_NUMPROC_FLAG} 2 ${KY_MPIEXEC_EXTRA_FLAGS})
+set_tests_properties(install_consumer PROPERTIES
+                     LABELS "cpu;install" TIMEOUT 600 PROCESSORS 2
+                     ENVIRONMENT "${KY_TEST_ENVIRONMENT}")

@@ -1,0 +1,57 @@
+#!/bin/sh
+# CTest install_consumer: install the build tree into a scratch prefix, then build the examples against
+# the installed package two ways (CMake find_package(Kyoyu); mpicc + pkg-config) and run hello_put on 2
+# ranks with each.   usage: install_consumer.sh BUILD_DIR SOURCE_DIR GENERATOR MPIEXEC [MPIEXEC FLAGS...]
+set -eu
+build="$1"; src="$2"; generator="$3"; mpiexec="$4"; shift 4
+work="$build/install_consumer"
+prefix="$work/prefix"
+rm -rf "$work"
+mkdir -p "$work"
+
+step() { echo "== install_consumer: $*"; }
+
+step "cmake --install into $prefix"
+cmake --install "$build" --prefix "$prefix" >"$work/install.log" 2>&1 || { cat "$work/install.log"; exit 1; }
+
+# Only public headers are installed.
+for h in "$prefix"/include/*.h "$prefix"/include/kyoyu/*.h; do
+    case "$h" in
+        "$prefix/include/kyoyu.h"|"$prefix/include/sms.h"|"$prefix"/include/kyoyu/*.h) ;;
+        *) echo "unexpected installed header: $h"; exit 1 ;;
+    esac
+done
+[ -f "$src/include/kyoyu.h" ]
+for h in "$src"/include/kyoyu/*.h; do
+    [ -f "$prefix/include/kyoyu/$(basename "$h")" ] || { echo "missing installed header $h"; exit 1; }
+done
+
+step "standalone CMake build of examples/ with find_package(Kyoyu)"
+cmake -S "$prefix/share/kyoyu/examples" -B "$work/examples-build" -G "$generator" \
+      -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$work/cmake.log" 2>&1 \
+    || { cat "$work/cmake.log"; exit 1; }
+cmake --build "$work/examples-build" >"$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
+
+step "mpicc + pkg-config build of hello_put.c"
+libdir="$(dirname "$(find "$prefix" -name kyoyu.pc | head -n 1)")"
+libdir="$(dirname "$libdir")"
+export PKG_CONFIG_PATH="$libdir/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+flags="$(pkg-config --cflags --libs kyoyu)"
+echo "pkg-config --cflags --libs kyoyu: $flags"
+# shellcheck disable=SC2086
+mpicc -o "$work/hello_put_pc" "$src/examples/hello_put.c" $flags -Wl,-rpath,"$libdir"
+pkg-config --static --libs kyoyu >/dev/null
+
+step "run both on 2 ranks"
+for exe in "$work/examples-build/hello_put" "$work/hello_put_pc"; do
+    out="$("$mpiexec" "$@" "$exe" 2>&1)" || { echo "$out"; echo "$exe failed"; exit 1; }
+    echo "$out"
+    n_ok="$(echo "$out" | grep -c ': ok$' || true)"
+    [ "$n_ok" = 2 ] || { echo "$exe: expected 2 'ok' lines"; exit 1; }
+done
+
+step "kyrun and kyinfo installed"
+KYRUN_DRYRUN=1 "$prefix/bin/kyrun" -n 2 true >/dev/null
+"$prefix/bin/kyrun" --info >"$work/info.log" 2>&1 || { cat "$work/info.log"; exit 1; }
+grep -q KY_ "$work/info.log" || { echo "kyrun --info printed no KY_ setting"; cat "$work/info.log"; exit 1; }
+step "PASS"
