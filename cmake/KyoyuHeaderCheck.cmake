@@ -31,3 +31,8 @@ add_library(ky_header_check OBJECT ${_ky_hc_sources})
 target_include_directories(ky_header_check PRIVATE "${PROJECT_SOURCE_DIR}/include")
 target_compile_options(ky_header_check PRIVATE ${_ky_hc_flags})
 set_target_properties(ky_header_check PROPERTIES C_EXTENSIONS OFF CXX_EXTENSIONS OFF)
+
+# Every KY_API function of the public headers is exported by libkyoyu.so.
+add_test(NAME exported_symbols
+         COMMAND sh "${PROJECT_SOURCE_DIR}/cmake/check_exports.sh" "$<TARGET_FILE:kyoyu>" ${_ky_hc_headers})
+set_tests_properties(exported_symbols PROPERTIES LABELS "cpu;header" TIMEOUT 60)

@@ -42,8 +42,8 @@ echo "pkg-config --cflags --libs kyoyu: $flags"
 mpicc -o "$work/hello_put_pc" "$src/examples/hello_put.c" $flags -Wl,-rpath,"$libdir"
 pkg-config --static --libs kyoyu >/dev/null
 
-step "run both on 2 ranks"
-for exe in "$work/examples-build/hello_put" "$work/hello_put_pc"; do
+step "run the three on 2 ranks"
+for exe in "$work/examples-build/hello_put" "$work/examples-build/hello_put_static" "$work/hello_put_pc"; do
     out="$("$mpiexec" "$@" "$exe" 2>&1)" || { echo "$out"; echo "$exe failed"; exit 1; }
     echo "$out"
     n_ok="$(echo "$out" | grep -c ': ok$' || true)"
