@@ -91,8 +91,9 @@ build: deps
 test: deps build
 	@ctest --test-dir $(BUILD) -L cpu --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
-test-gpu: build
+test-gpu:
 	@if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then echo "test-gpu: no GPU found, skipping"; exit 0; fi; \
+	$(MAKE) --no-print-directory build; \
 	ctest --test-dir $(BUILD) -L gpu --output-on-failure $(CTEST_ARGS)
 
 # ---- benchmarks and demo ---------------------------------------------------------------------------------

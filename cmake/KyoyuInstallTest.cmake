@@ -9,3 +9,7 @@ add_test(NAME install_consumer
 set_tests_properties(install_consumer PROPERTIES
                      LABELS "cpu;install" TIMEOUT 600 PROCESSORS 2
                      ENVIRONMENT "${KY_TEST_ENVIRONMENT}")
+
+# The launcher: dry-run command lines (Open MPI and a fake MPICH), errors, --info, a real 2-rank run.
+add_test(NAME kyrun COMMAND sh "${PROJECT_SOURCE_DIR}/cmake/check_kyrun.sh" "${CMAKE_RUNTIME_OUTPUT_DIRECTORY}")
+set_tests_properties(kyrun PROPERTIES LABELS "cpu;tools" TIMEOUT 180 PROCESSORS 2)
