@@ -32,6 +32,24 @@ cmake -S "$prefix/share/kyoyu/examples" -B "$work/examples-build" -G "$generator
     || { cat "$work/cmake.log"; exit 1; }
 cmake --build "$work/examples-build" >"$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
 
+step "C++-only CMake project with find_package(Kyoyu)"
+mkdir -p "$work/cxx"
+cat >"$work/cxx/CMakeLists.txt" <<'CMK'
+cmake_minimum_required(VERSION 3.24)
+project(kyoyu_cxx_consumer LANGUAGES CXX)
+find_package(Kyoyu REQUIRED)
+add_executable(cxx_consumer main.cpp)
+target_link_libraries(cxx_consumer PRIVATE Kyoyu::kyoyu)
+CMK
+cat >"$work/cxx/main.cpp" <<'CPP'
+#include <kyoyu.h>
+#include <cstdio>
+int main() { std::printf("Kyoyu %s\n", ky_version()); return ky_initialized(); }
+CPP
+cmake -S "$work/cxx" -B "$work/cxx/build" -G "$generator" -DCMAKE_PREFIX_PATH="$prefix" >"$work/cxx.log" 2>&1 \
+    && cmake --build "$work/cxx/build" >>"$work/cxx.log" 2>&1 && "$work/cxx/build/cxx_consumer" \
+    || { cat "$work/cxx.log"; exit 1; }
+
 step "mpicc + pkg-config build of hello_put.c"
 libdir="$(dirname "$(find "$prefix" -name kyoyu.pc | head -n 1)")"
 libdir="$(dirname "$libdir")"
