@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <cstdio>
+#include <string>
 
 #include "kyoyu.h"
 
@@ -14,17 +15,22 @@ namespace {
 class RankFailurePrinter : public ::testing::EmptyTestEventListener {
   public:
     explicit RankFailurePrinter(int rank) : rank_(rank) {}
+    /* (current_test_info() must not be called from OnTestPartResult: gtest holds its lock there) */
+    void OnTestStart(const ::testing::TestInfo &t) override
+    {
+        test_ = std::string(t.test_suite_name()) + "." + t.name();
+    }
     void OnTestPartResult(const ::testing::TestPartResult &r) override
     {
         if (!r.failed()) return;
-        const ::testing::TestInfo *t = ::testing::UnitTest::GetInstance()->current_test_info();
-        fprintf(stderr, "[rank %d] %s.%s: %s:%d: %s\n", rank_, t ? t->test_suite_name() : "?",
-                t ? t->name() : "?", r.file_name() ? r.file_name() : "?", r.line_number(), r.summary());
+        fprintf(stderr, "[rank %d] %s: %s:%d: %s\n", rank_, test_.c_str(), r.file_name() ? r.file_name() : "?",
+                r.line_number(), r.summary());
         fflush(stderr);
     }
 
   private:
     int rank_;
+    std::string test_ = "(outside a test)";
 };
 
 } // namespace
