@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kyoyu/comm.h"
+#include "kyoyu.h"
 #include "runtime/gpu.h"
 #include "runtime/log.h"
 #include "runtime/runtime.h"
