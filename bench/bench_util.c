@@ -317,7 +317,7 @@ void bu_table_header(const char *title, const char *baseline, const char *floor_
     if (ky_rank() != 0) return;
     printf("\n# %s\n#   baseline: %s\n#   floor: %s\n#   ratio = baseline time / Kyoyu time (> 1: Kyoyu faster)\n",
            title, baseline, floor_note);
-    printf("%12s %8s %11s %10s %11s %10s %7s %10s %7s\n", "bytes", "iters", "ky_us", "ky_GB/s", "base_us",
+    printf("%16s %8s %11s %10s %11s %10s %7s %10s %7s\n", "bytes", "iters", "ky_us", "ky_GB/s", "base_us",
            "base_GB/s", "ratio", "floor_us", "%floor");
     fflush(stdout);
 }
@@ -325,9 +325,11 @@ void bu_table_header(const char *title, const char *baseline, const char *floor_
 void bu_table_row(const bu_point_t *p)
 {
     if (ky_rank() != 0) return;
-    char sz[32];
+    char sz[48], b[32];
+    if (p->n >= 0) snprintf(sz, sizeof sz, "N=%d %s", p->n, bu_fmt_size(p->bytes, b, sizeof b));
+    else bu_fmt_size(p->bytes, sz, sizeof sz);
     double pf = (p->floor_us > 0 && p->lat_us > 0) ? 100.0 * p->floor_us / p->lat_us : -1;
-    printf("%12s %8d %11.2f %10.3f %11.2f %10.3f %7.2f %10.2f %6.1f%%%s\n", bu_fmt_size(p->bytes, sz, sizeof sz),
+    printf("%16s %8d %11.2f %10.3f %11.2f %10.3f %7.2f %10.2f %6.1f%%%s\n", sz,
            p->iters, p->lat_us, p->bw_GBs, p->base_lat_us, p->base_bw_GBs, p->ratio, p->floor_us, pf,
            p->verified == 0 ? "  VERIFY FAILED" : "");
     fflush(stdout);
@@ -355,3 +357,55 @@ double bu_memcpy_GBs(size_t bytes)
     free(b);
     return (double)bytes / best / 1e9;
 }
+
+size_t bu_host_avail(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (!f) return 0;
+    char line[256];
+    size_t kb = 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %zu kB", &kb) == 1) break;
+    fclose(f);
+    return kb * 1024;
+}
+
+#ifdef KY_BENCH_HAVE_CUDA
+double bu_gpu_peer_GBs(size_t bytes)
+{
+    int me = ky_rank();
+    void *buf = NULL, *peer = NULL;
+    BU_CUDA(cudaMalloc(&buf, bytes));
+    cudaIpcMemHandle_t h;
+    memset(&h, 0, sizeof h);
+    if (me == 1 && cudaIpcGetMemHandle(&h, buf) != cudaSuccess) {
+        (void)cudaGetLastError();
+        memset(&h, 0, sizeof h);
+    }
+    MPI_Bcast(&h, (int)sizeof h, MPI_BYTE, 1, MPI_COMM_WORLD);
+    double best = -1;
+    if (me == 0) {
+        if (cudaIpcOpenMemHandle(&peer, h, cudaIpcMemLazyEnablePeerAccess) != cudaSuccess) {
+            (void)cudaGetLastError();
+            peer = NULL;
+        }
+        if (peer) {
+            cudaStream_t s;
+            BU_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+            for (int r = 0; r < 6; r++) {
+                double t0 = bu_now();
+                BU_CUDA(cudaMemcpyAsync(peer, buf, bytes, cudaMemcpyDefault, s));
+                BU_CUDA(cudaStreamSynchronize(s));
+                double t = bu_now() - t0;
+                if (r > 0 && (best < 0 || (double)bytes / t / 1e9 > best)) best = (double)bytes / t / 1e9;
+            }
+            BU_CUDA(cudaStreamDestroy(s));
+            BU_CUDA(cudaIpcCloseMemHandle(peer));
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    BU_CUDA(cudaFree(buf));
+    MPI_Bcast(&best, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    return best;
+}
+#endif

@@ -115,6 +115,14 @@ void bu_table_row(const bu_point_t *p);
 
 /* Single-thread memcpy bandwidth of `bytes` in this process, GB/s (host floor). */
 double bu_memcpy_GBs(size_t bytes);
+/* Bytes of host memory still available (MemAvailable of /proc/meminfo; 0 if unknown). */
+size_t bu_host_avail(void);
+#ifdef KY_BENCH_HAVE_CUDA
+/* Collective over 2 ranks (GPU set): rank 0 copies `bytes` into rank 1's cudaMalloc buffer opened by CUDA
+ * IPC (cudaMemcpyAsync on one stream: the cudaMemcpyPeerAsync transfer). Returns the best of a few runs in
+ * GB/s on every rank, or -1 if IPC is not available. */
+double bu_gpu_peer_GBs(size_t bytes);
+#endif
 
 #ifdef __cplusplus
 }
