@@ -127,11 +127,16 @@ static void mpi_exchange(double *a, double *mirror, const face_t *f)
 
 /* ---- verification ------------------------------------------------------------------------------- */
 
-/* Set the destination face to -1 on this rank (the host mirror is kept equal to the GPU array). */
-static void poison(double *a, double *mirror, const face_t *f)
+/* Set the destination face to -1 (restore = 0) or back to this rank's initial values (restore = 1), so the
+ * next face, whose source plane crosses this destination plane along an edge, starts from known values.
+ * The host mirror is kept equal to the GPU array. */
+static void set_dst(double *a, double *mirror, const face_t *f, int restore)
 {
     double *h = use_gpu ? mirror : a;
-    for (size_t m = 0; m < f->N * f->N; m++) h[f->dst_off + face_elem(f, m)] = -1;
+    for (size_t m = 0; m < f->N * f->N; m++) {
+        size_t d = f->dst_off + face_elem(f, m);
+        h[d] = restore ? value_of(me, d) : -1;
+    }
 #ifdef KY_BENCH_HAVE_CUDA
     if (use_gpu)
         BU_CUDA(cudaMemcpy(a + f->dst_off, mirror + f->dst_off, f->span * sizeof(double), cudaMemcpyHostToDevice));
@@ -299,10 +304,10 @@ int main(int argc, char **argv)
             face_setup(&f, fc, N);
             int ok = 1;
             if (o.check) {
-                poison(a, mirror, &f);
+                set_dst(a, mirror, &f, 0);
                 ky_exchange(seg, a, &f);
                 ok = check(a, mirror, &f, "kyoyu");
-                poison(a, mirror, &f);
+                set_dst(a, mirror, &f, 0);
                 mpi_exchange(a, mirror, &f);
                 ok = check(a, mirror, &f, "mpi") && ok;
             }
@@ -345,6 +350,7 @@ int main(int argc, char **argv)
                        p->plan_misses, ok ? "" : ", VERIFY FAILED");
                 fflush(stdout);
             }
+            set_dst(a, mirror, &f, 1);
             MPI_Type_free(&f.type);
         }
         npts++;
@@ -356,7 +362,7 @@ int main(int argc, char **argv)
     }
 
     for (int fc = 0; fc < F_COUNT && npts; fc++) {
-        char title[160];
+        char title[256];
         static const char *what[F_COUNT] = {"block: one run of N*N doubles",
                                             "block-stride: N runs of N doubles, stride N*N",
                                             "stride: N*N single doubles, stride N"};

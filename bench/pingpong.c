@@ -367,7 +367,10 @@ int main(int argc, char **argv)
     size_t fsz = maxb < (64u << 20) ? maxb : (64u << 20);
 #ifdef KY_BENCH_HAVE_CUDA
     if (use_gpu) {
-        floor_lat = b_cuda_peer_copy(8, 200, 20, 1);
+        for (int r = 0; r < 5; r++) {
+            double t = b_cuda_peer_copy(8, 100, 10, 1);
+            if (t > 0 && (floor_lat < 0 || t < floor_lat)) floor_lat = t;
+        }
         double t = b_cuda_peer_copy(fsz, 10, 2, 4);
         if (t > 0) floor_GBs = (double)fsz / t / 1e9;
         floor_note = "8-byte cuda_peer_copy latency + bytes / measured cudaMemcpy-over-IPC bandwidth "
@@ -375,7 +378,11 @@ int main(int argc, char **argv)
     } else
 #endif
     {
-        floor_lat = b_mpi_pp(8, 1000, 100);
+        /* Best of 5 runs: a loaded machine must not inflate the floor. */
+        for (int r = 0; r < 5; r++) {
+            double t = b_mpi_pp(8, 200, 20);
+            if (floor_lat < 0 || t < floor_lat) floor_lat = t;
+        }
         if (me == 0) floor_GBs = bu_memcpy_GBs(fsz > (1u << 20) ? fsz : (1u << 20));
         floor_note = "8-byte MPI ping-pong latency + bytes / single-thread memcpy bandwidth";
     }
