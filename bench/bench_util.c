@@ -145,6 +145,10 @@ int bu_parse(int argc, char **argv, bu_opts_t *o, const char *prog, const char *
         usage(prog, extra_usage);
         return 1;
     }
+    if (o->maxbytes > (size_t)1 << 30) {
+        fprintf(stderr, "%s: -e is at most 1G (MPI counts are int)\n", prog);
+        return 1;
+    }
     if (o->minbytes < 1) o->minbytes = 1;
     if (o->maxbytes < o->minbytes) o->maxbytes = o->minbytes;
     return 0;

@@ -191,7 +191,12 @@ static int fits(size_t N)
     size_t bytes = N * N * N * sizeof(double);
     int ok = 1;
     size_t avail = bu_host_avail();
-    int local = ky_local_nranks();
+    /* Ranks sharing this host's memory (with KY_NODE_SPLIT=rank ky_local_nranks() would say 1). */
+    MPI_Comm host;
+    int local = 1;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);
+    MPI_Comm_size(host, &local);
+    MPI_Comm_free(&host);
     size_t host_need = (size_t)((double)bytes * 1.15) * (size_t)(local > 0 ? local : 1);
     if (avail && host_need > avail) ok = 0;
     if (!use_gpu) {

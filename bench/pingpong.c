@@ -312,6 +312,7 @@ int main(int argc, char **argv)
         int have = 0;
 #ifdef KY_BENCH_HAVE_CUDA
         have = ky_ngpus() > 0 && ky_gpu_device(0, &dev) == KY_OK;
+        if (have) BU_CUDA(cudaSetDevice(dev));
 #endif
         int all = 0;
         MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
@@ -338,7 +339,6 @@ int main(int argc, char **argv)
     fill_pattern(pat, maxb, me);
 #ifdef KY_BENCH_HAVE_CUDA
     if (use_gpu) {
-        BU_CUDA(cudaSetDevice(dev));
         BU_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
         BU_CUDA(cudaMalloc(&sbuf, maxb));
         BU_CUDA(cudaMemcpy(sbuf, pat, maxb, cudaMemcpyHostToDevice));
