@@ -58,9 +58,12 @@ const char *bu_fmt_size(size_t n, char *buf, size_t len)
     return buf;
 }
 
+/* Messages about flags: rank 0 only (every rank parses the same argv). */
+#define BU_ERR(...) (ky_rank() > 0 ? 0 : fprintf(stderr, __VA_ARGS__))
+
 static void usage(const char *prog, const char *extra)
 {
-    fprintf(stderr,
+    BU_ERR(
             "usage: %s [options]\n"
             "  -b SIZE     smallest message (default 8)\n"
             "  -e SIZE     largest message (default 256M)\n"
@@ -134,19 +137,19 @@ int bu_parse(int argc, char **argv, bu_opts_t *o, const char *prog, const char *
             used = 0;
         }
         if (!used) {
-            fprintf(stderr, "%s: unknown option or missing value: %s\n", prog, a);
+            BU_ERR( "%s: unknown option or missing value: %s\n", prog, a);
             usage(prog, extra_usage);
             return 1;
         }
         i++;
         continue;
     bad:
-        fprintf(stderr, "%s: bad value for %s: %s\n", prog, a, v);
+        BU_ERR( "%s: bad value for %s: %s\n", prog, a, v);
         usage(prog, extra_usage);
         return 1;
     }
     if (o->maxbytes > (size_t)1 << 30) {
-        fprintf(stderr, "%s: -e is at most 1G (MPI counts are int)\n", prog);
+        BU_ERR( "%s: -e is at most 1G (MPI counts are int)\n", prog);
         return 1;
     }
     if (o->minbytes < 1) o->minbytes = 1;
