@@ -10,18 +10,6 @@
 #include "comm/plan.h"
 #include "comm/serve.h"
 
-static void copy_strided_host(char *dst, const size_t ds[], const char *src, const size_t ss[],
-                              const size_t count[], int levels)
-{
-    size_t c1 = levels >= 1 ? count[1] : 1, c2 = levels >= 2 ? count[2] : 1, c3 = levels >= 3 ? count[3] : 1;
-    size_t d0 = levels >= 1 ? ds[0] : 0, d1 = levels >= 2 ? ds[1] : 0, d2 = levels >= 3 ? ds[2] : 0;
-    size_t s0 = levels >= 1 ? ss[0] : 0, s1 = levels >= 2 ? ss[1] : 0, s2 = levels >= 3 ? ss[2] : 0;
-    for (size_t k = 0; k < c3; k++)
-        for (size_t j = 0; j < c2; j++)
-            for (size_t i = 0; i < c1; i++)
-                memcpy(dst + k * d2 + j * d1 + i * d0, src + k * s2 + j * s1 + i * s0, count[0]);
-}
-
 static int check_shape(const char *call, const size_t ls[], const size_t rs[], const size_t count[], int levels)
 {
     if (levels < 0 || levels > KY_STRIDED_MAX_LEVELS)
@@ -76,7 +64,7 @@ static int direct(kyi_handle_t *h, void *dst, int ddev, const size_t ds[], const
                   const size_t ss[], const size_t count[], int levels)
 {
     if (ddev < 0 && sdev < 0) {
-        copy_strided_host(dst, ds, src, ss, count, levels);
+        kyi_copy_strided_host(dst, ds, src, ss, count, levels);
         atomic_thread_fence(memory_order_seq_cst);
         return KY_OK;
     }
@@ -122,10 +110,13 @@ static int put_strided(const char *call, int rank, ky_seg_t s, size_t off, const
     return launch(h, st, out);
 }
 
+/* What a strided get over MPI needs after the reply arrived: where and how to unpack. */
+struct gdesc { void *dst; int ddev, levels; size_t ds[3], count[4], n; int eager; };
+
 static int finish_get_strided(kyi_handle_t *h)
 {
     /* tmp = [status][packed] for eager replies; finish_arg points at the saved descriptor. */
-    struct gdesc { void *dst; int ddev, levels; size_t ds[3], count[4], n; int eager; } *d = h->finish_arg;
+    struct gdesc *d = h->finish_arg;
     int st;
     const char *packed;
     if (d->eager) {
@@ -161,7 +152,7 @@ static int get_strided(const char *call, void *dst, const size_t ds[], int rank,
         st = direct(h, dst, info.local_dev, ds, (char *)s->mapped[rank] + off, kyi_mapped_dev(s, rank), ss, count, levels);
         return launch(h, st, out);
     }
-    struct gdesc { void *dst; int ddev, levels; size_t ds[3], count[4], n; int eager; } *d = calloc(1, sizeof *d);
+    struct gdesc *d = calloc(1, sizeof *d);
     if (!d) { free(h); return kyi_fail(KY_ERR_NOMEM, call, "no memory"); }
     d->dst = dst;
     d->ddev = info.local_dev;
