@@ -54,9 +54,12 @@ namespace kyt {
 inline int rank() { return ky_rank(); }
 inline int nranks() { return ky_nranks(); }
 
-/* Collective: true on every rank iff `ok` on every rank. */
+/* Collective: true on every rank iff `ok` on every rank. Enters ky_comm_barrier first: an MPI collective
+ * does not serve Kyoyu requests, so without a progress thread a rank must not block in one while another
+ * still waits for it to serve a put, get or active message. */
 inline bool all(bool ok)
 {
+    if (ky_comm_barrier() != KY_OK) ok = false;
     int in = ok ? 1 : 0, out = 0;
     MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     return out != 0;
@@ -65,12 +68,14 @@ inline bool all(bool ok)
 /* Collective sum / max of a 64-bit value. */
 inline uint64_t sum(uint64_t v)
 {
+    ky_comm_barrier();
     unsigned long long in = v, out = 0;
     MPI_Allreduce(&in, &out, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
     return out;
 }
 inline uint64_t max(uint64_t v)
 {
+    ky_comm_barrier();
     unsigned long long in = v, out = 0;
     MPI_Allreduce(&in, &out, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
     return out;

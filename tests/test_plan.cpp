@@ -14,6 +14,8 @@ class Plan : public kyt::MemkindTest {
     size_t lstride[2] = {64, 64 * 5};
 
     size_t rextent() const { return count[0] + rstride[0] * (count[1] - 1) + rstride[1] * (count[2] - 1); }
+    void *lb = nullptr;
+    void TearDown() override { kyt::mem_free(kind, lb); }
     size_t lextent() const { return count[0] + lstride[0] * (count[1] - 1) + lstride[1] * (count[2] - 1); }
 
     /* put from rank me into slot me of every rank with fill value v; returns local ok after checking the
@@ -25,7 +27,8 @@ class Plan : public kyt::MemkindTest {
         for (size_t k = 0; k < count[2]; k++)
             for (size_t j = 0; j < count[1]; j++)
                 memset(&src[k * lstride[1] + j * lstride[0]], v, count[0]);
-        void *lb = kyt::mem_alloc(kind, src.size());
+        /* the same local buffer every time: a plan is keyed on peers, shape and buffers */
+        if (!lb) lb = kyt::mem_alloc(kind, src.size());
         kyt::mem_write(kind, lb, src.data(), src.size());
         bool ok = true;
         for (int t = 0; t < n; t++) {
@@ -35,7 +38,6 @@ class Plan : public kyt::MemkindTest {
                 ADD_FAILURE() << ky_last_error();
             }
         }
-        kyt::mem_free(kind, lb);
         KYT_EXPECT_OK(ky_comm_barrier());
         void *base;
         size_t bytes;

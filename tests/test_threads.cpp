@@ -33,6 +33,9 @@ TEST_P(Threads, ConcurrentPutGetAm)
     size_t bytes;
     ky_seg_local(seg, &base, &bytes);
     kyt::mem_set(kind, base, 0, bytes);
+    /* created now: a collective after the threads would not serve ranks whose threads still send to us */
+    ky_seg_t cnt;
+    KYT_EXPECT_OK(ky_seg_create(nullptr, 8 * (size_t)n, KY_MEM_HOST, 0, &cnt));
     KYT_EXPECT_OK(ky_comm_barrier());
 
     const int iters = kyt::scaled(60, 10);
@@ -96,8 +99,6 @@ TEST_P(Threads, ConcurrentPutGetAm)
     std::vector<long> mine(n, 0), total(n, 0);
     for (int th = 0; th < kThreads; th++)
         for (int t = 0; t < n; t++) mine[t] += am_to[th][t];
-    ky_seg_t cnt;
-    KYT_EXPECT_OK(ky_seg_create(nullptr, 8 * (size_t)n, KY_MEM_HOST, 0, &cnt));
     for (int t = 0; t < n; t++) KYT_EXPECT_OK(ky_put_val(t, cnt, 8 * (size_t)me, (uint64_t)mine[t], 8));
     KYT_EXPECT_OK(ky_comm_barrier());
     {
