@@ -56,8 +56,12 @@ static pthread_mutex_t pools_lock = PTHREAD_MUTEX_INITIALIZER;
 static int pool_create(int dev, pool_t *pl, const char *call)
 {
     int n = (int)kyi_gpu_settings()->streams;
+    /* Blocking streams, on purpose: they wait for work the application queued on the legacy default stream
+     * (a kernel that filled the buffer, a cudaMemcpy from pageable memory whose DMA is still in flight), so
+     * a ky_put sends what the program wrote before the call, as CUDA-aware MPI does. Work on the
+     * application's own non-blocking streams must be synchronised by the application (docs/api.md). */
     for (int i = 0; i < n; i++) {
-        cudaError_t e = cudaStreamCreateWithFlags(&pl->s[i], cudaStreamNonBlocking);
+        cudaError_t e = cudaStreamCreateWithFlags(&pl->s[i], cudaStreamDefault);
         if (e != cudaSuccess) {
             for (int j = 0; j < i; j++) cudaStreamDestroy(pl->s[j]);
             return kyi_gpu_cuda_fail(e, call, "cudaStreamCreateWithFlags");
