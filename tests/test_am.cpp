@@ -272,6 +272,7 @@ TEST_P(Am, LongIntoSegment)
     std::vector<size_t> sizes = {0, 1, 9, 16384, 16385, 100000, (1u << 20) + 3};
     g_slot = (1u << 20) + 64;
     KYT_EXPECT_OK(ky_seg_create(nullptr, g_slot * n, kind, device(), &g_seg));
+    KYT_EXPECT_OK(ky_comm_barrier()); /* every rank's g_seg is set before its handlers can run */
     long sent_per_target = 0;
     for (size_t k = 0; k < sizes.size(); k++) {
         /* each round writes different bytes; wait for all before the next overwrites them */
