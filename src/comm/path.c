@@ -49,4 +49,19 @@ int kyi_mapped_dev(const struct kyi_seg *s, int rank)
     return kyi_my_device() >= 0 ? kyi_my_device() : s->device; /* where map_peers opened it */
 }
 
-int kyi_ptr_dev(const void *p) { return kyi_gpu_count() > 0 ? kyi_gpu_ptr_device(p) : -1; }
+/* Asking CUDA what a pointer is costs about a microsecond, more than a small put through shared memory.
+ * Host pages never turn into device memory (CUDA keeps device allocations in its own reserved address
+ * range), so pages found to be host memory are remembered per thread; device pointers are always asked. */
+#define KYI_HOST_PAGES 64
+static __thread uintptr_t host_page[KYI_HOST_PAGES];
+
+int kyi_ptr_dev(const void *p)
+{
+    if (kyi_gpu_count() <= 0) return -1;
+    uintptr_t page = ((uintptr_t)p >> 12) + 1; /* +1: 0 marks an empty slot */
+    unsigned slot = (unsigned)(page % KYI_HOST_PAGES);
+    if (host_page[slot] == page) return -1;
+    int dev = kyi_gpu_ptr_device(p);
+    if (dev < 0) host_page[slot] = page;
+    return dev;
+}

@@ -41,7 +41,8 @@ int kyi_my_device(void);
  * growing interval; past KY_TIMEOUT, abort the job with "rank R: call: timed out after T s waiting for
  * WHAT". */
 typedef struct {
-    uint64_t start_ns;
+    uint64_t first_ns;   /* when the wait began: the timeout counts from here */
+    uint64_t start_ns;   /* last progress: the spin phase counts from here */
     uint64_t next_check_ns;
     unsigned rounds;
     const char *call;

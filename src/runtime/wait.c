@@ -16,19 +16,38 @@ uint64_t kyi_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static long spin_us(void)
+/* Spin budgets in ns. A waiter with a core to itself spins (then yields) long, because sleeping between
+ * polls throttles MPI transfers that only progress while someone polls; the progress engine spins without
+ * end by default. Oversubscribed hosts never spin. */
+static uint64_t spin_ns(int engine)
 {
-    static long cached = -2;
-    if (cached == -2) {
-        long v = kyi_config_long("KY_POLL_SPIN_US");
-        cached = v >= 0 ? v : (kyi_rt.oversubscribed ? 0 : 100);
+    static long cached[2] = {-2, -2};
+    if (cached[engine] == -2) {
+        long v = kyi_config_long(engine ? "KY_PROGRESS_SPIN_US" : "KY_POLL_SPIN_US");
+        if (v < 0) v = kyi_rt.oversubscribed ? 0 : (engine ? -1 : 20000);
+        cached[engine] = v;
     }
+    return cached[engine] < 0 ? UINT64_MAX : (uint64_t)cached[engine] * 1000ull;
+}
+
+static long sleep_cap_us(void)
+{
+    static long cached = -1;
+    if (cached < 0) cached = kyi_config_long("KY_POLL_SLEEP_MAX_US");
+    return cached < 1 ? 1 : cached;
+}
+
+static double timeout_s(void)
+{
+    static double cached = -1;
+    if (cached < 0) cached = kyi_config_double("KY_TIMEOUT");
     return cached;
 }
 
 void kyi_waiter_init(kyi_waiter_t *w, const char *call, const char *what, int peer)
 {
     w->start_ns = kyi_now_ns();
+    w->first_ns = w->start_ns;
     w->next_check_ns = w->start_ns;
     w->rounds = 0;
     w->call = call;
@@ -47,36 +66,36 @@ void kyi_waiter_pause(kyi_waiter_t *w)
     uint64_t now = kyi_now_ns();
     uint64_t waited = now - w->start_ns;
     w->rounds++;
-    if (w->call && now >= w->next_check_ns) { /* call == NULL: an idle engine, which may wait forever */
-        double timeout = kyi_config_double("KY_TIMEOUT");
-        if (timeout > 0 && waited > (uint64_t)(timeout * 1e9)) {
+    if (w->call && now >= w->next_check_ns) { /* call == NULL: the idle engine, which may wait forever */
+        double timeout = timeout_s();
+        if (timeout > 0 && now - w->first_ns > (uint64_t)(timeout * 1e9)) {
+            double t = (now - w->first_ns) / 1e9;
             if (w->peer >= 0)
                 kyi_fatal("rank %d: %s: timed out after %.0f s waiting for %s of rank %d (KY_TIMEOUT=%g); that "
                           "rank may have died, hung, or not made the matching call",
-                          kyi_rt.rank, w->call, waited / 1e9, w->what, w->peer, timeout);
+                          kyi_rt.rank, w->call, t, w->what, w->peer, timeout);
             kyi_fatal("rank %d: %s: timed out after %.0f s waiting for %s (KY_TIMEOUT=%g); a rank may have died, "
                       "hung, or not made the matching call",
-                      kyi_rt.rank, w->call, waited / 1e9, w->what, timeout);
+                      kyi_rt.rank, w->call, t, w->what, timeout);
         }
         w->next_check_ns = now + 10000000ull; /* look at the clock budget every 10 ms */
     }
-    if (waited < (uint64_t)spin_us() * 1000ull) {
+    uint64_t spin = spin_ns(w->call == NULL);
+    if (waited < spin) {
 #if defined(__x86_64__)
         __builtin_ia32_pause();
 #endif
         return;
     }
-    if (w->rounds < 64 && !kyi_rt.oversubscribed) {
+    if (!kyi_rt.oversubscribed && waited < spin + 200000000ull) {
         sched_yield();
         return;
     }
-    /* Sleep 1, 2, 4, ... us up to the cap; when oversubscribed start sleeping at once so that the thread
-     * that has work (maybe on this very core) runs. */
-    long cap = kyi_config_long("KY_POLL_SLEEP_MAX_US");
-    unsigned shift = w->rounds > 64 ? (w->rounds - 64) / 8 : 0;
+    /* Sleep 1, 2, 4, ... us up to the cap, so the thread that has work (maybe on this very core) runs. */
+    long cap = sleep_cap_us();
+    unsigned shift = w->rounds / 8;
     long us = shift > 20 ? cap : (1L << shift);
     if (us > cap) us = cap;
-    if (us < 1) us = 1;
     struct timespec ts = {0, us * 1000L};
     nanosleep(&ts, NULL);
 }
