@@ -48,7 +48,7 @@ static kyi_cfg_t kyi_cfg[] = {
     {"KY_PLAN_CACHE", KYI_CFG_LONG, "4096", "repeated strided/vector transfers kept as plans (0: off)", 0},
     /* gpu service layer */
     {"KY_GPU_STREAMS", KYI_CFG_LONG, "4", "streams a large GPU copy is split across", 0},
-    {"KY_GPU_SPLIT_MIN", KYI_CFG_SIZE, "8M", "smallest GPU copy split across streams", 0},
+    {"KY_GPU_SPLIT_MIN", KYI_CFG_SIZE, "1G", "smallest GPU copy split across streams (on H200 NVLink one stream already reaches the peer-copy rate)", 0},
     {"KY_GPU_KERNEL_MAX_BLOCK", KYI_CFG_SIZE, "256", "strided GPU copies with blocks up to this many bytes use a copy kernel", 0},
 };
 #define KYI_NCFG (sizeof kyi_cfg / sizeof kyi_cfg[0])
