@@ -175,16 +175,17 @@ static int am_long(const char *call, int rank, int idx, const void *payload, siz
     h.chunk = kyi_bulk_chunk(reply ? -1 : pdev, s->memkind == KY_MEM_GPU);
     KYI_CHECK(send_msg(call, rank, &h, NULL, -1, 0, reply));
     if (!reply) return kyi_bulk_send(call, payload, pdev, n, h.chunk, rank, (int)h.tag, kyi_comm.data);
-    /* From a handler: copy to host and send the chunks deferred. */
-    char *host = malloc(n);
-    if (!host) return kyi_fail(KY_ERR_NOMEM, call, "no memory for a %zu-byte reply", n);
-    int st = kyi_local_copy(call, host, -1, payload, pdev, n);
+    /* From a handler: one copy of the payload, whose pieces the engine sends and frees. */
     size_t k = kyi_bulk_nchunks(n, h.chunk);
+    int st = KY_OK;
     for (size_t i = 0; i < k && !st; i++) {
         size_t len = (i + 1 == k) ? n - i * h.chunk : h.chunk;
-        st = kyi_send_deferred(host + i * h.chunk, len, rank, (int)h.tag, kyi_comm.data);
+        char *piece = malloc(len);
+        if (!piece) return kyi_fail(KY_ERR_NOMEM, call, "no memory for a %zu-byte reply", len);
+        st = kyi_local_copy(call, piece, -1, (const char *)payload + i * h.chunk, pdev, len);
+        if (st) free(piece);
+        else st = kyi_send_deferred_owned(piece, len, rank, (int)h.tag, kyi_comm.data);
     }
-    free(host);
     return st;
 }
 

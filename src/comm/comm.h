@@ -133,6 +133,8 @@ int kyi_wait_reqs(const char *call, int peer, int n, MPI_Request *reqs);
 int kyi_test_reqs(int n, MPI_Request *reqs, int *done);
 /* Send from a handler context without blocking the progress engine (buffer is copied and owned). */
 int kyi_send_deferred(const void *buf, size_t n, int dest, int tag, MPI_Comm comm);
+/* The same for a malloc'ed buffer the engine takes over and frees (no copy). */
+int kyi_send_deferred_owned(void *buf, size_t n, int dest, int tag, MPI_Comm comm);
 unsigned kyi_new_tag(void);
 
 #endif

@@ -34,10 +34,16 @@ unsigned kyi_new_tag(void)
 
 int kyi_send_deferred(const void *buf, size_t n, int dest, int tag, MPI_Comm comm)
 {
-    deferred_t *d = malloc(sizeof *d);
     void *copy = malloc(n ? n : 1);
-    if (!d || !copy) { free(d); free(copy); return kyi_fail(KY_ERR_NOMEM, "kyi_send_deferred", "no memory for %zu bytes", n); }
+    if (!copy) return kyi_fail(KY_ERR_NOMEM, "kyi_send_deferred", "no memory for %zu bytes", n);
     if (n) memcpy(copy, buf, n);
+    return kyi_send_deferred_owned(copy, n, dest, tag, comm);
+}
+
+int kyi_send_deferred_owned(void *copy, size_t n, int dest, int tag, MPI_Comm comm)
+{
+    deferred_t *d = malloc(sizeof *d);
+    if (!d) { free(copy); return kyi_fail(KY_ERR_NOMEM, "kyi_send_deferred", "no memory"); }
     d->buf = copy;
     if (MPI_Isend(copy, (int)n, MPI_BYTE, dest, tag, comm, &d->req) != MPI_SUCCESS) {
         free(copy);
