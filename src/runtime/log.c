@@ -64,8 +64,12 @@ static void vlog(FILE *out, const char *tag, const char *fmt, va_list ap)
     int o;
     if (kyi_rt.initialized)
         o = snprintf(line, sizeof line, "%s:%d:%d: Kyoyu %s: ", kyi_rt.host, (int)getpid(), kyi_rt.rank, tag);
-    else
-        o = snprintf(line, sizeof line, "%d:?: Kyoyu %s: ", (int)getpid(), tag);
+    else {
+        char host[64];
+        gethostname(host, sizeof host);
+        host[sizeof host - 1] = 0;
+        o = snprintf(line, sizeof line, "%s:%d:?: Kyoyu %s: ", host, (int)getpid(), tag);
+    }
     vsnprintf(line + o, sizeof line - o, fmt, ap);
     pthread_mutex_lock(&kyi_log_lock);
     fprintf(out, "%s\n", line);

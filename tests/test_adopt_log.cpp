@@ -1,0 +1,98 @@
+/* The application initialises MPI itself: ky_init adopts it (MPI_THREAD_MULTIPLE kept), ky_finalize leaves
+ * MPI running for the application's own MPI_Finalize. Also the logging contract, read back from the
+ * KY_DEBUG_FILE this test is run with: every line starts with host:pid:rank, a failed call is logged naming
+ * rank and call, and the unknown setting KY_BOGUS_SETTING in the environment drew a warning on rank 0. */
+#include <mpi.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "kyoyu.h"
+
+static int failures;
+static int me = -1;
+
+#define CHECK(cond, ...)                                                       \
+    do {                                                                       \
+        if (!(cond)) {                                                         \
+            fprintf(stderr, "[rank %d] %s:%d: %s: ", me, __FILE__, __LINE__, #cond); \
+            fprintf(stderr, __VA_ARGS__);                                      \
+            fprintf(stderr, "\n");                                             \
+            failures++;                                                        \
+        }                                                                      \
+    } while (0)
+
+static std::string read_log(const char *pattern)
+{
+    /* KY_DEBUG_FILE=dir/log.%p: this process's file */
+    std::string path(pattern);
+    size_t at = path.find("%p");
+    if (at != std::string::npos) path.replace(at, 2, std::to_string(getpid()));
+    std::ifstream f(path);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+int main(int argc, char **argv)
+{
+    int provided = 0;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    CHECK(ky_init(&argc, &argv) == KY_OK, "%s", ky_last_error());
+    CHECK(ky_rank() == me, "ky_rank %d", ky_rank());
+
+    /* a remote put and get work on the adopted MPI */
+    ky_seg_t seg;
+    CHECK(ky_seg_create(nullptr, 64, KY_MEM_HOST, -1, &seg) == KY_OK, "%s", ky_last_error());
+    int n = ky_nranks(), right = (me + 1) % n, left = (me + n - 1) % n;
+    uint64_t v = 1000 + me, got = 0;
+    CHECK(ky_put_val(right, seg, 8, v, 8) == KY_OK, "%s", ky_last_error());
+    CHECK(ky_comm_barrier() == KY_OK, "%s", ky_last_error());
+    CHECK(ky_get_val(me, seg, 8, 8, &got) == KY_OK && got == (uint64_t)(1000 + left), "got %llu",
+          (unsigned long long)got);
+
+    /* a failing call, logged at info level with rank and call */
+    CHECK(ky_put(right, seg, 60, &v, 8) == KY_ERR_RANGE, "out-of-range put not refused");
+    CHECK(ky_seg_destroy(seg) == KY_OK, "%s", ky_last_error());
+    CHECK(ky_finalize() == KY_OK, "%s", ky_last_error());
+
+    int fin = 1;
+    MPI_Finalized(&fin);
+    CHECK(fin == 0, "ky_finalize finalised the application's MPI");
+
+    const char *file = getenv("KY_DEBUG_FILE");
+    CHECK(file != nullptr, "run this test with KY_DEBUG_FILE set");
+    if (file) {
+        std::string log = read_log(file);
+        char host[64];
+        gethostname(host, sizeof host);
+        host[63] = 0;
+        char prefix[160];
+        snprintf(prefix, sizeof prefix, "%s:%d:%d: Kyoyu ", host, (int)getpid(), me);
+        CHECK(!log.empty(), "log file is empty");
+        std::istringstream lines(log);
+        std::string line;
+        while (std::getline(lines, line))
+            if (line.rfind(prefix, 0) != 0 && line.find(": Kyoyu ") != std::string::npos &&
+                line.find(":?: Kyoyu ") == std::string::npos)
+                CHECK(false, "log line without the host:pid:rank prefix: %s", line.c_str());
+        char want[128];
+        snprintf(want, sizeof want, "rank %d: ky_put: offset 60 + 8 bytes outside segment", me);
+        CHECK(log.find(want) != std::string::npos, "no log line \"%s\" in:\n%s", want, log.c_str());
+        if (me == 0)
+            CHECK(log.find("unknown setting KY_BOGUS_SETTING") != std::string::npos,
+                  "no warning about KY_BOGUS_SETTING in:\n%s", log.c_str());
+        else
+            CHECK(log.find("KY_BOGUS_SETTING") == std::string::npos, "only rank 0 warns about settings");
+    }
+    int all = 0;
+    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Finalize();
+    if (me == 0) printf("adopt_log: %s\n", all ? "FAIL" : "PASS");
+    return all ? 1 : 0;
+}
