@@ -118,6 +118,9 @@ kyi_handle_t *kyi_handle_new(const char *call, int rank);
 int kyi_handle_done(kyi_handle_t *h, int status, ky_handle_t *out);
 /* Track an in-flight handle for ky_quiet/ky_fence and return it. */
 int kyi_handle_start(kyi_handle_t *h, ky_handle_t *out);
+/* Hand a started operation to its caller: on error complete and free it; non-blocking (out != NULL): track
+ * it and return it in *out; blocking: complete and free it. Returns the operation's status. */
+int kyi_handle_launch(kyi_handle_t *h, int st, ky_handle_t *out);
 /* Complete h (blocking), keep it allocated; returns its status. */
 int kyi_handle_complete(kyi_handle_t *h);
 

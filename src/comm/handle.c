@@ -97,6 +97,20 @@ static int poll_handle(kyi_handle_t *h, int *status)
     return done;
 }
 
+int kyi_handle_launch(kyi_handle_t *h, int st, ky_handle_t *out)
+{
+    if (st) {
+        /* Requests already posted still complete before the handle goes away. */
+        kyi_handle_complete(h);
+        free(h);
+        return st;
+    }
+    if (out) return kyi_handle_start(h, out);
+    st = kyi_handle_complete(h);
+    free(h);
+    return st;
+}
+
 int kyi_handle_complete(kyi_handle_t *h)
 {
     kyi_waiter_t w;

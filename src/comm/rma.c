@@ -7,21 +7,6 @@
 #include "comm/comm.h"
 #include "comm/mpi_ops.h"
 
-/* Finish a started handle: blocking callers wait here, non-blocking ones get it back. */
-static int launch(kyi_handle_t *h, int st, ky_handle_t *out)
-{
-    if (st) {
-        /* Requests already posted still complete before the handle goes away. */
-        kyi_handle_complete(h);
-        free(h);
-        return st;
-    }
-    if (out) return kyi_handle_start(h, out);
-    st = kyi_handle_complete(h);
-    free(h);
-    return st;
-}
-
 static int direct_copy(kyi_handle_t *h, void *dst, int dst_dev, const void *src, int src_dev, size_t n)
 {
     if (dst_dev < 0 && src_dev < 0) {
@@ -63,7 +48,7 @@ static int put_start(const char *call, int rank, ky_seg_t s, size_t off, const v
         hdr.n = n;
         st = kyi_mpi_put(h, &hdr, src, sdev, s->memkind == KY_MEM_GPU);
     }
-    return launch(h, st, out);
+    return kyi_handle_launch(h, st, out);
 }
 
 static int get_start(const char *call, void *dst, int rank, ky_seg_t s, size_t off, size_t n, ky_handle_t *out)
@@ -92,7 +77,7 @@ static int get_start(const char *call, void *dst, int rank, ky_seg_t s, size_t o
         hdr.n = n;
         st = kyi_mpi_get(h, &hdr, dst, ddev, s->memkind == KY_MEM_GPU);
     }
-    return launch(h, st, out);
+    return kyi_handle_launch(h, st, out);
 }
 
 int ky_put(int rank, ky_seg_t seg, size_t off, const void *src, size_t n)
@@ -170,5 +155,5 @@ int ky_memset(int rank, ky_seg_t s, size_t off, int byte, size_t n)
         hdr.aux = (uint64_t)(unsigned char)byte;
         st = kyi_mpi_simple(h, &hdr);
     }
-    return launch(h, st, NULL);
+    return kyi_handle_launch(h, st, NULL);
 }

@@ -51,15 +51,6 @@ static void fill_desc(kyi_hdr_t *hdr, const size_t rs[], const size_t count[], i
     for (int i = 0; i <= levels; i++) hdr->args[KYI_ARG_COUNT + i] = count[i];
 }
 
-static int launch(kyi_handle_t *h, int st, ky_handle_t *out)
-{
-    if (st) { kyi_handle_complete(h); free(h); return st; }
-    if (out) return kyi_handle_start(h, out);
-    st = kyi_handle_complete(h);
-    free(h);
-    return st;
-}
-
 static int direct(kyi_handle_t *h, void *dst, int ddev, const size_t ds[], const void *src, int sdev,
                   const size_t ss[], const size_t count[], int levels)
 {
@@ -74,16 +65,27 @@ static int direct(kyi_handle_t *h, void *dst, int ddev, const size_t ds[], const
     return KY_OK;
 }
 
+/* Checks shared by puts and gets; 1 in *empty when there is nothing to move. local/ls: the caller's side. */
+static int prologue(const char *call, int op, int rank, ky_seg_t s, size_t off, const void *local,
+                    const size_t ls[], const size_t rs[], const size_t count[], int levels, ky_handle_t *out,
+                    kyi_plan_info_t *info, int *empty)
+{
+    if (out) *out = NULL;
+    *empty = 0;
+    KYI_CHECK(kyi_check_target(call, rank, s));
+    KYI_CHECK(check_shape(call, ls, rs, count, levels));
+    if (kyi_strided_bytes(count, levels) == 0) { *empty = 1; return KY_OK; }
+    if (!local) return kyi_fail(KY_ERR_ARG, call, "%s is NULL", op == KYI_OP_PUT_STRIDED ? "src" : "dst");
+    return plan(call, op, rank, s, off, local, ls, rs, count, levels, info);
+}
+
 static int put_strided(const char *call, int rank, ky_seg_t s, size_t off, const size_t ds[], const void *src,
                        const size_t ss[], const size_t count[], int levels, ky_handle_t *out)
 {
-    if (out) *out = NULL;
-    KYI_CHECK(kyi_check_target(call, rank, s));
-    KYI_CHECK(check_shape(call, ss, ds, count, levels));
-    if (kyi_strided_bytes(count, levels) == 0) return KY_OK;
-    if (!src) return kyi_fail(KY_ERR_ARG, call, "src is NULL");
     kyi_plan_info_t info;
-    KYI_CHECK(plan(call, KYI_OP_PUT_STRIDED, rank, s, off, src, ss, ds, count, levels, &info));
+    int empty;
+    KYI_CHECK(prologue(call, KYI_OP_PUT_STRIDED, rank, s, off, src, ss, ds, count, levels, out, &info, &empty));
+    if (empty) return KY_OK;
     kyi_handle_t *h = kyi_handle_new(call, rank);
     if (!h) return KY_ERR_NOMEM;
     int st;
@@ -107,7 +109,7 @@ static int put_strided(const char *call, int rank, ky_seg_t s, size_t off, const
         if (!st && info.bytes > kyi_comm.eager) h->tmp2 = packed;
         else free(packed);
     }
-    return launch(h, st, out);
+    return kyi_handle_launch(h, st, out);
 }
 
 /* What a strided get over MPI needs after the reply arrived: where and how to unpack. */
@@ -137,20 +139,17 @@ out:
 static int get_strided(const char *call, void *dst, const size_t ds[], int rank, ky_seg_t s, size_t off,
                        const size_t ss[], const size_t count[], int levels, ky_handle_t *out)
 {
-    if (out) *out = NULL;
-    KYI_CHECK(kyi_check_target(call, rank, s));
-    KYI_CHECK(check_shape(call, ds, ss, count, levels));
-    if (kyi_strided_bytes(count, levels) == 0) return KY_OK;
-    if (!dst) return kyi_fail(KY_ERR_ARG, call, "dst is NULL");
     kyi_plan_info_t info;
-    KYI_CHECK(plan(call, KYI_OP_GET_STRIDED, rank, s, off, dst, ds, ss, count, levels, &info));
+    int empty;
+    KYI_CHECK(prologue(call, KYI_OP_GET_STRIDED, rank, s, off, dst, ds, ss, count, levels, out, &info, &empty));
+    if (empty) return KY_OK;
     kyi_handle_t *h = kyi_handle_new(call, rank);
     if (!h) return KY_ERR_NOMEM;
     int st;
     if (info.path != KY_PATH_MPI) {
         kyi_count(info.path, info.bytes);
         st = direct(h, dst, info.local_dev, ds, (char *)s->mapped[rank] + off, kyi_mapped_dev(s, rank), ss, count, levels);
-        return launch(h, st, out);
+        return kyi_handle_launch(h, st, out);
     }
     struct gdesc *d = calloc(1, sizeof *d);
     if (!d) { free(h); return kyi_fail(KY_ERR_NOMEM, call, "no memory"); }
@@ -181,7 +180,7 @@ static int get_strided(const char *call, void *dst, const size_t ds[], int rank,
     }
     h->finish = finish_get_strided;
     h->finish_arg = d;
-    return launch(h, st, out);
+    return kyi_handle_launch(h, st, out);
 }
 
 int ky_put_strided(int rank, ky_seg_t seg, size_t off, const size_t dst_stride[], const void *src,
