@@ -416,3 +416,28 @@ double bu_gpu_peer_GBs(size_t bytes)
     return best;
 }
 #endif
+
+int bu_two_ranks(const char *prog, int use_gpu, int *dev)
+{
+    int me = ky_rank();
+    if (ky_nranks() != 2) {
+        if (me == 0) fprintf(stderr, "%s: needs exactly 2 ranks (got %d)\n", prog, ky_nranks());
+        ky_finalize();
+        return 2;
+    }
+    *dev = -1;
+    if (!use_gpu) return -1;
+    int have = 0;
+#ifdef KY_BENCH_HAVE_CUDA
+    have = ky_ngpus() > 0 && ky_gpu_device(0, dev) == KY_OK;
+    if (have) BU_CUDA(cudaSetDevice(*dev));
+#endif
+    int all = 0;
+    MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!all) {
+        if (me == 0) printf("%s: --mem gpu: no GPU for every rank (or built without CUDA): skipped\n", prog);
+        ky_finalize();
+        return 0;
+    }
+    return -1;
+}

@@ -117,6 +117,10 @@ void bu_table_row(const bu_point_t *p);
 double bu_memcpy_GBs(size_t bytes);
 /* Bytes of host memory still available (MemAvailable of /proc/meminfo; 0 if unknown). */
 size_t bu_host_avail(void);
+/* Collective, after ky_init, for the two-rank benchmarks: checks there are exactly 2 ranks and, with
+ * use_gpu, that every rank has a GPU (then made current; its ordinal in *dev). Returns -1 to go on, or the
+ * exit code the program should return (Kyoyu already finalised, the reason printed by rank 0). */
+int bu_two_ranks(const char *prog, int use_gpu, int *dev);
 #ifdef KY_BENCH_HAVE_CUDA
 /* Collective over 2 ranks (GPU set): rank 0 copies `bytes` into rank 1's cudaMalloc buffer opened by CUDA
  * IPC (cudaMemcpyAsync on one stream: the cudaMemcpyPeerAsync transfer). Returns the best of a few runs in

@@ -223,27 +223,10 @@ int main(int argc, char **argv)
         ky_finalize();
         return 2;
     }
-    if (ky_nranks() != 2) {
-        if (me == 0) fprintf(stderr, "halo: needs exactly 2 ranks (got %d)\n", ky_nranks());
-        ky_finalize();
-        return 2;
-    }
-    peer = 1 - me;
     use_gpu = o.mem == KY_MEM_GPU;
-    if (use_gpu) {
-        int have = 0;
-#ifdef KY_BENCH_HAVE_CUDA
-        have = ky_ngpus() > 0 && ky_gpu_device(0, &dev) == KY_OK;
-        if (have) BU_CUDA(cudaSetDevice(dev));
-#endif
-        int all = 0;
-        MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-        if (!all) {
-            if (me == 0) printf("halo: --mem gpu: no GPU for every rank (or built without CUDA): skipped\n");
-            ky_finalize();
-            return 0;
-        }
-    }
+    int rc = bu_two_ranks("halo", use_gpu, &dev);
+    if (rc >= 0) return rc;
+    peer = 1 - me;
     BU_KY(ky_am_register(H_HALO, h_halo));
     MPI_Barrier(MPI_COMM_WORLD);
 
