@@ -6,6 +6,7 @@
 #include "kyoyu/status.h"
 #include "kyoyu/runtime.h"
 #include "kyoyu/comm.h"
+#include "kyoyu/coll.h"
 
 #define KY_VERSION_MAJOR 0
 #define KY_VERSION_MINOR 1

@@ -46,6 +46,11 @@ static kyi_cfg_t kyi_cfg[] = {
     {"KY_STAGE_CHUNK", KYI_CFG_SIZE, "2M", "chunk of the pinned-host pipeline for GPU memory on the MPI path", 0},
     {"KY_STAGE_DEPTH", KYI_CFG_LONG, "4", "chunks of the pinned-host pipeline in flight", 0},
     {"KY_PLAN_CACHE", KYI_CFG_LONG, "4096", "repeated strided/vector transfers kept as plans (0: off)", 0},
+    /* coll */
+    {"KY_ALLREDUCE_ALGO", KYI_CFG_STR, "auto", "allreduce algorithm: auto, ring, neighbor, rd, bruck or reduce_bcast", 0},
+    {"KY_ALLGATHER_ALGO", KYI_CFG_STR, "auto", "allgather algorithm: auto, ring, neighbor, rd or bruck", 0},
+    {"KY_COLL_YIELD_US", KYI_CFG_LONG, "200", "microseconds a collective polls (yielding the core) before backing off to sleeps", 0},
+    {"KY_CHECK", KYI_CFG_LONG, "0", "1: collectives first agree on their arguments across the team (KY_ERR_ARG everywhere instead of a hang)", 0},
     /* gpu service layer */
     {"KY_GPU_STREAMS", KYI_CFG_LONG, "4", "streams a large GPU copy is split across", 0},
     {"KY_GPU_SPLIT_MIN", KYI_CFG_SIZE, "1G", "smallest GPU copy split across streams (on H200 NVLink one stream already reaches the peer-copy rate)", 0},

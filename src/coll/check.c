@@ -1,0 +1,55 @@
+/* KY_CHECK=1: before a collective, the members agree on its arguments. One allreduce (recursive doubling,
+ * run by the executor itself) of the signature and its negation under KY_MIN gives every member the
+ * minimum and maximum of each field; any difference, or a member that found its own arguments invalid,
+ * makes the collective return KY_ERR_ARG on every member with a message naming the field, instead of
+ * leaving some members waiting forever. */
+#include <string.h>
+
+#include "coll/coll.h"
+#include "runtime/config.h"
+#include "runtime/log.h"
+
+int kyi_check_enabled(void)
+{
+    static int cached = -1;
+    if (cached < 0) cached = kyi_config_long("KY_CHECK") != 0;
+    return cached;
+}
+
+static const char *field[KYI_CK_N] = {"the collective called", "the count (elements or bytes)", "the data type",
+                                      "the reduction operation", "the root", "the forced algorithm",
+                                      "valid arguments"};
+
+int kyi_check_agree(const char *call, struct kyi_team *t, const int64_t sig[KYI_CK_N])
+{
+    int64_t v[2 * KYI_CK_N];
+    for (int i = 0; i < KYI_CK_N; i++) {
+        v[i] = sig[i];
+        v[KYI_CK_N + i] = -sig[i];
+    }
+    struct kyi_coll_plan pl;
+    memset(&pl, 0, sizeof pl);
+    pl.team = t;
+    pl.call = call;
+    pl.dtype = KY_INT64;
+    pl.op = KY_MIN;
+    pl.buf[KYI_B_R] = v;
+    pl.algo = kyi_sched_allreduce(&pl.sched, KY_ALGO_RD, t->size, t->rank, 2 * KYI_CK_N, 8, 1);
+    int st = kyi_plan_scratch(&pl);
+    if (!st) st = kyi_plan_start(&pl);
+    if (!st) st = kyi_plan_wait(&pl);
+    kyi_plan_release(&pl);
+    if (st) return st;
+    if (-v[KYI_CK_N + KYI_CK_BAD] > 0)
+        return kyi_fail(KY_ERR_ARG, call, "KY_CHECK: a member of the team (size %d) passed invalid arguments%s",
+                        t->size, sig[KYI_CK_BAD] ? " (this one: see the previous error)" : "");
+    for (int i = 0; i < KYI_CK_N; i++) {
+        int64_t lo = v[i], hi = -v[KYI_CK_N + i];
+        if (lo != hi)
+            return kyi_fail(KY_ERR_ARG, call,
+                            "KY_CHECK: members of the team (size %d) disagree on %s: from %lld to %lld (this "
+                            "member: %lld)",
+                            t->size, field[i], (long long)lo, (long long)hi, (long long)sig[i]);
+    }
+    return KY_OK;
+}

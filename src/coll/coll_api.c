@@ -1,0 +1,269 @@
+/* The public collectives: argument checks (and, with KY_CHECK=1, their agreement across the team),
+ * algorithm choice, then a schedule run at once (blocking calls) or kept in a plan (ky_*_init). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/coll.h"
+#include "comm/comm.h"
+
+enum { K_ALLREDUCE = 1, K_ALLGATHER, K_BCAST, K_REDUCE, K_BARRIER, K_ALLREDUCE_PLAN, K_ALLGATHER_PLAN };
+
+static int team_of(const char *call, ky_team_t team, struct kyi_team **t)
+{
+    KYI_CHECK(kyi_require_init(call));
+    *t = kyi_team_get(call, team);
+    return *t ? KY_OK : KY_ERR_ARG;
+}
+
+static int is_gpu(const void *p) { return p && p != KY_IN_PLACE && kyi_ptr_dev(p) >= 0; }
+
+static int gpu_refused(const char *call)
+{
+    return kyi_fail(KY_ERR_UNSUPPORTED, call, "GPU collectives: not yet (this version takes host buffers only)");
+}
+
+/* Local problems were recorded (kyi_fail) into *bad as a status. Without KY_CHECK the caller returns it
+ * (the other members are not told); with it every member learns and returns an error. */
+static int agree(const char *call, struct kyi_team *t, int bad, int64_t kind, int64_t count, int64_t dtype,
+                 int64_t op, int64_t root, int64_t algo)
+{
+    if (!kyi_check_enabled()) return bad;
+    int64_t sig[KYI_CK_N] = {kind, count, dtype, op, root, algo, bad ? 1 : 0};
+    int st = kyi_check_agree(call, t, sig);
+    return bad ? bad : st;
+}
+
+/* Run a plan built on the stack, then release it. */
+static int run_now(struct kyi_coll_plan *pl)
+{
+    int st = kyi_plan_scratch(pl);
+    if (!st) st = kyi_plan_start(pl);
+    if (!st) st = kyi_plan_wait(pl);
+    kyi_plan_release(pl);
+    return st;
+}
+
+static int check_reduce_args(const char *call, const void *s, void *r, size_t n, ky_dtype_t t, ky_op_t op,
+                             int need_r)
+{
+    if (KYI_SIZE_LOOKS_NEGATIVE(n)) return kyi_fail(KY_ERR_ARG, call, "count %zu looks negative", n);
+    if (!kyi_dtype_size(t)) return kyi_fail(KY_ERR_ARG, call, "data type %d is not a ky_dtype_t", (int)t);
+    if ((int)op < 0 || op >= KY_OP_COUNT) return kyi_fail(KY_ERR_ARG, call, "operation %d is not a ky_op_t", (int)op);
+    if (n && !s) return kyi_fail(KY_ERR_ARG, call, "send buffer is NULL (use KY_IN_PLACE for in place)");
+    if (n && need_r && !r) return kyi_fail(KY_ERR_ARG, call, "receive buffer is NULL");
+    if (is_gpu(s) || is_gpu(r)) return gpu_refused(call);
+    return KY_OK;
+}
+
+/* ---- allreduce ------------------------------------------------------------------------------------------ */
+
+static int allreduce_setup(const char *call, int kind, const void *s, void *r, size_t n, ky_dtype_t t,
+                           ky_op_t op, ky_team_t team, struct kyi_coll_plan *pl)
+{
+    struct kyi_team *tm;
+    KYI_CHECK(team_of(call, team, &tm));
+    int bad = check_reduce_args(call, s, r, n, t, op, 1);
+    if (bad && !kyi_check_enabled()) return bad;
+    size_t es = kyi_dtype_size(t);
+    int algo = kyi_coll_algo(KY_COLL_ALLREDUCE, tm->size, n * es);
+    KYI_CHECK(agree(call, tm, bad, kind, (int64_t)n, t, op, -1, algo));
+    memset(pl, 0, sizeof *pl);
+    pl->team = tm;
+    pl->call = call;
+    pl->dtype = t;
+    pl->op = op;
+    int in_place = s == KY_IN_PLACE || s == r;
+    pl->buf[KYI_B_S] = in_place ? NULL : (void *)s;
+    pl->buf[KYI_B_R] = r;
+    pl->algo = kyi_sched_allreduce(&pl->sched, algo, tm->size, tm->rank, n, es, in_place);
+    return KY_OK;
+}
+
+int ky_allreduce(const void *s, void *r, size_t n, ky_dtype_t t, ky_op_t op, ky_team_t team)
+{
+    struct kyi_coll_plan pl;
+    KYI_CHECK(allreduce_setup("ky_allreduce", K_ALLREDUCE, s, r, n, t, op, team, &pl));
+    return run_now(&pl);
+}
+
+/* ---- allgather ------------------------------------------------------------------------------------------ */
+
+static int allgather_setup(const char *call, int kind, const void *s, size_t b, void *r, ky_team_t team,
+                           struct kyi_coll_plan *pl)
+{
+    struct kyi_team *tm;
+    KYI_CHECK(team_of(call, team, &tm));
+    int bad = KY_OK;
+    if (KYI_SIZE_LOOKS_NEGATIVE(b) || KYI_SIZE_LOOKS_NEGATIVE(b * (size_t)tm->size))
+        bad = kyi_fail(KY_ERR_ARG, call, "bytes_each %zu looks negative", b);
+    else if (b && !s) bad = kyi_fail(KY_ERR_ARG, call, "send buffer is NULL (use KY_IN_PLACE for in place)");
+    else if (b && !r) bad = kyi_fail(KY_ERR_ARG, call, "receive buffer is NULL");
+    else if (is_gpu(s) || is_gpu(r)) bad = gpu_refused(call);
+    if (bad && !kyi_check_enabled()) return bad;
+    int algo = kyi_coll_algo(KY_COLL_ALLGATHER, tm->size, b);
+    KYI_CHECK(agree(call, tm, bad, kind, (int64_t)b, -1, -1, -1, algo));
+    memset(pl, 0, sizeof *pl);
+    pl->team = tm;
+    pl->call = call;
+    pl->dtype = KY_INT32; /* unused: allgather never reduces */
+    int in_place = s == KY_IN_PLACE;
+    pl->buf[KYI_B_S] = in_place ? NULL : (void *)s;
+    pl->buf[KYI_B_R] = r;
+    int sb = in_place ? KYI_B_R : KYI_B_S;
+    size_t so = in_place ? (size_t)tm->rank * b : 0;
+    pl->algo = kyi_sched_allgather(&pl->sched, algo, tm->size, tm->rank, b, sb, so, KYI_B_R, 0);
+    return KY_OK;
+}
+
+int ky_allgather(const void *s, size_t bytes_each, void *r, ky_team_t team)
+{
+    struct kyi_coll_plan pl;
+    KYI_CHECK(allgather_setup("ky_allgather", K_ALLGATHER, s, bytes_each, r, team, &pl));
+    return run_now(&pl);
+}
+
+/* ---- bcast, reduce, barrier ----------------------------------------------------------------------------- */
+
+int ky_bcast(void *buf, size_t bytes, int root, ky_team_t team)
+{
+    static const char *call = "ky_bcast";
+    struct kyi_team *tm;
+    KYI_CHECK(team_of(call, team, &tm));
+    int bad = KY_OK;
+    if (KYI_SIZE_LOOKS_NEGATIVE(bytes)) bad = kyi_fail(KY_ERR_ARG, call, "bytes %zu looks negative", bytes);
+    else if (root < 0 || root >= tm->size) bad = kyi_fail(KY_ERR_ARG, call, "root %d outside the team (size %d)", root, tm->size);
+    else if (bytes && !buf) bad = kyi_fail(KY_ERR_ARG, call, "buffer is NULL");
+    else if (is_gpu(buf)) bad = gpu_refused(call);
+    if (bad && !kyi_check_enabled()) return bad;
+    KYI_CHECK(agree(call, tm, bad, K_BCAST, (int64_t)bytes, -1, -1, root, -1));
+    struct kyi_coll_plan pl;
+    memset(&pl, 0, sizeof pl);
+    pl.team = tm;
+    pl.call = call;
+    pl.buf[KYI_B_R] = buf;
+    kyi_sched_bcast(&pl.sched, tm->size, tm->rank, root, KYI_B_R, bytes);
+    return run_now(&pl);
+}
+
+int ky_reduce(const void *s, void *r, size_t n, ky_dtype_t t, ky_op_t op, int root, ky_team_t team)
+{
+    static const char *call = "ky_reduce";
+    struct kyi_team *tm;
+    KYI_CHECK(team_of(call, team, &tm));
+    int bad = KY_OK;
+    if (root < 0 || root >= tm->size) bad = kyi_fail(KY_ERR_ARG, call, "root %d outside the team (size %d)", root, tm->size);
+    else if (s == KY_IN_PLACE && tm->rank != root)
+        bad = kyi_fail(KY_ERR_ARG, call, "KY_IN_PLACE is only for the root (this is team rank %d)", tm->rank);
+    else bad = check_reduce_args(call, s, r, n, t, op, tm->rank == root);
+    if (bad && !kyi_check_enabled()) return bad;
+    KYI_CHECK(agree(call, tm, bad, K_REDUCE, (int64_t)n, t, op, root, -1));
+    size_t es = kyi_dtype_size(t), bytes = n * es;
+    struct kyi_coll_plan pl;
+    memset(&pl, 0, sizeof pl);
+    pl.team = tm;
+    pl.call = call;
+    pl.dtype = t;
+    pl.op = op;
+    int in_place = s == KY_IN_PLACE || s == r;
+    pl.buf[KYI_B_S] = in_place ? NULL : (void *)s;
+    pl.buf[KYI_B_R] = r;
+    /* The root accumulates in r; the others in scratch U (r is not theirs to write). */
+    int acc = tm->rank == root ? KYI_B_R : KYI_B_U;
+    if (!in_place) kyi_sched_copy(&pl.sched, KYI_B_S, 0, acc, 0, bytes);
+    kyi_sched_need(&pl.sched, acc, bytes);
+    if (n) kyi_sched_reduce_tree(&pl.sched, tm->size, tm->rank, root, acc, bytes);
+    return run_now(&pl);
+}
+
+int ky_team_barrier(ky_team_t team)
+{
+    static const char *call = "ky_team_barrier";
+    struct kyi_team *tm;
+    KYI_CHECK(team_of(call, team, &tm));
+    KYI_CHECK(agree(call, tm, KY_OK, K_BARRIER, 0, -1, -1, -1, -1));
+    struct kyi_coll_plan pl;
+    memset(&pl, 0, sizeof pl);
+    pl.team = tm;
+    pl.call = call;
+    kyi_sched_barrier(&pl.sched, tm->size, tm->rank);
+    return run_now(&pl);
+}
+
+/* ---- persistent plans ----------------------------------------------------------------------------------- */
+
+static int plan_finish(struct kyi_coll_plan *pl, ky_coll_plan_t *out)
+{
+    int st = kyi_plan_scratch(pl);
+    if (st) {
+        kyi_plan_release(pl);
+        free(pl);
+        return st;
+    }
+    *out = pl;
+    return KY_OK;
+}
+
+int ky_allreduce_init(const void *s, void *r, size_t n, ky_dtype_t t, ky_op_t op, ky_team_t team,
+                      ky_coll_plan_t *plan)
+{
+    static const char *call = "ky_allreduce_init";
+    if (!plan) return kyi_fail(KY_ERR_ARG, call, "plan is NULL");
+    *plan = NULL;
+    struct kyi_coll_plan *pl = malloc(sizeof *pl);
+    if (!pl) return kyi_fail(KY_ERR_NOMEM, call, "no memory");
+    int st = allreduce_setup(call, K_ALLREDUCE_PLAN, s, r, n, t, op, team, pl);
+    if (st) {
+        free(pl);
+        return st;
+    }
+    pl->call = "ky_coll_start (allreduce plan)";
+    return plan_finish(pl, plan);
+}
+
+int ky_allgather_init(const void *s, size_t bytes_each, void *r, ky_team_t team, ky_coll_plan_t *plan)
+{
+    static const char *call = "ky_allgather_init";
+    if (!plan) return kyi_fail(KY_ERR_ARG, call, "plan is NULL");
+    *plan = NULL;
+    struct kyi_coll_plan *pl = malloc(sizeof *pl);
+    if (!pl) return kyi_fail(KY_ERR_NOMEM, call, "no memory");
+    int st = allgather_setup(call, K_ALLGATHER_PLAN, s, bytes_each, r, team, pl);
+    if (st) {
+        free(pl);
+        return st;
+    }
+    pl->call = "ky_coll_start (allgather plan)";
+    return plan_finish(pl, plan);
+}
+
+int ky_coll_start(ky_coll_plan_t plan, void *stream)
+{
+    static const char *call = "ky_coll_start";
+    KYI_CHECK(kyi_require_init(call));
+    if (!plan) return kyi_fail(KY_ERR_ARG, call, "plan is NULL");
+    if (stream) return kyi_fail(KY_ERR_ARG, call, "stream must be NULL for a plan on host buffers");
+    return kyi_plan_start(plan);
+}
+
+int ky_coll_wait(ky_coll_plan_t plan)
+{
+    KYI_CHECK(kyi_require_init("ky_coll_wait"));
+    if (!plan) return kyi_fail(KY_ERR_ARG, "ky_coll_wait", "plan is NULL");
+    return kyi_plan_wait(plan);
+}
+
+int ky_coll_plan_algo(ky_coll_plan_t plan, ky_coll_algo_t *algo)
+{
+    if (!plan || !algo) return kyi_fail(KY_ERR_ARG, "ky_coll_plan_algo", "plan or algo is NULL");
+    *algo = (ky_coll_algo_t)plan->algo;
+    return KY_OK;
+}
+
+int ky_coll_free(ky_coll_plan_t plan)
+{
+    if (!plan) return KY_OK;
+    if (plan->active == 1) return kyi_fail(KY_ERR_STATE, "ky_coll_free", "the plan is in flight: ky_coll_wait first");
+    kyi_plan_release(plan);
+    free(plan);
+    return KY_OK;
+}

@@ -1,0 +1,159 @@
+/* The executor: runs a schedule step by step with MPI_Irecv/MPI_Isend on the team's private communicator
+ * (one tag per collective, so several started plans of a team never mix), completing each exchange before
+ * the next step. ky_coll_start makes all the progress it can without waiting; waits go through the
+ * runtime's waiters (backoff, KY_TIMEOUT) and serve one-sided requests meanwhile when there is no progress
+ * thread, so oversubscribed ranks neither spin nor deadlock against a rank waiting on them. */
+#include <limits.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/coll.h"
+#include "comm/comm.h"
+#include "runtime/config.h"
+
+static char dummy[8];
+
+static char *at(struct kyi_coll_plan *pl, int buf, size_t off)
+{
+    char *b = pl->buf[buf];
+    return b ? b + off : dummy;
+}
+
+int kyi_plan_scratch(struct kyi_coll_plan *pl)
+{
+    if (pl->sched.nomem) return kyi_fail(KY_ERR_NOMEM, pl->call, "no memory for the schedule");
+    for (int i = 0; i < 2; i++) {
+        size_t n = pl->sched.scratch[i];
+        if (!n) continue;
+        pl->owned[i] = malloc(n);
+        if (!pl->owned[i]) return kyi_fail(KY_ERR_NOMEM, pl->call, "no memory for %zu bytes of scratch", n);
+        pl->buf[KYI_B_T + i] = pl->owned[i];
+    }
+    for (int i = 0; i < pl->sched.n; i++) {
+        const kyi_step_t *st = &pl->sched.v[i];
+        if (st->slen > INT_MAX || st->rlen > INT_MAX)
+            return kyi_fail(KY_ERR_UNSUPPORTED, pl->call, "a message of this schedule is over 2 GiB (%zu bytes)",
+                            st->slen > st->rlen ? st->slen : st->rlen);
+    }
+    return KY_OK;
+}
+
+void kyi_plan_release(struct kyi_coll_plan *pl)
+{
+    free(pl->owned[0]);
+    free(pl->owned[1]);
+    pl->owned[0] = pl->owned[1] = NULL;
+    kyi_sched_free(&pl->sched);
+}
+
+/* Post the current step's messages (local steps run at once). */
+static int post(struct kyi_coll_plan *pl)
+{
+    const kyi_step_t *st = &pl->sched.v[pl->cur];
+    struct kyi_team *t = pl->team;
+    size_t es = kyi_dtype_size(pl->dtype);
+    pl->req[0] = pl->req[1] = MPI_REQUEST_NULL;
+    switch (st->kind) {
+    case KYI_STEP_COPY: memmove(at(pl, st->rbuf, st->roff), at(pl, st->sbuf, st->soff), st->slen); return 0;
+    case KYI_STEP_REDUCE:
+        kyi_reduce_local(at(pl, st->dbuf, st->doff), at(pl, st->sbuf, st->soff), st->slen / es, pl->dtype, pl->op);
+        return 0;
+    default: break;
+    }
+    if (st->from >= 0 &&
+        MPI_Irecv(at(pl, st->rbuf, st->roff), (int)st->rlen, MPI_BYTE, t->world[st->from], pl->tag, t->comm,
+                  &pl->req[0]) != MPI_SUCCESS)
+        return kyi_fail(KY_ERR_MPI, pl->call, "MPI_Irecv from team rank %d failed", st->from);
+    if (st->to >= 0 &&
+        MPI_Isend(at(pl, st->sbuf, st->soff), (int)st->slen, MPI_BYTE, t->world[st->to], pl->tag, t->comm,
+                  &pl->req[1]) != MPI_SUCCESS)
+        return kyi_fail(KY_ERR_MPI, pl->call, "MPI_Isend to team rank %d failed", st->to);
+    return 1;
+}
+
+/* Advance as far as possible: 1 = done, 0 = waiting on the network, < 0 = error. */
+static int advance(struct kyi_coll_plan *pl)
+{
+    while (pl->cur < pl->sched.n) {
+        if (!pl->posted) {
+            int r = post(pl);
+            if (r < 0) return r;
+            if (r == 0) {
+                pl->cur++;
+                continue;
+            }
+            pl->posted = 1;
+        }
+        int done = 0;
+        if (MPI_Testall(2, pl->req, &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+            return kyi_fail(KY_ERR_MPI, pl->call, "MPI_Testall failed");
+        if (!done) return 0;
+        const kyi_step_t *st = &pl->sched.v[pl->cur];
+        if (st->reduce && st->rlen)
+            kyi_reduce_local(at(pl, st->dbuf, st->doff), at(pl, st->rbuf, st->roff),
+                             st->rlen / kyi_dtype_size(pl->dtype), pl->dtype, pl->op);
+        pl->posted = 0;
+        pl->cur++;
+    }
+    return 1;
+}
+
+int kyi_plan_start(struct kyi_coll_plan *pl)
+{
+    if (pl->active) return kyi_fail(KY_ERR_STATE, pl->call, "the plan is already started and not yet waited for");
+    pl->active = 1;
+    pl->cur = 0;
+    pl->posted = 0;
+    pl->status = KY_OK;
+    pl->tag = kyi_team_next_tag(pl->team);
+    int r = advance(pl);
+    if (r < 0) pl->status = r;
+    if (r != 0) pl->active = 2; /* finished inside the start: the status waits for ky_coll_wait */
+    return r < 0 ? r : KY_OK;
+}
+
+int kyi_plan_wait(struct kyi_coll_plan *pl)
+{
+    if (!pl->active) return KY_OK;
+    if (pl->active == 1) {
+        /* First poll and yield for KY_COLL_YIELD_US even on an oversubscribed host: a collective's peers
+         * are usually microseconds away, and the waiter's sleeps (tens of microseconds each) would
+         * multiply by the number of steps. Yielding hands the core to a peer that needs it. */
+        static long yield_us = -1;
+        if (yield_us < 0) yield_us = kyi_config_long("KY_COLL_YIELD_US");
+        uint64_t until = kyi_now_ns() + (uint64_t)(yield_us > 0 ? yield_us : 0) * 1000ull;
+        while (kyi_now_ns() < until) {
+            int r = advance(pl);
+            if (r != 0) {
+                if (r < 0) pl->status = r;
+                pl->active = 0;
+                return pl->status;
+            }
+            if (!kyi_comm.progress_thread) kyi_progress_poll();
+            sched_yield();
+        }
+        kyi_waiter_t w;
+        kyi_waiter_init(&w, pl->call, "the other members of the collective", -1);
+        for (;;) {
+            int before = pl->cur;
+            int r = advance(pl);
+            if (r < 0) {
+                pl->status = r;
+                break;
+            }
+            if (r > 0) break;
+            if (pl->cur != before) {
+                kyi_waiter_progress(&w);
+                const kyi_step_t *st = &pl->sched.v[pl->cur];
+                int peer = st->from >= 0 ? st->from : st->to;
+                w.peer = peer >= 0 ? pl->team->world[peer] : -1;
+                w.what = "its part of the collective";
+            }
+            if (!kyi_comm.progress_thread && kyi_progress_poll() > 0) continue;
+            kyi_waiter_pause(&w);
+        }
+    }
+    pl->active = 0;
+    return pl->status;
+}

@@ -1,0 +1,68 @@
+/* Algorithm choice. Order: ky_coll_set_algo override, then KY_ALLREDUCE_ALGO / KY_ALLGATHER_ALGO, then
+ * the table below (docs/api.md, "Collectives"). The table comes from host runs on a 2-core CI machine
+ * (bench/coll, 2-4 ranks, oversubscribed): few large steps beat many small ones for small vectors, and
+ * bandwidth-optimal ring/neighbor win only once messages are large. It must be re-measured on the GPU
+ * machine (issue 4) before it is trusted there. */
+#include <stdatomic.h>
+#include <string.h>
+
+#include "coll/coll.h"
+#include "runtime/config.h"
+#include "runtime/log.h"
+
+static atomic_int override_algo[2];   /* KY_ALGO_AUTO: none */
+static int setting_algo[2] = {-1, -1};
+
+static const char *names[KY_ALGO_COUNT] = {"auto", "ring", "neighbor", "rd", "bruck", "reduce_bcast"};
+
+const char *ky_coll_algo_name(ky_coll_algo_t a) { return (int)a >= 0 && a < KY_ALGO_COUNT ? names[a] : "?"; }
+
+int ky_coll_set_algo(ky_coll_kind_t kind, ky_coll_algo_t algo)
+{
+    if (kind != KY_COLL_ALLREDUCE && kind != KY_COLL_ALLGATHER)
+        return kyi_fail(KY_ERR_ARG, "ky_coll_set_algo", "kind %d is not KY_COLL_ALLREDUCE or KY_COLL_ALLGATHER",
+                        (int)kind);
+    if ((int)algo < 0 || algo >= KY_ALGO_COUNT || (kind == KY_COLL_ALLGATHER && algo == KY_ALGO_REDUCE_BCAST))
+        return kyi_fail(KY_ERR_ARG, "ky_coll_set_algo", "algorithm %d is not one for %s", (int)algo,
+                        kind == KY_COLL_ALLREDUCE ? "allreduce" : "allgather");
+    atomic_store(&override_algo[kind], (int)algo);
+    return KY_OK;
+}
+
+static int parse(ky_coll_kind_t kind)
+{
+    const char *name = kind == KY_COLL_ALLREDUCE ? "KY_ALLREDUCE_ALGO" : "KY_ALLGATHER_ALGO";
+    const char *v = kyi_config_str(name);
+    for (int a = 0; a < KY_ALGO_COUNT; a++)
+        if (!strcmp(v, names[a]) && !(kind == KY_COLL_ALLGATHER && a == KY_ALGO_REDUCE_BCAST)) return a;
+    KYI_WARN(KYI_SUB_COLL, "%s=%s is not auto, ring, neighbor, rd, bruck%s; using auto", name, v,
+             kind == KY_COLL_ALLREDUCE ? " or reduce_bcast" : "");
+    return KY_ALGO_AUTO;
+}
+
+int kyi_coll_forced(ky_coll_kind_t kind)
+{
+    int o = atomic_load(&override_algo[kind]);
+    if (o != KY_ALGO_AUTO) return o;
+    if (setting_algo[kind] < 0) setting_algo[kind] = parse(kind);
+    return setting_algo[kind];
+}
+
+static int pow2(int p) { return (p & (p - 1)) == 0; }
+
+int kyi_coll_algo(ky_coll_kind_t kind, int p, size_t bytes)
+{
+    int a = kyi_coll_forced(kind);
+    if (a != KY_ALGO_AUTO) return a;
+    if (kind == KY_COLL_ALLREDUCE) {
+        /* bytes: the vector. Small: fewest steps; large: ring moves 2(p-1)/p of it instead of log2(p) x. */
+        if (bytes <= 2048) return pow2(p) ? KY_ALGO_RD : KY_ALGO_BRUCK;
+        if (bytes < 64 * 1024 || p == 2) return KY_ALGO_RD;
+        return KY_ALGO_RING;
+    }
+    /* bytes: one member's block; the gathered result is p times that. */
+    size_t total = bytes * (size_t)p;
+    if (total <= 32 * 1024) return pow2(p) ? KY_ALGO_RD : KY_ALGO_BRUCK;
+    if (total <= 1024 * 1024) return KY_ALGO_RD;
+    return p % 2 == 0 ? KY_ALGO_NEIGHBOR : KY_ALGO_RING;
+}
