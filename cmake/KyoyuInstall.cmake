@@ -1,5 +1,6 @@
 # Install rules: public headers only (include/kyoyu.h, include/kyoyu/*.h; never src/), the shared and
-# static libraries, kyinfo and kyrun, a CMake package (find_package(Kyoyu) -> Kyoyu::kyoyu) and kyoyu.pc.
+# static libraries, kyinfo, kyrun and kybench (its Python package in share/kyoyu), a CMake package
+# (find_package(Kyoyu) -> Kyoyu::kyoyu) and kyoyu.pc.
 include_guard(GLOBAL)
 
 install(FILES "${PROJECT_SOURCE_DIR}/include/kyoyu.h" DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
@@ -15,7 +16,10 @@ install(TARGETS kyoyu kyoyu_static EXPORT KyoyuTargets
         RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}"
         INCLUDES DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
 install(TARGETS kyinfo RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
-install(PROGRAMS "${PROJECT_SOURCE_DIR}/tools/kyrun" DESTINATION "${CMAKE_INSTALL_BINDIR}")
+install(PROGRAMS "${PROJECT_SOURCE_DIR}/tools/kyrun" "${PROJECT_SOURCE_DIR}/tools/kybench"
+        DESTINATION "${CMAKE_INSTALL_BINDIR}")
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/tools/kybench_lib" DESTINATION "${CMAKE_INSTALL_DATADIR}/kyoyu"
+        FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
 
 # CMake package.
 set(KY_PACKAGE_DIR "${CMAKE_INSTALL_LIBDIR}/cmake/Kyoyu")

@@ -72,4 +72,6 @@ step "kyrun and kyinfo installed"
 KYRUN_DRYRUN=1 "$prefix/bin/kyrun" -n 2 true >/dev/null
 "$prefix/bin/kyrun" --info >"$work/info.log" 2>&1 || { cat "$work/info.log"; exit 1; }
 grep -q KY_ "$work/info.log" || { echo "kyrun --info printed no KY_ setting"; cat "$work/info.log"; exit 1; }
+step "kybench installed (finds its package in share/kyoyu)"
+"$prefix/bin/kybench" --help >"$work/kybench.log" 2>&1 || { cat "$work/kybench.log"; exit 1; }
 step "PASS"

@@ -1,0 +1,2 @@
+"""kybench_lib: the code of tools/kybench (records and schema, suites and run, compare, report tables and
+figures). Standard library only, except figures.py (matplotlib), which only `kybench report` imports."""

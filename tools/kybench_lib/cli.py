@@ -1,0 +1,160 @@
+"""kybench command line: run, compare, report, validate (see `kybench --help` and docs/benchmarks.md)."""
+import argparse
+import os
+import sys
+
+from . import compare, records, report, suites
+
+
+def find_root(script_dir):
+    """The Kyoyu source tree: $KYBENCH_ROOT, else the first folder holding bench/ and include/kyoyu.h above
+    the working directory or above this script, else the working directory."""
+    if os.environ.get("KYBENCH_ROOT"):
+        return os.path.abspath(os.environ["KYBENCH_ROOT"])
+    for start in (os.getcwd(), script_dir):
+        d = os.path.abspath(start)
+        while True:
+            if os.path.isdir(os.path.join(d, "bench")) and os.path.isfile(os.path.join(d, "include", "kyoyu.h")):
+                return d
+            parent = os.path.dirname(d)
+            if parent == d:
+                break
+            d = parent
+    return os.getcwd()
+
+
+def find_bindir(build, root, script_dir):
+    """Programs to run: BUILD/bin; else the script's own folder when it is a build's bin (kyrun and kyinfo
+    beside it); else $BUILD/bin or <root>/build/bin."""
+    if build:
+        return os.path.abspath(os.path.join(build, "bin"))
+    if all(os.access(os.path.join(script_dir, p), os.X_OK) for p in ("kyrun", "kyinfo")):
+        return script_dir
+    return os.path.abspath(os.path.join(os.environ.get("BUILD") or os.path.join(root, "build"), "bin"))
+
+
+def _ranks(s):
+    try:
+        v = [int(x) for x in s.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--ranks takes N or a list N,M,...: {s!r}")
+    if not v or min(v) < 1:
+        raise argparse.ArgumentTypeError(f"--ranks takes positive counts: {s!r}")
+    return v
+
+
+def parser():
+    p = argparse.ArgumentParser(prog="kybench", description="Kyoyu's benchmark harness: run suites, compare "
+                                "result sets, regenerate docs/performance.md with tables and figures.")
+    sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
+
+    r = sub.add_parser("run", help="run a suite through kyrun and store JSON lines")
+    r.add_argument("suite", choices=sorted(suites.SUITES) + ["all"],
+                   help="comm (pingpong, halo), coll, dsm, stencil, or all (every suite with cases)")
+    r.add_argument("--ranks", type=_ranks, help="rank count(s) for suites that take one (coll): N or N,M,...")
+    r.add_argument("--gpus", action="store_true", help="run the GPU cases even if nvidia-smi finds < 2 GPUs")
+    r.add_argument("--no-gpus", action="store_true", help="host cases only")
+    r.add_argument("--build", help="build folder whose bin/ holds kyrun and the benchmarks (default: build)")
+    r.add_argument("--machine", help="machine kind (default: $KY_BENCH_MACHINE, else the host name)")
+    r.add_argument("--out", help="folder for the JSON lines and the log (default: "
+                   "bench/results/<machine>/<UTC date>)")
+    r.add_argument("--quick", action="store_true", help="tiny sizes (CI: seconds, numbers mean nothing)")
+    r.add_argument("--full", action="store_true", help="full ranges even without GPUs (as BENCH_FULL=1)")
+    r.add_argument("--timeout", type=int, default=900, help="seconds per case before it is killed (900)")
+    r.add_argument("-v", "--verbose", action="store_true", help="show the programs' output as they run")
+
+    c = sub.add_parser("compare", help="flag every figure that moved by more than a threshold")
+    c.add_argument("a", help="result folder or .jsonl file (before)")
+    c.add_argument("b", help="result folder or .jsonl file (after)")
+    c.add_argument("--threshold", type=float, default=0.10, help="relative change that is flagged (0.10)")
+
+    g = sub.add_parser("report", help="regenerate docs/performance.md (tables) and docs/figures (PNG)")
+    g.add_argument("--results", nargs="+", help="result folders or files (default: the newest GPU machine's "
+                   "folders under bench/results, each suite from its latest date)")
+    g.add_argument("--machine", help="machine kind to report when the results hold several")
+    g.add_argument("--out", help="Markdown file to update (default: docs/performance.md)")
+    g.add_argument("--figures", help="folder for the PNG figures (default: docs/figures)")
+    g.add_argument("--no-figures", action="store_true", help="tables only")
+
+    v = sub.add_parser("validate", help="check JSON lines against the schema of docs/benchmarks.md")
+    v.add_argument("paths", nargs="+", metavar="FILE|DIR")
+    return p
+
+
+def cmd_report(a, root):
+    out = a.out or os.path.join(root, "docs", "performance.md")
+    fig_dir = a.figures or os.path.join(root, "docs", "figures")
+    paths = a.results or report.default_results(root, a.machine)
+    if not paths:
+        print(f"report: no results under {os.path.join(root, 'bench', 'results')} (name them with --results)",
+              file=sys.stderr)
+        return 1
+    try:
+        recs = report.select(records.load(paths), a.machine)
+    except records.RecordError as e:
+        print(f"report: {e}", file=sys.stderr)
+        return 1
+    if not recs:
+        print(f"report: no records in {' '.join(paths)}", file=sys.stderr)
+        return 1
+    figures_mod = None
+    if not a.no_figures:
+        try:
+            from . import figures as figures_mod
+        except ImportError as e:
+            print(f"report: figures need matplotlib ({e}); `make deps` installs python3-matplotlib. "
+                  "Writing the tables only.", file=sys.stderr)
+    # which result folders the records came from, relative to the root where possible
+    srcs = sorted({os.path.dirname(r["_src"].rsplit(":", 1)[0]) for r in recs})
+    sources = [os.path.relpath(s, root) if os.path.abspath(s).startswith(root + os.sep) else s for s in srcs]
+    kinds = sorted({f"{r['kind']}, {r['date']}" for r in recs})
+    blocks, written = report.build_blocks(recs, out, fig_dir, figures_mod, sources)
+    doc = ""
+    if os.path.exists(out):
+        with open(out, encoding="utf-8") as fh:
+            doc = fh.read()
+    bad = report.unbalanced(doc)
+    if bad:
+        print(f"report: {out}: unbalanced kybench markers ({', '.join(bad)}); nothing written", file=sys.stderr)
+        return 1
+    new, replaced, appended = report.merge(doc, blocks, "; ".join(kinds))
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    with open(out, "w", encoding="utf-8") as fh:
+        fh.write(new)
+    print(f"report: {len(recs)} records ({'; '.join(kinds)}) from {', '.join(sources)}")
+    print(f"report: {out}: {len(replaced)} block(s) replaced ({', '.join(replaced) or '-'}), "
+          f"{len(appended)} appended ({', '.join(appended) or '-'})")
+    if figures_mod is not None:
+        print(f"report: {len(written)} figure(s) in {fig_dir}")
+    return 0
+
+
+def main(argv=None, script_dir=None):
+    script_dir = script_dir or os.path.dirname(os.path.abspath(__file__))
+    a = parser().parse_args(argv)
+    root = find_root(script_dir)
+    if a.cmd == "run":
+        if a.gpus and a.no_gpus:
+            print("run: --gpus and --no-gpus exclude each other", file=sys.stderr)
+            return 2
+        a.root = root
+        a.bindir = find_bindir(a.build, root, script_dir)
+        return suites.run(a)
+    if a.cmd == "compare":
+        try:
+            status, _ = compare.compare([a.a], [a.b], a.threshold, sys.stdout)
+        except records.RecordError as e:
+            print(f"compare: {e}", file=sys.stderr)
+            return 2
+        return status
+    if a.cmd == "report":
+        return cmd_report(a, root)
+    if a.cmd == "validate":
+        try:
+            n, bad = records.validate(a.paths, sys.stdout)
+        except records.RecordError as e:
+            print(f"validate: {e}", file=sys.stderr)
+            return 2
+        print(f"validate: {n} record(s), {bad} invalid")
+        return 1 if bad else 0
+    return 2

@@ -1,0 +1,235 @@
+"""kybench suites: the registry of benchmark cases and `kybench run`.
+
+A suite is a list of cases; a case is one program run through kyrun with the environment that selects a
+path (KY_NODE_SPLIT, KY_GPUS_PER_RANK, ...) and the flags of a size range. Later suites (coll, dsm,
+stencil) add entries to SUITES; nothing else changes. Each case writes <out>/<case>.jsonl (JSON lines of
+docs/benchmarks.md); everything the programs print goes to <out>/<suite>.log with each command line and its
+exit status; one progress line per case goes to stdout."""
+import datetime
+import os
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+from . import records
+
+# Flags by range: "full" on a GPU machine (the numbers that count) or with BENCH_FULL=1 / --full, "cpu" on
+# a machine without GPUs (trends in a minute or two), "quick" for CI (--quick: seconds).
+PP_HOST = {"full": "-b 8 -e 256M -n 200 -w 10", "cpu": "-b 8 -e 16M -f 4 -n 100 -w 5",
+           "quick": "-b 8 -e 64K -f 8 -n 20 -w 2"}
+PP_GPU = {"full": "-b 8 -e 256M -n 200 -w 10", "cpu": "-b 8 -e 256M -n 200 -w 10",
+          "quick": "-b 8 -e 64K -f 8 -n 20 -w 2"}
+HALO_HOST = {"full": "-N 32,64,128,256,512 -n 100 -w 5", "cpu": "-N 32,64,128 -n 50 -w 5",
+             "quick": "-N 8,16 -n 5 -w 1"}
+HALO_GPU = {"full": "-N 32,64,128,256,512 -n 100 -w 5", "cpu": "-N 32,64,128,256,512 -n 100 -w 5",
+            "quick": "-N 8,16 -n 5 -w 1"}
+# bench/coll (issue 4): nccl-tests-style flags like the other benchmarks; adjust here when coll.c lands.
+COLL_HOST = {"full": "-b 8 -e 256M -n 100 -w 10", "cpu": "-b 8 -e 4M -f 4 -n 50 -w 5",
+             "quick": "-b 8 -e 4K -f 8 -n 10 -w 2"}
+COLL_GPU = {"full": "-b 8 -e 256M -n 100 -w 10", "cpu": "-b 8 -e 256M -n 100 -w 10",
+            "quick": "-b 8 -e 4K -f 8 -n 10 -w 2"}
+
+SPLIT = {"KY_NODE_SPLIT": "rank"}
+ONE_GPU = {"KY_GPUS_PER_RANK": "1"}
+
+
+class Case:
+    """One run: NAME (also the JSON file's name), PROG in the build's bin, ARGS, RANGES (flags per range),
+    ENV, GPU (needs a GPU per rank), RANKS (a fixed count, or None: from --ranks, default DEFAULT_RANKS)."""
+
+    def __init__(self, name, prog, args, ranges, env=None, gpu=False, ranks=2, default_ranks=(2,)):
+        self.name, self.prog, self.args, self.ranges = name, prog, args, ranges
+        self.env, self.gpu, self.ranks, self.default_ranks = dict(env or {}), gpu, ranks, default_ranks
+
+
+SUITES = {
+    # the comm layer (issue 2): the cases of docs/benchmarks.md, in this order
+    "comm": [
+        Case("pingpong_host_shm", "pingpong", "--mem host", PP_HOST),
+        Case("pingpong_host_mpi", "pingpong", "--mem host", PP_HOST, SPLIT),
+        Case("halo_host_shm", "halo", "--mem host", HALO_HOST),
+        Case("halo_host_mpi", "halo", "--mem host", HALO_HOST, SPLIT),
+        Case("pingpong_gpu_ipc", "pingpong", "--mem gpu", PP_GPU, ONE_GPU, gpu=True),
+        Case("pingpong_gpu_staged", "pingpong", "--mem gpu", PP_GPU, dict(ONE_GPU, **SPLIT), gpu=True),
+        Case("halo_gpu_ipc", "halo", "--mem gpu", HALO_GPU, ONE_GPU, gpu=True),
+        Case("halo_gpu_staged", "halo", "--mem gpu", HALO_GPU, dict(ONE_GPU, **SPLIT), gpu=True),
+    ],
+    # collectives (issue 4): runs when build/bin/coll exists; one run per rank count (--ranks 2,3,4)
+    "coll": [
+        Case("coll_host", "coll", "--mem host", COLL_HOST, ranks=None, default_ranks=(2, 3, 4)),
+        Case("coll_gpu", "coll", "--mem gpu", COLL_GPU, ONE_GPU, gpu=True, ranks=None, default_ranks=(2, 3, 4)),
+    ],
+    # the DSM (issue 3) and the stencil (issue 5) add their cases here
+    "dsm": [],
+    "stencil": [],
+}
+
+MULTICAST_OFF = {"NCCL_NVLS_ENABLE": "0", "NVSHMEM_DISABLE_NVLS": "1", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1"}
+
+
+def count_gpus():
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return 0
+    try:
+        out = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return 0
+    return sum(1 for line in out.splitlines() if line.startswith("GPU "))
+
+
+def machine_name(arg):
+    return arg or os.environ.get("KY_BENCH_MACHINE") or socket.gethostname()
+
+
+def utc_date():
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+
+
+def _launcher(bindir, ranks, gpu):
+    kyrun = os.path.join(bindir, "kyrun")
+    if os.access(kyrun, os.X_OK):
+        cmd = [kyrun, "-n", str(ranks)]
+        return cmd + ["--gpus-per-rank", "1"] if gpu else cmd
+    return ["mpirun", "-n", str(ranks), "--allow-run-as-root", "--oversubscribe"]
+
+
+def _plan(suite_names, opts, ngpus, use_gpus):
+    """[(suite, case, ranks, file-stem, skip-reason or None)] in run order."""
+    plan = []
+    for s in suite_names:
+        for c in SUITES[s]:
+            if c.ranks is not None:
+                rank_list = [c.ranks]
+                if opts.ranks and opts.ranks != [c.ranks]:
+                    print(f"kybench: {c.name} runs on {c.ranks} ranks (--ranks ignored)")
+            else:
+                rank_list = opts.ranks or list(c.default_ranks)
+            for n in rank_list:
+                stem = c.name if c.ranks is not None else f"{c.name}_n{n}"
+                skip = None
+                if not os.access(os.path.join(opts.bindir, c.prog), os.X_OK):
+                    skip = f"{c.prog} not built"
+                elif c.gpu and not use_gpus:
+                    skip = f"GPU case: nvidia-smi finds {ngpus} GPU(s), 2 are needed (--gpus forces)"
+                elif c.gpu and ngpus and n > ngpus and not opts.gpus:
+                    skip = f"{n} ranks need {n} GPUs, {ngpus} found"
+                plan.append((s, c, n, stem, skip))
+    return plan
+
+
+def _kill_group(proc):
+    """End the case's process group (kyrun, mpirun and the ranks; started in a session of their own)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def run(opts):
+    """`kybench run`: opts has suite, ranks (list or None), gpus, no_gpus, bindir, machine, out, quick, full,
+    verbose, timeout. Returns the exit status (1 if a case failed)."""
+    names = [s for s in SUITES if SUITES[s]] if opts.suite == "all" else [opts.suite]
+    ngpus = count_gpus()
+    use_gpus = not opts.no_gpus and (opts.gpus or ngpus >= 2)
+    if opts.quick:
+        rng = "quick"
+    elif opts.full or ngpus >= 1 or os.environ.get("BENCH_FULL") == "1":
+        rng = "full"
+    else:
+        rng = "cpu"
+    machine = machine_name(opts.machine)
+    date = utc_date()
+    out = opts.out or os.path.join(opts.root, "bench", "results", machine, date)
+    os.makedirs(out, exist_ok=True)
+
+    plan = _plan(names, opts, ngpus, use_gpus)
+    if not plan:
+        print(f"kybench: suite {opts.suite} has no cases yet")
+        return 0
+    if all(p[4] and p[4].endswith("not built") for p in plan):
+        print(f"kybench: no program of suite {opts.suite} is built in {opts.bindir} "
+              "(make build, or cmake --build BUILD)", file=sys.stderr)
+        return 1
+
+    env = dict(os.environ, **MULTICAST_OFF)
+    env["KY_BENCH_MACHINE"] = machine
+    log_path = os.path.join(out, f"{opts.suite}.log")
+    log = open(log_path, "w", encoding="utf-8")
+
+    def say(msg, to_stdout=True):
+        log.write(msg + "\n")
+        log.flush()
+        if to_stdout:
+            print(msg, flush=True)
+
+    say(f"kybench run {opts.suite}: machine {machine}, date {date}, host {socket.gethostname()}, "
+        f"GPUs {ngpus}{' (GPU cases on)' if use_gpus else ''}, range {rng}")
+    say(f"  programs in {opts.bindir}; results in {out}")
+    failed = ran = skipped = 0
+    width = max(len(p[3]) for p in plan)
+    t_all = time.monotonic()
+    for i, (suite, c, n, stem, skip) in enumerate(plan, 1):
+        tag = f"[{i}/{len(plan)}] {stem:<{width}}"
+        if skip:
+            say(f"{tag}  skipped: {skip}")
+            skipped += 1
+            continue
+        json_path = os.path.join(out, stem + ".jsonl")
+        if os.path.exists(json_path):
+            os.remove(json_path)
+        extra = shlex.split(os.environ.get(f"BENCH_{c.prog.upper()}_ARGS", ""))
+        cmd = (_launcher(opts.bindir, n, c.gpu) + [os.path.join(opts.bindir, c.prog)] + shlex.split(c.args)
+               + shlex.split(c.ranges[rng]) + extra + ["--json", json_path])
+        envs = " ".join(f"{k}={v}" for k, v in c.env.items())
+        say(f"\n=== {stem}: {envs or '(default environment)'} {shlex.join(cmd)}", to_stdout=False)
+        if sys.stdout.isatty():
+            print(f"{tag}  running", end="\r", flush=True)
+        t0 = time.monotonic()
+        try:
+            proc = subprocess.Popen(cmd, env=dict(env, **c.env), stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT, text=True, errors="replace",
+                                    start_new_session=True)
+            tail = []
+            killed = []
+            timer = threading.Timer(opts.timeout, lambda: (killed.append(1), _kill_group(proc)))
+            timer.start()
+            for line in proc.stdout:
+                log.write(line)
+                tail = (tail + [line.rstrip("\n")])[-15:]
+                if opts.verbose:
+                    print("    " + line, end="")
+            rc = proc.wait()
+            timer.cancel()
+            if killed:
+                rc, tail = 124, tail + [f"(killed after the {opts.timeout} s limit)"]
+        except OSError as e:
+            rc, tail = 127, [str(e)]
+        dt = time.monotonic() - t0
+        log.write(f"=== {stem}: exit {rc} after {dt:.1f} s\n")
+        npts = 0
+        problems = []
+        if os.path.exists(json_path):
+            recs = records.load([json_path])
+            npts = len(recs)
+            for r in recs:
+                errs, _ = records.check_record(r)
+                problems += [f"{r['_src']}: {e}" for e in errs]
+        ran += 1
+        if rc == 0 and not problems:
+            say(f"{tag}  ok      {dt:7.1f} s  {npts} points")
+        else:
+            failed += 1
+            why = f"exit {rc}" if rc else f"{len(problems)} schema problem(s)"
+            say(f"{tag}  FAILED  {dt:7.1f} s  ({why}; log {log_path})")
+            for line in (problems[:5] if rc == 0 else tail):
+                say("      " + line)
+    say(f"\nkybench: {ran - failed} case(s) ok, {failed} failed, {skipped} skipped in "
+        f"{time.monotonic() - t_all:.0f} s; results in {out}")
+    log.close()
+    return 1 if failed else 0

@@ -1,0 +1,213 @@
+"""kybench tables: the Markdown tables of `kybench report`, one function per generated block.
+
+Each function takes the records of one machine kind and returns the block's Markdown, or None when there is
+nothing to show (the report then leaves the block in the document as it was). Ratios are baseline time /
+Kyoyu time (> 1: Kyoyu faster); "% floor" is floor_us / lat_us (or bw_GBs / floor_GBs): the fraction of
+what the hardware allows. Record shapes: docs/benchmarks.md."""
+from .records import coll_algo, fmt_bytes
+
+PP_SIZES = [8, 65536, 1 << 20, 64 << 20, 256 << 20]
+HALO_NS = [32, 64, 128, 256, 512]
+BW_FROM = 64 << 20          # ping-pong cells show GB/s from this size on, µs below
+COLL_SIZES = {"allgather": [16, 2048, 131072], "allreduce": [8], "bcast": [8], "reduce": [8]}
+
+
+def _pick(available, preferred):
+    """Preferred values that occur; else the smallest and the largest available."""
+    got = [v for v in preferred if v in available]
+    if got:
+        return got
+    av = sorted(available)
+    return sorted({av[0], av[-1]}) if av else []
+
+
+def _ratio(r):
+    return f"{r['ratio']:.2f}" if "ratio" in r else "-"
+
+
+def _floor_pct(r):
+    if r.get("floor_us") and r.get("lat_us"):
+        return f"{100.0 * r['floor_us'] / r['lat_us']:.0f} %"
+    return "-"
+
+
+def pingpong(recs):
+    rows = {}
+    for r in recs:
+        if r.get("bench") == "pingpong":
+            rows.setdefault(r["case"], {})[r["bytes"]] = r
+    if not rows:
+        return None
+    sizes = _pick({b for by in rows.values() for b in by}, PP_SIZES)
+    lat_at = sizes[0]
+    bw_at = BW_FROM if BW_FROM in sizes else sizes[-1]
+    head = ["case"] + [fmt_bytes(s) for s in sizes] + [
+        f"baseline at {fmt_bytes(bw_at)}", f"ratio at {fmt_bytes(lat_at)}", f"ratio at {fmt_bytes(bw_at)}",
+        f"% floor at {fmt_bytes(lat_at)}", f"% floor at {fmt_bytes(bw_at)}"]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+
+    def cell(r):
+        if r is None:
+            return "-"
+        return f"{r['bw_GBs']:.1f} GB/s" if r["bytes"] >= BW_FROM else f"{r['lat_us']:.2f} µs"
+
+    for case in sorted(rows):
+        by = rows[case]
+        lo, hi = by.get(lat_at), by.get(bw_at)
+        if hi and "base_bw_GBs" in hi:
+            base = (f"{hi['baseline']} {hi['base_bw_GBs']:.1f} GB/s" if bw_at >= BW_FROM
+                    else f"{hi['baseline']} {hi['base_lat_us']:.2f} µs")
+        else:
+            base = hi["baseline"] if hi else "-"
+        cells = [cell(by.get(s)) for s in sizes]
+        tail = [base, _ratio(lo) if lo else "-", _ratio(hi) if hi else "-",
+                _floor_pct(lo) if lo else "-", _floor_pct(hi) if hi else "-"]
+        out.append(f"| {case} | " + " | ".join(cells + tail) + " |")
+    return "\n".join(out)
+
+
+def halo(recs):
+    rows = {}
+    for r in recs:
+        if r.get("bench") == "halo":
+            rows.setdefault(r["case"], {})[r["N"]] = r
+    if not rows:
+        return None
+    ns = _pick({n for by in rows.values() for n in by}, HALO_NS)
+    at = 256 if 256 in ns else ns[-1]
+    head = ["case"] + [f"N={n}" for n in ns] + [f"baseline at {at}", f"ratio at {at}", f"% floor at {at}"]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for case in sorted(rows):
+        by = rows[case]
+        cells = [f"{by[n]['lat_us']:.1f}" if n in by else "-" for n in ns]
+        b = by.get(at)
+        if b and "base_lat_us" in b:
+            tail = [f"{b['baseline']} {b['base_lat_us']:.1f}", f"{b['ratio']:.1f}", _floor_pct(b)]
+        else:
+            tail = [b["baseline"] if b else "-", "-", _floor_pct(b) if b else "-"]
+        out.append(f"| {case} | " + " | ".join(cells + tail) + " |")
+    return "\n".join(out)
+
+
+def _baselines(r):
+    """{name: µs} of one coll record: its `baselines` object, else baseline/base_lat_us."""
+    if isinstance(r.get("baselines"), dict):
+        return dict(r["baselines"])
+    if "baseline" in r and "base_lat_us" in r:
+        return {r["baseline"]: r["base_lat_us"]}
+    return {}
+
+
+def coll(recs):
+    """Seed 001 Tables 3-4: per operation and memory, algorithms (and the baselines) as rows, message size
+    x process count as columns, µs per call; then the best algorithm's ratio to each baseline. From the
+    coll_seed records (the table points) when there are any, else from coll."""
+    groups = {}
+    bench = "coll_seed" if any(r.get("bench") == "coll_seed" for r in recs) else "coll"
+    for r in recs:
+        if r.get("bench") == bench:
+            groups.setdefault((r["op"], r["mem"]), []).append(dict(r, algo=coll_algo(r)))
+    if not groups:
+        return None
+    parts = []
+    for (op, mem) in sorted(groups):
+        g = groups[(op, mem)]
+        sizes = _pick({r["bytes"] for r in g}, COLL_SIZES.get(op, [8]))
+        ranks = sorted({r["ranks"] for r in g})
+        cols = [(s, p) for s in sizes for p in ranks]
+        at = {}
+        for r in g:
+            at[(r["algo"], r["bytes"], r["ranks"])] = r
+        algos = sorted({r["algo"] for r in g})
+        base = {}
+        for r in g:
+            for name, us in _baselines(r).items():
+                base.setdefault(name, {}).setdefault((r["bytes"], r["ranks"]), us)
+        head = ["algorithm"] + [f"{fmt_bytes(s)}, p={p}" for s, p in cols]
+        lines = [f"**{op}, {mem} memory** (µs per call; p = ranks)", "",
+                 "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        best = {}
+        for a in algos:
+            cells = []
+            for c in cols:
+                r = at.get((a, c[0], c[1]))
+                cells.append(f"{r['lat_us']:.1f}" if r else "-")
+                if r and (c not in best or r["lat_us"] < best[c]):
+                    best[c] = r["lat_us"]
+            lines.append(f"| {a} | " + " | ".join(cells) + " |")
+        for name in sorted(base):
+            lines.append(f"| {name} | " + " | ".join(
+                f"{base[name][c]:.1f}" if c in base[name] else "-" for c in cols) + " |")
+        for name in sorted(base):
+            lines.append(f"| ratio {name} / best Kyoyu | " + " | ".join(
+                f"{base[name][c] / best[c]:.2f}" if c in base[name] and best.get(c) else "-" for c in cols) + " |")
+        floors = {}
+        for r in g:
+            if r.get("floor_us"):
+                floors.setdefault((r["bytes"], r["ranks"]), r["floor_us"])
+        if floors:
+            lines.append("| % floor (best Kyoyu) | " + " | ".join(
+                f"{100 * floors[c] / best[c]:.0f} %" if c in floors and best.get(c) else "-" for c in cols) + " |")
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts)
+
+
+def stencil(recs):
+    """Weak scaling: per stencil and per-rank size, variants as rows, time per run at each rank count, the
+    efficiency at the largest count, the ratio to the baseline and the fraction of the HBM floor."""
+    groups = {}
+    for r in recs:
+        if r.get("bench") == "stencil":
+            groups.setdefault((r["stencil"], r["N"], r["mem"]), []).append(r)
+    if not groups:
+        return None
+    parts = []
+    for key in sorted(groups):
+        g = groups[key]
+        ranks = sorted({r["ranks"] for r in g})
+        at = {(r["variant"], r["ranks"]): r for r in g}
+        top = ranks[-1]
+        head = ["variant"] + [f"p={p}" for p in ranks] + [f"efficiency at p={top}", f"ratio at p={top}",
+                                                          f"% floor at p={top}"]
+        lines = [f"**{key[0]} stencil, N={key[1]} per rank, {key[2]} memory** (seconds per run)", "",
+                 "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for v in sorted({r["variant"] for r in g}):
+            cells = [f"{at[(v, p)]['time_s']:.3f}" if (v, p) in at else "-" for p in ranks]
+            t = at.get((v, top), {})
+            one = at.get((v, ranks[0]))
+            eff = t.get("eff")
+            if eff is None and one and t and t.get("time_s"):
+                eff = one["time_s"] / t["time_s"]
+            flo = (f"{100 * t['bw_GBs'] / t['floor_GBs']:.0f} %" if t.get("bw_GBs") and t.get("floor_GBs")
+                   else "-")
+            cells += [f"{100 * eff:.0f} %" if eff is not None else "-",
+                      f"{t['ratio']:.2f} ({t.get('baseline', '')})" if "ratio" in t else "-", flo]
+            lines.append(f"| {v} | " + " | ".join(cells) + " |")
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts)
+
+
+def dsm(recs):
+    """Per application: variants as rows; time and pages fetched at each rank count (seed 003 Figs. 2-5)."""
+    groups = {}
+    for r in recs:
+        if r.get("bench") == "dsm":
+            groups.setdefault(r["app"], []).append(r)
+    if not groups:
+        return None
+    parts = []
+    for app in sorted(groups):
+        g = groups[app]
+        ranks = sorted({r["ranks"] for r in g})
+        at = {(r["variant"], r["ranks"]): r for r in g}
+        head = ["variant"] + [f"p={p}: s / pages" for p in ranks] + [f"ratio at p={ranks[-1]}"]
+        lines = [f"**{app}** (seconds per run / pages fetched, all ranks)", "",
+                 "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for v in sorted({r["variant"] for r in g}):
+            cells = [f"{at[(v, p)]['time_s']:.3f} / {at[(v, p)]['pages_fetched']}" if (v, p) in at else "-"
+                     for p in ranks]
+            t = at.get((v, ranks[-1]), {})
+            cells.append(f"{t['ratio']:.2f} ({t.get('baseline', '')})" if "ratio" in t else "-")
+            lines.append(f"| {v} | " + " | ".join(cells) + " |")
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts)
