@@ -473,6 +473,7 @@ TEST(Dsm, StatsCountFaultsAndDiffs)
     ASSERT_TRUE(p);
     KYT_EXPECT_OK(ky_barrier());
     KYT_EXPECT_OK(ky_stats_reset());
+    ky_comm_barrier(); /* every rank reset before anybody fetches */
     if (me == 1) {
         volatile char c = p[0];
         (void)c;
