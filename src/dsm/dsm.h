@@ -120,6 +120,10 @@ void kyi_home_pages_set(int from, int to, int prot);
 /* fault.c */
 int kyi_fault_install(void);
 void kyi_fault_uninstall(void);
+/* Stripe lock held. RO -> RW with a twin (dirty), HOME_RO -> HOME_RW with a snapshot (written). */
+int kyi_open_for_write(size_t pg);
+/* Stripe lock held. A cached page whose data just arrived becomes RO (held), then RW when `write`. */
+int kyi_install(size_t pg, int write);
 /* Make page pg present for the application (read, or write when `write`), as a fault would. */
 int kyi_touch_page(const char *call, size_t pg, int write);
 

@@ -61,20 +61,28 @@ static void chain(int sig, siginfo_t *si, void *ctx)
     else prev_action.sa_handler(sig);
 }
 
-/* Cached page pg just became present (state NONE/FETCHING -> RO or RW). Stripe lock held. */
-static int install(size_t pg, int write)
+int kyi_open_for_write(size_t pg)
 {
-    if (write) {
-        memcpy(kyi_pg_twin(pg), kyi_pg_data(pg), kyi_dsm.page);
-        KYI_DSM_COUNT(twins, 1);
-    }
-    KYI_CHECK(kyi_protect(pg, 1, write ? PROT_READ | PROT_WRITE : PROT_READ));
-    kyi_dsm.state[pg] = write ? KYI_PG_RW : KYI_PG_RO;
+    int home = kyi_dsm.state[pg] == KYI_PG_HOME_RO;
+    memcpy(home ? kyi_pg_snap(pg) : kyi_pg_twin(pg), kyi_pg_data(pg), kyi_dsm.page);
+    int st = kyi_protect(pg, 1, PROT_READ | PROT_WRITE);
+    kyi_dsm.state[pg] = home ? KYI_PG_HOME_RW : KYI_PG_RW;
+    pthread_mutex_lock(&kyi_dsm.lists_lock);
+    kyi_vec_push(home ? &kyi_dsm.written : &kyi_dsm.dirty, pg);
+    pthread_mutex_unlock(&kyi_dsm.lists_lock);
+    if (home) KYI_DSM_COUNT(home_snapshots, 1);
+    else KYI_DSM_COUNT(twins, 1);
+    return st;
+}
+
+int kyi_install(size_t pg, int write)
+{
+    KYI_CHECK(kyi_protect(pg, 1, PROT_READ));
+    kyi_dsm.state[pg] = KYI_PG_RO;
     pthread_mutex_lock(&kyi_dsm.lists_lock);
     kyi_vec_push(&kyi_dsm.held, pg);
-    if (write) kyi_vec_push(&kyi_dsm.dirty, pg);
     pthread_mutex_unlock(&kyi_dsm.lists_lock);
-    return KY_OK;
+    return write ? kyi_open_for_write(pg) : KY_OK;
 }
 
 int kyi_touch_page(const char *call, size_t pg, int write)
@@ -88,23 +96,10 @@ int kyi_touch_page(const char *call, size_t pg, int write)
             continue;
         }
         int st = KY_OK;
-        if (s == KYI_PG_HOME_RO && write) {
-            /* The home's first write since the last synchronisation: keep the synchronised version. */
-            memcpy(kyi_pg_snap(pg), kyi_pg_data(pg), kyi_dsm.page);
-            st = kyi_protect(pg, 1, PROT_READ | PROT_WRITE);
-            kyi_dsm.state[pg] = KYI_PG_HOME_RW;
-            pthread_mutex_lock(&kyi_dsm.lists_lock);
-            kyi_vec_push(&kyi_dsm.written, pg);
-            pthread_mutex_unlock(&kyi_dsm.lists_lock);
-            KYI_DSM_COUNT(home_snapshots, 1);
-        } else if (s == KYI_PG_RO && write) {
-            memcpy(kyi_pg_twin(pg), kyi_pg_data(pg), kyi_dsm.page);
-            st = kyi_protect(pg, 1, PROT_READ | PROT_WRITE);
-            kyi_dsm.state[pg] = KYI_PG_RW;
-            pthread_mutex_lock(&kyi_dsm.lists_lock);
-            kyi_vec_push(&kyi_dsm.dirty, pg);
-            pthread_mutex_unlock(&kyi_dsm.lists_lock);
-            KYI_DSM_COUNT(twins, 1);
+        if ((s == KYI_PG_HOME_RO || s == KYI_PG_RO) && write) {
+            /* a home's first write since the last synchronisation keeps the synchronised version; a cached
+             * page's first write keeps a twin for the diff */
+            st = kyi_open_for_write(pg);
         } else if (s == KYI_PG_NONE) {
             pthread_rwlock_rdlock(&kyi_dsm.table_lock);
             int home = kyi_page_home(pg, NULL);
@@ -118,7 +113,7 @@ int kyi_touch_page(const char *call, size_t pg, int write)
             pthread_mutex_unlock(lk);
             st = kyi_fetch_run(call, home, pg, 1);
             pthread_mutex_lock(lk);
-            if (st == KY_OK) st = install(pg, write == 1);
+            if (st == KY_OK) st = kyi_install(pg, write == 1);
             else kyi_dsm.state[pg] = KYI_PG_NONE;
             pthread_cond_broadcast(&kyi_dsm.fetched[pg % KYI_DSM_STRIPES]);
         }

@@ -107,12 +107,7 @@ static int load(const char *call, void *base, const size_t glb[], const size_t r
         } else if (refresh && (s == KYI_PG_RO || s == KYI_PG_RW)) {
             want[i] = 2, nref++;
         } else if (!refresh && rw && s == KYI_PG_RO) {
-            memcpy(kyi_pg_twin(pg), kyi_pg_data(pg), kyi_dsm.page);
-            kyi_protect(pg, 1, PROT_READ | PROT_WRITE);
-            kyi_dsm.state[pg] = KYI_PG_RW;
-            pthread_mutex_lock(&kyi_dsm.lists_lock);
-            kyi_vec_push(&kyi_dsm.dirty, pg);
-            pthread_mutex_unlock(&kyi_dsm.lists_lock);
+            st = kyi_open_for_write(pg);
         }
         pthread_mutex_unlock(kyi_pg_lock(pg));
     }
@@ -123,15 +118,7 @@ static int load(const char *call, void *base, const size_t glb[], const size_t r
         pthread_mutex_lock(kyi_pg_lock(pg));
         if (want[i] == 1) {
             if (st) kyi_dsm.state[pg] = KYI_PG_NONE;
-            else {
-                if (rw) memcpy(kyi_pg_twin(pg), kyi_pg_data(pg), kyi_dsm.page);
-                kyi_protect(pg, 1, rw ? PROT_READ | PROT_WRITE : PROT_READ);
-                kyi_dsm.state[pg] = rw ? KYI_PG_RW : KYI_PG_RO;
-                pthread_mutex_lock(&kyi_dsm.lists_lock);
-                kyi_vec_push(&kyi_dsm.held, pg);
-                if (rw) kyi_vec_push(&kyi_dsm.dirty, pg);
-                pthread_mutex_unlock(&kyi_dsm.lists_lock);
-            }
+            else st = kyi_install(pg, rw);
             pthread_cond_broadcast(&kyi_dsm.fetched[pg % KYI_DSM_STRIPES]);
         } else if (!st && kyi_dsm.state[pg] == KYI_PG_RW) {
             /* Refreshed data is the home's, not a local write: the twin follows it. */

@@ -178,11 +178,7 @@ static void on_push(ky_am_token_t t, void *payload, size_t nb, const uint64_t *a
         pthread_mutex_lock(lk);
         if (kyi_dsm.state[pg + i] == KYI_PG_NONE) {
             memcpy(kyi_pg_data(pg + i), buf + (i << kyi_dsm.page_shift), kyi_dsm.page);
-            kyi_protect(pg + i, 1, PROT_READ);
-            kyi_dsm.state[pg + i] = KYI_PG_RO;
-            pthread_mutex_lock(&kyi_dsm.lists_lock);
-            kyi_vec_push(&kyi_dsm.held, pg + i);
-            pthread_mutex_unlock(&kyi_dsm.lists_lock);
+            kyi_install(pg + i, 0);
         }
         pthread_mutex_unlock(lk);
     }
