@@ -86,21 +86,31 @@ static int bulk_host(const char *call, int send, void *buf, size_t n, size_t chu
     return st;
 }
 
+/* The pipeline of a staged transfer of k chunks: min(KY_STAGE_DEPTH, 64, k) pinned buffers, requests
+ * null. *got says how many buffers to give back, even on failure. */
+static int stage_setup(const char *call, size_t k, void **bufs, MPI_Request *reqs, int *depth, int *got)
+{
+    int d = kyi_comm.stage_depth;
+    if (d > 64) d = 64;
+    if ((size_t)d > k) d = (int)k;
+    *depth = d;
+    for (*got = 0; *got < d; (*got)++) {
+        KYI_CHECK(stage_get(call, &bufs[*got]));
+        reqs[*got] = MPI_REQUEST_NULL;
+    }
+    return KY_OK;
+}
+
 int kyi_bulk_send(const char *call, const void *src, int src_dev, size_t n, size_t chunk, int peer, int tag,
                   MPI_Comm c)
 {
     if (src_dev < 0) return bulk_host(call, 1, (void *)src, n, chunk, peer, tag, c);
     size_t k = kyi_bulk_nchunks(n, chunk);
-    int depth = kyi_comm.stage_depth;
     void *bufs[64];
     MPI_Request reqs[64];
-    if (depth > 64) depth = 64;
-    if ((size_t)depth > k) depth = (int)k;
-    int st = KY_OK, got = 0;
-    for (; got < depth; got++) {
-        if ((st = stage_get(call, &bufs[got]))) goto out;
-        reqs[got] = MPI_REQUEST_NULL;
-    }
+    int depth, got;
+    int st = stage_setup(call, k, bufs, reqs, &depth, &got);
+    if (st) goto out;
     for (size_t i = 0; i < k; i++) {
         int slot = (int)(i % depth);
         size_t len = (i + 1 == k) ? n - i * chunk : chunk;
@@ -122,14 +132,11 @@ int kyi_bulk_recv(const char *call, void *dst, int dst_dev, size_t n, size_t chu
 {
     if (dst_dev < 0) return bulk_host(call, 0, dst, n, chunk, peer, tag, c);
     size_t k = kyi_bulk_nchunks(n, chunk);
-    int depth = kyi_comm.stage_depth;
     void *bufs[64];
     MPI_Request reqs[64];
-    if (depth > 64) depth = 64;
-    if ((size_t)depth > k) depth = (int)k;
-    int st = KY_OK, got = 0;
-    for (; got < depth; got++)
-        if ((st = stage_get(call, &bufs[got]))) goto out;
+    int depth, got;
+    int st = stage_setup(call, k, bufs, reqs, &depth, &got);
+    if (st) goto out;
     for (size_t i = 0; i < (size_t)depth; i++) {
         size_t len = (i + 1 == k) ? n - i * chunk : chunk;
         MPI_Irecv(bufs[i], (int)len, MPI_BYTE, peer, tag, c, &reqs[i]);

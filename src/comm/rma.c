@@ -20,18 +20,27 @@ static int direct_copy(kyi_handle_t *h, void *dst, int dst_dev, const void *src,
     return KY_OK;
 }
 
-static int put_start(const char *call, int rank, ky_seg_t s, size_t off, const void *src, size_t n,
+/* put (is_put) or get of n bytes between the local buffer `buf` and (rank, s, off): checks, then a direct
+ * copy when the target's piece is mapped here (no handle when blocking), else the MPI path. */
+static int rma_start(const char *call, int is_put, void *buf, int rank, ky_seg_t s, size_t off, size_t n,
                      ky_handle_t *out)
 {
     KYI_CHECK(kyi_check_range(call, rank, s, off, n));
-    if (!src && n) return kyi_fail(KY_ERR_ARG, call, "src is NULL");
+    if (!buf && n) return kyi_fail(KY_ERR_ARG, call, "%s is NULL", is_put ? "src" : "dst");
     if (n == 0) return out ? (*out = NULL, KY_OK) : KY_OK;
-    int sdev = kyi_ptr_dev(src);
+    int ldev = kyi_ptr_dev(buf), rdev = kyi_mapped_dev(s, rank);
     ky_path_t path = kyi_path(rank, s);
+    char *remote = path != KY_PATH_MPI ? (char *)s->mapped[rank] + off : NULL;
     if (path != KY_PATH_MPI && !out) { /* blocking and direct: no handle needed */
         kyi_count(path, n);
-        int st = kyi_local_copy(call, (char *)s->mapped[rank] + off, kyi_mapped_dev(s, rank), src, sdev, n);
-        atomic_thread_fence(memory_order_seq_cst);
+        int st;
+        if (is_put) {
+            st = kyi_local_copy(call, remote, rdev, buf, ldev, n);
+            atomic_thread_fence(memory_order_seq_cst);
+        } else {
+            atomic_thread_fence(memory_order_seq_cst);
+            st = kyi_local_copy(call, buf, ldev, remote, rdev, n);
+        }
         return st;
     }
     kyi_handle_t *h = kyi_handle_new(call, rank);
@@ -39,45 +48,28 @@ static int put_start(const char *call, int rank, ky_seg_t s, size_t off, const v
     int st;
     if (path != KY_PATH_MPI) {
         kyi_count(path, n);
-        st = direct_copy(h, (char *)s->mapped[rank] + off, kyi_mapped_dev(s, rank), src, sdev, n);
+        st = is_put ? direct_copy(h, remote, rdev, buf, ldev, n) : direct_copy(h, buf, ldev, remote, rdev, n);
     } else {
         kyi_hdr_t hdr = {0};
-        hdr.op = KYI_OP_PUT;
+        hdr.op = is_put ? KYI_OP_PUT : KYI_OP_GET;
         hdr.seg = s->id;
         hdr.off = off;
         hdr.n = n;
-        st = kyi_mpi_put(h, &hdr, src, sdev, s->memkind == KY_MEM_GPU);
+        st = is_put ? kyi_mpi_put(h, &hdr, buf, ldev, s->memkind == KY_MEM_GPU)
+                    : kyi_mpi_get(h, &hdr, buf, ldev, s->memkind == KY_MEM_GPU);
     }
     return kyi_handle_launch(h, st, out);
 }
 
+static int put_start(const char *call, int rank, ky_seg_t s, size_t off, const void *src, size_t n,
+                     ky_handle_t *out)
+{
+    return rma_start(call, 1, (void *)src, rank, s, off, n, out);
+}
+
 static int get_start(const char *call, void *dst, int rank, ky_seg_t s, size_t off, size_t n, ky_handle_t *out)
 {
-    KYI_CHECK(kyi_check_range(call, rank, s, off, n));
-    if (!dst && n) return kyi_fail(KY_ERR_ARG, call, "dst is NULL");
-    if (n == 0) return out ? (*out = NULL, KY_OK) : KY_OK;
-    int ddev = kyi_ptr_dev(dst);
-    ky_path_t path = kyi_path(rank, s);
-    if (path != KY_PATH_MPI && !out) {
-        kyi_count(path, n);
-        atomic_thread_fence(memory_order_seq_cst);
-        return kyi_local_copy(call, dst, ddev, (char *)s->mapped[rank] + off, kyi_mapped_dev(s, rank), n);
-    }
-    kyi_handle_t *h = kyi_handle_new(call, rank);
-    if (!h) return KY_ERR_NOMEM;
-    int st;
-    if (path != KY_PATH_MPI) {
-        kyi_count(path, n);
-        st = direct_copy(h, dst, ddev, (char *)s->mapped[rank] + off, kyi_mapped_dev(s, rank), n);
-    } else {
-        kyi_hdr_t hdr = {0};
-        hdr.op = KYI_OP_GET;
-        hdr.seg = s->id;
-        hdr.off = off;
-        hdr.n = n;
-        st = kyi_mpi_get(h, &hdr, dst, ddev, s->memkind == KY_MEM_GPU);
-    }
-    return kyi_handle_launch(h, st, out);
+    return rma_start(call, 0, dst, rank, s, off, n, out);
 }
 
 int ky_put(int rank, ky_seg_t seg, size_t off, const void *src, size_t n)

@@ -63,48 +63,42 @@ void kyi_copy_strided_host(char *dst, const size_t ds[], const char *src, const 
                 memcpy(dst + k * d2 + j * d1 + i * d0, src + k * s2 + j * s1 + i * s0, count[0]);
 }
 
-void kyi_pack_host(void *dst, const void *src, const size_t src_stride[], const size_t count[], int levels)
+/* One strided side, the other dense (packed): pack = strided source, unpack = strided destination. */
+static int copy_one_side(const char *call, void *dst, const size_t *dst_stride, const void *src,
+                         const size_t *src_stride, int dev, const size_t count[], int levels, const char *what)
 {
     size_t dense[3];
     dense_strides(count, levels, dense);
-    kyi_copy_strided_host(dst, dense, src, src_stride, count, levels);
+    const size_t *ds = dst_stride ? dst_stride : dense, *ss = src_stride ? src_stride : dense;
+    if (dev < 0) {
+        kyi_copy_strided_host(dst, ds, src, ss, count, levels);
+        return KY_OK;
+    }
+    kyi_gpu_op_t *op = NULL;
+    int st = kyi_gpu_copy_strided_async(dev, dst, ds, src, ss, count, levels, &op);
+    if (!st) { st = kyi_gpu_op_wait(op); kyi_gpu_op_free(op); }
+    if (st) return kyi_fail(st, call, "%s GPU %d: %s", what, dev, kyi_gpu_last_error());
+    return KY_OK;
+}
+
+void kyi_pack_host(void *dst, const void *src, const size_t src_stride[], const size_t count[], int levels)
+{
+    copy_one_side(NULL, dst, NULL, src, src_stride, -1, count, levels, NULL);
 }
 
 void kyi_unpack_host(void *dst, const size_t dst_stride[], const void *src, const size_t count[], int levels)
 {
-    size_t dense[3];
-    dense_strides(count, levels, dense);
-    kyi_copy_strided_host(dst, dst_stride, src, dense, count, levels);
+    copy_one_side(NULL, dst, dst_stride, src, NULL, -1, count, levels, NULL);
 }
 
 int kyi_pack(const char *call, void *dst, const void *src, int src_dev, const size_t src_stride[],
              const size_t count[], int levels)
 {
-    if (src_dev < 0) {
-        kyi_pack_host(dst, src, src_stride, count, levels);
-        return KY_OK;
-    }
-    size_t dense[3];
-    dense_strides(count, levels, dense);
-    kyi_gpu_op_t *op = NULL;
-    int st = kyi_gpu_copy_strided_async(src_dev, dst, dense, src, src_stride, count, levels, &op);
-    if (!st) { st = kyi_gpu_op_wait(op); kyi_gpu_op_free(op); }
-    if (st) return kyi_fail(st, call, "packing from GPU %d: %s", src_dev, kyi_gpu_last_error());
-    return KY_OK;
+    return copy_one_side(call, dst, NULL, src, src_stride, src_dev, count, levels, "packing from");
 }
 
 int kyi_unpack(const char *call, void *dst, int dst_dev, const size_t dst_stride[], const void *src,
                const size_t count[], int levels)
 {
-    if (dst_dev < 0) {
-        kyi_unpack_host(dst, dst_stride, src, count, levels);
-        return KY_OK;
-    }
-    size_t dense[3];
-    dense_strides(count, levels, dense);
-    kyi_gpu_op_t *op = NULL;
-    int st = kyi_gpu_copy_strided_async(dst_dev, dst, dst_stride, src, dense, count, levels, &op);
-    if (!st) { st = kyi_gpu_op_wait(op); kyi_gpu_op_free(op); }
-    if (st) return kyi_fail(st, call, "unpacking to GPU %d: %s", dst_dev, kyi_gpu_last_error());
-    return KY_OK;
+    return copy_one_side(call, dst, dst_stride, src, NULL, dst_dev, count, levels, "unpacking to");
 }
