@@ -1,5 +1,5 @@
-/* ky_init / ky_finalize: the top of the stack until the upper layers exist (they will add their own
- * set-up here, in layer order). Also the comm layer's own set-up and its statistics. */
+/* The comm layer's set-up and teardown (called by ky_init / ky_finalize in src/init.c) and its
+ * statistics. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,8 +7,6 @@
 #include "comm/comm.h"
 #include "runtime/config.h"
 
-int kyi_rt_init(int *argc, char ***argv);
-int kyi_rt_finalize(void);
 int kyi_am_init(void);
 int kyi_am_drain(void);
 
@@ -61,21 +59,6 @@ int kyi_comm_finalize(void)
     for (int i = 0; i < 4; i++) MPI_Comm_free(comms[i]);
     pthread_rwlock_destroy(&kyi_comm.seg_lock);
     return KY_OK;
-}
-
-int ky_init(int *argc, char ***argv)
-{
-    KYI_CHECK(kyi_rt_init(argc, argv));
-    int st = kyi_comm_init();
-    if (st) kyi_fatal("rank %d: ky_init: the comm layer failed to start: %s", kyi_rt.rank, ky_last_error());
-    return KY_OK;
-}
-
-int ky_finalize(void)
-{
-    KYI_CHECK(kyi_require_init("ky_finalize"));
-    kyi_comm_finalize();
-    return kyi_rt_finalize();
 }
 
 int ky_poll(void)

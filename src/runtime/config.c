@@ -51,6 +51,12 @@ static kyi_cfg_t kyi_cfg[] = {
     {"KY_ALLGATHER_ALGO", KYI_CFG_STR, "auto", "allgather algorithm: auto, ring, neighbor, rd or bruck", 0},
     {"KY_COLL_YIELD_US", KYI_CFG_LONG, "200", "microseconds a collective polls (yielding the core) before backing off to sleeps", 0},
     {"KY_CHECK", KYI_CFG_LONG, "0", "1: collectives first agree on their arguments across the team (KY_ERR_ARG everywhere instead of a hang)", 0},
+    /* dsm */
+    {"KY_GAS_SIZE", KYI_CFG_SIZE, "64G", "bytes of virtual address space reserved for the global space in every rank (first half: collective allocations, second half: one slice per rank for ky_alloc_local)", 0},
+    {"KY_GAS_BASE", KYI_CFG_SIZE, "0x300000000000", "preferred address of the global space; the ranks negotiate another if it is taken in any rank", 0},
+    {"KY_PAGE_SIZE", KYI_CFG_SIZE, "64K", "DSM page: unit of fetch, twin, diff and home (a power of two, multiple of the OS page)", 0},
+    {"KY_DSM_SNAPSHOT", KYI_CFG_LONG, "1", "1: a home copies a page before its first write after a synchronisation so late fetchers see the synchronised version (the documented semantics); 0: skip it (faster, a fetch may see the home's newer writes)", 0},
+    {"KY_STATS", KYI_CFG_LONG, "0", "1: every rank prints its DSM statistics at ky_finalize", 0},
     /* gpu service layer */
     {"KY_GPU_STREAMS", KYI_CFG_LONG, "4", "streams a large GPU copy is split across", 0},
     {"KY_GPU_SPLIT_MIN", KYI_CFG_SIZE, "1G", "smallest GPU copy split across streams (on H200 NVLink one stream already reaches the peer-copy rate)", 0},

@@ -1,0 +1,154 @@
+/* Internal: state shared by the files of the DSM layer.
+ *
+ * Memory. One memfd per rank, three times KY_GAS_SIZE long and sparse: [0, G) holds the data of every page
+ * this rank has (home pages and cached copies), [G, 2G) the homes' snapshots, [2G, 3G) the twins. The
+ * application sees [0, G) at the global address (the "app view", whose protection encodes page states and
+ * makes faults); the runtime reaches all three through one private read-write mapping (the "service
+ * view"), so fetched data is written in before a page is opened to the application, and the progress
+ * thread can serve and apply diffs without touching protections.
+ *
+ * Page states (one byte per page, under the page's stripe lock):
+ *   cached pages (homed elsewhere)   NONE (no access) -> RO (fetched) -> RW (twin made, dirty)
+ *   home pages                       HOME_RO (write-protected: the synchronised version is the data)
+ *                                    -> HOME_RW (snapshot taken, the home writes freely)
+ * A thread fetching a page marks it FETCHING and drops the lock while it waits, so no lock is ever held
+ * across a remote wait (the progress thread, which serves other ranks, only takes stripe locks briefly).
+ *
+ * Versions. Every synchronisation (barrier, sync, sync_drop) ends an interval. A home answers fetches of
+ * interval k from the snapshot of pages it wrote in k (or the data of pages it did not), so a late fetcher
+ * never sees the home's newer writes. Requests carry the requester's interval number; a request from an
+ * interval the home has not reached yet waits in a queue until the home's own synchronisation publishes. */
+#ifndef KYI_DSM_DSM_H
+#define KYI_DSM_DSM_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "comm/comm.h"
+#include "kyoyu.h"
+#include "kyoyu/dsm.h"
+
+enum { KYI_PG_NONE = 0, KYI_PG_RO, KYI_PG_RW, KYI_PG_FETCHING, KYI_PG_HOME_RO, KYI_PG_HOME_RW };
+
+/* Active-message indices of the DSM (the range reserved for upper layers). */
+enum { KYI_AM_DSM_FETCH = 200, KYI_AM_DSM_DIFF, KYI_AM_DSM_PUSH, KYI_AM_DSM_FADD, KYI_AM_DSM_LOCK,
+       KYI_AM_DSM_UNLOCK, KYI_AM_DSM_GRANT };
+
+/* One allocation. Collective ones are known to every rank; local ones only to their home. */
+typedef struct {
+    size_t off, bytes;      /* byte offset in the global space; bytes rounded up to pages */
+    size_t user_bytes;      /* what the caller asked for: faults past it are reported */
+    int collective;
+    int home;               /* single home, or -1: per-page table */
+    int *page_home;         /* [bytes / page] for ky_mapalloc */
+} kyi_alloc_t;
+
+typedef struct {
+    size_t len, cap;
+    size_t *v;
+} kyi_vec_t;
+
+#define KYI_DSM_STRIPES 1024
+
+typedef struct {
+    int ready;
+    char *base;              /* app view */
+    char *svc;               /* service view: data | snapshots | twins */
+    size_t size, page, page_shift, npages;
+    int memfd;
+    int snapshot;            /* KY_DSM_SNAPSHOT */
+    uint8_t *state;          /* [npages] */
+    pthread_mutex_t stripe[KYI_DSM_STRIPES];
+    pthread_cond_t fetched[KYI_DSM_STRIPES];
+    /* allocations: collective ones from the bottom half, local ones from this rank's slice */
+    pthread_rwlock_t table_lock;
+    kyi_alloc_t *allocs;     /* sorted by off */
+    size_t nallocs, cap_allocs;
+    size_t coll_end, slice_size;
+    /* page lists (under lists_lock) */
+    pthread_mutex_t lists_lock;
+    kyi_vec_t held;          /* cached pages homed elsewhere (RO or RW) */
+    kyi_vec_t dirty;         /* cached pages in RW with a twin */
+    kyi_vec_t written;       /* home pages in HOME_RW */
+    /* intervals */
+    pthread_mutex_t epoch_lock;
+    uint64_t epoch;          /* synchronisations this rank completed */
+    void *deferred;          /* fetch requests from a later interval (serve.c) */
+} kyi_dsm_t;
+
+extern kyi_dsm_t kyi_dsm;
+
+/* Statistics: atomics mirroring ky_dsm_stats_t (coherence time in ns). */
+typedef struct {
+    atomic_ullong read_faults, write_faults, pages_fetched, bytes_fetched, pages_preloaded, pages_overloaded,
+        pages_pushed, twins, diffs, diff_bytes, home_snapshots, pages_served, bytes_served, invalidations, drops,
+        barriers, syncs, lock_acquires, coherence_ns;
+} kyi_dsm_stats_t;
+extern kyi_dsm_stats_t kyi_dsm_stats;
+#define KYI_DSM_COUNT(field, n) atomic_fetch_add_explicit(&kyi_dsm_stats.field, (n), memory_order_relaxed)
+
+static inline size_t kyi_pg(const void *p) { return (size_t)((const char *)p - kyi_dsm.base) >> kyi_dsm.page_shift; }
+static inline char *kyi_pg_data(size_t pg) { return kyi_dsm.svc + (pg << kyi_dsm.page_shift); }
+static inline char *kyi_pg_snap(size_t pg) { return kyi_dsm.svc + kyi_dsm.size + (pg << kyi_dsm.page_shift); }
+static inline char *kyi_pg_twin(size_t pg) { return kyi_dsm.svc + 2 * kyi_dsm.size + (pg << kyi_dsm.page_shift); }
+static inline char *kyi_pg_app(size_t pg) { return kyi_dsm.base + (pg << kyi_dsm.page_shift); }
+static inline pthread_mutex_t *kyi_pg_lock(size_t pg) { return &kyi_dsm.stripe[pg % KYI_DSM_STRIPES]; }
+static inline int kyi_in_gas(const void *p)
+{
+    return kyi_dsm.ready && (const char *)p >= kyi_dsm.base && (const char *)p < kyi_dsm.base + kyi_dsm.size;
+}
+
+/* space.c */
+int kyi_dsm_init(void);
+int kyi_dsm_finalize(void);
+/* Home of page pg (-1: not in an allocation this rank knows; for another rank's local slice the slice's
+ * rank). *a receives the allocation when known. Caller holds table_lock for reading. */
+int kyi_page_home(size_t pg, const kyi_alloc_t **a);
+const kyi_alloc_t *kyi_alloc_find(size_t off);
+int kyi_require_dsm(const char *call);
+void kyi_vec_push(kyi_vec_t *v, size_t x);
+/* Set the application's access to pages [pg, pg+n): PROT_NONE / READ / READ|WRITE. */
+int kyi_protect(size_t pg, size_t n, int prot);
+
+/* fault.c */
+int kyi_fault_install(void);
+void kyi_fault_uninstall(void);
+/* Make page pg present for the application (read, or write when `write`), as a fault would. */
+int kyi_touch_page(const char *call, size_t pg, int write);
+
+/* fetch.c: requester side */
+/* Fetch pages [pg, pg+n) (one home) into their data slots; the pages must be FETCHING or held by the
+ * caller's protocol. Returns KY_OK or an error naming the call. */
+int kyi_fetch_run(const char *call, int home, size_t pg, size_t n);
+/* Start a fetch of [pg, pg+n) from home; complete with kyi_fetch_wait. */
+typedef struct {
+    MPI_Request req;
+    int home;
+    size_t pg, n;
+} kyi_fetch_t;
+int kyi_fetch_start(const char *call, kyi_fetch_t *f, int home, size_t pg, size_t n);
+int kyi_fetch_wait(const char *call, kyi_fetch_t *f, int nf);
+/* Wait for an MPI request with KY_TIMEOUT; *count receives the received byte count when st != NULL. */
+int kyi_dsm_wait(const char *call, int peer, MPI_Request *r, int *count);
+
+/* serve.c: home side and handlers */
+int kyi_serve_register(void);
+/* Copy the synchronised version of home pages [pg, pg+n) into dst. */
+void kyi_serve_copy(char *dst, size_t pg, size_t n);
+/* The home's synchronisation: write-protect the pages it wrote, drop their snapshots, advance the
+ * interval and answer requests that were waiting for it. */
+void kyi_publish(int advance_epoch);
+
+/* sync.c */
+/* Send the diffs of every dirty cached page to their homes and wait until applied. keep: the pages stay
+ * cached read-only with the written data (lock release); else their state is left for the caller. */
+int kyi_flush_diffs(const char *call, int keep);
+/* Cached pages of other homes: NONE (invalidate). */
+void kyi_invalidate_all(int dropped);
+
+/* locks.c */
+int kyi_locks_register(void);
+
+#endif

@@ -1,0 +1,172 @@
+/* Page faults: the SIGSEGV handler that turns a load or store on a page not held (or held read-only) into
+ * a fetch from the home, a twin, or a home snapshot.
+ *
+ * The handler runs in the faulting thread and calls MPI: the fault is synchronous, on a plain load or
+ * store of the application, so the thread holds none of our locks or MPI's (docs/api.md says what happens
+ * when MPI or a GPU copy itself reads global memory that is not resident, and to preload first). A fault
+ * outside the global space goes to the application's own handler if it had one, else the program dies with
+ * SIGSEGV as it would without Kyoyu, after a message. */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "dsm/dsm.h"
+
+static struct sigaction prev_action;
+static int installed;
+
+/* 1 write, 0 read, -1 unknown (then a store on a page mapped read-only faults a second time). */
+static int fault_is_write(void *ctx)
+{
+#if defined(__x86_64__)
+    return (((ucontext_t *)ctx)->uc_mcontext.gregs[REG_ERR] & 2) ? 1 : 0;
+#else
+    (void)ctx;
+    return -1;
+#endif
+}
+
+static void die_with_default(int sig, const char *msg)
+{
+    /* write(2) only: the process may be in any state. */
+    ssize_t w = write(2, msg, strlen(msg));
+    (void)w;
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigaction(sig, &dfl, NULL); /* returning re-runs the instruction, which now kills the process */
+}
+
+/* Not ours. Kyoyu's message first (MPI installs its own SIGSEGV handler at init, so "the previous
+ * handler" is often MPI's and would not say where the fault was), then whoever handled SIGSEGV before. */
+static void chain(int sig, siginfo_t *si, void *ctx)
+{
+    char msg[200];
+    int has_prev = ((prev_action.sa_flags & SA_SIGINFO) && prev_action.sa_sigaction) ||
+                   (!(prev_action.sa_flags & SA_SIGINFO) && prev_action.sa_handler != SIG_DFL &&
+                    prev_action.sa_handler != SIG_IGN);
+    snprintf(msg, sizeof msg, "rank %d: segmentation fault at address %p (outside the Kyoyu global address space)%s\n",
+             kyi_rt.rank, si->si_addr, has_prev ? "; passing it to the previously installed handler" : "");
+    if (!has_prev) {
+        die_with_default(sig, msg);
+        return;
+    }
+    ssize_t w = write(2, msg, strlen(msg));
+    (void)w;
+    if (prev_action.sa_flags & SA_SIGINFO) prev_action.sa_sigaction(sig, si, ctx);
+    else prev_action.sa_handler(sig);
+}
+
+/* Cached page pg just became present (state NONE/FETCHING -> RO or RW). Stripe lock held. */
+static int install(size_t pg, int write)
+{
+    if (write) {
+        memcpy(kyi_pg_twin(pg), kyi_pg_data(pg), kyi_dsm.page);
+        KYI_DSM_COUNT(twins, 1);
+    }
+    KYI_CHECK(kyi_protect(pg, 1, write ? PROT_READ | PROT_WRITE : PROT_READ));
+    kyi_dsm.state[pg] = write ? KYI_PG_RW : KYI_PG_RO;
+    pthread_mutex_lock(&kyi_dsm.lists_lock);
+    kyi_vec_push(&kyi_dsm.held, pg);
+    if (write) kyi_vec_push(&kyi_dsm.dirty, pg);
+    pthread_mutex_unlock(&kyi_dsm.lists_lock);
+    return KY_OK;
+}
+
+int kyi_touch_page(const char *call, size_t pg, int write)
+{
+    pthread_mutex_t *lk = kyi_pg_lock(pg);
+    pthread_mutex_lock(lk);
+    for (;;) {
+        int s = kyi_dsm.state[pg];
+        if (s == KYI_PG_FETCHING) {
+            pthread_cond_wait(&kyi_dsm.fetched[pg % KYI_DSM_STRIPES], lk);
+            continue;
+        }
+        int st = KY_OK;
+        if (s == KYI_PG_HOME_RO && write) {
+            /* The home's first write since the last synchronisation: keep the synchronised version. */
+            memcpy(kyi_pg_snap(pg), kyi_pg_data(pg), kyi_dsm.page);
+            st = kyi_protect(pg, 1, PROT_READ | PROT_WRITE);
+            kyi_dsm.state[pg] = KYI_PG_HOME_RW;
+            pthread_mutex_lock(&kyi_dsm.lists_lock);
+            kyi_vec_push(&kyi_dsm.written, pg);
+            pthread_mutex_unlock(&kyi_dsm.lists_lock);
+            KYI_DSM_COUNT(home_snapshots, 1);
+        } else if (s == KYI_PG_RO && write) {
+            memcpy(kyi_pg_twin(pg), kyi_pg_data(pg), kyi_dsm.page);
+            st = kyi_protect(pg, 1, PROT_READ | PROT_WRITE);
+            kyi_dsm.state[pg] = KYI_PG_RW;
+            pthread_mutex_lock(&kyi_dsm.lists_lock);
+            kyi_vec_push(&kyi_dsm.dirty, pg);
+            pthread_mutex_unlock(&kyi_dsm.lists_lock);
+            KYI_DSM_COUNT(twins, 1);
+        } else if (s == KYI_PG_NONE) {
+            pthread_rwlock_rdlock(&kyi_dsm.table_lock);
+            int home = kyi_page_home(pg, NULL);
+            pthread_rwlock_unlock(&kyi_dsm.table_lock);
+            if (home < 0 || home == kyi_rt.rank) {
+                pthread_mutex_unlock(lk);
+                return kyi_fail(KY_ERR_RANGE, call, "address %p is in the global space but not in a live allocation",
+                                (void *)kyi_pg_app(pg));
+            }
+            kyi_dsm.state[pg] = KYI_PG_FETCHING;
+            pthread_mutex_unlock(lk);
+            st = kyi_fetch_run(call, home, pg, 1);
+            pthread_mutex_lock(lk);
+            if (st == KY_OK) st = install(pg, write == 1);
+            else kyi_dsm.state[pg] = KYI_PG_NONE;
+            pthread_cond_broadcast(&kyi_dsm.fetched[pg % KYI_DSM_STRIPES]);
+        }
+        /* Anything else: another thread made the page present meanwhile. */
+        pthread_mutex_unlock(lk);
+        return st;
+    }
+}
+
+static void on_segv(int sig, siginfo_t *si, void *ctx)
+{
+    void *addr = si->si_addr;
+    if (!kyi_in_gas(addr)) {
+        chain(sig, si, ctx);
+        return;
+    }
+    uint64_t t0 = kyi_now_ns();
+    size_t pg = kyi_pg(addr);
+    int write = fault_is_write(ctx);
+    int s = kyi_dsm.state[pg];
+    if (write == -1) write = (s == KYI_PG_RO || s == KYI_PG_HOME_RO) ? 1 : 0;
+    if (write) KYI_DSM_COUNT(write_faults, 1);
+    else KYI_DSM_COUNT(read_faults, 1);
+    int st = kyi_touch_page("page fault", pg, write);
+    KYI_DSM_COUNT(coherence_ns, kyi_now_ns() - t0);
+    if (st < 0) {
+        char msg[600];
+        snprintf(msg, sizeof msg, "rank %d: segmentation fault at address %p inside the Kyoyu global address space: %s\n",
+                 kyi_rt.rank, addr, ky_last_error());
+        die_with_default(sig, msg);
+    }
+}
+
+int kyi_fault_install(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_segv;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER; /* NODEFER: a fault on another page while serving one */
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGSEGV, &sa, &prev_action))
+        return kyi_fail(KY_ERR_SYSTEM, "ky_init", "installing the SIGSEGV handler of the global space failed");
+    installed = 1;
+    return KY_OK;
+}
+
+void kyi_fault_uninstall(void)
+{
+    if (installed) sigaction(SIGSEGV, &prev_action, NULL);
+    installed = 0;
+}

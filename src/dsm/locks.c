@@ -1,0 +1,211 @@
+/* Global locks with acquire/release semantics, ky_fetch_add, and the statistics calls.
+ *
+ * Lock id is managed by rank id % nranks: a queue of waiting ranks, granted in arrival order. A rank's
+ * threads share its locks (a second thread asking for a lock its rank holds queues behind it, so locks also
+ * exclude threads of one rank). Release: the holder's diffs are applied at their homes and the pages it
+ * wrote as a home are published before the manager hears of the unlock. Acquire: after the grant, cached
+ * pages are invalidated so reads see what earlier holders wrote. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dsm/dsm.h"
+
+int64_t kyi_fadd_local(size_t off, int64_t v);
+
+typedef struct waiter {
+    int rank, tag;
+    struct waiter *next;
+} waiter_t;
+
+typedef struct {
+    int holder;       /* -1 free */
+    waiter_t *head, *tail;
+} lockq_t;
+
+static pthread_mutex_t mgr_lock = PTHREAD_MUTEX_INITIALIZER;
+static lockq_t *mgr;           /* [KY_DSM_LOCKS / nranks + 1] locks this rank manages */
+static atomic_int held_here[KY_DSM_LOCKS]; /* acquisitions by this rank not yet released */
+
+static lockq_t *managed(int id) { return &mgr[id / kyi_rt.nranks]; }
+
+static void grant(int rank, int tag)
+{
+    int64_t ok = KY_OK;
+    kyi_send_deferred(&ok, sizeof ok, rank, tag, kyi_comm.rep);
+}
+
+static void on_lock(ky_am_token_t t, void *payload, size_t nb, const uint64_t *a, int na)
+{
+    (void)payload, (void)nb, (void)na;
+    int src = ky_am_source(t), id = (int)a[0], tag = (int)a[1];
+    pthread_mutex_lock(&mgr_lock);
+    lockq_t *q = managed(id);
+    if (q->holder < 0) {
+        q->holder = src;
+        pthread_mutex_unlock(&mgr_lock);
+        grant(src, tag);
+        return;
+    }
+    waiter_t *w = malloc(sizeof *w);
+    if (w) {
+        *w = (waiter_t){src, tag, NULL};
+        if (q->tail) q->tail->next = w;
+        else q->head = w;
+        q->tail = w;
+    }
+    pthread_mutex_unlock(&mgr_lock);
+    if (!w) kyi_fatal("rank %d: ky_lock: out of memory queueing rank %d for lock %d", kyi_rt.rank, src, id);
+}
+
+static void on_unlock(ky_am_token_t t, void *payload, size_t nb, const uint64_t *a, int na)
+{
+    (void)t, (void)payload, (void)nb, (void)na;
+    int id = (int)a[0];
+    pthread_mutex_lock(&mgr_lock);
+    lockq_t *q = managed(id);
+    waiter_t *w = q->head;
+    if (w) {
+        q->head = w->next;
+        if (!q->head) q->tail = NULL;
+        q->holder = w->rank;
+    } else {
+        q->holder = -1;
+    }
+    pthread_mutex_unlock(&mgr_lock);
+    if (w) {
+        grant(w->rank, w->tag);
+        free(w);
+    }
+}
+
+int kyi_locks_register(void)
+{
+    size_t n = KY_DSM_LOCKS / (size_t)kyi_rt.nranks + 1;
+    mgr = malloc(n * sizeof *mgr);
+    if (!mgr) return kyi_fail(KY_ERR_NOMEM, "ky_init", "no memory for the lock table");
+    for (size_t i = 0; i < n; i++) mgr[i] = (lockq_t){-1, NULL, NULL};
+    for (int i = 0; i < KY_DSM_LOCKS; i++) atomic_store(&held_here[i], 0);
+    KYI_CHECK(ky_am_register(KYI_AM_DSM_LOCK, on_lock));
+    return ky_am_register(KYI_AM_DSM_UNLOCK, on_unlock);
+}
+
+static int check_id(const char *call, int id)
+{
+    KYI_CHECK(kyi_require_dsm(call));
+    if (id < 0 || id >= KY_DSM_LOCKS) return kyi_fail(KY_ERR_ARG, call, "lock id %d is not in 0..%d", id, KY_DSM_LOCKS - 1);
+    return KY_OK;
+}
+
+int ky_lock(int id)
+{
+    static const char *call = "ky_lock";
+    KYI_CHECK(check_id(call, id));
+    uint64_t t0 = kyi_now_ns();
+    int mgr_rank = id % kyi_rt.nranks, tag = (int)kyi_new_tag();
+    int64_t ok = KY_ERR_INTERNAL;
+    MPI_Request r;
+    if (MPI_Irecv(&ok, 8, MPI_BYTE, mgr_rank, tag, kyi_comm.rep, &r) != MPI_SUCCESS)
+        return kyi_fail(KY_ERR_MPI, call, "MPI_Irecv for the grant of lock %d failed", id);
+    uint64_t args[2] = {(uint64_t)id, (uint64_t)tag};
+    KYI_CHECK(ky_am_short(mgr_rank, KYI_AM_DSM_LOCK, args, 2));
+    KYI_CHECK(kyi_dsm_wait(call, mgr_rank, &r, NULL));
+    atomic_fetch_add(&held_here[id], 1);
+    /* Acquire: our own writes go home first (so invalidating cannot lose them), then every cached page is
+     * invalidated and re-fetched on use. */
+    int st = kyi_flush_diffs(call, 1);
+    kyi_invalidate_all(0);
+    KYI_DSM_COUNT(lock_acquires, 1);
+    KYI_DSM_COUNT(coherence_ns, kyi_now_ns() - t0);
+    return st;
+}
+
+int ky_unlock(int id)
+{
+    static const char *call = "ky_unlock";
+    KYI_CHECK(check_id(call, id));
+    int h = atomic_load(&held_here[id]);
+    while (h > 0 && !atomic_compare_exchange_weak(&held_here[id], &h, h - 1)) {}
+    if (h <= 0) return kyi_fail(KY_ERR_STATE, call, "lock %d is not held by this rank", id);
+    uint64_t t0 = kyi_now_ns();
+    int st = kyi_flush_diffs(call, 1);
+    kyi_publish(0);
+    uint64_t args[1] = {(uint64_t)id};
+    int st2 = ky_am_short(id % kyi_rt.nranks, KYI_AM_DSM_UNLOCK, args, 1);
+    KYI_DSM_COUNT(coherence_ns, kyi_now_ns() - t0);
+    return st ? st : st2;
+}
+
+long ky_fetch_add(long *p, long v)
+{
+    static const char *call = "ky_fetch_add";
+    if (kyi_require_dsm(call)) return LONG_MIN;
+    if (!kyi_in_gas(p) || ((uintptr_t)p & 7)) {
+        kyi_fail(KY_ERR_ARG, call, "%p is not an 8-byte aligned address in the global space", (void *)p);
+        return LONG_MIN;
+    }
+    size_t off = (size_t)((char *)p - kyi_dsm.base);
+    pthread_rwlock_rdlock(&kyi_dsm.table_lock);
+    int home = kyi_page_home(off >> kyi_dsm.page_shift, NULL);
+    pthread_rwlock_unlock(&kyi_dsm.table_lock);
+    if (home < 0) {
+        kyi_fail(KY_ERR_RANGE, call, "%p is not in a live allocation", (void *)p);
+        return LONG_MIN;
+    }
+    if (home == kyi_rt.rank) return (long)kyi_fadd_local(off, v);
+    int tag = (int)kyi_new_tag();
+    int64_t reply[2] = {KY_ERR_INTERNAL, 0};
+    MPI_Request r;
+    MPI_Irecv(reply, 16, MPI_BYTE, home, tag, kyi_comm.rep, &r);
+    uint64_t args[3] = {off, (uint64_t)v, (uint64_t)tag};
+    if (ky_am_short(home, KYI_AM_DSM_FADD, args, 3) || kyi_dsm_wait(call, home, &r, NULL)) return LONG_MIN;
+    if (reply[0] < 0) {
+        kyi_fail((int)reply[0], call, "rank %d refused the atomic at %p", home, (void *)p);
+        return LONG_MIN;
+    }
+    return (long)reply[1];
+}
+
+/* ---- statistics ------------------------------------------------------------------------------------- */
+
+int ky_stats(ky_dsm_stats_t *o)
+{
+    KYI_CHECK(kyi_require_init("ky_stats"));
+    if (!o) return kyi_fail(KY_ERR_ARG, "ky_stats", "out is NULL");
+    kyi_dsm_stats_t *s = &kyi_dsm_stats;
+    o->read_faults = s->read_faults, o->write_faults = s->write_faults;
+    o->pages_fetched = s->pages_fetched, o->bytes_fetched = s->bytes_fetched;
+    o->pages_preloaded = s->pages_preloaded, o->pages_overloaded = s->pages_overloaded;
+    o->pages_pushed = s->pages_pushed, o->twins = s->twins, o->diffs = s->diffs, o->diff_bytes = s->diff_bytes;
+    o->home_snapshots = s->home_snapshots, o->pages_served = s->pages_served, o->bytes_served = s->bytes_served;
+    o->invalidations = s->invalidations, o->drops = s->drops, o->barriers = s->barriers, o->syncs = s->syncs;
+    o->lock_acquires = s->lock_acquires;
+    o->coherence_s = (double)s->coherence_ns * 1e-9;
+    return KY_OK;
+}
+
+int ky_stats_reset(void)
+{
+    KYI_CHECK(kyi_require_init("ky_stats_reset"));
+    memset(&kyi_dsm_stats, 0, sizeof kyi_dsm_stats);
+    return KY_OK;
+}
+
+int ky_stats_print(void)
+{
+    ky_dsm_stats_t s;
+    KYI_CHECK(ky_stats(&s));
+    fprintf(stderr,
+            "kyoyu dsm rank %d: faults r %llu w %llu | fetched %llu pages %.3f MB | preloaded %llu overloaded %llu "
+            "pushed %llu | twins %llu diffs %llu (%.3f MB) | home snapshots %llu | served %llu pages | invalidated %llu "
+            "dropped %llu | barriers %llu syncs %llu locks %llu | coherence %.3f s\n",
+            kyi_rt.rank, (unsigned long long)s.read_faults, (unsigned long long)s.write_faults,
+            (unsigned long long)s.pages_fetched, s.bytes_fetched / 1e6, (unsigned long long)s.pages_preloaded,
+            (unsigned long long)s.pages_overloaded, (unsigned long long)s.pages_pushed, (unsigned long long)s.twins,
+            (unsigned long long)s.diffs, s.diff_bytes / 1e6, (unsigned long long)s.home_snapshots,
+            (unsigned long long)s.pages_served, (unsigned long long)s.invalidations, (unsigned long long)s.drops,
+            (unsigned long long)s.barriers, (unsigned long long)s.syncs, (unsigned long long)s.lock_acquires,
+            s.coherence_s);
+    return KY_OK;
+}

@@ -1,0 +1,260 @@
+/* Home side: answering fetches with the synchronised version of pages, applying diffs, installing pushed
+ * pages, atomics; and the home's part of a synchronisation (kyi_publish). Handlers run on the progress
+ * thread and take only stripe locks, briefly, so they never wait on a remote rank. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "dsm/dsm.h"
+
+typedef struct deferred {
+    int src;
+    uint64_t pg, n, tag, epoch;
+    struct deferred *next;
+} deferred_t;
+
+/* Every page of [pg, pg+n) homed here and live? */
+static int homed_here(size_t pg, size_t n)
+{
+    if (pg >= kyi_dsm.npages || n > kyi_dsm.npages - pg) return 0;
+    int ok = 1;
+    pthread_rwlock_rdlock(&kyi_dsm.table_lock);
+    for (size_t i = 0; i < n && ok; i++) ok = kyi_page_home(pg + i, NULL) == kyi_rt.rank;
+    pthread_rwlock_unlock(&kyi_dsm.table_lock);
+    return ok;
+}
+
+static void reply_status(int src, int tag, int64_t status)
+{
+    kyi_send_deferred(&status, sizeof status, src, tag, kyi_comm.rep);
+}
+
+void kyi_serve_copy(char *dst, size_t pg, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        pthread_mutex_t *lk = kyi_pg_lock(pg + i);
+        pthread_mutex_lock(lk);
+        int from_snap = kyi_dsm.snapshot && kyi_dsm.state[pg + i] == KYI_PG_HOME_RW;
+        memcpy(dst + (i << kyi_dsm.page_shift), from_snap ? kyi_pg_snap(pg + i) : kyi_pg_data(pg + i), kyi_dsm.page);
+        pthread_mutex_unlock(lk);
+    }
+}
+
+static void serve_now(int src, size_t pg, size_t n, int tag)
+{
+    if (!homed_here(pg, n)) {
+        reply_status(src, tag, KY_ERR_RANGE);
+        return;
+    }
+    size_t bytes = n << kyi_dsm.page_shift;
+    char *buf = malloc(bytes);
+    if (!buf) {
+        reply_status(src, tag, KY_ERR_NOMEM);
+        return;
+    }
+    kyi_serve_copy(buf, pg, n);
+    KYI_DSM_COUNT(pages_served, n);
+    KYI_DSM_COUNT(bytes_served, bytes);
+    kyi_send_deferred_owned(buf, bytes, src, tag, kyi_comm.rep);
+}
+
+static void on_fetch(ky_am_token_t t, void *payload, size_t nb, const uint64_t *a, int na)
+{
+    (void)payload, (void)nb, (void)na;
+    int src = ky_am_source(t);
+    pthread_mutex_lock(&kyi_dsm.epoch_lock);
+    if (a[3] > kyi_dsm.epoch) {
+        /* The requester already passed a synchronisation this home has not finished: answer after it. */
+        deferred_t *d = malloc(sizeof *d);
+        if (d) {
+            *d = (deferred_t){src, a[0], a[1], a[2], a[3], (deferred_t *)kyi_dsm.deferred};
+            kyi_dsm.deferred = d;
+        }
+        pthread_mutex_unlock(&kyi_dsm.epoch_lock);
+        if (!d) reply_status(src, (int)a[2], KY_ERR_NOMEM);
+        return;
+    }
+    pthread_mutex_unlock(&kyi_dsm.epoch_lock);
+    serve_now(src, a[0], a[1], (int)a[2]);
+}
+
+/* Barrier diffs wait here until the home's own synchronisation applies them, so not even the home sees
+ * another rank's writes before the barrier (and fetchers of the interval never do). */
+typedef struct pending_diff {
+    size_t n;
+    struct pending_diff *next;
+    char data[];
+} pending_diff_t;
+static pending_diff_t *pending_head, **pending_tail = &pending_head;
+static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Check (apply = 0) or apply diff records {u64 page, u32 offset, u32 length, bytes}. */
+static int64_t diff_records(const char *p, size_t nb, int apply, int to_snapshot)
+{
+    const char *end = p + nb;
+    while (p + 16 <= end) {
+        uint64_t pg;
+        uint32_t off, len;
+        memcpy(&pg, p, 8);
+        memcpy(&off, p + 8, 4);
+        memcpy(&len, p + 12, 4);
+        p += 16;
+        if (!apply && (p + len > end || (size_t)off + len > kyi_dsm.page || !homed_here(pg, 1))) return KY_ERR_RANGE;
+        if (apply) {
+            pthread_mutex_lock(kyi_pg_lock(pg));
+            if (to_snapshot && kyi_dsm.snapshot && kyi_dsm.state[pg] == KYI_PG_HOME_RW)
+                memcpy(kyi_pg_snap(pg) + off, p, len);
+            memcpy(kyi_pg_data(pg) + off, p, len);
+            pthread_mutex_unlock(kyi_pg_lock(pg));
+        }
+        p += len;
+    }
+    return KY_OK;
+}
+
+/* args: reply tag, release (1: lock release, applied now and visible to fetchers at once; 0: barrier,
+ * applied when this home synchronises). */
+static void on_diff(ky_am_token_t t, void *payload, size_t nb, const uint64_t *a, int na)
+{
+    (void)na;
+    int src = ky_am_source(t), release = (int)a[1];
+    int64_t st = diff_records(payload, nb, 0, 0);
+    if (!st && release) {
+        diff_records(payload, nb, 1, 1);
+    } else if (!st) {
+        pending_diff_t *d = malloc(sizeof *d + nb);
+        if (!d) st = KY_ERR_NOMEM;
+        else {
+            d->n = nb;
+            d->next = NULL;
+            memcpy(d->data, payload, nb);
+            pthread_mutex_lock(&pending_lock);
+            *pending_tail = d;
+            pending_tail = &d->next;
+            pthread_mutex_unlock(&pending_lock);
+        }
+    }
+    reply_status(src, (int)a[0], st);
+}
+
+static void apply_pending(void)
+{
+    pthread_mutex_lock(&pending_lock);
+    pending_diff_t *d = pending_head;
+    pending_head = NULL;
+    pending_tail = &pending_head;
+    pthread_mutex_unlock(&pending_lock);
+    while (d) {
+        pending_diff_t *next = d->next;
+        diff_records(d->data, d->n, 1, 0);
+        free(d);
+        d = next;
+    }
+}
+
+/* Pushed pages: args page, count, data tag, acknowledgement tag. Installed read-only where this rank holds
+ * nothing; the pusher waits for the acknowledgement, so a later synchronisation finds them installed. */
+static void on_push(ky_am_token_t t, void *payload, size_t nb, const uint64_t *a, int na)
+{
+    (void)payload, (void)nb, (void)na;
+    int src = ky_am_source(t);
+    size_t pg = a[0], n = a[1], bytes = n << kyi_dsm.page_shift;
+    int64_t st = KY_OK;
+    char *buf = malloc(bytes ? bytes : 1);
+    MPI_Request r;
+    if (!buf) st = KY_ERR_NOMEM;
+    if (MPI_Irecv(buf ? buf : (char *)&st, buf ? (int)bytes : 0, MPI_BYTE, src, (int)a[2], kyi_comm.data, &r) ||
+        kyi_dsm_wait("ky_push_array (receiving)", src, &r, NULL))
+        st = KY_ERR_MPI;
+    if (!st && (pg >= kyi_dsm.npages || n > kyi_dsm.npages - pg)) st = KY_ERR_RANGE;
+    for (size_t i = 0; i < n && !st; i++) {
+        pthread_mutex_t *lk = kyi_pg_lock(pg + i);
+        pthread_mutex_lock(lk);
+        if (kyi_dsm.state[pg + i] == KYI_PG_NONE) {
+            memcpy(kyi_pg_data(pg + i), buf + (i << kyi_dsm.page_shift), kyi_dsm.page);
+            kyi_protect(pg + i, 1, PROT_READ);
+            kyi_dsm.state[pg + i] = KYI_PG_RO;
+            pthread_mutex_lock(&kyi_dsm.lists_lock);
+            kyi_vec_push(&kyi_dsm.held, pg + i);
+            pthread_mutex_unlock(&kyi_dsm.lists_lock);
+        }
+        pthread_mutex_unlock(lk);
+    }
+    free(buf);
+    reply_status(src, (int)a[3], st);
+}
+
+/* Atomic add at the home, visible to later fetches at once (it is a synchronising operation). */
+int64_t kyi_fadd_local(size_t off, int64_t v)
+{
+    size_t pg = off >> kyi_dsm.page_shift;
+    pthread_mutex_lock(kyi_pg_lock(pg));
+    int64_t old = __atomic_fetch_add((int64_t *)(kyi_dsm.svc + off), v, __ATOMIC_SEQ_CST);
+    if (kyi_dsm.snapshot && kyi_dsm.state[pg] == KYI_PG_HOME_RW)
+        __atomic_fetch_add((int64_t *)(kyi_pg_snap(pg) + (off & (kyi_dsm.page - 1))), v, __ATOMIC_SEQ_CST);
+    pthread_mutex_unlock(kyi_pg_lock(pg));
+    return old;
+}
+
+static void on_fadd(ky_am_token_t t, void *payload, size_t nb, const uint64_t *a, int na)
+{
+    (void)payload, (void)nb, (void)na;
+    int src = ky_am_source(t);
+    size_t off = a[0];
+    int64_t reply[2] = {KY_OK, 0};
+    if (off + 8 > kyi_dsm.size || (off & 7) || !homed_here(off >> kyi_dsm.page_shift, 1)) reply[0] = KY_ERR_RANGE;
+    else reply[1] = kyi_fadd_local(off, (int64_t)a[1]);
+    kyi_send_deferred(reply, sizeof reply, src, (int)a[2], kyi_comm.rep);
+}
+
+void kyi_publish(int advance_epoch)
+{
+    if (advance_epoch) apply_pending();
+    pthread_mutex_lock(&kyi_dsm.lists_lock);
+    kyi_vec_t w = kyi_dsm.written;
+    memset(&kyi_dsm.written, 0, sizeof kyi_dsm.written);
+    pthread_mutex_unlock(&kyi_dsm.lists_lock);
+    for (size_t i = 0; i < w.len; i++) {
+        size_t pg = w.v[i];
+        pthread_mutex_lock(kyi_pg_lock(pg));
+        if (kyi_dsm.state[pg] == KYI_PG_HOME_RW) {
+            kyi_protect(pg, 1, PROT_READ);
+            kyi_dsm.state[pg] = KYI_PG_HOME_RO;
+        }
+        pthread_mutex_unlock(kyi_pg_lock(pg));
+    }
+    free(w.v);
+    if (!advance_epoch) return;
+    pthread_mutex_lock(&kyi_dsm.epoch_lock);
+    kyi_dsm.epoch++;
+    deferred_t *d = kyi_dsm.deferred, *keep = NULL;
+    kyi_dsm.deferred = NULL;
+    pthread_mutex_unlock(&kyi_dsm.epoch_lock);
+    while (d) {
+        deferred_t *next = d->next;
+        if (d->epoch <= kyi_dsm.epoch) {
+            serve_now(d->src, d->pg, d->n, (int)d->tag);
+            free(d);
+        } else {
+            d->next = keep;
+            keep = d;
+        }
+        d = next;
+    }
+    if (keep) {
+        pthread_mutex_lock(&kyi_dsm.epoch_lock);
+        deferred_t **tail = &keep;
+        while (*tail) tail = &(*tail)->next;
+        *tail = kyi_dsm.deferred;
+        kyi_dsm.deferred = keep;
+        pthread_mutex_unlock(&kyi_dsm.epoch_lock);
+    }
+}
+
+int kyi_serve_register(void)
+{
+    KYI_CHECK(ky_am_register(KYI_AM_DSM_FETCH, on_fetch));
+    KYI_CHECK(ky_am_register(KYI_AM_DSM_DIFF, on_diff));
+    KYI_CHECK(ky_am_register(KYI_AM_DSM_PUSH, on_push));
+    return ky_am_register(KYI_AM_DSM_FADD, on_fadd);
+}

@@ -1,0 +1,188 @@
+/* Synchronisation: diffs of written cached pages back to their homes, invalidation and dropping of cached
+ * pages, and the three collective calls ky_barrier, ky_sync and ky_sync_drop.
+ *
+ * Order inside a synchronisation: (1) diffs are applied at their homes and acknowledged, (2) every rank
+ * arrives (comm barrier), (3) each home publishes (write-protects what it wrote, drops snapshots, advances
+ * its interval; fetches from ranks already past wait for this), (4) cached pages are invalidated (barrier)
+ * or dropped (sync_drop). Diffs are byte-exact runs, so writes of different ranks to different bytes of one
+ * page all survive. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "dsm/dsm.h"
+
+typedef struct {
+    char *buf;
+    size_t len;
+} outbuf_t;
+
+typedef struct {
+    outbuf_t *out;           /* [nranks] message being filled */
+    MPI_Request *acks;
+    int64_t *ack_val;
+    int nacks, cap;
+    size_t max;
+    int release;
+    const char *call;
+} diffset_t;
+
+static int send_out(diffset_t *d, int home)
+{
+    outbuf_t *o = &d->out[home];
+    if (!o->len) return KY_OK;
+    if (d->nacks == d->cap) {
+        int cap = d->cap ? 2 * d->cap : 64;
+        MPI_Request *r = realloc(d->acks, cap * sizeof *r);
+        int64_t *v = realloc(d->ack_val, cap * sizeof *v);
+        if (!r || !v) kyi_fatal("rank %d: %s: out of memory for diff acknowledgements", kyi_rt.rank, d->call);
+        d->acks = r, d->ack_val = v, d->cap = cap;
+    }
+    int tag = (int)kyi_new_tag();
+    if (MPI_Irecv(&d->ack_val[d->nacks], 8, MPI_BYTE, home, tag, kyi_comm.rep, &d->acks[d->nacks]) != MPI_SUCCESS)
+        return kyi_fail(KY_ERR_MPI, d->call, "MPI_Irecv for a diff acknowledgement failed");
+    d->nacks++;
+    uint64_t args[2] = {(uint64_t)tag, (uint64_t)d->release};
+    KYI_CHECK(ky_am_medium(home, KYI_AM_DSM_DIFF, o->buf, o->len, args, 2));
+    KYI_DSM_COUNT(diff_bytes, o->len);
+    o->len = 0;
+    return KY_OK;
+}
+
+static int add_run(diffset_t *d, int home, size_t pg, size_t off, size_t len, const char *bytes)
+{
+    while (len) {
+        outbuf_t *o = &d->out[home];
+        if (!o->buf && !(o->buf = malloc(d->max))) return kyi_fail(KY_ERR_NOMEM, d->call, "no memory for diffs");
+        if (o->len + 16 + 64 > d->max) KYI_CHECK(send_out(d, home));
+        size_t room = d->max - o->len - 16, n = len < room ? len : room;
+        uint64_t p = pg;
+        uint32_t o32 = (uint32_t)off, n32 = (uint32_t)n;
+        memcpy(o->buf + o->len, &p, 8);
+        memcpy(o->buf + o->len + 8, &o32, 4);
+        memcpy(o->buf + o->len + 12, &n32, 4);
+        memcpy(o->buf + o->len + 16, bytes, n);
+        o->len += 16 + n;
+        off += n, bytes += n, len -= n;
+    }
+    return KY_OK;
+}
+
+/* Byte-exact runs where data and twin differ (compared a word at a time). */
+static int diff_page(diffset_t *d, int home, size_t pg)
+{
+    const unsigned char *a = (const unsigned char *)kyi_pg_data(pg), *b = (const unsigned char *)kyi_pg_twin(pg);
+    size_t n = kyi_dsm.page, i = 0, changed = 0;
+    while (i < n) {
+        if (!(i & 7) && i + 8 <= n && !memcmp(a + i, b + i, 8)) {
+            i += 8;
+            continue;
+        }
+        if (a[i] == b[i]) {
+            i++;
+            continue;
+        }
+        size_t start = i;
+        while (i < n && a[i] != b[i]) i++;
+        KYI_CHECK(add_run(d, home, pg, start, i - start, (const char *)a + start));
+        changed = 1;
+    }
+    if (changed) KYI_DSM_COUNT(diffs, 1);
+    return KY_OK;
+}
+
+int kyi_flush_diffs(const char *call, int keep)
+{
+    pthread_mutex_lock(&kyi_dsm.lists_lock);
+    kyi_vec_t dirty = kyi_dsm.dirty;
+    memset(&kyi_dsm.dirty, 0, sizeof kyi_dsm.dirty);
+    pthread_mutex_unlock(&kyi_dsm.lists_lock);
+    if (!dirty.len) {
+        free(dirty.v);
+        return KY_OK;
+    }
+    diffset_t d = {0};
+    d.out = calloc((size_t)kyi_rt.nranks, sizeof *d.out);
+    d.max = ky_am_max_medium();
+    d.release = keep;
+    d.call = call;
+    int st = d.out ? KY_OK : kyi_fail(KY_ERR_NOMEM, call, "no memory for diffs");
+    for (size_t i = 0; i < dirty.len && !st; i++) {
+        size_t pg = dirty.v[i];
+        pthread_mutex_lock(kyi_pg_lock(pg));
+        if (kyi_dsm.state[pg] == KYI_PG_RW) {
+            /* Write-protect first: a thread storing meanwhile faults and waits for this lock. */
+            kyi_protect(pg, 1, PROT_READ);
+            pthread_rwlock_rdlock(&kyi_dsm.table_lock);
+            int home = kyi_page_home(pg, NULL);
+            pthread_rwlock_unlock(&kyi_dsm.table_lock);
+            st = home < 0 ? KY_OK : diff_page(&d, home, pg); /* freed meanwhile: nothing to send */
+            kyi_dsm.state[pg] = KYI_PG_RO;
+        }
+        pthread_mutex_unlock(kyi_pg_lock(pg));
+    }
+    for (int r = 0; r < kyi_rt.nranks && !st; r++) st = send_out(&d, r);
+    for (int i = 0; i < d.nacks; i++) {
+        int s = kyi_dsm_wait(call, -1, &d.acks[i], NULL);
+        if (!s && d.ack_val[i] < 0) s = kyi_fail((int)d.ack_val[i], call, "a home refused a diff (page freed?)");
+        if (s && !st) st = s;
+    }
+    for (int r = 0; r < kyi_rt.nranks && d.out; r++) free(d.out[r].buf);
+    free(d.out);
+    free(d.acks);
+    free(d.ack_val);
+    free(dirty.v);
+    return st;
+}
+
+void kyi_invalidate_all(int dropped)
+{
+    pthread_mutex_lock(&kyi_dsm.lists_lock);
+    kyi_vec_t held = kyi_dsm.held;
+    memset(&kyi_dsm.held, 0, sizeof kyi_dsm.held);
+    if (dropped) {
+        free(kyi_dsm.dirty.v);
+        memset(&kyi_dsm.dirty, 0, sizeof kyi_dsm.dirty);
+    }
+    pthread_mutex_unlock(&kyi_dsm.lists_lock);
+    uint64_t n = 0;
+    for (size_t i = 0; i < held.len; i++) {
+        size_t pg = held.v[i];
+        pthread_mutex_lock(kyi_pg_lock(pg));
+        int s = kyi_dsm.state[pg];
+        if (s == KYI_PG_RO || (dropped && s == KYI_PG_RW)) {
+            kyi_protect(pg, 1, PROT_NONE);
+            kyi_dsm.state[pg] = KYI_PG_NONE;
+            n++;
+        } else if (s == KYI_PG_RW) {
+            pthread_mutex_lock(&kyi_dsm.lists_lock); /* written after a flush: still ours */
+            kyi_vec_push(&kyi_dsm.held, pg);
+            pthread_mutex_unlock(&kyi_dsm.lists_lock);
+        }
+        pthread_mutex_unlock(kyi_pg_lock(pg));
+    }
+    free(held.v);
+    if (dropped) KYI_DSM_COUNT(drops, n);
+    else KYI_DSM_COUNT(invalidations, n);
+}
+
+enum { MODE_BARRIER, MODE_SYNC, MODE_DROP };
+
+static int synchronise(const char *call, int mode)
+{
+    KYI_CHECK(kyi_require_dsm(call));
+    uint64_t t0 = kyi_now_ns();
+    int st = mode == MODE_BARRIER ? kyi_flush_diffs(call, 0) : KY_OK;
+    int st2 = ky_comm_barrier();
+    kyi_publish(1);
+    if (mode == MODE_BARRIER) kyi_invalidate_all(0);
+    if (mode == MODE_DROP) kyi_invalidate_all(1);
+    if (mode == MODE_BARRIER) KYI_DSM_COUNT(barriers, 1);
+    else KYI_DSM_COUNT(syncs, 1);
+    KYI_DSM_COUNT(coherence_ns, kyi_now_ns() - t0);
+    return st ? st : st2;
+}
+
+int ky_barrier(void) { return synchronise("ky_barrier", MODE_BARRIER); }
+int ky_sync(void) { return synchronise("ky_sync", MODE_SYNC); }
+int ky_sync_drop(void) { return synchronise("ky_sync_drop", MODE_DROP); }

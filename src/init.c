@@ -1,0 +1,30 @@
+/* ky_init / ky_finalize: every layer's set-up in layer order (runtime, comm, dsm) and teardown in reverse.
+ * The collectives need no set-up of their own (teams and plans are made on demand). */
+#include "kyoyu.h"
+#include "runtime/log.h"
+#include "runtime/runtime.h"
+
+int kyi_rt_init(int *argc, char ***argv);
+int kyi_rt_finalize(void);
+int kyi_comm_init(void);
+int kyi_comm_finalize(void);
+int kyi_dsm_init(void);
+int kyi_dsm_finalize(void);
+
+int ky_init(int *argc, char ***argv)
+{
+    KYI_CHECK(kyi_rt_init(argc, argv));
+    int st = kyi_comm_init();
+    if (st) kyi_fatal("rank %d: ky_init: the comm layer failed to start: %s", kyi_rt.rank, ky_last_error());
+    st = kyi_dsm_init();
+    if (st) kyi_fatal("rank %d: ky_init: the global address space failed to start: %s", kyi_rt.rank, ky_last_error());
+    return KY_OK;
+}
+
+int ky_finalize(void)
+{
+    KYI_CHECK(kyi_require_init("ky_finalize"));
+    kyi_dsm_finalize();
+    kyi_comm_finalize();
+    return kyi_rt_finalize();
+}
