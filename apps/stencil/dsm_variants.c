@@ -132,7 +132,9 @@ int st_run_dsm(int variant, const st_params_t *p, const double *ref, st_result_t
         snprintf(r->note, sizeof r->note, "ky_mapalloc: %s", ky_last_error());
         return 2;
     }
-    if (p->st < p->ed && (ky_home_of(A + (size_t)p->st * p->plane) != p->rank ||
+    int aligned = st_slabs_page_aligned(p, r->note, sizeof r->note);
+    r->note[0] = 0;
+    if (aligned && p->st < p->ed && (ky_home_of(A + (size_t)p->st * p->plane) != p->rank ||
                           ky_home_of(B + (size_t)p->ed * p->plane - 1) != p->rank)) {
         /* a wrong home would make the variant silently slow (every own plane a remote page): say so */
         fprintf(stderr, "ky_stencil: rank %d: home of slab [%d,%d) is %d/%d, expected %d\n", p->rank, p->st, p->ed,

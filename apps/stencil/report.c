@@ -27,8 +27,11 @@ void st_print_header(const st_params_t *p)
            st_flops_per_point(p->points), p->reps);
     printf("#   x MPI = variant time / MPI time (goals: preload <= 1.05, faults <= 1.30); DSM counts summed over "
            "ranks\n");
-    printf("%-8s %10s %9s %7s %6s %9s %9s %9s %10s %9s %9s %8s %8s %8s\n", "variant", "time_s", "GFLOP/s", "x MPI",
-           "check", "r_faults", "w_faults", "pages", "MiB_fetch", "preload", "overload", "diffs", "drops", "coh_s");
+    printf("#   r/w_faults: faults taken; pages, MiB_fetch: fetched from homes (faults, preload, overload); snaps: home\n"
+           "#   pages copied before the home's first write after a sync; coh_s: time in coherence (slowest rank)\n");
+    printf("%-8s %10s %9s %7s %6s %9s %9s %9s %10s %9s %9s %8s %8s %8s %8s\n", "variant", "time_s", "GFLOP/s",
+           "x MPI", "check", "r_faults", "w_faults", "pages", "MiB_fetch", "preload", "overload", "snaps", "diffs",
+           "drops", "coh_s");
 }
 
 void st_print_row(const st_params_t *p, int v, const st_result_t *r, const st_result_t *mpi)
@@ -42,15 +45,14 @@ void st_print_row(const st_params_t *p, int v, const st_result_t *r, const st_re
     if (mpi && mpi->ran && mpi->time_s > 0) snprintf(ratio, sizeof ratio, "%.2f", r->time_s / mpi->time_s);
     const char *chk = r->verified < 0 ? "-" : r->verified ? "OK" : "FAIL";
     if (v == ST_MPI) {
-        printf("%-8s %10.4f %9.2f %7s %6s %9s %9s %9s %10s %9s %9s %8s %8s %8s\n", st_variant_name(v), r->time_s,
-               gflops(p, r->time_s), ratio, chk, "-", "-", "-", "-", "-", "-", "-", "-", "-");
+        printf("%-8s %10.4f %9.2f %7s %6s\n", st_variant_name(v), r->time_s, gflops(p, r->time_s), ratio, chk);
     } else {
-        printf("%-8s %10.4f %9.2f %7s %6s %9llu %9llu %9llu %10.2f %9llu %9llu %8llu %8llu %8.4f\n",
+        printf("%-8s %10.4f %9.2f %7s %6s %9llu %9llu %9llu %10.2f %9llu %9llu %8llu %8llu %8llu %8.4f\n",
                st_variant_name(v), r->time_s, gflops(p, r->time_s), ratio, chk,
                (unsigned long long)r->s[SS_RFAULTS], (unsigned long long)r->s[SS_WFAULTS],
                (unsigned long long)r->s[SS_PAGES], r->s[SS_BYTES] / 1048576.0,
                (unsigned long long)r->s[SS_PRELOADED], (unsigned long long)r->s[SS_OVERLOADED],
-               (unsigned long long)r->s[SS_DIFFS], (unsigned long long)r->s[SS_DROPS], r->coherence_s);
+               (unsigned long long)r->s[SS_SNAPSHOTS], (unsigned long long)r->s[SS_DIFFS], (unsigned long long)r->s[SS_DROPS], r->coherence_s);
     }
     if (r->verified == 0)
         printf("#   %s: %ld points differ from the serial run (max relative error %.3g)\n", st_variant_name(v),
@@ -120,6 +122,7 @@ void st_json_write(const st_params_t *p, int v, const st_result_t *r, const st_r
         jint(&j, "diffs", (long long)r->s[SS_DIFFS]);
         jint(&j, "diff_bytes", (long long)r->s[SS_DIFF_BYTES]);
         jint(&j, "drops", (long long)r->s[SS_DROPS]);
+        jint(&j, "home_snapshots", (long long)r->s[SS_SNAPSHOTS]);
         jnum(&j, "coherence_s", r->coherence_s);
         jint(&j, "N", p->nx);
         jint(&j, "nz", p->nz);

@@ -46,7 +46,7 @@ typedef struct {
     long wrong;
     double max_err;
     int ran;            /* 0: skipped (why in note) */
-    char note[160];
+    char note[320];
 } st_result_t;
 /* indices into st_result_t.s, in ky_dsm_stats_t's order */
 enum { SS_RFAULTS, SS_WFAULTS, SS_PAGES, SS_BYTES, SS_PRELOADED, SS_OVERLOADED, SS_PUSHED, SS_TWINS, SS_DIFFS,
