@@ -4,7 +4,7 @@
  * statistics; --json appends JSON lines (docs/benchmarks.md).
  *
  *   kyrun -n 4 ky_stencil [--nx 128] [--ny 64] [--nz 64] [--nt 8] [--bt 4] [--points 7|27|7,27]
- *         [--variant all|mpi,faults,preload,barrier] [--threads N] [--reps R] [--check] [--weak N]
+ *         [--variant all|mpi,faults,preload,barrier] [--threads N|auto] [--reps R] [--check] [--weak N]
  *         [--json FILE] [--record dsm|stencil] [-v]
  *
  * Exit status: 0; 1 if a check failed; 2 on a usage problem or a variant that cannot run (named
@@ -47,7 +47,7 @@ static int usage(int rank, const char *msg)
         if (msg) fprintf(stderr, "ky_stencil: %s\n", msg);
         fprintf(stderr,
                 "usage: ky_stencil [--nx N] [--ny N] [--nz N] [--nt STEPS] [--bt WIDTH] [--points 7|27|7,27]\n"
-                "       [--variant all|mpi,faults,preload,barrier] [--threads N] [--reps R] [--check]\n"
+                "       [--variant all|mpi,faults,preload,barrier] [--threads N|auto] [--reps R] [--check]\n"
                 "       [--weak N (per-rank N^3: nx = ny = N, nz = N*ranks)] [--json FILE] [--record dsm|stencil] "
                 "[-v]\n");
     }
@@ -153,7 +153,9 @@ int main(int argc, char **argv)
         int *iv = !strcmp(a, "--nx") ? &p.nx : !strcmp(a, "--ny") ? &p.ny : !strcmp(a, "--nz") ? &p.nz
                 : !strcmp(a, "--nt") ? &p.nt : !strcmp(a, "--bt") ? &p.bt : !strcmp(a, "--threads") ? &p.threads
                 : !strcmp(a, "--reps") ? &p.reps : !strcmp(a, "--weak") ? &p.weak : NULL;
-        if (iv && val) {
+        if (!strcmp(a, "--threads") && val && !strcmp(val, "auto")) {
+            p.threads = -1, i++;  /* the node's cores shared by its ranks */
+        } else if (iv && val) {
             *iv = atoi(val), i++;
         } else if (!strcmp(a, "--points") && val) {
             points = val, i++;
@@ -180,7 +182,10 @@ int main(int argc, char **argv)
     if (rc == 0 && strcmp(p.record, "dsm") && strcmp(p.record, "stencil")) rc = usage(p.rank, "--record dsm|stencil");
     if (rc == 0) {
 #ifdef _OPENMP
-        if (p.threads > 0) omp_set_num_threads(p.threads);
+        if (p.threads < 0) {
+            int per = omp_get_num_procs() / ST_MAX(ky_local_nranks(), 1);
+            omp_set_num_threads(ST_MAX(per, 1));
+        } else if (p.threads > 0) omp_set_num_threads(p.threads);
         else if (getenv("OMP_NUM_THREADS") == NULL) omp_set_num_threads(1);  /* not every core per rank */
         p.threads = omp_get_max_threads();
 #else
