@@ -39,10 +39,12 @@ static void *dbase;                 /* this rank's piece of the data segment */
 static volatile uint64_t *flags;    /* this rank's piece of the flag segment: [0] put_pp, [1] put_bw done */
 static void *sbuf;                  /* source buffer of this rank (host or GPU) */
 static unsigned char *expect_buf;   /* host: the peer's / rank 0's pattern, for verification */
-static unsigned char *check_buf;    /* host copy of received GPU data */
 static void *hbuf;                  /* host buffer of the MPI baselines (pinned with CUDA) */
+#ifdef KY_BENCH_HAVE_CUDA
+static unsigned char *check_buf;    /* host copy of received GPU data */
 static void *bbuf;                  /* GPU: device buffer of the baselines (rank 1's is opened by rank 0) */
 static void *peer_bbuf;             /* rank 0: rank 1's bbuf through CUDA IPC, NULL if unavailable */
+#endif
 static uint64_t seq;                /* put_pp / put_bw rounds, never reset: old flags never satisfy a wait */
 static volatile uint64_t am_pings, am_pongs;  /* bumped by the handlers (progress thread) */
 static uint64_t am_total;                       /* pings sent so far, counted the same on both ranks */

@@ -394,6 +394,37 @@ TEST(Dsm, ListAndTreeWithLocalAllocAndLocks)
     KYT_EXPECT_OK(ky_free(roots));
 }
 
+/* ky_sync_nofetch: homes write without faults or snapshots in the promised interval; the next ky_sync
+ * publishes what they wrote and write-protects again. */
+TEST(Dsm, SyncNofetchOpensHomePages)
+{
+    int n = kyt::nranks(), me = kyt::rank();
+    int per = (int)(4 * page() / sizeof(long));
+    int dims[] = {n * per, -1}, divs[] = {n, -1};
+    long *a = (long *)ky_mapalloc(dims, divs, sizeof(long), 0, n);
+    ASSERT_TRUE(a);
+    KYT_EXPECT_OK(ky_barrier());
+    ky_dsm_stats_t s0, s1, s2;
+    KYT_EXPECT_OK(ky_sync_nofetch());
+    ky_stats(&s0);
+    for (int i = me * per; i < (me + 1) * per; i++) a[i] = 5 * i + 1;
+    ky_stats(&s1);
+    EXPECT_EQ(s0.write_faults, s1.write_faults) << "home writes faulted in a ky_sync_nofetch interval";
+    EXPECT_EQ(s0.home_snapshots, s1.home_snapshots);
+    KYT_EXPECT_OK(ky_sync());
+    bool ok = true;
+    for (int i = 0; i < n * per; i += 97) ok = ok && a[i] == 5 * i + 1;
+    ky_stats(&s2);
+    a[me * per] = 3; /* protected again: the home's first write snapshots */
+    ky_dsm_stats_t s3;
+    ky_stats(&s3);
+    if (n > 1) EXPECT_EQ(s2.home_snapshots + 1, s3.home_snapshots);
+    KYT_EXPECT_OK(ky_barrier());
+    ok = ok && a[0] == 3 && a[(n - 1) * per] == 3;
+    EXPECT_TRUE(kyt::all(ok));
+    KYT_EXPECT_OK(ky_free(a));
+}
+
 TEST(Dsm, BadInput)
 {
     int n = kyt::nranks(), me = kyt::rank();

@@ -59,6 +59,14 @@ KY_API int ky_is_global(const void *p);
 KY_API int ky_barrier(void);
 KY_API int ky_sync(void);
 KY_API int ky_sync_drop(void);
+/* ky_sync plus a promise, made by every rank, that until the next synchronisation no rank reads a page
+ * homed elsewhere that it does not already hold (no faults on such pages, no preload/overload/push). Homes
+ * then skip the write-protection that keeps the synchronised version for late fetchers, so computing on
+ * home pages costs nothing extra (seed 000 Appendix 1: compute between two syncs, halos refreshed by
+ * overload in an interval of their own). A fetch that breaks the promise is answered with the home's
+ * current data and logged once. Like MPI's fence assertions, it changes cost, not results, of programs that
+ * keep it. */
+KY_API int ky_sync_nofetch(void);
 
 /* Rectangular regions of a row-major global array at `base` with extents glb[0..ndim-1] (elements of
  * `elem` bytes). The region starts at base (pass &A[z0][y0][x0]) and spans region[d] elements along d.

@@ -30,7 +30,8 @@
 #include "kyoyu.h"
 #include "kyoyu/dsm.h"
 
-enum { KYI_PG_NONE = 0, KYI_PG_RO, KYI_PG_RW, KYI_PG_FETCHING, KYI_PG_HOME_RO, KYI_PG_HOME_RW };
+/* HOME_OPEN: writable without a snapshot, in an interval opened by ky_sync_nofetch. */
+enum { KYI_PG_NONE = 0, KYI_PG_RO, KYI_PG_RW, KYI_PG_FETCHING, KYI_PG_HOME_RO, KYI_PG_HOME_RW, KYI_PG_HOME_OPEN };
 
 /* Active-message indices of the DSM (the range reserved for upper layers). */
 enum { KYI_AM_DSM_FETCH = 200, KYI_AM_DSM_DIFF, KYI_AM_DSM_PUSH, KYI_AM_DSM_FADD, KYI_AM_DSM_LOCK,
@@ -76,6 +77,7 @@ typedef struct {
     pthread_mutex_t epoch_lock;
     uint64_t epoch;          /* synchronisations this rank completed */
     void *deferred;          /* fetch requests from a later interval (serve.c) */
+    int open_interval;       /* home pages are HOME_OPEN until the next synchronisation (ky_sync_nofetch) */
 } kyi_dsm_t;
 
 extern kyi_dsm_t kyi_dsm;
@@ -111,6 +113,9 @@ int kyi_require_dsm(const char *call);
 void kyi_vec_push(kyi_vec_t *v, size_t x);
 /* Set the application's access to pages [pg, pg+n): PROT_NONE / READ / READ|WRITE. */
 int kyi_protect(size_t pg, size_t n, int prot);
+/* Set every page this rank is home of that is in state `from` (any home state if from < 0) to `to`, with
+ * protection prot, a run at a time. */
+void kyi_home_pages_set(int from, int to, int prot);
 
 /* fault.c */
 int kyi_fault_install(void);

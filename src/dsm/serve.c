@@ -35,6 +35,12 @@ void kyi_serve_copy(char *dst, size_t pg, size_t n)
         pthread_mutex_t *lk = kyi_pg_lock(pg + i);
         pthread_mutex_lock(lk);
         int from_snap = kyi_dsm.snapshot && kyi_dsm.state[pg + i] == KYI_PG_HOME_RW;
+        if (kyi_dsm.state[pg + i] == KYI_PG_HOME_OPEN) {
+            static atomic_int warned;
+            if (!atomic_exchange(&warned, 1))
+                KYI_WARN(KYI_SUB_DSM, "a page was fetched in an interval opened by ky_sync_nofetch; the reply may "
+                                      "contain writes made after the synchronisation (logged once)");
+        }
         memcpy(dst + (i << kyi_dsm.page_shift), from_snap ? kyi_pg_snap(pg + i) : kyi_pg_data(pg + i), kyi_dsm.page);
         pthread_mutex_unlock(lk);
     }
@@ -210,6 +216,11 @@ static void on_fadd(ky_am_token_t t, void *payload, size_t nb, const uint64_t *a
 void kyi_publish(int advance_epoch)
 {
     if (advance_epoch) apply_pending();
+    if (advance_epoch && kyi_dsm.open_interval) {
+        /* The promised interval is over: back to write-protected home pages. */
+        kyi_home_pages_set(KYI_PG_HOME_OPEN, KYI_PG_HOME_RO, PROT_READ);
+        kyi_dsm.open_interval = 0;
+    }
     pthread_mutex_lock(&kyi_dsm.lists_lock);
     kyi_vec_t w = kyi_dsm.written;
     memset(&kyi_dsm.written, 0, sizeof kyi_dsm.written);

@@ -54,6 +54,27 @@ int kyi_protect(size_t pg, size_t n, int prot)
     return KY_OK;
 }
 
+void kyi_home_pages_set(int from, int to, int prot)
+{
+    pthread_rwlock_rdlock(&kyi_dsm.table_lock);
+    for (size_t k = 0; k < kyi_dsm.nallocs; k++) {
+        const kyi_alloc_t *a = &kyi_dsm.allocs[k];
+        size_t pg0 = a->off >> kyi_dsm.page_shift, n = a->bytes >> kyi_dsm.page_shift, run = 0;
+        for (size_t i = 0; i <= n; i++) {
+            int s = i < n ? kyi_dsm.state[pg0 + i] : -1;
+            int home = s == KYI_PG_HOME_RO || s == KYI_PG_HOME_RW || s == KYI_PG_HOME_OPEN;
+            if (home && (from < 0 || s == from)) {
+                kyi_dsm.state[pg0 + i] = (uint8_t)to;
+                run++;
+            } else if (run) {
+                kyi_protect(pg0 + i - run, run, prot);
+                run = 0;
+            }
+        }
+    }
+    pthread_rwlock_unlock(&kyi_dsm.table_lock);
+}
+
 /* Same address in every rank: try the preferred one, then others further up, until every rank got it. */
 static char *reserve(size_t size, uintptr_t hint)
 {

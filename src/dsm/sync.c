@@ -166,7 +166,7 @@ void kyi_invalidate_all(int dropped)
     else KYI_DSM_COUNT(invalidations, n);
 }
 
-enum { MODE_BARRIER, MODE_SYNC, MODE_DROP };
+enum { MODE_BARRIER, MODE_SYNC, MODE_DROP, MODE_NOFETCH };
 
 static int synchronise(const char *call, int mode)
 {
@@ -175,6 +175,11 @@ static int synchronise(const char *call, int mode)
     int st = mode == MODE_BARRIER ? kyi_flush_diffs(call, 0) : KY_OK;
     int st2 = ky_comm_barrier();
     kyi_publish(1);
+    if (mode == MODE_NOFETCH && kyi_dsm.snapshot) {
+        /* Nobody will fetch until the next synchronisation: open every home page, no snapshots. */
+        kyi_home_pages_set(KYI_PG_HOME_RO, KYI_PG_HOME_OPEN, PROT_READ | PROT_WRITE);
+        kyi_dsm.open_interval = 1;
+    }
     if (mode == MODE_BARRIER) kyi_invalidate_all(0);
     if (mode == MODE_DROP) kyi_invalidate_all(1);
     if (mode == MODE_BARRIER) KYI_DSM_COUNT(barriers, 1);
@@ -186,3 +191,4 @@ static int synchronise(const char *call, int mode)
 int ky_barrier(void) { return synchronise("ky_barrier", MODE_BARRIER); }
 int ky_sync(void) { return synchronise("ky_sync", MODE_SYNC); }
 int ky_sync_drop(void) { return synchronise("ky_sync_drop", MODE_DROP); }
+int ky_sync_nofetch(void) { return synchronise("ky_sync_nofetch", MODE_NOFETCH); }
