@@ -7,7 +7,8 @@
  * [max(st-tt, 1), min(ed+tt, nz-1)), i.e. bt-1 planes of the neighbours redundantly, so halos move once per
  * block. Variants (kernel.c has the arithmetic, dsm_variants.c and mpi_variant.c the data movement):
  *   faults   DSM, halos by page faults, ky_sync_drop every block (Fig. 7)
- *   preload  DSM, halos preloaded read-write once, ky_sync + ky_overload_array + ky_sync per block (App. 1)
+ *   preload  DSM, halos preloaded read-write once, ky_sync + ky_overload_array + ky_sync_nofetch per block
+ *            (App. 1; the compute interval fetches nothing, so homes skip snapshots)
  *   barrier  DSM, no blocking: one step then ky_barrier (diffs back home); works with any slab alignment
  *   mpi      private slabs with bt halo planes, MPI_Sendrecv of bt planes per block (the baseline) */
 #ifndef KY_STENCIL_H
