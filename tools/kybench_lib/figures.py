@@ -4,7 +4,7 @@
             memory/path (pingpong_<mem>_<path>.png); halo face time against N (halo_<mem>_<path>.png)
   coll      latency against message size per operation, memory and rank count, algorithms beside MPI/NCCL
   stencil   weak scaling (time and efficiency against ranks) and per-phase stacked bars (seed 000 Figs. 12-13)
-  dsm       pages fetched per variant against ranks, grouped bars (seed 003 Figs. 3 and 5)
+  dsm       pages fetched and time per variant against ranks, grouped bars (seed 003 Figs. 3 and 5)
 
 Every renderer takes the records of one machine kind and a folder, writes its PNGs and returns
 [(file name, caption)]; every title names the machine kind, the date and the baseline."""
@@ -265,4 +265,19 @@ def dsm(recs, folder):
         title = f"{app}: page transfers per variant, baseline {' / '.join(base) or '-'} ({_stamp(g)})"
         ax.set_title(_two_lines(title), fontsize=9)
         out.append((_save(fig, folder, f"dsm_{app}_pages.png"), title))
+        # time per variant against ranks, same grouping (the baseline is one of the variants)
+        fig, ax = plt.subplots(figsize=(6.5, 4.2))
+        for i, v in enumerate(variants):
+            xs = [j + (i - (len(variants) - 1) / 2) * w for j in range(len(ranks))]
+            ax.bar(xs, [at[(v, p)]["time_s"] if (v, p) in at else 0 for p in ranks], width=w,
+                   color=COLORS[i % len(COLORS)], label=v)
+        ax.set_xticks(range(len(ranks)))
+        ax.set_xticklabels([str(p) for p in ranks])
+        ax.set_xlabel("ranks")
+        ax.set_ylabel("seconds per run (slowest rank)")
+        ax.grid(True, axis="y", alpha=0.3)
+        ax.legend(fontsize=7)
+        title = f"{app}: time per variant, baseline {' / '.join(base) or '-'} ({_stamp(g)})"
+        ax.set_title(_two_lines(title), fontsize=9)
+        out.append((_save(fig, folder, f"dsm_{app}_time.png"), title))
     return out

@@ -35,6 +35,8 @@ SCHEMAS = {
     "pingpong": (_COMM_REQ, _COMM_OPT),
     "halo": (dict(_COMM_REQ, N="integer", face="string"),
              dict(_COMM_OPT, plan_hits="integer", plan_misses="integer")),
+    # bench/dsm.c: the pingpong shape; case = op (fault_read, preload_contig, preload_strided, sync, ...)
+    "dsm_micro": (_COMM_REQ, _COMM_OPT),
     "coll": _COLL,
     "coll_seed": _COLL,
     "stencil": ({"variant": "string", "stencil": "string", "mem": "string", "N": "integer", "steps": "integer",
@@ -45,7 +47,9 @@ SCHEMAS = {
     "dsm": ({"app": "string", "variant": "string", "time_s": "number", "pages_fetched": "integer"},
             {"N": "integer", "threads": "integer", "faults_read": "integer", "faults_write": "integer",
              "bytes_fetched": "integer", "diffs": "integer", "diff_bytes": "integer",
-             "pages_preloaded": "integer", "baseline": "string", "base_time_s": "number", "ratio": "number",
+             "pages_preloaded": "integer", "pages_overloaded": "integer", "drops": "integer",
+             "home_snapshots": "integer", "coherence_s": "number", "gflops": "number", "bt": "integer",
+             "steps": "integer", "baseline": "string", "base_time_s": "number", "ratio": "number",
              "verified": "boolean"}),
 }
 

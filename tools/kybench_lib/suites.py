@@ -34,6 +34,18 @@ COLL_HOST = {"full": "-b 8 -e 256M -n 100 -w 10", "cpu": "-b 8 -e 4M -f 4 -n 50 
 COLL_GPU = {"full": "-b 8 -e 256M -n 100 -w 10", "cpu": "-b 8 -e 256M -n 100 -w 10",
             "quick": "-b 8 -e 4K -f 8 -n 10 -w 2"}
 
+# bench/dsm.c (ky_bench_dsm) and apps/stencil (ky_stencil, issue 3). The DSM stencil runs one fixed grid at
+# every rank count (strong scaling: the dsm report's table and page-transfer figure); the stencil suite
+# runs N^3 per rank (weak scaling, --record stencil). --threads auto: the node's cores shared by its ranks.
+DSM_MICRO = {"full": "-n 256 -w 10", "cpu": "-n 128 -w 5", "quick": "-n 8 -w 1"}
+STENCIL_DSM = {"full": "--nz 256 --ny 256 --nx 256 --nt 64 --bt 4 --reps 3 --check",
+               "cpu": "--nz 128 --ny 128 --nx 128 --nt 16 --bt 4 --reps 2 --check",
+               "quick": "--nz 64 --ny 64 --nx 128 --nt 4 --bt 2 --check"}
+STENCIL_WEAK = {"full": "--weak 256 --nt 32 --bt 4 --reps 3",
+                "cpu": "--weak 64 --nt 16 --bt 4 --reps 2 --check",
+                "quick": "--weak 32 --nt 4 --bt 2 --check"}
+STENCIL_COMMON = "--variant all --threads auto"
+
 SPLIT = {"KY_NODE_SPLIT": "rank"}
 ONE_GPU = {"KY_GPUS_PER_RANK": "1"}
 
@@ -64,9 +76,20 @@ SUITES = {
         Case("coll_host", "coll", "--mem host", COLL_HOST, ranks=None, default_ranks=(2, 3, 4)),
         Case("coll_gpu", "coll", "--mem gpu", COLL_GPU, ONE_GPU, gpu=True, ranks=None, default_ranks=(2, 3, 4)),
     ],
-    # the DSM (issue 3) and the stencil (issue 5) add their cases here
-    "dsm": [],
-    "stencil": [],
+    # the DSM (issue 3): micro-benchmarks on the shared-memory and the MPI path, the DSM stencil (strong)
+    "dsm": [
+        Case("dsm_micro_shm", "ky_bench_dsm", "", DSM_MICRO, ranks=None, default_ranks=(2, 4)),
+        Case("dsm_micro_mpi", "ky_bench_dsm", "", DSM_MICRO, SPLIT, ranks=None, default_ranks=(2, 4)),
+        Case("dsm_stencil7", "ky_stencil", "--points 7 " + STENCIL_COMMON, STENCIL_DSM, ranks=None,
+             default_ranks=(2, 4)),
+        Case("dsm_stencil27", "ky_stencil", "--points 27 " + STENCIL_COMMON, STENCIL_DSM, ranks=None,
+             default_ranks=(2, 4)),
+    ],
+    # stencils on host memory, weak scaling (the GPU stencil of issue 5 adds its cases here)
+    "stencil": [
+        Case("stencil_host", "ky_stencil", "--record stencil --points 7,27 " + STENCIL_COMMON, STENCIL_WEAK,
+             ranks=None, default_ranks=(1, 2, 4)),
+    ],
 }
 
 MULTICAST_OFF = {"NCCL_NVLS_ENABLE": "0", "NVSHMEM_DISABLE_NVLS": "1", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1"}

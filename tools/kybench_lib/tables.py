@@ -211,3 +211,17 @@ def dsm(recs):
             lines.append(f"| {v} | " + " | ".join(cells) + " |")
         parts.append("\n".join(lines))
     return "\n\n".join(parts)
+
+
+def dsm_micro(recs):
+    """bench/dsm.c: one row per operation, size, path and rank count: Kyoyu µs, the MPI baseline, ratio."""
+    rows = [r for r in recs if r.get("bench") == "dsm_micro"]
+    if not rows:
+        return None
+    head = ["operation", "path", "ranks", "bytes", "Kyoyu µs", "baseline", "baseline µs", "ratio"]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in sorted(rows, key=lambda r: (r["case"], r["path"], r["ranks"], r["bytes"])):
+        base = f"{r['base_lat_us']:.1f}" if "base_lat_us" in r else "-"
+        out.append(f"| {r['case']} | {r['path']} | {r['ranks']} | {fmt_bytes(r['bytes'])} | {r['lat_us']:.1f} | "
+                   f"{r['baseline']} | {base} | {_ratio(r)} |")
+    return "\n".join(out)

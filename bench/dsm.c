@@ -1,0 +1,237 @@
+/* ky_bench_dsm: what the DSM's basic operations cost against MPI moving the same bytes (issue 3).
+ *
+ *   fault_read       rank 0 reads one byte of each of K pages homed at rank 1 after ky_barrier: time per
+ *                    fault, fetch included | MPI_Get of one page (lock shared, get, unlock) from a window
+ *                    of the same size on rank 1
+ *   preload_contig   ky_preload_array of k contiguous pages homed at rank 1 (k = 1, 4, 16, 64) | one
+ *                    MPI_Get of k pages
+ *   preload_strided  a y-halo of a [32][64][512] double array homed at rank 1: region {32, 4, 512}, 32 blocks
+ *                    of 16 KiB with a 256 KiB stride (the DSM moves the 32 pages that hold them) | MPI_Get
+ *                    with an MPI_Type_vector target (the 512 KiB only)
+ *   sync, sync_drop, barrier_clean, barrier_dirty
+ *                    ky_sync / ky_sync_drop / ky_barrier with no dirty page, and ky_barrier after every rank
+ *                    wrote 8 bytes into each of 16 pages homed at the next rank (16 diffs per rank; the
+ *                    writes are not timed) | MPI_Barrier
+ * Rank 0 measures; rank 1 is the home; further ranks take part in the collective calls. Table and
+ * JSON lines (bench "dsm_micro", the pingpong record shape of docs/benchmarks.md). Flags: -n ITERS (fault
+ * and sync iterations), -w WARMUP, --json FILE. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_util.h"
+
+#define FAULT_PAGES 64
+
+static const char *g_path;
+static bu_opts_t g_o;
+
+static void emit(const char *title, const char *baseline, bu_point_t *pts, int n)
+{
+    bu_table_header(title, baseline, "none (ratio only)");
+    for (int i = 0; i < n; i++) {
+        bu_table_row(&pts[i]);
+        bu_json_write(&g_o, &pts[i]);
+    }
+}
+
+static void point(bu_point_t *p, const char *op, size_t bytes, int iters, double ky_s, const char *base, double base_s,
+                  int verified)
+{
+    bu_point_init(p);
+    p->bench = "dsm_micro";
+    p->kcase = op;
+    p->op = op;
+    p->mem = "host";
+    p->path = g_path;
+    p->ranks = ky_nranks();
+    p->bytes = bytes;
+    p->iters = iters;
+    p->lat_us = ky_s * 1e6;
+    p->bw_GBs = bytes && ky_s > 0 ? bytes / ky_s * 1e-9 : 0;
+    p->baseline = base;
+    p->base_lat_us = base_s * 1e6;
+    p->base_bw_GBs = bytes && base_s > 0 ? bytes / base_s * 1e-9 : -1;
+    p->ratio = ky_s > 0 ? base_s / ky_s : -1;
+    p->verified = verified;
+}
+
+/* (i) one remote page fault against MPI_Get of one page */
+static void bench_fault(size_t page)
+{
+    int me = ky_rank(), rounds = g_o.iters / FAULT_PAGES > 3 ? g_o.iters / FAULT_PAGES : 3;
+    size_t bytes = FAULT_PAGES * page;
+    unsigned char *g = ky_alloc(bytes, 1);
+    unsigned char *win_buf = malloc(bytes), *local = malloc(page);
+    if (!g || !win_buf || !local) bu_die(__FILE__, __LINE__, "fault: out of memory (%s)", ky_last_error());
+    if (me == 1)
+        for (size_t i = 0; i < bytes; i++) g[i] = win_buf[i] = (unsigned char)(i / page + 1);
+    MPI_Win win;
+    BU_MPI(MPI_Win_create(win_buf, bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    double *ky = calloc(rounds, sizeof(double)), *mp = calloc(rounds, sizeof(double));
+    int ok = 1;
+    for (int r = -1; r < rounds; r++) {  /* round -1: warm-up */
+        BU_KY(ky_barrier());             /* drops rank 0's copies: every first touch faults again */
+        if (me == 0) {
+            unsigned sum = 0;
+            double t0 = bu_now();
+            for (int i = 0; i < FAULT_PAGES; i++) sum += ((volatile unsigned char *)g)[(size_t)i * page + 8];
+            double t1 = bu_now();
+            ok &= sum == (unsigned)(FAULT_PAGES * (FAULT_PAGES + 1) / 2);
+            for (int i = 0; i < FAULT_PAGES; i++) {
+                BU_MPI(MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win));
+                BU_MPI(MPI_Get(local, (int)page, MPI_BYTE, 1, (MPI_Aint)(i * page), (int)page, MPI_BYTE, win));
+                BU_MPI(MPI_Win_unlock(1, win));
+                ok &= local[8] == (unsigned char)(i + 1);
+            }
+            double t2 = bu_now();
+            if (r >= 0) ky[r] = (t1 - t0) / FAULT_PAGES, mp[r] = (t2 - t1) / FAULT_PAGES;
+        }
+    }
+    bu_point_t p;
+    point(&p, "fault_read", page, rounds * FAULT_PAGES, bu_median(ky, rounds), "mpi_get", bu_median(mp, rounds), ok);
+    emit("dsm fault_read: one remote page fault (fetch of one page from its home) per read", "mpi_get: "
+         "MPI_Win_lock(shared) + MPI_Get(one page) + MPI_Win_unlock", &p, 1);
+    BU_MPI(MPI_Win_free(&win));
+    BU_KY(ky_barrier());
+    BU_KY(ky_free(g));
+    free(win_buf), free(local), free(ky), free(mp);
+}
+
+/* (ii) preload of k contiguous pages and of a strided y-halo against MPI_Get of the same region */
+static void bench_preload(size_t page)
+{
+    enum { Z = 32, Y = 64, X = 512, H = 4, REPS = 9 };
+    int me = ky_rank();
+    size_t maxk = 64, bytes = maxk * page, abytes = (size_t)Z * Y * X * sizeof(double);
+    if (abytes > bytes) bytes = abytes;
+    double *g = ky_alloc(bytes, 1);
+    double *win_buf = malloc(bytes), *local = malloc(bytes);
+    if (!g || !win_buf || !local) bu_die(__FILE__, __LINE__, "preload: out of memory (%s)", ky_last_error());
+    size_t n = bytes / sizeof(double);
+    if (me == 1)
+        for (size_t i = 0; i < n; i++) g[i] = win_buf[i] = (double)i;
+    MPI_Win win;
+    BU_MPI(MPI_Win_create(win_buf, bytes, sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    bu_point_t pts[5];
+    int np = 0;
+    size_t ks[4] = {1, 4, 16, 64};
+    for (int c = 0; c < 5; c++) {
+        int strided = c == 4;
+        size_t k = strided ? 0 : ks[c], moved = strided ? (size_t)Z * H * X * sizeof(double) : k * page;
+        double ky[REPS], mp[REPS];
+        int ok = 1;
+        MPI_Datatype vec = MPI_DATATYPE_NULL;
+        if (strided) {
+            BU_MPI(MPI_Type_vector(Z, H * X, Y * X, MPI_DOUBLE, &vec));
+            BU_MPI(MPI_Type_commit(&vec));
+        }
+        for (int r = -1; r < REPS; r++) {
+            BU_KY(ky_barrier());
+            if (me != 0) continue;
+            double t0 = bu_now();
+            if (strided) {
+                size_t glb[3] = {Z, Y, X}, reg[3] = {Z, H, X};
+                BU_KY(ky_preload_array(g, glb, reg, 3, sizeof(double), 0));
+            } else {
+                size_t glb[1] = {n}, reg[1] = {k * page / sizeof(double)};
+                BU_KY(ky_preload_array(g, glb, reg, 1, sizeof(double), 0));
+            }
+            double t1 = bu_now();
+            BU_MPI(MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win));
+            if (strided)
+                BU_MPI(MPI_Get(local, Z * H * X, MPI_DOUBLE, 1, 0, 1, vec, win));
+            else
+                BU_MPI(MPI_Get(local, (int)(k * page / sizeof(double)), MPI_DOUBLE, 1, 0,
+                               (int)(k * page / sizeof(double)), MPI_DOUBLE, win));
+            BU_MPI(MPI_Win_unlock(1, win));
+            double t2 = bu_now();
+            if (r >= 0) ky[r] = t1 - t0, mp[r] = t2 - t1;
+            /* the region's last element, through the cache and through MPI */
+            size_t last = strided ? ((size_t)(Z - 1) * Y + H - 1) * X + X - 1 : k * page / sizeof(double) - 1;
+            ok &= g[last] == (double)last && local[moved / sizeof(double) - 1] == (double)last;
+        }
+        point(&pts[np], strided ? "preload_strided" : "preload_contig", moved, REPS, me == 0 ? bu_median(ky, REPS) : 0,
+              strided ? "mpi_get_vector" : "mpi_get", me == 0 ? bu_median(mp, REPS) : 0, ok);
+        np++;
+        if (strided) MPI_Type_free(&vec);
+    }
+    emit("dsm preload_contig (k pages) and preload_strided (region {32,4,512} of [32][64][512] doubles)",
+         "mpi_get / mpi_get_vector: one passive-target MPI_Get of the same region", pts, 4);
+    emit("dsm preload_strided (bytes: the region; the DSM moves whole pages)", "mpi_get_vector", &pts[4], 1);
+    BU_MPI(MPI_Win_free(&win));
+    BU_KY(ky_barrier());
+    BU_KY(ky_free(g));
+    free(win_buf), free(local);
+}
+
+/* (iii) the synchronisation calls, clean and with dirty pages, against MPI_Barrier */
+static void bench_sync(size_t page)
+{
+    enum { DIRTY = 16 };
+    int me = ky_rank(), nr = ky_nranks(), iters = g_o.iters < 100 ? g_o.iters : 100;
+    int dims[2] = {(int)(nr * DIRTY * page), -1}, divs[2] = {nr, -1};
+    unsigned char *g = ky_mapalloc(dims, divs, 1, 0, nr);
+    if (!g) bu_die(__FILE__, __LINE__, "sync: ky_mapalloc: %s", ky_last_error());
+    unsigned char *next = g + (size_t)((me + 1) % nr) * DIRTY * page;
+    double *t = calloc(iters, sizeof(double)), *b = calloc(iters, sizeof(double));
+    const char *ops[4] = {"sync", "sync_drop", "barrier_clean", "barrier_dirty"};
+    bu_point_t pts[4];
+    int verified = 1;
+    for (int op = 0; op < 4; op++) {
+        for (int i = -g_o.warmup; i < iters; i++) {
+            if (op == 3)
+                for (int d = 0; d < DIRTY; d++) next[(size_t)d * page + (size_t)me * 8 % page] = (unsigned char)(i + 2);
+            MPI_Barrier(MPI_COMM_WORLD);
+            double t0 = bu_now();
+            BU_KY(op == 0 ? ky_sync() : op == 1 ? ky_sync_drop() : ky_barrier());
+            double t1 = bu_now();
+            MPI_Barrier(MPI_COMM_WORLD);
+            double t2 = bu_now();
+            BU_MPI(MPI_Barrier(MPI_COMM_WORLD));
+            double t3 = bu_now();
+            if (i >= 0) t[i] = t1 - t0, b[i] = t3 - t2;
+        }
+        if (op == 3) {  /* the diffs arrived: the home's page holds the writer's last byte */
+            unsigned char *mine = g + (size_t)me * DIRTY * page;
+            int writer = (me + nr - 1) % nr;
+            for (int d = 0; d < DIRTY; d++)
+                verified &= mine[(size_t)d * page + (size_t)writer * 8 % page] == (unsigned char)(iters + 1);
+        }
+        point(&pts[op], ops[op], op == 3 ? DIRTY * page : 0, iters, bu_median(t, iters), "mpi_barrier",
+              bu_median(b, iters), op == 3 ? verified : -1);
+    }
+    const char *what[4] = {"ky_sync (execution only)", "ky_sync_drop (nothing cached)",
+                           "ky_barrier, no dirty page", "ky_barrier after 16 dirty pages per rank (bytes: dirtied)"};
+    for (int op = 0; op < 4; op++) {
+        char title[160];
+        snprintf(title, sizeof title, "dsm %s: %s", ops[op], what[op]);
+        emit(title, "mpi_barrier: MPI_Barrier", &pts[op], 1);
+    }
+    BU_KY(ky_barrier());
+    BU_KY(ky_free(g));
+    free(t), free(b);
+}
+
+int main(int argc, char **argv)
+{
+    BU_KY(ky_init(&argc, &argv));
+    if (bu_parse(argc, argv, &g_o, "ky_bench_dsm", "ky_bench_dsm uses -n, -w, --json (others are ignored).\n")) {
+        ky_finalize();
+        return 1;
+    }
+    if (ky_nranks() < 2) {
+        if (ky_rank() == 0) fprintf(stderr, "ky_bench_dsm: needs at least 2 ranks\n");
+        ky_finalize();
+        return 1;
+    }
+    g_path = ky_node_of(1) == ky_node() ? "shm" : "mpi";
+    size_t page = ky_page_size();
+    if (ky_rank() == 0)
+        printf("# ky_bench_dsm: Kyoyu %s, %s, %s, %d ranks, page %zu B, fetch path rank 0 <- rank 1: %s\n",
+               ky_version(), bu_machine(), bu_date(), ky_nranks(), page, g_path);
+    bench_fault(page);
+    bench_preload(page);
+    bench_sync(page);
+    BU_KY(ky_finalize());
+    return 0;
+}
