@@ -113,6 +113,10 @@ int kyi_require_dsm(const char *call);
 void kyi_vec_push(kyi_vec_t *v, size_t x);
 /* Set the application's access to pages [pg, pg+n): PROT_NONE / READ / READ|WRITE. */
 int kyi_protect(size_t pg, size_t n, int prot);
+/* Sort pages[0..n) and set the application's access to each run of consecutive ones with one call. Used
+ * inside collective synchronisations, where it must come before the page states change: a thread touching
+ * a page in between faults, finds the old state, and retries until the new one is set. */
+void kyi_protect_runs(size_t *pages, size_t n, int prot);
 /* Set every page this rank is home of that is in state `from` (any home state if from < 0) to `to`, with
  * protection prot, a run at a time. */
 void kyi_home_pages_set(int from, int to, int prot);
@@ -155,7 +159,7 @@ void kyi_publish(int advance_epoch);
  * cached read-only with the written data (lock release); else their state is left for the caller. */
 int kyi_flush_diffs(const char *call, int keep);
 /* Cached pages of other homes: NONE (invalidate). */
-void kyi_invalidate_all(int dropped);
+void kyi_invalidate_all(int dropped, int collective);
 
 /* locks.c */
 int kyi_locks_register(void);

@@ -115,7 +115,7 @@ int ky_lock(int id)
     /* Acquire: our own writes go home first (so invalidating cannot lose them), then every cached page is
      * invalidated and re-fetched on use. */
     int st = kyi_flush_diffs(call, 1);
-    kyi_invalidate_all(0);
+    kyi_invalidate_all(0, 0);
     KYI_DSM_COUNT(lock_acquires, 1);
     KYI_DSM_COUNT(coherence_ns, kyi_now_ns() - t0);
     return st;

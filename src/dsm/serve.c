@@ -221,11 +221,12 @@ void kyi_publish(int advance_epoch)
     kyi_vec_t w = kyi_dsm.written;
     memset(&kyi_dsm.written, 0, sizeof kyi_dsm.written);
     pthread_mutex_unlock(&kyi_dsm.lists_lock);
+    if (advance_epoch) kyi_protect_runs(w.v, w.len, PROT_READ); /* collective: one call per run */
     for (size_t i = 0; i < w.len; i++) {
         size_t pg = w.v[i];
         pthread_mutex_lock(kyi_pg_lock(pg));
         if (kyi_dsm.state[pg] == KYI_PG_HOME_RW) {
-            kyi_protect(pg, 1, PROT_READ);
+            if (!advance_epoch) kyi_protect(pg, 1, PROT_READ);
             kyi_dsm.state[pg] = KYI_PG_HOME_RO;
         }
         pthread_mutex_unlock(kyi_pg_lock(pg));

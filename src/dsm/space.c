@@ -54,6 +54,23 @@ int kyi_protect(size_t pg, size_t n, int prot)
     return KY_OK;
 }
 
+static int cmp_size(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+void kyi_protect_runs(size_t *pages, size_t n, int prot)
+{
+    qsort(pages, n, sizeof *pages, cmp_size);
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && pages[j] <= pages[j - 1] + 1) j++;
+        kyi_protect(pages[i], pages[j - 1] - pages[i] + 1, prot);
+        i = j;
+    }
+}
+
 void kyi_home_pages_set(int from, int to, int prot)
 {
     pthread_rwlock_rdlock(&kyi_dsm.table_lock);

@@ -135,7 +135,7 @@ int kyi_flush_diffs(const char *call, int keep)
     return st;
 }
 
-void kyi_invalidate_all(int dropped)
+void kyi_invalidate_all(int dropped, int collective)
 {
     pthread_mutex_lock(&kyi_dsm.lists_lock);
     kyi_vec_t held = kyi_dsm.held;
@@ -146,12 +146,14 @@ void kyi_invalidate_all(int dropped)
     }
     pthread_mutex_unlock(&kyi_dsm.lists_lock);
     uint64_t n = 0;
+    /* In a collective call the other threads wait (documented), so every held page goes, a run at a time. */
+    if (collective) kyi_protect_runs(held.v, held.len, PROT_NONE);
     for (size_t i = 0; i < held.len; i++) {
         size_t pg = held.v[i];
         pthread_mutex_lock(kyi_pg_lock(pg));
         int s = kyi_dsm.state[pg];
-        if (s == KYI_PG_RO || (dropped && s == KYI_PG_RW)) {
-            kyi_protect(pg, 1, PROT_NONE);
+        if (s == KYI_PG_RO || (dropped && s == KYI_PG_RW) || collective) {
+            if (!collective) kyi_protect(pg, 1, PROT_NONE);
             kyi_dsm.state[pg] = KYI_PG_NONE;
             n++;
         } else if (s == KYI_PG_RW) {
@@ -180,8 +182,8 @@ static int synchronise(const char *call, int mode)
         kyi_home_pages_set(KYI_PG_HOME_RO, KYI_PG_HOME_OPEN, PROT_READ | PROT_WRITE);
         kyi_dsm.open_interval = 1;
     }
-    if (mode == MODE_BARRIER) kyi_invalidate_all(0);
-    if (mode == MODE_DROP) kyi_invalidate_all(1);
+    if (mode == MODE_BARRIER) kyi_invalidate_all(0, 1);
+    if (mode == MODE_DROP) kyi_invalidate_all(1, 1);
     if (mode == MODE_BARRIER) KYI_DSM_COUNT(barriers, 1);
     else KYI_DSM_COUNT(syncs, 1);
     KYI_DSM_COUNT(coherence_ns, kyi_now_ns() - t0);
