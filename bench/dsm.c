@@ -61,12 +61,15 @@ static void bench_fault(size_t page)
     int me = ky_rank(), rounds = g_o.iters / FAULT_PAGES > 3 ? g_o.iters / FAULT_PAGES : 3;
     size_t bytes = FAULT_PAGES * page;
     unsigned char *g = ky_alloc(bytes, 1);
-    unsigned char *win_buf = malloc(bytes), *local = malloc(page);
+    unsigned char *win_buf = NULL, *local = malloc(page);
+    MPI_Win win;
+    /* MPI_Win_allocate: Open MPI's osc/sm serves it under MPI_THREAD_MULTIPLE on one node (Win_create
+     * needs osc/rdma or pt2pt, which refuse that on machines without an RDMA network) */
+    BU_MPI(MPI_Win_allocate(bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win_buf, &win));
     if (!g || !win_buf || !local) bu_die(__FILE__, __LINE__, "fault: out of memory (%s)", ky_last_error());
     if (me == 1)
         for (size_t i = 0; i < bytes; i++) g[i] = win_buf[i] = (unsigned char)(i / page + 1);
-    MPI_Win win;
-    BU_MPI(MPI_Win_create(win_buf, bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    MPI_Barrier(MPI_COMM_WORLD);
     double *ky = calloc(rounds, sizeof(double)), *mp = calloc(rounds, sizeof(double));
     int ok = 1;
     for (int r = -1; r < rounds; r++) {  /* round -1: warm-up */
@@ -94,7 +97,7 @@ static void bench_fault(size_t page)
     BU_MPI(MPI_Win_free(&win));
     BU_KY(ky_barrier());
     BU_KY(ky_free(g));
-    free(win_buf), free(local), free(ky), free(mp);
+    free(local), free(ky), free(mp);
 }
 
 /* (ii) preload of k contiguous pages and of a strided y-halo against MPI_Get of the same region */
@@ -105,13 +108,14 @@ static void bench_preload(size_t page)
     size_t maxk = 64, bytes = maxk * page, abytes = (size_t)Z * Y * X * sizeof(double);
     if (abytes > bytes) bytes = abytes;
     double *g = ky_alloc(bytes, 1);
-    double *win_buf = malloc(bytes), *local = malloc(bytes);
+    double *win_buf = NULL, *local = malloc(bytes);
+    MPI_Win win;
+    BU_MPI(MPI_Win_allocate(bytes, sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD, &win_buf, &win));
     if (!g || !win_buf || !local) bu_die(__FILE__, __LINE__, "preload: out of memory (%s)", ky_last_error());
     size_t n = bytes / sizeof(double);
     if (me == 1)
         for (size_t i = 0; i < n; i++) g[i] = win_buf[i] = (double)i;
-    MPI_Win win;
-    BU_MPI(MPI_Win_create(win_buf, bytes, sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    MPI_Barrier(MPI_COMM_WORLD);
     bu_point_t pts[5];
     int np = 0;
     size_t ks[4] = {1, 4, 16, 64};
@@ -161,7 +165,7 @@ static void bench_preload(size_t page)
     BU_MPI(MPI_Win_free(&win));
     BU_KY(ky_barrier());
     BU_KY(ky_free(g));
-    free(win_buf), free(local);
+    free(local);
 }
 
 /* (iii) the synchronisation calls, clean and with dirty pages, against MPI_Barrier */
