@@ -425,6 +425,36 @@ TEST(Dsm, SyncNofetchOpensHomePages)
     KYT_EXPECT_OK(ky_free(a));
 }
 
+/* The seed's preload pattern with promises: nofetch (homes compute) and nostore (others fetch) alternate;
+ * homes never fault, fetches see the last synchronised values. */
+TEST(Dsm, SyncNostoreKeepsPagesOpen)
+{
+    int n = kyt::nranks(), me = kyt::rank();
+    int per = (int)(2 * page() / sizeof(long));
+    int dims[] = {n * per, -1}, divs[] = {n, -1};
+    long *a = (long *)ky_mapalloc(dims, divs, sizeof(long), 0, n);
+    ASSERT_TRUE(a);
+    KYT_EXPECT_OK(ky_barrier());
+    bool ok = true;
+    ky_dsm_stats_t s0, s1;
+    ky_stats(&s0);
+    for (int round = 1; round <= 3; round++) {
+        KYT_EXPECT_OK(ky_sync_nofetch());
+        for (int i = me * per; i < (me + 1) * per; i++) a[i] = round * 100000L + i;
+        KYT_EXPECT_OK(ky_sync_nostore());
+        int other = (me + 1) % n;
+        size_t glb[1] = {(size_t)n * per}, reg[1] = {(size_t)per};
+        KYT_EXPECT_OK(ky_overload_array(a + other * per, glb, reg, 1, sizeof(long), 0));
+        for (int i = other * per; i < (other + 1) * per; i += 33) ok = ok && a[i] == round * 100000L + i;
+    }
+    ky_stats(&s1);
+    EXPECT_EQ(s0.write_faults, s1.write_faults) << "homes faulted although every interval was promised";
+    EXPECT_EQ(s0.home_snapshots, s1.home_snapshots);
+    KYT_EXPECT_OK(ky_sync_drop());
+    EXPECT_TRUE(kyt::all(ok));
+    KYT_EXPECT_OK(ky_free(a));
+}
+
 TEST(Dsm, BadInput)
 {
     int n = kyt::nranks(), me = kyt::rank();

@@ -67,6 +67,13 @@ KY_API int ky_sync_drop(void);
  * current data and logged once. Like MPI's fence assertions, it changes cost, not results, of programs that
  * keep it. */
 KY_API int ky_sync_nofetch(void);
+/* ky_sync plus a promise, made by every rank, that until the next synchronisation no rank stores to pages
+ * it is the home of (fetching is fine). Home pages opened by ky_sync_nofetch then stay open instead of
+ * being write-protected again, and fetches are answered from them: the seed's preload pattern alternates
+ * ky_sync_nostore (halo refresh by overload) and ky_sync_nofetch (compute) and never pays for protection.
+ * A store that breaks the promise to a page left open goes unnoticed (a late fetch may see it); home pages
+ * that were protected stay protected and keep their snapshot on a store, as after ky_sync. */
+KY_API int ky_sync_nostore(void);
 
 /* Rectangular regions of a row-major global array at `base` with extents glb[0..ndim-1] (elements of
  * `elem` bytes). The region starts at base (pass &A[z0][y0][x0]) and spans region[d] elements along d.

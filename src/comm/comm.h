@@ -138,6 +138,8 @@ int kyi_test_reqs(int n, MPI_Request *reqs, int *done);
 int kyi_send_deferred(const void *buf, size_t n, int dest, int tag, MPI_Comm comm);
 /* The same for a malloc'ed buffer the engine takes over and frees (no copy). */
 int kyi_send_deferred_owned(void *buf, size_t n, int dest, int tag, MPI_Comm comm);
+/* The same, giving the buffer back with release() instead of free() (buffer pools). */
+int kyi_send_deferred_release(void *buf, size_t n, int dest, int tag, MPI_Comm comm, void (*release)(void *));
 unsigned kyi_new_tag(void);
 
 #endif

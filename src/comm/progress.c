@@ -21,6 +21,7 @@ static size_t rbuf_cap;
 typedef struct deferred {
     MPI_Request req;
     void *buf;
+    void (*release)(void *); /* what gives buf back once sent (free) */
     struct deferred *next;
 } deferred_t;
 static pthread_mutex_t def_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -42,11 +43,17 @@ int kyi_send_deferred(const void *buf, size_t n, int dest, int tag, MPI_Comm com
 
 int kyi_send_deferred_owned(void *copy, size_t n, int dest, int tag, MPI_Comm comm)
 {
+    return kyi_send_deferred_release(copy, n, dest, tag, comm, free);
+}
+
+int kyi_send_deferred_release(void *copy, size_t n, int dest, int tag, MPI_Comm comm, void (*release)(void *))
+{
     deferred_t *d = malloc(sizeof *d);
-    if (!d) { free(copy); return kyi_fail(KY_ERR_NOMEM, "kyi_send_deferred", "no memory"); }
+    if (!d) { release(copy); return kyi_fail(KY_ERR_NOMEM, "kyi_send_deferred", "no memory"); }
     d->buf = copy;
+    d->release = release;
     if (MPI_Isend(copy, (int)n, MPI_BYTE, dest, tag, comm, &d->req) != MPI_SUCCESS) {
-        free(copy);
+        release(copy);
         free(d);
         return kyi_fail(KY_ERR_MPI, "kyi_send_deferred", "MPI_Isend to rank %d failed", dest);
     }
@@ -68,7 +75,7 @@ static int deferred_progress(void)
         MPI_Test(&d->req, &flag, MPI_STATUS_IGNORE);
         if (flag) {
             *pp = d->next;
-            free(d->buf);
+            d->release(d->buf);
             free(d);
         } else {
             pp = &d->next;

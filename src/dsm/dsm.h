@@ -77,7 +77,8 @@ typedef struct {
     pthread_mutex_t epoch_lock;
     uint64_t epoch;          /* synchronisations this rank completed */
     void *deferred;          /* fetch requests from a later interval (serve.c) */
-    int open_interval;       /* home pages are HOME_OPEN until the next synchronisation (ky_sync_nofetch) */
+    int open_interval;       /* some home pages are HOME_OPEN (ky_sync_nofetch) */
+    int nostore_interval;    /* ky_sync_nostore: no home stores until the next synchronisation */
 } kyi_dsm_t;
 
 extern kyi_dsm_t kyi_dsm;
@@ -148,11 +149,13 @@ int kyi_dsm_wait(const char *call, int peer, MPI_Request *r, int *count);
 
 /* serve.c: home side and handlers */
 int kyi_serve_register(void);
+void kyi_serve_pool_free(void);
 /* Copy the synchronised version of home pages [pg, pg+n) into dst. */
 void kyi_serve_copy(char *dst, size_t pg, size_t n);
 /* The home's synchronisation: write-protect the pages it wrote, drop their snapshots, advance the
- * interval and answer requests that were waiting for it. */
-void kyi_publish(int advance_epoch);
+ * interval and answer requests that were waiting for it. keep_open: pages opened by ky_sync_nofetch stay
+ * open (the next interval is another promised one). */
+void kyi_publish(int advance_epoch, int keep_open);
 
 /* sync.c */
 /* Send the diffs of every dirty cached page to their homes and wait until applied. keep: the pages stay

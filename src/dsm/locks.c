@@ -130,7 +130,7 @@ int ky_unlock(int id)
     if (h <= 0) return kyi_fail(KY_ERR_STATE, call, "lock %d is not held by this rank", id);
     uint64_t t0 = kyi_now_ns();
     int st = kyi_flush_diffs(call, 1);
-    kyi_publish(0);
+    kyi_publish(0, 0);
     uint64_t args[1] = {(uint64_t)id};
     int st2 = ky_am_short(id % kyi_rt.nranks, KYI_AM_DSM_UNLOCK, args, 1);
     KYI_DSM_COUNT(coherence_ns, kyi_now_ns() - t0);

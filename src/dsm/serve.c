@@ -35,7 +35,7 @@ void kyi_serve_copy(char *dst, size_t pg, size_t n)
         pthread_mutex_t *lk = kyi_pg_lock(pg + i);
         pthread_mutex_lock(lk);
         int from_snap = kyi_dsm.snapshot && kyi_dsm.state[pg + i] == KYI_PG_HOME_RW;
-        if (kyi_dsm.state[pg + i] == KYI_PG_HOME_OPEN) {
+        if (kyi_dsm.state[pg + i] == KYI_PG_HOME_OPEN && !kyi_dsm.nostore_interval) {
             static atomic_int warned;
             if (!atomic_exchange(&warned, 1))
                 KYI_WARN(KYI_SUB_DSM, "a page was fetched in an interval opened by ky_sync_nofetch; the reply may "
@@ -46,6 +46,52 @@ void kyi_serve_copy(char *dst, size_t pg, size_t n)
     }
 }
 
+/* Reply buffers. A fresh malloc of a multi-page reply is an mmap, a page fault per 4 KiB on first touch
+ * and an munmap after the send, which costs as much as the copy itself: keep a few per power-of-two
+ * size class (a 64-byte header before the data records the class). */
+enum { POOL_CLASSES = 16, POOL_KEEP = 8, POOL_HDR = 64 };
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *pool[POOL_CLASSES][POOL_KEEP];
+static int pool_n[POOL_CLASSES];
+
+static char *reply_buf(size_t bytes)
+{
+    int c = 0;
+    while (c < POOL_CLASSES && ((size_t)kyi_dsm.page << c) < bytes) c++;
+    char *b = NULL;
+    if (c < POOL_CLASSES) {
+        pthread_mutex_lock(&pool_lock);
+        if (pool_n[c]) b = pool[c][--pool_n[c]];
+        pthread_mutex_unlock(&pool_lock);
+    }
+    if (!b) b = malloc(POOL_HDR + (c < POOL_CLASSES ? (size_t)kyi_dsm.page << c : bytes));
+    if (!b) return NULL;
+    *(int *)b = c;
+    return b + POOL_HDR;
+}
+
+static void reply_buf_release(void *p)
+{
+    char *b = (char *)p - POOL_HDR;
+    int c = *(int *)b;
+    if (c < POOL_CLASSES) {
+        pthread_mutex_lock(&pool_lock);
+        int kept = pool_n[c] < POOL_KEEP;
+        if (kept) pool[c][pool_n[c]++] = b;
+        pthread_mutex_unlock(&pool_lock);
+        if (kept) return;
+    }
+    free(b);
+}
+
+void kyi_serve_pool_free(void)
+{
+    pthread_mutex_lock(&pool_lock);
+    for (int c = 0; c < POOL_CLASSES; c++)
+        while (pool_n[c]) free(pool[c][--pool_n[c]]);
+    pthread_mutex_unlock(&pool_lock);
+}
+
 static void serve_now(int src, size_t pg, size_t n, int tag)
 {
     if (!homed_here(pg, n)) {
@@ -53,7 +99,7 @@ static void serve_now(int src, size_t pg, size_t n, int tag)
         return;
     }
     size_t bytes = n << kyi_dsm.page_shift;
-    char *buf = malloc(bytes);
+    char *buf = reply_buf(bytes);
     if (!buf) {
         reply_status(src, tag, KY_ERR_NOMEM);
         return;
@@ -61,7 +107,7 @@ static void serve_now(int src, size_t pg, size_t n, int tag)
     kyi_serve_copy(buf, pg, n);
     KYI_DSM_COUNT(pages_served, n);
     KYI_DSM_COUNT(bytes_served, bytes);
-    kyi_send_deferred_owned(buf, bytes, src, tag, kyi_comm.rep);
+    kyi_send_deferred_release(buf, bytes, src, tag, kyi_comm.rep, reply_buf_release);
 }
 
 static void on_fetch(ky_am_token_t t, void *payload, size_t nb, const uint64_t *a, int na)
@@ -209,10 +255,10 @@ static void on_fadd(ky_am_token_t t, void *payload, size_t nb, const uint64_t *a
     kyi_send_deferred(reply, sizeof reply, src, (int)a[2], kyi_comm.rep);
 }
 
-void kyi_publish(int advance_epoch)
+void kyi_publish(int advance_epoch, int keep_open)
 {
     if (advance_epoch) apply_pending();
-    if (advance_epoch && kyi_dsm.open_interval) {
+    if (advance_epoch && kyi_dsm.open_interval && !keep_open) {
         /* The promised interval is over: back to write-protected home pages. */
         kyi_home_pages_set(KYI_PG_HOME_OPEN, KYI_PG_HOME_RO, PROT_READ);
         kyi_dsm.open_interval = 0;
