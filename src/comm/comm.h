@@ -138,8 +138,13 @@ int kyi_test_reqs(int n, MPI_Request *reqs, int *done);
 int kyi_send_deferred(const void *buf, size_t n, int dest, int tag, MPI_Comm comm);
 /* The same for a malloc'ed buffer the engine takes over and frees (no copy). */
 int kyi_send_deferred_owned(void *buf, size_t n, int dest, int tag, MPI_Comm comm);
-/* The same, giving the buffer back with release() instead of free() (buffer pools). */
-int kyi_send_deferred_release(void *buf, size_t n, int dest, int tag, MPI_Comm comm, void (*release)(void *));
+/* Test the deferred sends, releasing those done; returns how many are pending. Callable from any thread
+ * (a handler waiting for one of them must call it: the engine is busy running the handler). */
+int kyi_progress_deferred(void);
+/* Send buf (not copied) from a handler; once sent the engine calls release(ctx) (buffer pools, memory that
+ * must not change while it is read). */
+int kyi_send_deferred_release(const void *buf, size_t n, int dest, int tag, MPI_Comm comm, void (*release)(void *),
+                              void *ctx);
 unsigned kyi_new_tag(void);
 
 #endif

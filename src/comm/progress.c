@@ -21,7 +21,8 @@ static size_t rbuf_cap;
 typedef struct deferred {
     MPI_Request req;
     void *buf;
-    void (*release)(void *); /* what gives buf back once sent (free) */
+    void (*release)(void *); /* what gives buf back once sent: release(ctx) */
+    void *ctx;
     struct deferred *next;
 } deferred_t;
 static pthread_mutex_t def_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -43,17 +44,19 @@ int kyi_send_deferred(const void *buf, size_t n, int dest, int tag, MPI_Comm com
 
 int kyi_send_deferred_owned(void *copy, size_t n, int dest, int tag, MPI_Comm comm)
 {
-    return kyi_send_deferred_release(copy, n, dest, tag, comm, free);
+    return kyi_send_deferred_release(copy, n, dest, tag, comm, free, copy);
 }
 
-int kyi_send_deferred_release(void *copy, size_t n, int dest, int tag, MPI_Comm comm, void (*release)(void *))
+int kyi_send_deferred_release(const void *buf, size_t n, int dest, int tag, MPI_Comm comm, void (*release)(void *),
+                              void *ctx)
 {
     deferred_t *d = malloc(sizeof *d);
-    if (!d) { release(copy); return kyi_fail(KY_ERR_NOMEM, "kyi_send_deferred", "no memory"); }
-    d->buf = copy;
+    if (!d) { release(ctx); return kyi_fail(KY_ERR_NOMEM, "kyi_send_deferred", "no memory"); }
+    d->buf = (void *)buf;
     d->release = release;
-    if (MPI_Isend(copy, (int)n, MPI_BYTE, dest, tag, comm, &d->req) != MPI_SUCCESS) {
-        release(copy);
+    d->ctx = ctx;
+    if (MPI_Isend(buf, (int)n, MPI_BYTE, dest, tag, comm, &d->req) != MPI_SUCCESS) {
+        release(ctx);
         free(d);
         return kyi_fail(KY_ERR_MPI, "kyi_send_deferred", "MPI_Isend to rank %d failed", dest);
     }
@@ -64,7 +67,7 @@ int kyi_send_deferred_release(void *copy, size_t n, int dest, int tag, MPI_Comm 
     return KY_OK;
 }
 
-static int deferred_progress(void)
+int kyi_progress_deferred(void)
 {
     int pending = 0;
     pthread_mutex_lock(&def_lock);
@@ -75,7 +78,7 @@ static int deferred_progress(void)
         MPI_Test(&d->req, &flag, MPI_STATUS_IGNORE);
         if (flag) {
             *pp = d->next;
-            d->release(d->buf);
+            d->release(d->ctx);
             free(d);
         } else {
             pp = &d->next;
@@ -114,7 +117,7 @@ static int poll_once(void)
         kyi_serve(h, rbuf + sizeof(kyi_hdr_t), (size_t)count - sizeof(kyi_hdr_t), st.MPI_SOURCE);
         handled++;
     }
-    deferred_progress();
+    kyi_progress_deferred();
     return handled;
 }
 
@@ -144,7 +147,7 @@ static void *progress_main(void *arg)
         else kyi_waiter_pause(&w);
     }
     /* Drain replies still in flight before the thread ends. */
-    while (deferred_progress() > 0) kyi_waiter_pause(&w);
+    while (kyi_progress_deferred() > 0) kyi_waiter_pause(&w);
     return NULL;
 }
 
@@ -169,7 +172,7 @@ int kyi_progress_stop(void)
         kyi_progress_poll();
         kyi_waiter_t w;
         kyi_waiter_init(&w, "ky_finalize", "replies in flight", -1);
-        while (deferred_progress() > 0) kyi_waiter_pause(&w);
+        while (kyi_progress_deferred() > 0) kyi_waiter_pause(&w);
     }
     free(rbuf);
     rbuf = NULL;

@@ -61,6 +61,7 @@ typedef struct {
     int memfd;
     int snapshot;            /* KY_DSM_SNAPSHOT */
     uint8_t *state;          /* [npages] */
+    uint8_t *sending;        /* [npages] zero-copy replies in flight from a home page (serve.c) */
     pthread_mutex_t stripe[KYI_DSM_STRIPES];
     pthread_cond_t fetched[KYI_DSM_STRIPES];
     /* allocations: collective ones from the bottom half, local ones from this rank's slice */
@@ -150,6 +151,8 @@ int kyi_dsm_wait(const char *call, int peer, MPI_Request *r, int *count);
 /* serve.c: home side and handlers */
 int kyi_serve_register(void);
 void kyi_serve_pool_free(void);
+/* Wait until no reply is being sent from home page pg's data or snapshot (before changing them). */
+void kyi_wait_unsent(size_t pg);
 /* Copy the synchronised version of home pages [pg, pg+n) into dst. */
 void kyi_serve_copy(char *dst, size_t pg, size_t n);
 /* The home's synchronisation: write-protect the pages it wrote, drop their snapshots, advance the

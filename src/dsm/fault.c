@@ -64,6 +64,7 @@ static void chain(int sig, siginfo_t *si, void *ctx)
 int kyi_open_for_write(size_t pg)
 {
     int home = kyi_dsm.state[pg] == KYI_PG_HOME_RO;
+    if (home) kyi_wait_unsent(pg); /* a reply may still be reading the data or the old snapshot */
     memcpy(home ? kyi_pg_snap(pg) : kyi_pg_twin(pg), kyi_pg_data(pg), kyi_dsm.page);
     int st = kyi_protect(pg, 1, PROT_READ | PROT_WRITE);
     kyi_dsm.state[pg] = home ? KYI_PG_HOME_RW : KYI_PG_RW;

@@ -92,12 +92,79 @@ void kyi_serve_pool_free(void)
     pthread_mutex_unlock(&pool_lock);
 }
 
+/* Zero-copy replies. Where the synchronised version of every page of a run sits in one place that nobody
+ * may change now (the data of a write-protected home page or of an open page under ky_sync_nostore, or the
+ * snapshot of a page the home wrote), the reply is sent straight from it. sending[] counts the replies in
+ * flight per page; whatever changes a home page's data or snapshot first waits for it to be zero
+ * (kyi_wait_unsent), so the bytes stay put until MPI has read them. */
+typedef struct {
+    size_t pg, n;
+} inflight_t;
+
+static void inflight_release(void *p)
+{
+    inflight_t *f = p;
+    for (size_t i = 0; i < f->n; i++) __atomic_fetch_sub(&kyi_dsm.sending[f->pg + i], 1, __ATOMIC_RELEASE);
+    free(f);
+}
+
+void kyi_wait_unsent(size_t pg)
+{
+    if (!__atomic_load_n(&kyi_dsm.sending[pg], __ATOMIC_ACQUIRE)) return;
+    kyi_waiter_t w;
+    kyi_waiter_init(&w, "dsm", "a reply to finish sending", -1);
+    while (__atomic_load_n(&kyi_dsm.sending[pg], __ATOMIC_ACQUIRE)) {
+        /* may run inside a handler, where the engine that completes the sends is this very thread */
+        kyi_progress_deferred();
+        kyi_waiter_pause(&w);
+    }
+}
+
+/* Where page pg's synchronised version may be sent from without a copy: 1 data, 2 snapshot, 0 nowhere
+ * (stripe lock held). */
+static int direct_source(size_t pg)
+{
+    int s = kyi_dsm.state[pg];
+    if (!kyi_dsm.snapshot || kyi_dsm.sending[pg] >= 200) return 0;
+    if (s == KYI_PG_HOME_RO || (s == KYI_PG_HOME_OPEN && kyi_dsm.nostore_interval)) return 1;
+    return s == KYI_PG_HOME_RW ? 2 : 0;
+}
+
+static int serve_direct(int src, size_t pg, size_t n, int tag)
+{
+    inflight_t *f = malloc(sizeof *f);
+    if (!f) return 0;
+    size_t i = 0;
+    int kind = 0;
+    for (; i < n; i++) {
+        pthread_mutex_lock(kyi_pg_lock(pg + i));
+        int k = direct_source(pg + i);
+        if (k && (i == 0 || k == kind)) __atomic_fetch_add(&kyi_dsm.sending[pg + i], 1, __ATOMIC_ACQ_REL);
+        pthread_mutex_unlock(kyi_pg_lock(pg + i));
+        if (!k || (i && k != kind)) break;
+        kind = k;
+    }
+    if (i < n) { /* not one place: give the claimed pages back, copy instead */
+        f->pg = pg, f->n = i;
+        inflight_release(f);
+        return 0;
+    }
+    f->pg = pg, f->n = n;
+    size_t bytes = n << kyi_dsm.page_shift;
+    KYI_DSM_COUNT(pages_served, n);
+    KYI_DSM_COUNT(bytes_served, bytes);
+    kyi_send_deferred_release(kind == 1 ? kyi_pg_data(pg) : kyi_pg_snap(pg), bytes, src, tag, kyi_comm.rep,
+                              inflight_release, f);
+    return 1;
+}
+
 static void serve_now(int src, size_t pg, size_t n, int tag)
 {
     if (!homed_here(pg, n)) {
         reply_status(src, tag, KY_ERR_RANGE);
         return;
     }
+    if (serve_direct(src, pg, n, tag)) return;
     size_t bytes = n << kyi_dsm.page_shift;
     char *buf = reply_buf(bytes);
     if (!buf) {
@@ -107,7 +174,7 @@ static void serve_now(int src, size_t pg, size_t n, int tag)
     kyi_serve_copy(buf, pg, n);
     KYI_DSM_COUNT(pages_served, n);
     KYI_DSM_COUNT(bytes_served, bytes);
-    kyi_send_deferred_release(buf, bytes, src, tag, kyi_comm.rep, reply_buf_release);
+    kyi_send_deferred_release(buf, bytes, src, tag, kyi_comm.rep, reply_buf_release, buf);
 }
 
 static void on_fetch(ky_am_token_t t, void *payload, size_t nb, const uint64_t *a, int na)
@@ -154,6 +221,7 @@ static int64_t diff_records(const char *p, size_t nb, int apply, int to_snapshot
         if (!apply && (p + len > end || (size_t)off + len > kyi_dsm.page || !homed_here(pg, 1))) return KY_ERR_RANGE;
         if (apply) {
             pthread_mutex_lock(kyi_pg_lock(pg));
+            kyi_wait_unsent(pg);
             if (to_snapshot && kyi_dsm.snapshot && kyi_dsm.state[pg] == KYI_PG_HOME_RW)
                 memcpy(kyi_pg_snap(pg) + off, p, len);
             memcpy(kyi_pg_data(pg) + off, p, len);
@@ -237,6 +305,7 @@ int64_t kyi_fadd_local(size_t off, int64_t v)
 {
     size_t pg = off >> kyi_dsm.page_shift;
     pthread_mutex_lock(kyi_pg_lock(pg));
+    kyi_wait_unsent(pg);
     int64_t old = __atomic_fetch_add((int64_t *)(kyi_dsm.svc + off), v, __ATOMIC_SEQ_CST);
     if (kyi_dsm.snapshot && kyi_dsm.state[pg] == KYI_PG_HOME_RW)
         __atomic_fetch_add((int64_t *)(kyi_pg_snap(pg) + (off & (kyi_dsm.page - 1))), v, __ATOMIC_SEQ_CST);

@@ -152,7 +152,8 @@ int kyi_dsm_init(void)
         if (svc == MAP_FAILED) why = "mapping the service view failed";
     }
     kyi_dsm.state = why ? NULL : calloc(kyi_dsm.npages, 1);
-    if (!why && !kyi_dsm.state) why = "no memory for the page table";
+    kyi_dsm.sending = why ? NULL : calloc(kyi_dsm.npages, 1);
+    if (!why && (!kyi_dsm.state || !kyi_dsm.sending)) why = "no memory for the page table";
     int ok = !why, all = 0;
     MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, kyi_rt.world);
     if (!all) {
@@ -163,7 +164,9 @@ int kyi_dsm_init(void)
         if (base) munmap(base, size);
         if (fd >= 0) close(fd);
         free(kyi_dsm.state);
+        free(kyi_dsm.sending);
         kyi_dsm.state = NULL;
+        kyi_dsm.sending = NULL;
         return KY_OK; /* the lower layers still work */
     }
     kyi_dsm.base = base;
@@ -196,6 +199,7 @@ int kyi_dsm_finalize(void)
     munmap(kyi_dsm.base, kyi_dsm.size);
     close(kyi_dsm.memfd);
     free(kyi_dsm.state);
+    free(kyi_dsm.sending);
     for (size_t i = 0; i < kyi_dsm.nallocs; i++) free(kyi_dsm.allocs[i].page_home);
     free(kyi_dsm.allocs);
     free(kyi_dsm.held.v);
@@ -441,6 +445,7 @@ void *ky_alloc_local(size_t bytes)
 /* Forget pages of [pg, pg+n): no access, memory returned, out of every list. */
 static void release_pages(size_t pg, size_t n)
 {
+    for (size_t i = 0; i < n; i++) kyi_wait_unsent(pg + i);
     kyi_protect(pg, n, PROT_NONE);
     memset(kyi_dsm.state + pg, KYI_PG_NONE, n);
     size_t off = pg << kyi_dsm.page_shift, len = n << kyi_dsm.page_shift;
