@@ -7,6 +7,7 @@
 #include "kyoyu/runtime.h"
 #include "kyoyu/comm.h"
 #include "kyoyu/coll.h"
+#include "kyoyu/array.h"
 
 #define KY_VERSION_MAJOR 0
 #define KY_VERSION_MINOR 1
