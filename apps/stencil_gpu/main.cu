@@ -101,15 +101,21 @@ static void sub_read(const sg_prob_t *p, const sg_sub_t *d, double *a)
 }
 
 /* ---- variant (c): Kyoyu GPU arrays ------------------------------------------------------------------ */
+static ky_array_t kyA, kyB;
+
 static double run_kyoyu(const opts_t *o, const sg_prob_t *p, int phased, sg_phase_t *ph, double *result)
 {
     size_t dims[3] = {(size_t)p->nz, (size_t)p->ny, (size_t)p->nx};
     int halo[3] = {p->bt, 0, 0};
     ky_dist_t dist = ky_dist_block1();
     dist.blocks_per_rank = o->bpr;
-    ky_array_t A, B;
-    SG_KY(ky_array_create(3, dims, sizeof(double), &dist, KY_PLACE_GPU, halo, &A));
-    SG_KY(ky_array_create(3, dims, sizeof(double), &dist, KY_PLACE_GPU, halo, &B));
+    /* The arrays are created at the first run of a problem and reused, so the timed runs replay the halo
+     * plan the warm-up made (kyoyu_release frees them). */
+    if (!kyA) {
+        SG_KY(ky_array_create(3, dims, sizeof(double), &dist, KY_PLACE_GPU, halo, &kyA));
+        SG_KY(ky_array_create(3, dims, sizeof(double), &dist, KY_PLACE_GPU, halo, &kyB));
+    }
+    ky_array_t A = kyA, B = kyB;
     int nl = ky_array_nlocal(A);
     sg_sub_t d[16];
     void *streams[16];
@@ -160,9 +166,15 @@ static double run_kyoyu(const opts_t *o, const sg_prob_t *p, int phased, sg_phas
         SG_KY(ky_comm_barrier());
     }
     for (int k = 0; k < nl; k++) cudaStreamDestroy(d[k].s);
-    SG_KY(ky_array_free(A));
-    SG_KY(ky_array_free(B));
     return el;
+}
+
+static void kyoyu_release(void)
+{
+    if (!kyA) return;
+    SG_KY(ky_array_free(kyA));
+    SG_KY(ky_array_free(kyB));
+    kyA = kyB = NULL;
 }
 
 /* ---- hand-written variants ------------------------------------------------------------------------ */
@@ -362,6 +374,7 @@ int main(int argc, char **argv)
             if (verified == 0) wrong = 1;
             if (verified == 0) fprintf(stderr, "ky_stencil_gpu: %s %d-point result differs from the single-GPU run\n", variant_name(*v), p.pts);
         }
+        kyoyu_release();
         if (hand) { sg_variants_teardown(); sub_free(&d); }
         int bad = 0;
         if (me == 0 && o.check) { /* any WRONG above makes the exit status 1 */
