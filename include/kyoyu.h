@@ -8,6 +8,7 @@
 #include "kyoyu/comm.h"
 #include "kyoyu/coll.h"
 #include "kyoyu/dsm.h"
+#include "kyoyu/array.h"
 
 #define KY_VERSION_MAJOR 0
 #define KY_VERSION_MINOR 1

@@ -64,6 +64,10 @@ int kyi_gpu_memset_async(int dev, void *dst, int byte, size_t n, kyi_gpu_op_t **
 int kyi_gpu_op_test(kyi_gpu_op_t *op);
 int kyi_gpu_op_wait(kyi_gpu_op_t *op);
 void kyi_gpu_op_free(kyi_gpu_op_t *op);
+/* Host waits until every piece of work queued on `stream` before the call has finished (an event recorded
+ * on it and synchronised). stream: a cudaStream_t of device dev, or NULL for dev's legacy default stream.
+ * The array layer orders halo exchanges after the application's kernels with it. */
+int kyi_gpu_stream_sync(int dev, void *stream);
 /* Blocking copy convenience: copy_async + wait + free. */
 int kyi_gpu_copy(int dev, void *dst, const void *src, size_t n);
 

@@ -81,3 +81,9 @@ int kyi_gpu_copy(int dev, void *dst, const void *src, size_t n)
 }
 
 const char *kyi_gpu_last_error(void) { return no_cuda; }
+
+int kyi_gpu_stream_sync(int dev, void *stream)
+{
+    (void)dev; (void)stream;
+    return unsupported("kyi_gpu_stream_sync");
+}

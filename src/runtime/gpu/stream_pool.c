@@ -216,3 +216,21 @@ void kyi_gpu_op_free(kyi_gpu_op_t *op)
     }
     free(op);
 }
+
+/* ---- ordering after application streams ------------------------------------------------------------- */
+int kyi_gpu_stream_sync(int dev, void *stream)
+{
+    static const char *call = "kyi_gpu_stream_sync";
+    kyi_gpu_guard_t g;
+    KYI_CHECK(kyi_gpu_dev_enter(dev, &g, call));
+    cudaEvent_t ev;
+    int st = event_get(dev, &ev, call);
+    if (!st) {
+        cudaError_t e = cudaEventRecord(ev, stream ? (cudaStream_t)stream : cudaStreamLegacy);
+        if (e == cudaSuccess) e = cudaEventSynchronize(ev);
+        if (e != cudaSuccess) st = kyi_gpu_cuda_fail(e, call, "cudaEventRecord/cudaEventSynchronize");
+        event_put(dev, ev, e == cudaSuccess);
+    }
+    kyi_gpu_dev_leave(&g);
+    return st;
+}

@@ -1,0 +1,134 @@
+/* ky_stencil_gpu: the stencil kernels (7- and 27-point, z-marching threads), the temporal-blocking step
+ * ranges, initial values and the CPU reference. Built with -fmad=false so the GPU does the same IEEE
+ * operations in the same order as the CPU: every variant, the single-GPU run and the CPU agree exactly. */
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+#include <time.h>
+
+#include "stencil_gpu.h"
+
+void sg_die(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "ky_stencil_gpu: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    exit(1);
+}
+
+double sg_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+__host__ __device__ static inline double init_value(int z, int y, int x)
+{
+    unsigned h = (unsigned)z * 73856093u ^ (unsigned)y * 19349663u ^ (unsigned)x * 83492791u;
+    return (double)(h % 1000u) * 1e-3;
+}
+double sg_init_value(int z, int y, int x) { return init_value(z, y, x); }
+
+double sg_flops_per_point(int pts) { return pts == 7 ? 8.0 : 30.0; }
+
+/* One point; the CPU reference calls the same function. */
+template <int PTS>
+__host__ __device__ static inline double point(const double *s, size_t i, size_t P, size_t X)
+{
+    if (PTS == 7)
+        return 0.4 * s[i] + 0.1 * (s[i - P] + s[i + P] + s[i - X] + s[i + X] + s[i - 1] + s[i + 1]);
+    double f = s[i - P] + s[i + P] + s[i - X] + s[i + X] + s[i - 1] + s[i + 1];
+    double e = s[i - P - X] + s[i - P + X] + s[i - P - 1] + s[i - P + 1] + s[i + P - X] + s[i + P + X] +
+               s[i + P - 1] + s[i + P + 1] + s[i - X - 1] + s[i - X + 1] + s[i + X - 1] + s[i + X + 1];
+    double c = s[i - P - X - 1] + s[i - P - X + 1] + s[i - P + X - 1] + s[i - P + X + 1] + s[i + P - X - 1] +
+               s[i + P - X + 1] + s[i + P + X - 1] + s[i + P + X + 1];
+    return 0.2 * s[i] + 0.05 * f + 0.02 * e + 0.01 * c;
+}
+
+enum { BX = 64, BY = 4, ZCHUNK = 8 };
+
+/* Planes [p_lo, p_hi) of the buffer, interior x and y. Each thread marches ZCHUNK planes. */
+template <int PTS>
+__global__ void k_stencil(const double *__restrict__ src, double *__restrict__ dst, int nx, int ny, int p_lo, int p_hi)
+{
+    int x = blockIdx.x * BX + threadIdx.x + 1, y = blockIdx.y * BY + threadIdx.y + 1;
+    if (x >= nx - 1 || y >= ny - 1) return;
+    size_t P = (size_t)nx * ny, X = (size_t)nx;
+    int z0 = p_lo + (int)blockIdx.z * ZCHUNK, z1 = min(z0 + ZCHUNK, p_hi);
+    for (int z = z0; z < z1; z++) {
+        size_t i = (size_t)z * P + (size_t)y * X + x;
+        dst[i] = point<PTS>(src, i, P, X);
+    }
+}
+
+__global__ void k_init(double *a, double *b, int nx, int ny, int zg0, int nplanes, int nz)
+{
+    int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y, p = blockIdx.z;
+    if (x >= nx) return;
+    int z = zg0 + p;
+    double v = (z >= 0 && z < nz) ? init_value(z, y, x) : 0.0;
+    size_t i = ((size_t)p * ny + y) * nx + x;
+    a[i] = v;
+    b[i] = v;
+}
+
+void sg_init_sub(const sg_prob_t *p, sg_sub_t *d)
+{
+    SG_CUDA(cudaSetDevice(d->dev));
+    int np = d->nz + 2 * d->h;
+    dim3 grid((p->nx + 127) / 128, p->ny, np);
+    k_init<<<grid, 128, 0, d->s>>>(d->src, d->dst, p->nx, p->ny, d->z0 - d->h, np, p->nz);
+    SG_CUDA(cudaGetLastError());
+}
+
+void sg_block_steps(const sg_prob_t *p, sg_sub_t *d)
+{
+    SG_CUDA(cudaSetDevice(d->dev));
+    for (int tt = 0; tt < p->bt; tt++) {
+        int ext = p->bt - 1 - tt; /* planes of redundant computation left on each side */
+        int lo = d->h - (d->has_lo ? ext : 0), hi = d->h + d->nz + (d->has_hi ? ext : 0);
+        int glo = d->z0 - d->h + lo, ghi = d->z0 - d->h + hi; /* keep off the fixed global faces */
+        if (glo < 1) lo += 1 - glo;
+        if (ghi > p->nz - 1) hi -= ghi - (p->nz - 1);
+        if (hi > lo) {
+            dim3 grid((p->nx - 2 + BX - 1) / BX, (p->ny - 2 + BY - 1) / BY, (hi - lo + ZCHUNK - 1) / ZCHUNK);
+            dim3 block(BX, BY, 1);
+            if (p->pts == 7) k_stencil<7><<<grid, block, 0, d->s>>>(d->src, d->dst, p->nx, p->ny, lo, hi);
+            else k_stencil<27><<<grid, block, 0, d->s>>>(d->src, d->dst, p->nx, p->ny, lo, hi);
+            SG_CUDA(cudaGetLastError());
+        }
+        double *t = d->src;
+        d->src = d->dst;
+        d->dst = t;
+    }
+}
+
+void sg_cpu_run(const sg_prob_t *p, double *a)
+{
+    size_t P = sg_plane(p), X = (size_t)p->nx, n = P * (size_t)p->nz;
+    double *b = (double *)malloc(n * sizeof(double));
+    if (!b) sg_die("no memory for the CPU reference");
+    for (int z = 0; z < p->nz; z++)
+        for (int y = 0; y < p->ny; y++)
+            for (int x = 0; x < p->nx; x++) a[((size_t)z * p->ny + y) * X + x] = init_value(z, y, x);
+    memcpy(b, a, n * sizeof(double));
+    double *s = a, *d = b;
+    for (int t = 0; t < p->steps; t++) {
+        for (int z = 1; z < p->nz - 1; z++)
+            for (int y = 1; y < p->ny - 1; y++)
+                for (int x = 1; x < p->nx - 1; x++) {
+                    size_t i = (size_t)z * P + (size_t)y * X + x;
+                    d[i] = p->pts == 7 ? point<7>(s, i, P, X) : point<27>(s, i, P, X);
+                }
+        double *t2 = s;
+        s = d;
+        d = t2;
+    }
+    if (s != a) memcpy(a, s, n * sizeof(double));
+    free(b);
+}

@@ -1,0 +1,389 @@
+/* ky_stencil_gpu: options, the Kyoyu-array variant (c), runs, checks and output (table + JSON lines).
+ *
+ *   ky_stencil_gpu [--nx N] [--ny N] [--nz N] [--pts 7|27|both] [--bt K] [--steps T] [--variants adbc]
+ *                  [--weak] [--check] [--small] [--phases 0|1] [--blocks-per-rank K] [--roofline GBs]
+ *                  [--json FILE]
+ *
+ * --weak: --nz is per GPU (NZ = nz * GPUs) and rank 0 also runs the per-GPU problem alone, giving the
+ * weak-scaling efficiency t(1 GPU) / t(variant). --check: every variant's result is compared with a
+ * single-GPU run of the whole grid (identical bits) and, up to 4M points, with the CPU version. --small:
+ * 64 x 48 x (12 per GPU), 8 steps, checked (the ctest case). --blocks-per-rank K: variant (c) only, one
+ * rank driving K GPUs from OpenMP threads (run with KY_GPUS_PER_RANK=K). Exit status 77 without a GPU. */
+#include <math.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include <kyoyu.h>
+
+#include "stencil_gpu.h"
+
+typedef struct {
+    sg_prob_t p;
+    int pts_both, weak, check, phases, bpr;
+    double roofline;
+    const char *variants, *json;
+} opts_t;
+
+static int me, nr;
+static int wrong; /* rank 0: a variant's result differed */
+
+static void usage(void)
+{
+    if (me == 0)
+        fprintf(stderr, "usage: ky_stencil_gpu [--nx N] [--ny N] [--nz N] [--pts 7|27|both] [--bt K] [--steps T]\n"
+                        "       [--variants abcd] [--weak] [--check] [--small] [--phases 0|1] [--blocks-per-rank K]\n"
+                        "       [--roofline GBs] [--json FILE]\n");
+}
+
+static int parse(int argc, char **argv, opts_t *o)
+{
+    memset(o, 0, sizeof *o);
+    o->p = (sg_prob_t){256, 256, 256, 7, 4, 32};
+    o->pts_both = 1;
+    o->phases = 1;
+    o->bpr = 1;
+    o->roofline = 4300.0; /* H200 device-to-device copy, read + write, GB/s */
+    o->variants = "adbc"; /* kyoyu last: its ratios to (a) and (d) come from the same launch */
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+#define NEXT() (v ? (i++, v) : (usage(), (const char *)NULL))
+        if (!strcmp(a, "--weak")) o->weak = 1;
+        else if (!strcmp(a, "--check")) o->check = 1;
+        else if (!strcmp(a, "--small")) { o->p.nx = 64; o->p.ny = 48; o->p.nz = 12; o->p.steps = 8; o->weak = 1; o->check = 1; }
+        else if (!strcmp(a, "--nx") && NEXT()) o->p.nx = atoi(v);
+        else if (!strcmp(a, "--ny") && NEXT()) o->p.ny = atoi(v);
+        else if (!strcmp(a, "--nz") && NEXT()) o->p.nz = atoi(v);
+        else if (!strcmp(a, "--bt") && NEXT()) o->p.bt = atoi(v);
+        else if (!strcmp(a, "--steps") && NEXT()) o->p.steps = atoi(v);
+        else if (!strcmp(a, "--pts") && NEXT()) { o->pts_both = !strcmp(v, "both"); o->p.pts = atoi(v) == 27 ? 27 : 7; }
+        else if (!strcmp(a, "--variants") && NEXT()) o->variants = v;
+        else if (!strcmp(a, "--phases") && NEXT()) o->phases = atoi(v);
+        else if (!strcmp(a, "--blocks-per-rank") && NEXT()) o->bpr = atoi(v);
+        else if (!strcmp(a, "--roofline") && NEXT()) o->roofline = atof(v);
+        else if (!strcmp(a, "--json") && NEXT()) o->json = v;
+        else { usage(); return 1; }
+#undef NEXT
+    }
+    if (o->p.bt < 1 || o->p.steps < 1 || o->p.nx < 3 || o->p.ny < 3 || o->bpr < 1) { usage(); return 1; }
+    o->p.steps = (o->p.steps + o->p.bt - 1) / o->p.bt * o->p.bt; /* whole bt blocks */
+    if (o->bpr > 1) o->variants = "c";
+    return 0;
+}
+
+static void sub_alloc(const sg_prob_t *p, sg_sub_t *d, int z0, int nz, int has_lo, int has_hi, int dev)
+{
+    memset(d, 0, sizeof *d);
+    d->z0 = z0; d->nz = nz; d->h = p->bt; d->dev = dev; d->has_lo = has_lo; d->has_hi = has_hi;
+    size_t n = (size_t)(nz + 2 * p->bt) * sg_plane(p);
+    SG_CUDA(cudaSetDevice(dev));
+    SG_CUDA(cudaMalloc((void **)&d->src, n * sizeof(double)));
+    SG_CUDA(cudaMalloc((void **)&d->dst, n * sizeof(double)));
+    SG_CUDA(cudaStreamCreateWithFlags(&d->s, cudaStreamNonBlocking));
+}
+
+static void sub_free(sg_sub_t *d)
+{
+    cudaFree(d->src);
+    cudaFree(d->dst);
+    cudaStreamDestroy(d->s);
+}
+
+/* Owned planes of d, current src, into host a (nz planes). */
+static void sub_read(const sg_prob_t *p, const sg_sub_t *d, double *a)
+{
+    SG_CUDA(cudaSetDevice(d->dev));
+    SG_CUDA(cudaMemcpy(a, d->src + (size_t)d->h * sg_plane(p), (size_t)d->nz * sg_plane(p) * sizeof(double),
+                       cudaMemcpyDeviceToHost));
+}
+
+/* ---- variant (c): Kyoyu GPU arrays ------------------------------------------------------------------ */
+static ky_array_t kyA, kyB;
+
+static double run_kyoyu(const opts_t *o, const sg_prob_t *p, int phased, sg_phase_t *ph, double *result)
+{
+    size_t dims[3] = {(size_t)p->nz, (size_t)p->ny, (size_t)p->nx};
+    int halo[3] = {p->bt, 0, 0};
+    ky_dist_t dist = ky_dist_block1();
+    dist.blocks_per_rank = o->bpr;
+    /* The arrays are created at the first run of a problem and reused, so the timed runs replay the halo
+     * plan the warm-up made (kyoyu_release frees them). */
+    if (!kyA) {
+        SG_KY(ky_array_create(3, dims, sizeof(double), &dist, KY_PLACE_GPU, halo, &kyA));
+        SG_KY(ky_array_create(3, dims, sizeof(double), &dist, KY_PLACE_GPU, halo, &kyB));
+    }
+    ky_array_t A = kyA, B = kyB;
+    int nl = ky_array_nlocal(A);
+    sg_sub_t d[16];
+    void *streams[16];
+    size_t P = sg_plane(p);
+    for (int k = 0; k < nl; k++) {
+        void *a, *b;
+        size_t lo[3], hi[3];
+        SG_KY(ky_array_local_n(A, k, &a, lo, hi));
+        SG_KY(ky_array_local_n(B, k, &b, NULL, NULL));
+        memset(&d[k], 0, sizeof d[k]);
+        d[k].src = (double *)a - (size_t)p->bt * P; /* allocation start: the halo planes come first */
+        d[k].dst = (double *)b - (size_t)p->bt * P;
+        d[k].z0 = (int)lo[0];
+        d[k].nz = (int)(hi[0] - lo[0]);
+        d[k].h = p->bt;
+        d[k].has_lo = lo[0] > 0;
+        d[k].has_hi = hi[0] < dims[0];
+        SG_KY(ky_array_device(A, k, &d[k].dev));
+        SG_CUDA(cudaSetDevice(d[k].dev));
+        SG_CUDA(cudaStreamCreateWithFlags(&d[k].s, cudaStreamNonBlocking));
+        streams[k] = d[k].s;
+        sg_init_sub(p, &d[k]);
+        SG_CUDA(cudaStreamSynchronize(d[k].s));
+    }
+    double *baseA = d[0].src;
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = sg_now();
+    for (int t = 0; t < p->steps; t += p->bt) {
+        double c0 = sg_now();
+#pragma omp parallel for num_threads(nl) if (nl > 1)
+        for (int k = 0; k < nl; k++) { /* the seed's model: one thread drives each GPU */
+            sg_block_steps(p, &d[k]);
+            if (phased) SG_CUDA(cudaStreamSynchronize(d[k].s));
+        }
+        double c1 = sg_now();
+        if (phased) ph->compute += c1 - c0;
+        ky_array_t cur = d[0].src == baseA ? A : B;
+        SG_KY(ky_array_halo_exchange_n(cur, streams)); /* waits for each stream's kernels first */
+        ph->gpu_halo += sg_now() - c1;
+    }
+    for (int k = 0; k < nl; k++) SG_CUDA(cudaStreamSynchronize(d[k].s));
+    double el = sg_now() - t0;
+    if (result) { /* the whole grid through region get: rank 0 reads every owner's block */
+        ky_array_t cur = d[0].src == baseA ? A : B;
+        SG_KY(ky_comm_barrier());
+        size_t lo[3] = {0, 0, 0};
+        if (me == 0) SG_KY(ky_array_get(cur, lo, dims, result));
+        SG_KY(ky_comm_barrier());
+    }
+    for (int k = 0; k < nl; k++) cudaStreamDestroy(d[k].s);
+    return el;
+}
+
+static void kyoyu_release(void)
+{
+    if (!kyA) return;
+    SG_KY(ky_array_free(kyA));
+    SG_KY(ky_array_free(kyB));
+    kyA = kyB = NULL;
+}
+
+/* ---- hand-written variants ------------------------------------------------------------------------ */
+typedef void (*run_fn)(const sg_prob_t *, sg_sub_t *, int, sg_phase_t *);
+
+static double run_hand(run_fn fn, const sg_prob_t *p, sg_sub_t *d, int phased, sg_phase_t *ph, double *result)
+{
+    double *A = d->src, *B = d->dst;
+    sg_init_sub(p, d);
+    SG_CUDA(cudaStreamSynchronize(d->s));
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = sg_now();
+    fn(p, d, phased, ph);
+    SG_CUDA(cudaStreamSynchronize(d->s));
+    double el = sg_now() - t0;
+    if (result) { /* gather the owned planes on rank 0 */
+        size_t P = sg_plane(p);
+        double *mine = (double *)malloc((size_t)d->nz * P * sizeof(double));
+        sub_read(p, d, mine);
+        int *cnt = (int *)malloc(sizeof(int) * nr), *dis = (int *)malloc(sizeof(int) * nr);
+        for (int r = 0; r < nr; r++) {
+            long z0 = (long)r * p->nz / nr, z1 = (long)(r + 1) * p->nz / nr;
+            cnt[r] = (int)((z1 - z0) * (long)P);
+            dis[r] = (int)(z0 * (long)P);
+        }
+        MPI_Gatherv(mine, cnt[me], MPI_DOUBLE, result, cnt, dis, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+        free(mine); free(cnt); free(dis);
+    }
+    d->src = A; d->dst = B; /* the next run starts from the same buffers (IPC handles name them) */
+    return el;
+}
+
+/* Single GPU, whole grid p (rank 0 only): the reference result and the 1-GPU time. */
+static double run_single(const sg_prob_t *p, int dev, double *result)
+{
+    sg_sub_t d;
+    sub_alloc(p, &d, 0, p->nz, 0, 0, dev);
+    sg_init_sub(p, &d);
+    SG_CUDA(cudaStreamSynchronize(d.s));
+    double t0 = sg_now();
+    for (int t = 0; t < p->steps; t += p->bt) sg_block_steps(p, &d);
+    SG_CUDA(cudaStreamSynchronize(d.s));
+    double el = sg_now() - t0;
+    if (result) sub_read(p, &d, result);
+    sub_free(&d);
+    return el;
+}
+
+static const char *variant_name(char v)
+{
+    switch (v) {
+    case 'a': return "staged";
+    case 'b': return "p2p";
+    case 'c': return "kyoyu";
+    default: return "baseline";
+    }
+}
+
+static const char *today(void)
+{
+    static char buf[16];
+    time_t t = time(NULL);
+    strftime(buf, sizeof buf, "%Y-%m-%d", gmtime(&t));
+    return buf;
+}
+
+static const char *machine(void)
+{
+    static char host[64];
+    const char *k = getenv("KY_BENCH_MACHINE");
+    if (k && *k) return k;
+    gethostname(host, sizeof host - 1);
+    return host;
+}
+
+int main(int argc, char **argv)
+{
+    SG_KY(ky_init(&argc, &argv));
+    me = ky_rank();
+    nr = ky_nranks();
+    opts_t o;
+    if (parse(argc, argv, &o)) { ky_finalize(); return 2; }
+    int ngpu = 0;
+    if (cudaGetDeviceCount(&ngpu) != cudaSuccess) ngpu = 0;
+    int ok_gpu = ngpu > 0 && ky_ngpus() >= o.bpr, all_gpu = 0;
+    MPI_Allreduce(&ok_gpu, &all_gpu, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!all_gpu) {
+        if (me == 0) printf("ky_stencil_gpu: no GPU (or fewer than --blocks-per-rank per rank), skipping\n");
+        ky_finalize();
+        return 77;
+    }
+    int dev = 0;
+    ky_gpu_device(0, &dev);
+    SG_CUDA(cudaSetDevice(dev));
+    int ngpus_total = nr * o.bpr;
+    sg_prob_t base = o.p;
+    if (o.weak) base.nz = o.p.nz * ngpus_total;
+    int split = ky_nnodes() == nr && nr > 1;
+    if (me == 0)
+        printf("# ky_stencil_gpu: %d x %d x %d doubles (z x y x x), %d GPU(s) on %d rank(s), bt %d, %d steps, %s%s, baseline %s\n",
+               base.nz, base.ny, base.nx, ngpus_total, nr, base.bt, base.steps, o.weak ? "weak scaling" : "fixed size",
+               split ? ", every rank its own node" : "", sg_baseline_name());
+    if (base.nz / ngpus_total < base.bt) sg_die("every GPU needs at least bt = %d planes (nz %d over %d GPUs)", base.bt, base.nz, ngpus_total);
+
+    int npts = o.pts_both ? 2 : 1;
+    for (int ip = 0; ip < npts; ip++) {
+        sg_prob_t p = base;
+        p.pts = o.pts_both ? (ip == 0 ? 7 : 27) : o.p.pts;
+        size_t P = sg_plane(&p), N = P * (size_t)p.nz;
+        double *ref = NULL, *cpu = NULL, *res = NULL;
+        double t_one = -1; /* weak scaling: the per-GPU problem on one GPU */
+        if (me == 0) {
+            if (o.check) { ref = (double *)malloc(N * sizeof(double)); res = (double *)malloc(N * sizeof(double)); run_single(&p, dev, ref); }
+            if (o.check && N <= ((size_t)4 << 20)) {
+                cpu = (double *)malloc(N * sizeof(double));
+                sg_cpu_run(&p, cpu);
+            }
+            if (o.weak) { sg_prob_t q = p; q.nz = o.p.nz; run_single(&q, dev, NULL); t_one = run_single(&q, dev, NULL); }
+        }
+        int cpu_ok = 1;
+        if (me == 0 && cpu && ref) cpu_ok = !memcmp(cpu, ref, N * sizeof(double));
+        if (me == 0 && cpu) printf("# %d-point: single GPU vs CPU: %s\n", p.pts, cpu_ok ? "identical" : "DIFFERENT");
+        sg_sub_t d;
+        int hand = o.bpr == 1 && strpbrk(o.variants, "abd");
+        if (hand) {
+            int z0 = (int)((long)me * p.nz / nr), z1 = (int)((long)(me + 1) * p.nz / nr);
+            sub_alloc(&p, &d, z0, z1 - z0, me > 0, me < nr - 1, dev);
+            sg_variants_setup(&p, &d);
+        }
+        if (me == 0)
+            printf("%-9s %3s %3s %5s %10s %9s %9s %9s %7s %8s %8s %8s %8s %8s %7s %s\n", "variant", "pts", "bt", "ranks",
+                   "ms/step", "GFLOP/s", "GF/s/GPU", "GB/s/GPU", "%HBM", "comp_ms", "gpu_ms", "host_ms", "mpi_ms", "sync_ms",
+                   "weak%", "check");
+        double t_staged = -1, t_base = -1;
+        for (const char *v = o.variants; *v; v++) {
+            if (!strchr("abcd", *v)) continue;
+            sg_phase_t ph, dummy;
+            memset(&ph, 0, sizeof ph);
+            memset(&dummy, 0, sizeof dummy);
+            double el;
+            run_fn fn = *v == 'a' ? sg_run_staged : *v == 'b' ? sg_run_p2p : sg_run_baseline;
+            /* warm-up (plans, IPC mappings, NCCL channels), timed run, phased run, checked run */
+            if (*v == 'c') {
+                sg_prob_t w = p; w.steps = p.bt;
+                run_kyoyu(&o, &w, 0, &dummy, NULL);
+                el = run_kyoyu(&o, &p, 0, &dummy, NULL);
+                if (o.phases) run_kyoyu(&o, &p, 1, &ph, NULL);
+                if (o.check) run_kyoyu(&o, &p, 0, &dummy, res);
+            } else {
+                sg_prob_t w = p; w.steps = p.bt;
+                run_hand(fn, &w, &d, 0, &dummy, NULL);
+                el = run_hand(fn, &p, &d, 0, &dummy, NULL);
+                if (o.phases) run_hand(fn, &p, &d, 1, &ph, NULL);
+                if (o.check) run_hand(fn, &p, &d, 0, &dummy, res);
+            }
+            double tmax = 0, phs[5] = {ph.compute, ph.gpu_halo, ph.host_xfer, ph.mpi, ph.sync}, phm[5];
+            MPI_Allreduce(&el, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+            MPI_Allreduce(phs, phm, 5, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+            if (*v == 'a') t_staged = tmax;
+            if (*v == 'd') t_base = tmax;
+            if (me != 0) continue;
+            int verified = -1;
+            if (o.check) verified = !memcmp(res, ref, N * sizeof(double)) && cpu_ok;
+            double pts_upd = (double)(p.nz - 2) * (p.ny - 2) * (p.nx - 2) * p.steps;
+            double gflops = pts_upd * sg_flops_per_point(p.pts) / tmax * 1e-9;
+            double bpp = 2.0 * sizeof(double); /* one read, one write per point and step at best */
+            double gbs_gpu = pts_upd * bpp / tmax * 1e-9 / ngpus_total;
+            double roof = 100.0 * gbs_gpu / o.roofline;
+            double ms = 1e3 * tmax / p.steps, f = 1e3 / p.steps / nr;
+            double weff = t_one > 0 ? 100.0 * t_one / tmax : -1;
+            printf("%-9s %3d %3d %5d %10.4f %9.1f %9.1f %9.1f %6.1f%% %8.4f %8.4f %8.4f %8.4f %8.4f %7.1f %s\n", variant_name(*v),
+                   p.pts, p.bt, nr, ms, gflops, gflops / ngpus_total, gbs_gpu, roof, phm[0] * f, phm[1] * f, phm[2] * f,
+                   phm[3] * f, phm[4] * f, weff, verified < 0 ? "-" : verified ? "identical" : "WRONG");
+            if (o.json) {
+                FILE *js = fopen(o.json, "a");
+                if (!js) sg_die("cannot open %s", o.json);
+                fprintf(js, "{\"bench\":\"stencil_gpu\",\"case\":\"%s_%dpt_bt%d%s\",\"kind\":\"%s\",\"date\":\"%s\",\"version\":\"%s\","
+                            "\"ranks\":%d,\"gpus\":%d,\"variant\":\"%s\",\"pts\":%d,\"bt\":%d,\"nx\":%d,\"ny\":%d,\"nz\":%d,"
+                            "\"steps\":%d,\"weak\":%s,\"node_split\":%s,\"time_s\":%.6g,\"step_ms\":%.6g,\"gflops\":%.6g,"
+                            "\"gflops_per_gpu\":%.6g,\"bytes_per_point\":%.6g,\"GBs_per_gpu\":%.6g,\"roofline_GBs\":%.6g,"
+                            "\"roofline_pct\":%.6g,\"phase_ms\":{\"compute\":%.6g,\"gpu_halo\":%.6g,\"host_xfer\":%.6g,"
+                            "\"mpi\":%.6g,\"sync\":%.6g},\"baseline\":\"%s\"",
+                        variant_name(*v), p.pts, p.bt, split ? "_split" : "", machine(), today(), ky_version(), nr, ngpus_total,
+                        variant_name(*v), p.pts, p.bt, p.nx, p.ny, p.nz, p.steps, o.weak ? "true" : "false",
+                        split ? "true" : "false", tmax, ms, gflops, gflops / ngpus_total, bpp, gbs_gpu, o.roofline, roof,
+                        phm[0] * f, phm[1] * f, phm[2] * f, phm[3] * f, phm[4] * f, sg_baseline_name());
+                if (weff >= 0) fprintf(js, ",\"weak_eff\":%.6g,\"single_time_s\":%.6g", weff / 100.0, t_one);
+                if (t_staged > 0) fprintf(js, ",\"ratio_vs_staged\":%.6g", t_staged / tmax);
+                if (t_base > 0) fprintf(js, ",\"ratio_vs_baseline\":%.6g", t_base / tmax);
+                if (verified >= 0) fprintf(js, ",\"verified\":%s", verified ? "true" : "false");
+                fprintf(js, "}\n");
+                fclose(js);
+            }
+            if (*v == 'c' && me == 0 && (t_staged > 0 || t_base > 0))
+                printf("# kyoyu %d-point: %.2fx the seed's staged variant, %.2fx the %s baseline\n", p.pts,
+                       t_staged > 0 ? t_staged / tmax : 0.0, t_base > 0 ? t_base / tmax : 0.0, sg_baseline_name());
+            if (verified == 0) wrong = 1;
+            if (verified == 0) fprintf(stderr, "ky_stencil_gpu: %s %d-point result differs from the single-GPU run\n", variant_name(*v), p.pts);
+        }
+        kyoyu_release();
+        if (hand) { sg_variants_teardown(); sub_free(&d); }
+        int bad = 0;
+        if (me == 0 && o.check) { /* any WRONG above makes the exit status 1 */
+            bad = !cpu_ok || wrong;
+        }
+        MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        free(ref); free(cpu); free(res);
+        if (bad) { ky_finalize(); return 1; }
+    }
+    ky_finalize();
+    return 0;
+}

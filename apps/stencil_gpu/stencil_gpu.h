@@ -1,0 +1,76 @@
+/* ky_stencil_gpu: the multi-GPU temporal-blocking stencil of seed 000 (Figs. 9-13) in four variants.
+ * Shared declarations of the program's files: kernels.cu (stencil kernels, temporal-blocking steps, CPU
+ * reference), variants.cu (the seed's host-staged and GPUDirect P2P exchanges and the hand-written
+ * MPI+CUDA / NCCL baseline), main.cu (options, the Kyoyu-array variant, checks, output).
+ *
+ * The grid is NZ x NY x NX doubles, z-distributed (rank r owns planes [r*NZ/R, (r+1)*NZ/R)), with the outer
+ * faces fixed (Dirichlet: never written). A sub-domain keeps bt halo planes on each side; one exchange of bt
+ * planes serves bt steps, computed redundantly on shrinking ranges (the seed's temporal blocking). */
+#ifndef KY_STENCIL_GPU_H
+#define KY_STENCIL_GPU_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <cuda_runtime.h>
+#include <mpi.h>
+
+#define SG_CUDA(call)                                                                                       \
+    do {                                                                                                    \
+        cudaError_t e_ = (call);                                                                            \
+        if (e_ != cudaSuccess) sg_die("%s:%d: %s: %s", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+    } while (0)
+#define SG_KY(call)                                                                                         \
+    do {                                                                                                    \
+        int s_ = (call);                                                                                    \
+        if (s_ != 0) sg_die("%s:%d: %s: %s", __FILE__, __LINE__, #call, ky_last_error());                 \
+    } while (0)
+
+void sg_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+double sg_now(void);
+
+typedef struct {
+    int nx, ny, nz;   /* global grid */
+    int pts;          /* 7 or 27 */
+    int bt;           /* temporal blocking: steps per exchange = halo planes */
+    int steps;        /* total steps (a multiple of bt) */
+} sg_prob_t;
+
+/* One GPU's part of the grid: planes [z0, z0+nz) owned, h halo planes each side, two buffers. */
+typedef struct {
+    double *src, *dst;  /* (nz + 2h) * ny * nx doubles each; plane p is global z = z0 - h + p */
+    int z0, nz, h;
+    int dev;
+    int has_lo, has_hi; /* a neighbour below / above (not the global boundary) */
+    cudaStream_t s;
+} sg_sub_t;
+
+/* Phase times of one run, seconds (summed over the run): the categories of seed Figs. 12-13. compute:
+ * kernels until the stream is idle; gpu_halo: GPU-to-GPU halo moves (peer copies, NCCL, Kyoyu's exchange,
+ * which includes its own synchronisation); host_xfer: GPU<->host copies; mpi: host-side MPI messages;
+ * sync: handshakes and barriers. */
+typedef struct {
+    double total, compute, gpu_halo, host_xfer, mpi, sync;
+} sg_phase_t;
+
+static inline size_t sg_plane(const sg_prob_t *p) { return (size_t)p->nx * p->ny; }
+
+/* kernels.cu */
+void sg_init_sub(const sg_prob_t *p, sg_sub_t *d);          /* initial values, halos included (async on d->s) */
+void sg_block_steps(const sg_prob_t *p, sg_sub_t *d);       /* bt steps, src/dst swapped after each (async) */
+double sg_init_value(int z, int y, int x);
+/* CPU reference: `steps` steps on the whole grid, result in a (NZ*NY*NX). */
+void sg_cpu_run(const sg_prob_t *p, double *a);
+double sg_flops_per_point(int pts);
+
+/* variants.cu: one run of `steps` steps; phases when `phased` (streams synchronised per phase). The
+ * sub-domain buffers are allocated by the caller. */
+void sg_run_staged(const sg_prob_t *p, sg_sub_t *d, int phased, sg_phase_t *ph);  /* (a) seed Fig. 10 */
+void sg_run_p2p(const sg_prob_t *p, sg_sub_t *d, int phased, sg_phase_t *ph);     /* (b) seed Fig. 11 */
+void sg_run_baseline(const sg_prob_t *p, sg_sub_t *d, int phased, sg_phase_t *ph); /* (d) NCCL or MPI */
+const char *sg_baseline_name(void);
+void sg_variants_setup(const sg_prob_t *p, sg_sub_t *d); /* IPC handles, NCCL communicator */
+void sg_variants_teardown(void);
+
+#endif

@@ -1,0 +1,82 @@
+/* Internal: what the files of the array layer share. dist.c holds the distribution arithmetic (which part
+ * owns an index, a part's extent, local <-> global index), array.c creation and queries, region.c region
+ * get/put, halo.c the halo exchange and its plan. */
+#ifndef KYI_ARRAY_ARRAY_H
+#define KYI_ARRAY_ARRAY_H
+
+#include <stddef.h>
+
+#include "kyoyu.h"
+#include "runtime/runtime.h"
+
+#define KYI_ARRAY_MAX_BLOCKS KYI_MAX_GPUS_PER_RANK
+#define KYI_ARRAY_MAX_ELEM 256
+
+/* One of this rank's local blocks. */
+typedef struct {
+    int part;                       /* part number in the grid of parts */
+    int coord[KY_ARRAY_MAX_DIMS];   /* its coordinates in the grid */
+    size_t n[KY_ARRAY_MAX_DIMS];    /* owned extent per dimension */
+    size_t E[KY_ARRAY_MAX_DIMS];    /* padded extent n + 2*halo */
+    size_t S[KY_ARRAY_MAX_DIMS];    /* element strides */
+    size_t bytes;
+    char *base;                     /* allocation start (segment piece) */
+    char *origin;                   /* local index (0,...,0) */
+    int dev;                        /* CUDA device, -1 host */
+} kyi_ablock_t;
+
+/* One strided put of the halo plan. */
+typedef struct {
+    int rank;
+    ky_seg_t seg;
+    size_t off;
+    const void *src;
+    size_t count[4], ss[3], ds[3];
+    int levels;
+} kyi_halo_op_t;
+
+struct kyi_array {
+    int ndim;
+    size_t dims[KY_ARRAY_MAX_DIMS];
+    size_t elem;
+    int place;
+    int kind[KY_ARRAY_MAX_DIMS];
+    size_t bsize[KY_ARRAY_MAX_DIMS];
+    int parts[KY_ARRAY_MAX_DIMS];
+    int halo[KY_ARRAY_MAX_DIMS];
+    int first, count, bpr, nparts;
+    int nlocal;
+    kyi_ablock_t blk[KYI_ARRAY_MAX_BLOCKS];
+    ky_seg_t seg[KYI_ARRAY_MAX_BLOCKS];   /* segment k holds every rank's block k */
+    ky_team_t team;                       /* the array's ranks (KY_TEAM_WORLD when all) */
+    int planned;
+    int nops;
+    kyi_halo_op_t *ops;
+};
+
+/* ---- dist.c ---------------------------------------------------------------------------------------- */
+/* Extent of part i along dimension d. */
+size_t kyi_adist_extent(const struct kyi_array *a, int d, int i);
+/* First global index of part i along a block dimension d. */
+size_t kyi_adist_lo(const struct kyi_array *a, int d, int i);
+/* Part along d that owns global index g, and g's local index in it. */
+int kyi_adist_part(const struct kyi_array *a, int d, size_t g, size_t *local);
+/* Global index of local index l of part i along d. */
+size_t kyi_adist_global(const struct kyi_array *a, int d, int i, size_t l);
+/* Part number <-> grid coordinates (row-major), and the part's rank and local block. */
+int kyi_adist_part_of(const struct kyi_array *a, const int coord[]);
+void kyi_adist_coord(const struct kyi_array *a, int part, int coord[]);
+void kyi_adist_home(const struct kyi_array *a, int part, int *rank, int *k);
+/* Storage geometry of any part (extents, padded extents, strides). */
+void kyi_adist_geom(const struct kyi_array *a, int part, size_t n[], size_t E[], size_t S[]);
+/* A box of counts[ndim] elements between two C-order layouts with element strides sS / dS, as a comm
+ * strided transfer of at most 3 levels (dimensions merged where contiguous on both sides, count-1
+ * dimensions dropped). Returns the levels, or -1 if more than 3 are needed. */
+int kyi_abox_strided(int ndim, const size_t counts[], const size_t sS[], const size_t dS[], size_t elem,
+                     size_t count[4], size_t ss[3], size_t ds[3]);
+
+/* ---- checks shared by the calls ----------------------------------------------------------------------- */
+int kyi_array_check(const char *call, const struct kyi_array *a);
+int kyi_array_check_block(const char *call, const struct kyi_array *a, int k);
+
+#endif
