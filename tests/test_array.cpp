@@ -111,6 +111,8 @@ void write_block(const Block &b)
     if (b.dev >= 0) {
         cudaSetDevice(b.dev);
         cudaMemcpy(base, b.v.data(), b.total * sizeof(val_t), cudaMemcpyHostToDevice);
+        /* from pageable memory cudaMemcpy may return before the data lands; other ranks read it next */
+        cudaDeviceSynchronize();
         return;
     }
 #endif

@@ -16,6 +16,13 @@
 #include <nccl.h>
 static ncclComm_t nccl;
 #endif
+/* NCCL refuses two ranks on one GPU (a 1-GPU machine running several ranks): the baseline then stages
+ * through the host like a user without NCCL would. */
+#ifdef SG_HAVE_NCCL
+static int use_nccl = 1; /* decided in sg_variants_setup */
+#else
+static int use_nccl = 0;
+#endif
 
 static int me, nr;
 static double *hsend[2], *hrecv[2];      /* pinned: [0] low side, [1] high side */
@@ -53,14 +60,27 @@ void sg_variants_setup(const sg_prob_t *p, sg_sub_t *d)
             SG_CUDA(cudaIpcOpenMemHandle((void **)&peer_buf[side][b], theirs[b], cudaIpcMemLazyEnablePeerAccess));
     }
 #ifdef SG_HAVE_NCCL
-    if (ky_nnodes() == ky_nranks() && ky_nranks() > 1) { /* KY_NODE_SPLIT=rank: keep NCCL off NVLink/shm */
+    int dev = -1, shared = 0;
+    cudaGetDevice(&dev);
+    {
+        int key[2] = {ky_node(), dev}, *all = (int *)malloc(sizeof(int) * 2 * (size_t)nr);
+        MPI_Allgather(key, 2, MPI_INT, all, 2, MPI_INT, MPI_COMM_WORLD);
+        for (int r = 0; r < nr; r++)
+            if (r != me && all[2 * r] == key[0] && all[2 * r + 1] == key[1]) shared = 1;
+        int any = 0;
+        MPI_Allreduce(&shared, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        shared = any;
+        free(all);
+    }
+    use_nccl = !shared;
+    if (use_nccl && ky_nnodes() == ky_nranks() && ky_nranks() > 1) { /* KY_NODE_SPLIT=rank: keep NCCL off NVLink/shm */
         setenv("NCCL_P2P_DISABLE", "1", 0);
         setenv("NCCL_SHM_DISABLE", "1", 0);
     }
     ncclUniqueId id;
-    if (me == 0) ncclGetUniqueId(&id);
-    MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
-    if (ncclCommInitRank(&nccl, nr, id, me) != ncclSuccess) sg_die("ncclCommInitRank failed");
+    if (me == 0 && use_nccl) ncclGetUniqueId(&id);
+    if (use_nccl) MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
+    if (use_nccl && ncclCommInitRank(&nccl, nr, id, me) != ncclSuccess) sg_die("ncclCommInitRank failed");
 #endif
 }
 
@@ -73,17 +93,13 @@ void sg_variants_teardown(void)
             if (peer_buf[s][b]) cudaIpcCloseMemHandle(peer_buf[s][b]);
     }
 #ifdef SG_HAVE_NCCL
-    ncclCommDestroy(nccl);
+    if (use_nccl) ncclCommDestroy(nccl);
 #endif
 }
 
 const char *sg_baseline_name(void)
 {
-#ifdef SG_HAVE_NCCL
-    return "nccl_sendrecv";
-#else
-    return "mpi_host_staged";
-#endif
+    return use_nccl ? "nccl_sendrecv" : "mpi_host_staged";
 }
 
 /* Host-staged exchange of the sides in `mask` (bit 0 low, bit 1 high). */
@@ -183,6 +199,15 @@ void sg_run_baseline(const sg_prob_t *p, sg_sub_t *d, int phased, sg_phase_t *ph
 {
 #ifdef SG_HAVE_NCCL
     size_t n = slab(p);
+    if (!use_nccl) {
+        for (int t = 0; t < p->steps; t += p->bt) {
+            double t0 = sg_now();
+            sg_block_steps(p, d);
+            compute_done(d, t0, ph);
+            staged(p, d, sides(d), ph);
+        }
+        return;
+    }
     for (int t = 0; t < p->steps; t += p->bt) {
         double t0 = sg_now();
         sg_block_steps(p, d);
