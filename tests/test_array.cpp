@@ -394,7 +394,7 @@ TEST_F(Array, BadInput)
     expect_fail(KY_ERR_ARG, 2, dims, 8, nullptr, place, wide, &a, "wider than part");
     ky_dist_t cyc = ky_dist_block1();
     cyc.kind[0] = KY_DIST_CYCLIC;
-    expect_fail(KY_ERR_ARG, 2, dims, 8, &cyc, place, halo, &a, "cyclic over");
+    if (n > 1) expect_fail(KY_ERR_ARG, 2, dims, 8, &cyc, place, halo, &a, "cyclic over"); /* one rank: valid */
     ky_dist_t grid = ky_dist_block1();
     grid.parts[0] = n + 1;
     grid.parts[1] = 1;
@@ -410,7 +410,7 @@ TEST_F(Array, BadInput)
         if (kyt::all(ky_ngpus() == 0)) expect_fail(KY_ERR_UNSUPPORTED, 2, dims, 8, nullptr, KY_PLACE_GPU, halo, &a, "GPU placement");
     /* ranks passing different shapes are caught */
     size_t mine[2] = {16, (size_t)(4 + (ky_rank() == 0))};
-    EXPECT_EQ(KY_ERR_ARG, ky_array_create(2, mine, 8, nullptr, place, halo, &a));
+    if (n > 1) EXPECT_EQ(KY_ERR_ARG, ky_array_create(2, mine, 8, nullptr, place, halo, &a));
 
     /* calls on a valid array */
     ASSERT_TRUE(kyt::all(ky_array_create(2, dims, 8, nullptr, place, halo, &a) == KY_OK)) << ky_last_error();
