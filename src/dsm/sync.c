@@ -178,8 +178,10 @@ static int synchronise(const char *call, int mode)
     int st2 = ky_comm_barrier();
     /* Pages opened for a promised interval stay open while the promises go on: write-protecting a whole
      * home and opening it again costs about 0.2 us per 4 KiB page, per synchronisation. */
-    kyi_publish(1, mode == MODE_NOFETCH || mode == MODE_NOSTORE);
+    /* The new interval's promise is in force before publish advances the interval and answers the
+     * fetches that were waiting for it. */
     kyi_dsm.nostore_interval = mode == MODE_NOSTORE;
+    kyi_publish(1, mode == MODE_NOFETCH || mode == MODE_NOSTORE);
     if (mode == MODE_NOFETCH && kyi_dsm.snapshot) {
         /* Nobody will fetch until the next synchronisation: open every home page, no snapshots. */
         kyi_home_pages_set(KYI_PG_HOME_RO, KYI_PG_HOME_OPEN, PROT_READ | PROT_WRITE);
