@@ -52,6 +52,7 @@ typedef struct {
 } kyi_vec_t;
 
 #define KYI_DSM_STRIPES 1024
+#define KYI_DIFF_BITMAP 0x80000000u /* diff record flag: bitmap + packed bytes instead of one run */
 
 typedef struct {
     int ready;

@@ -218,16 +218,36 @@ static int64_t diff_records(const char *p, size_t nb, int apply, int to_snapshot
         memcpy(&off, p + 8, 4);
         memcpy(&len, p + 12, 4);
         p += 16;
-        if (!apply && (p + len > end || (size_t)off + len > kyi_dsm.page || !homed_here(pg, 1))) return KY_ERR_RANGE;
+        int bitmap = (len & KYI_DIFF_BITMAP) != 0;
+        len &= ~KYI_DIFF_BITMAP;
+        const unsigned char *bits = (const unsigned char *)p;
+        size_t payload = len;
+        if (bitmap) {
+            if ((len & 7) || p + len / 8 > end) return KY_ERR_RANGE;
+            size_t changed = 0;
+            for (size_t i = 0; i < len / 8; i++) changed += (size_t)__builtin_popcount(bits[i]);
+            payload = len / 8 + changed;
+        }
+        if (!apply && (p + payload > end || (size_t)off + len > kyi_dsm.page || !homed_here(pg, 1))) return KY_ERR_RANGE;
         if (apply) {
             pthread_mutex_lock(kyi_pg_lock(pg));
             kyi_wait_unsent(pg);
-            if (to_snapshot && kyi_dsm.snapshot && kyi_dsm.state[pg] == KYI_PG_HOME_RW)
-                memcpy(kyi_pg_snap(pg) + off, p, len);
-            memcpy(kyi_pg_data(pg) + off, p, len);
+            int snap = to_snapshot && kyi_dsm.snapshot && kyi_dsm.state[pg] == KYI_PG_HOME_RW;
+            char *dd = kyi_pg_data(pg) + off, *ds = kyi_pg_snap(pg) + off;
+            if (!bitmap) {
+                if (snap) memcpy(ds, p, len);
+                memcpy(dd, p, len);
+            } else {
+                const char *v = p + len / 8;
+                for (size_t i = 0; i < len; i++)
+                    if (bits[i >> 3] & (1u << (i & 7))) {
+                        if (snap) ds[i] = *v;
+                        dd[i] = *v++;
+                    }
+            }
             pthread_mutex_unlock(kyi_pg_lock(pg));
         }
-        p += len;
+        p += payload;
     }
     return KY_OK;
 }

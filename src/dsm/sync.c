@@ -68,26 +68,80 @@ static int add_run(diffset_t *d, int home, size_t pg, size_t off, size_t len, co
     return KY_OK;
 }
 
-/* Byte-exact runs where data and twin differ (compared a word at a time). */
+/* A chunk of a page goes as byte-exact runs {page, offset, length, bytes} or, when a write changed most of
+ * it (rewritten doubles keep equal sign and exponent bytes, so runs are short), as one bitmap record
+ * {page, offset, length | KYI_DIFF_BITMAP, bitmap of changed bytes, the changed bytes packed}: never more
+ * than 1/8 over the changed bytes themselves. Either way only changed bytes travel, so writes of other
+ * ranks to other bytes of the page survive. */
+#define CHUNK 16384
+
+static int add_bitmap(diffset_t *d, int home, size_t pg, size_t off, size_t len, const unsigned char *bits,
+                      const unsigned char *a, size_t changed)
+{
+    size_t rec = 16 + len / 8 + changed;
+    outbuf_t *o = &d->out[home];
+    if (!o->buf && !(o->buf = malloc(d->max))) return kyi_fail(KY_ERR_NOMEM, d->call, "no memory for diffs");
+    if (o->len + rec > d->max) KYI_CHECK(send_out(d, home));
+    char *w = o->buf + o->len;
+    uint64_t p = pg;
+    uint32_t o32 = (uint32_t)off, n32 = (uint32_t)len | KYI_DIFF_BITMAP;
+    memcpy(w, &p, 8);
+    memcpy(w + 8, &o32, 4);
+    memcpy(w + 12, &n32, 4);
+    memcpy(w + 16, bits, len / 8);
+    char *out = w + 16 + len / 8;
+    for (size_t i = 0; i < len; i++)
+        if (bits[i >> 3] & (1u << (i & 7))) *out++ = (char)a[i];
+    o->len += rec;
+    return KY_OK;
+}
+
 static int diff_page(diffset_t *d, int home, size_t pg)
 {
     const unsigned char *a = (const unsigned char *)kyi_pg_data(pg), *b = (const unsigned char *)kyi_pg_twin(pg);
-    size_t n = kyi_dsm.page, i = 0, changed = 0;
-    while (i < n) {
-        if (!(i & 7) && i + 8 <= n && !memcmp(a + i, b + i, 8)) {
-            i += 8;
+    size_t chunk = kyi_dsm.page < CHUNK ? kyi_dsm.page : CHUNK;
+    unsigned char bits[CHUNK / 8];
+    int any = 0;
+    for (size_t c0 = 0; c0 < kyi_dsm.page; c0 += chunk) {
+        const unsigned char *ac = a + c0, *bc = b + c0;
+        size_t changed = 0, runs = 0;
+        int prev = 0;
+        memset(bits, 0, chunk / 8);
+        for (size_t i = 0; i < chunk; i += 8) {
+            uint64_t x, y;
+            memcpy(&x, ac + i, 8);
+            memcpy(&y, bc + i, 8);
+            if (x == y) {
+                prev = 0;
+                continue;
+            }
+            for (int j = 0; j < 8; j++) {
+                int diff = ac[i + j] != bc[i + j];
+                if (diff) {
+                    bits[(i + j) >> 3] |= (unsigned char)(1u << ((i + j) & 7));
+                    changed++;
+                    runs += !prev;
+                }
+                prev = diff;
+            }
+        }
+        if (!changed) continue;
+        any = 1;
+        if (runs * 16 > 16 + chunk / 8 && 16 + chunk / 8 + changed <= d->max - 16) {
+            KYI_CHECK(add_bitmap(d, home, pg, c0, chunk, bits, ac, changed));
             continue;
         }
-        if (a[i] == b[i]) {
-            i++;
-            continue;
+        for (size_t i = 0; i < chunk;) {
+            if (!(bits[i >> 3] & (1u << (i & 7)))) {
+                i++;
+                continue;
+            }
+            size_t start = i;
+            while (i < chunk && (bits[i >> 3] & (1u << (i & 7)))) i++;
+            KYI_CHECK(add_run(d, home, pg, c0 + start, i - start, (const char *)ac + start));
         }
-        size_t start = i;
-        while (i < n && a[i] != b[i]) i++;
-        KYI_CHECK(add_run(d, home, pg, start, i - start, (const char *)a + start));
-        changed = 1;
     }
-    if (changed) KYI_DSM_COUNT(diffs, 1);
+    if (any) KYI_DSM_COUNT(diffs, 1);
     return KY_OK;
 }
 
