@@ -1,0 +1,298 @@
+/* Allocations in the global space: the table (which pages belong to which allocation, and their homes),
+ * the collective allocators (ky_alloc, ky_mapalloc: the same first-fit on every rank in the same order, so
+ * every rank gets the same address without talking), ky_alloc_local (from the caller's own slice of the
+ * space) and ky_free. */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "dsm/dsm.h"
+
+const kyi_alloc_t *kyi_alloc_find(size_t off)
+{
+    size_t lo = 0, hi = kyi_dsm.nallocs;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        const kyi_alloc_t *a = &kyi_dsm.allocs[mid];
+        if (off < a->off) hi = mid;
+        else if (off >= a->off + a->bytes) lo = mid + 1;
+        else return a;
+    }
+    return NULL;
+}
+
+int kyi_page_home(size_t pg, const kyi_alloc_t **out)
+{
+    size_t off = pg << kyi_dsm.page_shift;
+    const kyi_alloc_t *a = kyi_alloc_find(off);
+    if (out) *out = a;
+    if (a) return a->home >= 0 ? a->home : a->page_home[(off - a->off) >> kyi_dsm.page_shift];
+    if (off >= kyi_dsm.coll_end) {
+        int r = (int)((off - kyi_dsm.coll_end) / kyi_dsm.slice_size);
+        if (r < kyi_rt.nranks && r != kyi_rt.rank) return r; /* another rank's local slice: it knows */
+    }
+    return -1;
+}
+
+/* First fit in [lo, hi) among the allocations already there. */
+static size_t find_gap(size_t lo, size_t hi, size_t bytes)
+{
+    size_t at = lo;
+    for (size_t i = 0; i < kyi_dsm.nallocs; i++) {
+        const kyi_alloc_t *a = &kyi_dsm.allocs[i];
+        if (a->off + a->bytes <= lo || a->off >= hi) continue;
+        if (a->off >= at + bytes) break;
+        at = a->off + a->bytes;
+    }
+    return at + bytes <= hi ? at : (size_t)-1;
+}
+
+static int insert_alloc(const kyi_alloc_t *na)
+{
+    if (kyi_dsm.nallocs == kyi_dsm.cap_allocs) {
+        size_t cap = kyi_dsm.cap_allocs ? 2 * kyi_dsm.cap_allocs : 64;
+        kyi_alloc_t *v = realloc(kyi_dsm.allocs, cap * sizeof *v);
+        if (!v) return -1;
+        kyi_dsm.allocs = v;
+        kyi_dsm.cap_allocs = cap;
+    }
+    size_t i = kyi_dsm.nallocs;
+    while (i > 0 && kyi_dsm.allocs[i - 1].off > na->off) {
+        kyi_dsm.allocs[i] = kyi_dsm.allocs[i - 1];
+        i--;
+    }
+    kyi_dsm.allocs[i] = *na;
+    kyi_dsm.nallocs++;
+    return 0;
+}
+
+/* Pages this rank is home of start write-protected (snapshot on the first write) or open. */
+static int open_home_pages(const kyi_alloc_t *a)
+{
+    size_t pg0 = a->off >> kyi_dsm.page_shift, n = a->bytes >> kyi_dsm.page_shift;
+    int home_state = kyi_dsm.snapshot ? KYI_PG_HOME_RO : KYI_PG_HOME_RW;
+    int prot = kyi_dsm.snapshot ? PROT_READ : PROT_READ | PROT_WRITE;
+    size_t run = 0;
+    for (size_t i = 0; i <= n; i++) {
+        int mine = i < n && (a->home >= 0 ? a->home : a->page_home[i]) == kyi_rt.rank;
+        if (mine) {
+            kyi_dsm.state[pg0 + i] = (uint8_t)home_state;
+            run++;
+        } else if (run) {
+            KYI_CHECK(kyi_protect(pg0 + i - run, run, prot));
+            run = 0;
+        } else if (i < n) {
+            kyi_dsm.state[pg0 + i] = KYI_PG_NONE;
+        }
+    }
+    return KY_OK;
+}
+
+/* Allocate [off, off+bytes) in the table (table_lock held for writing by the caller). */
+static void *add_alloc(const char *call, size_t off, size_t bytes, size_t user_bytes, int collective, int home,
+                       int *page_home)
+{
+    kyi_alloc_t a = {off, bytes, user_bytes, collective, home, page_home};
+    if (insert_alloc(&a)) {
+        free(page_home);
+        kyi_fail(KY_ERR_NOMEM, call, "no memory for the allocation table");
+        return NULL;
+    }
+    if (open_home_pages(kyi_alloc_find(off)) < 0) return NULL;
+    return kyi_dsm.base + off;
+}
+
+/* Collective argument agreement: every rank must pass the same values, else all fail. */
+static int agree(const char *call, const long *vals, int n)
+{
+    long mx[8], mn[8], neg[8];
+    for (int i = 0; i < n; i++) neg[i] = -vals[i];
+    MPI_Allreduce(vals, mx, n, MPI_LONG, MPI_MAX, kyi_rt.world);
+    MPI_Allreduce(neg, mn, n, MPI_LONG, MPI_MAX, kyi_rt.world);
+    for (int i = 0; i < n; i++)
+        if (mx[i] != -mn[i])
+            return kyi_fail(KY_ERR_ARG, call, "ranks passed different arguments (argument %d ranges %ld..%ld)", i + 1,
+                            -mn[i], mx[i]);
+    return KY_OK;
+}
+
+static void *coll_alloc(const char *call, size_t bytes, int home, int *page_home)
+{
+    size_t rounded = (bytes + kyi_dsm.page - 1) & ~(kyi_dsm.page - 1);
+    if (!rounded) rounded = kyi_dsm.page;
+    pthread_rwlock_wrlock(&kyi_dsm.table_lock);
+    size_t off = find_gap(0, kyi_dsm.coll_end, rounded);
+    void *p = NULL;
+    if (off == (size_t)-1)
+        kyi_fail(KY_ERR_NOMEM, call, "%zu bytes do not fit in the global space's collective half (KY_GAS_SIZE=%zu)",
+                 bytes, kyi_dsm.size);
+    else p = add_alloc(call, off, rounded, bytes, 1, home, page_home);
+    if (!p && off == (size_t)-1) free(page_home);
+    pthread_rwlock_unlock(&kyi_dsm.table_lock);
+    /* Every home knows the allocation before anybody's first fault on it reaches it. */
+    if (p && ky_comm_barrier() != KY_OK) return NULL;
+    return p;
+}
+
+void *ky_alloc(size_t bytes, int home)
+{
+    static const char *call = "ky_alloc";
+    if (kyi_require_dsm(call)) return NULL;
+    long v[2] = {(long)bytes, home};
+    if (agree(call, v, 2)) return NULL;
+    if (KYI_SIZE_LOOKS_NEGATIVE(bytes)) {
+        kyi_fail(KY_ERR_ARG, call, "size %zu looks like a negative number", bytes);
+        return NULL;
+    }
+    if (home < 0 || home >= kyi_rt.nranks) {
+        kyi_fail(KY_ERR_ARG, call, "home %d is not a rank (0..%d)", home, kyi_rt.nranks - 1);
+        return NULL;
+    }
+    return coll_alloc(call, bytes, home, NULL);
+}
+
+/* mSMS mapping: block index per dimension, blocks numbered row-major, dealt cyclically over the ranks. */
+static int map_home(const int *dims, const int *divs, int nd, size_t elem_index, int first, int count)
+{
+    size_t rest = elem_index, linear = 0, scale = 1;
+    for (int d = nd - 1; d >= 0; d--) {
+        size_t idx = rest % (size_t)dims[d];
+        rest /= (size_t)dims[d];
+        size_t bs = ((size_t)dims[d] + (size_t)divs[d] - 1) / (size_t)divs[d];
+        linear += (idx / bs) * scale;
+        scale *= (size_t)divs[d];
+    }
+    return first + (int)(linear % (size_t)count);
+}
+
+void *ky_mapalloc(const int dims[], const int divs[], size_t elem, int first, int count)
+{
+    static const char *call = "ky_mapalloc";
+    if (kyi_require_dsm(call)) return NULL;
+    if (!dims || !divs) {
+        kyi_fail(KY_ERR_ARG, call, "dims or divs is NULL");
+        return NULL;
+    }
+    int nd = 0;
+    size_t total = 1;
+    while (nd < 16 && dims[nd] != -1) nd++;
+    if (nd == 0 || nd == 16) {
+        kyi_fail(KY_ERR_ARG, call, "dims must list 1..15 extents ended by -1");
+        return NULL;
+    }
+    for (int d = 0; d < nd; d++) {
+        if (dims[d] <= 0 || divs[d] <= 0) {
+            kyi_fail(KY_ERR_ARG, call, "dimension %d: extent %d and divisions %d must be positive (divs ends with -1 "
+                     "after as many entries as dims)", d, dims[d], divs[d]);
+            return NULL;
+        }
+        total *= (size_t)dims[d];
+    }
+    if (divs[nd] != -1) {
+        kyi_fail(KY_ERR_ARG, call, "divs must have %d entries ended by -1, like dims", nd);
+        return NULL;
+    }
+    if (!elem || first < 0 || count <= 0 || first + count > kyi_rt.nranks) {
+        kyi_fail(KY_ERR_ARG, call, "element size %zu, ranks %d..%d: need elem > 0 and ranks within 0..%d", elem,
+                 first, first + count - 1, kyi_rt.nranks - 1);
+        return NULL;
+    }
+    size_t bytes = total * elem;
+    long v[3 + 2 * 15] = {(long)bytes, first, count};
+    int nv = 3;
+    for (int d = 0; d < nd && nv + 2 <= 8; d++) { v[nv++] = dims[d]; v[nv++] = divs[d]; }
+    if (agree(call, v, nv)) return NULL;
+    size_t npg = (bytes + kyi_dsm.page - 1) >> kyi_dsm.page_shift;
+    int *ph = malloc((npg ? npg : 1) * sizeof *ph);
+    if (!ph) {
+        kyi_fail(KY_ERR_NOMEM, call, "no memory for the page-home table");
+        return NULL;
+    }
+    for (size_t i = 0; i < npg; i++) {
+        size_t e = (i << kyi_dsm.page_shift) / elem;
+        ph[i] = map_home(dims, divs, nd, e < total ? e : total - 1, first, count);
+    }
+    if (!npg) ph[0] = first;
+    return coll_alloc(call, bytes, -1, ph);
+}
+
+void *ky_alloc_local(size_t bytes)
+{
+    static const char *call = "ky_alloc_local";
+    if (kyi_require_dsm(call)) return NULL;
+    if (KYI_SIZE_LOOKS_NEGATIVE(bytes)) {
+        kyi_fail(KY_ERR_ARG, call, "size %zu looks like a negative number", bytes);
+        return NULL;
+    }
+    size_t rounded = (bytes + kyi_dsm.page - 1) & ~(kyi_dsm.page - 1);
+    if (!rounded) rounded = kyi_dsm.page;
+    size_t lo = kyi_dsm.coll_end + (size_t)kyi_rt.rank * kyi_dsm.slice_size;
+    pthread_rwlock_wrlock(&kyi_dsm.table_lock);
+    size_t off = find_gap(lo, lo + kyi_dsm.slice_size, rounded);
+    void *p = NULL;
+    if (off == (size_t)-1)
+        kyi_fail(KY_ERR_NOMEM, call, "%zu bytes do not fit in this rank's local slice (%zu bytes; raise KY_GAS_SIZE)",
+                 bytes, kyi_dsm.slice_size);
+    else p = add_alloc(call, off, rounded, bytes, 0, kyi_rt.rank, NULL);
+    pthread_rwlock_unlock(&kyi_dsm.table_lock);
+    return p;
+}
+
+/* Forget pages of [pg, pg+n): no access, memory returned, out of every list. */
+static void release_pages(size_t pg, size_t n)
+{
+    for (size_t i = 0; i < n; i++) kyi_wait_unsent(pg + i);
+    kyi_protect(pg, n, PROT_NONE);
+    memset(kyi_dsm.state + pg, KYI_PG_NONE, n);
+    size_t off = pg << kyi_dsm.page_shift, len = n << kyi_dsm.page_shift;
+    for (int v = 0; v < 3; v++)
+        fallocate(kyi_dsm.memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)(v * kyi_dsm.size + off), (off_t)len);
+    pthread_mutex_lock(&kyi_dsm.lists_lock);
+    kyi_vec_t *lists[] = {&kyi_dsm.held, &kyi_dsm.dirty, &kyi_dsm.written};
+    for (int l = 0; l < 3; l++) {
+        size_t k = 0;
+        for (size_t i = 0; i < lists[l]->len; i++)
+            if (lists[l]->v[i] < pg || lists[l]->v[i] >= pg + n) lists[l]->v[k++] = lists[l]->v[i];
+        lists[l]->len = k;
+    }
+    pthread_mutex_unlock(&kyi_dsm.lists_lock);
+}
+
+int ky_free(void *p)
+{
+    static const char *call = "ky_free";
+    if (!p) return KY_OK;
+    KYI_CHECK(kyi_require_dsm(call));
+    if (!kyi_in_gas(p)) return kyi_fail(KY_ERR_ARG, call, "%p is not in the global address space", p);
+    size_t off = (size_t)((char *)p - kyi_dsm.base);
+    pthread_rwlock_rdlock(&kyi_dsm.table_lock);
+    const kyi_alloc_t *a = kyi_alloc_find(off);
+    int ok = a && a->off == off, coll = ok && a->collective;
+    pthread_rwlock_unlock(&kyi_dsm.table_lock);
+    if (!ok) return kyi_fail(KY_ERR_ARG, call, "%p is not the start of a live allocation of this rank", p);
+    /* Collective memory: nobody may still be fetching from or writing back to it. */
+    if (coll) KYI_CHECK(ky_comm_barrier());
+    pthread_rwlock_wrlock(&kyi_dsm.table_lock);
+    a = kyi_alloc_find(off);
+    size_t i = (size_t)(a - kyi_dsm.allocs);
+    release_pages(off >> kyi_dsm.page_shift, a->bytes >> kyi_dsm.page_shift);
+    free(a->page_home);
+    memmove(&kyi_dsm.allocs[i], &kyi_dsm.allocs[i + 1], (kyi_dsm.nallocs - i - 1) * sizeof *kyi_dsm.allocs);
+    kyi_dsm.nallocs--;
+    pthread_rwlock_unlock(&kyi_dsm.table_lock);
+    return KY_OK;
+}
+
+int ky_home_of(const void *p)
+{
+    static const char *call = "ky_home_of";
+    KYI_CHECK(kyi_require_dsm(call));
+    if (!kyi_in_gas(p)) return kyi_fail(KY_ERR_ARG, call, "%p is not in the global address space", p);
+    pthread_rwlock_rdlock(&kyi_dsm.table_lock);
+    int h = kyi_page_home(kyi_pg(p), NULL);
+    pthread_rwlock_unlock(&kyi_dsm.table_lock);
+    if (h < 0) return kyi_fail(KY_ERR_RANGE, call, "%p is not in a live allocation", p);
+    return h;
+}
