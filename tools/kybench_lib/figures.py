@@ -249,35 +249,24 @@ def dsm(recs, folder):
         variants = sorted({r["variant"] for r in g})
         ranks = sorted({r["ranks"] for r in g})
         at = {(r["variant"], r["ranks"]): r for r in g}
-        fig, ax = plt.subplots(figsize=(6.5, 4.2))
-        w = 0.8 / max(1, len(variants))
-        for i, v in enumerate(variants):
-            xs = [j + (i - (len(variants) - 1) / 2) * w for j in range(len(ranks))]
-            ax.bar(xs, [at[(v, p)]["pages_fetched"] if (v, p) in at else 0 for p in ranks], width=w,
-                   color=COLORS[i % len(COLORS)], label=v)
-        ax.set_xticks(range(len(ranks)))
-        ax.set_xticklabels([str(p) for p in ranks])
-        ax.set_xlabel("ranks")
-        ax.set_ylabel("pages fetched (all ranks)")
-        ax.grid(True, axis="y", alpha=0.3)
-        ax.legend(fontsize=7)
         base = sorted({r["baseline"] for r in g if "baseline" in r})
-        title = f"{app}: page transfers per variant, baseline {' / '.join(base) or '-'} ({_stamp(g)})"
-        ax.set_title(_two_lines(title), fontsize=9)
-        out.append((_save(fig, folder, f"dsm_{app}_pages.png"), title))
-        # time per variant against ranks, same grouping (the baseline is one of the variants)
-        fig, ax = plt.subplots(figsize=(6.5, 4.2))
-        for i, v in enumerate(variants):
-            xs = [j + (i - (len(variants) - 1) / 2) * w for j in range(len(ranks))]
-            ax.bar(xs, [at[(v, p)]["time_s"] if (v, p) in at else 0 for p in ranks], width=w,
-                   color=COLORS[i % len(COLORS)], label=v)
-        ax.set_xticks(range(len(ranks)))
-        ax.set_xticklabels([str(p) for p in ranks])
-        ax.set_xlabel("ranks")
-        ax.set_ylabel("seconds per run (slowest rank)")
-        ax.grid(True, axis="y", alpha=0.3)
-        ax.legend(fontsize=7)
-        title = f"{app}: time per variant, baseline {' / '.join(base) or '-'} ({_stamp(g)})"
-        ax.set_title(_two_lines(title), fontsize=9)
-        out.append((_save(fig, folder, f"dsm_{app}_time.png"), title))
+        for field, ylabel, what, fname in (
+                ("pages_fetched", "pages fetched (all ranks)", "page transfers", "pages"),
+                ("time_s", "seconds per run (slowest rank)", "time", "time")):
+            # grouped bars: one group per rank count, one bar per variant (the baseline is one of them)
+            fig, ax = plt.subplots(figsize=(6.5, 4.2))
+            w = 0.8 / max(1, len(variants))
+            for i, v in enumerate(variants):
+                xs = [j + (i - (len(variants) - 1) / 2) * w for j in range(len(ranks))]
+                ax.bar(xs, [at[(v, p)][field] if (v, p) in at else 0 for p in ranks], width=w,
+                       color=COLORS[i % len(COLORS)], label=v)
+            ax.set_xticks(range(len(ranks)))
+            ax.set_xticklabels([str(p) for p in ranks])
+            ax.set_xlabel("ranks")
+            ax.set_ylabel(ylabel)
+            ax.grid(True, axis="y", alpha=0.3)
+            ax.legend(fontsize=7)
+            title = f"{app}: {what} per variant, baseline {' / '.join(base) or '-'} ({_stamp(g)})"
+            ax.set_title(_two_lines(title), fontsize=9)
+            out.append((_save(fig, folder, f"dsm_{app}_{fname}.png"), title))
     return out
