@@ -61,10 +61,14 @@ typedef struct {
     size_t size, page, page_shift, npages;
     int memfd;
     int snapshot;            /* KY_DSM_SNAPSHOT */
-    uint8_t *state;          /* [npages] */
+    uint8_t *state;          /* [npages], in the shared meta part (peer.c) */
     uint8_t *sending;        /* [npages] zero-copy replies in flight from a home page (serve.c) */
-    pthread_mutex_t stripe[KYI_DSM_STRIPES];
-    pthread_cond_t fetched[KYI_DSM_STRIPES];
+    pthread_mutex_t *stripe; /* [KYI_DSM_STRIPES] process-shared: same-node ranks take them too */
+    pthread_cond_t *fetched; /* [KYI_DSM_STRIPES] */
+    struct kyi_meta *meta;   /* this rank's meta part (epoch, stripes, states) */
+    size_t meta_bytes;
+    struct kyi_peer *peer;   /* [nranks] same-node homes mapped here for direct reads (peer.c), or NULL */
+    int direct;              /* KY_DSM_DIRECT */
     /* allocations: collective ones from the bottom half, local ones from this rank's slice */
     pthread_rwlock_t table_lock;
     kyi_alloc_t *allocs;     /* sorted by off */
@@ -134,6 +138,30 @@ int kyi_install(size_t pg, int write);
 /* Make page pg present for the application (read, or write when `write`), as a fault would. */
 int kyi_touch_page(const char *call, size_t pg, int write);
 
+/* peer.c: the meta part of the memfd and same-node homes read directly */
+typedef struct kyi_meta {
+    _Atomic uint64_t epoch;  /* mirror of kyi_dsm.epoch for same-node readers */
+    char pad[56];
+    pthread_mutex_t stripe[KYI_DSM_STRIPES];
+    pthread_cond_t fetched[KYI_DSM_STRIPES];
+} kyi_meta_t;
+typedef struct kyi_peer {
+    char *map;               /* data | snapshots of the peer, read-only */
+    kyi_meta_t *meta;        /* the peer's meta part, read-write (its stripe locks) */
+    uint8_t *state;
+} kyi_peer_t;
+/* Size of the meta part for npages pages. */
+size_t kyi_meta_size(size_t npages);
+/* Initialise this rank's meta part (at svc + 3 * size) and point kyi_dsm at it. */
+void kyi_meta_init(void);
+/* Collective: map the memfds of same-node ranks (KY_DSM_DIRECT=1); a rank that cannot be mapped is left to
+ * the message path. */
+void kyi_peers_open(void);
+void kyi_peers_close(void);
+/* Copy pages [pg, pg+n) of same-node home `home` straight from its memory: KY_OK, or KY_PENDING when the
+ * message path must do it (not mapped, the home not yet in the requester's interval, a page not live). */
+int kyi_peer_read(int home, size_t pg, size_t n);
+
 /* fetch.c: requester side */
 /* Fetch pages [pg, pg+n) (one home) into their data slots; the pages must be FETCHING or held by the
  * caller's protocol. Returns KY_OK or an error naming the call. */
@@ -143,6 +171,7 @@ typedef struct {
     MPI_Request req;
     int home;
     size_t pg, n;
+    int direct;              /* already copied by kyi_peer_read */
 } kyi_fetch_t;
 int kyi_fetch_start(const char *call, kyi_fetch_t *f, int home, size_t pg, size_t n);
 int kyi_fetch_wait(const char *call, kyi_fetch_t *f, int nf);

@@ -27,10 +27,16 @@ int kyi_fetch_start(const char *call, kyi_fetch_t *f, int home, size_t pg, size_
 {
     size_t bytes = n << kyi_dsm.page_shift;
     if (bytes > (size_t)1 << 30) return kyi_fail(KY_ERR_INTERNAL, call, "fetch of %zu bytes in one message", bytes);
-    int tag = (int)kyi_new_tag();
     f->home = home;
     f->pg = pg;
     f->n = n;
+    f->direct = 0;
+    if (kyi_peer_read(home, pg, n) == KY_OK) { /* same node: copied from the home's memory already */
+        f->direct = 1;
+        f->req = MPI_REQUEST_NULL;
+        return KY_OK;
+    }
+    int tag = (int)kyi_new_tag();
     if (MPI_Irecv(kyi_pg_data(pg), (int)bytes, MPI_BYTE, home, tag, kyi_comm.rep, &f->req) != MPI_SUCCESS)
         return kyi_fail(KY_ERR_MPI, call, "MPI_Irecv for pages from rank %d failed", home);
     pthread_mutex_lock(&kyi_dsm.epoch_lock);
@@ -51,7 +57,9 @@ int kyi_fetch_wait(const char *call, kyi_fetch_t *f, int nf)
     for (int i = 0; i < nf; i++) {
         int count = 0;
         size_t bytes = f[i].n << kyi_dsm.page_shift;
-        int st = kyi_dsm_wait(call, f[i].home, &f[i].req, &count);
+        int st = KY_OK;
+        if (f[i].direct) count = (int)bytes;
+        else st = kyi_dsm_wait(call, f[i].home, &f[i].req, &count);
         if (!st && (size_t)count != bytes) {
             int64_t remote = 0;
             if (count == 8) memcpy(&remote, kyi_pg_data(f[i].pg), 8);

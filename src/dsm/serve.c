@@ -370,6 +370,7 @@ void kyi_publish(int advance_epoch, int keep_open)
     if (!advance_epoch) return;
     pthread_mutex_lock(&kyi_dsm.epoch_lock);
     kyi_dsm.epoch++;
+    atomic_store(&kyi_dsm.meta->epoch, kyi_dsm.epoch); /* same-node readers may come now (peer.c) */
     deferred_t *d = kyi_dsm.deferred, *keep = NULL;
     kyi_dsm.deferred = NULL;
     pthread_mutex_unlock(&kyi_dsm.epoch_lock);

@@ -141,40 +141,32 @@ int kyi_dsm_init(void)
     int fd = -1;
     if (!why) {
         fd = (int)memfd_create("kyoyu-gas", MFD_CLOEXEC);
-        if (fd < 0 || ftruncate(fd, (off_t)(3 * size))) why = "memfd_create/ftruncate failed";
+        kyi_dsm.npages = size / page;
+        kyi_dsm.meta_bytes = kyi_meta_size(kyi_dsm.npages);
+        if (fd < 0 || ftruncate(fd, (off_t)(3 * size + kyi_dsm.meta_bytes))) why = "memfd_create/ftruncate failed";
     }
     if (!why && mmap(base, size, PROT_NONE, MAP_SHARED | MAP_FIXED | MAP_NORESERVE, fd, 0) != base)
         why = "mapping the global range failed";
     void *svc = MAP_FAILED;
     if (!why) {
-        svc = mmap(NULL, 3 * size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+        svc = mmap(NULL, 3 * size + kyi_dsm.meta_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
         if (svc == MAP_FAILED) why = "mapping the service view failed";
     }
-    kyi_dsm.state = why ? NULL : calloc(kyi_dsm.npages, 1);
-    kyi_dsm.sending = why ? NULL : calloc(kyi_dsm.npages, 1);
-    if (!why && (!kyi_dsm.state || !kyi_dsm.sending)) why = "no memory for the page table";
     int ok = !why, all = 0;
     MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, kyi_rt.world);
     if (!all) {
         snprintf(unavailable, sizeof unavailable, "%s (KY_GAS_SIZE=%zu)", why ? why : "another rank failed", size);
         KYI_WARN(KYI_SUB_DSM, "the global address space is not available: %s; ky_alloc and friends will fail",
                  unavailable);
-        if (svc != MAP_FAILED) munmap(svc, 3 * size);
+        if (svc != MAP_FAILED) munmap(svc, 3 * size + kyi_dsm.meta_bytes);
         if (base) munmap(base, size);
         if (fd >= 0) close(fd);
-        free(kyi_dsm.state);
-        free(kyi_dsm.sending);
-        kyi_dsm.state = NULL;
-        kyi_dsm.sending = NULL;
         return KY_OK; /* the lower layers still work */
     }
     kyi_dsm.base = base;
     kyi_dsm.svc = svc;
     kyi_dsm.memfd = fd;
-    for (int i = 0; i < KYI_DSM_STRIPES; i++) {
-        pthread_mutex_init(&kyi_dsm.stripe[i], NULL);
-        pthread_cond_init(&kyi_dsm.fetched[i], NULL);
-    }
+    kyi_meta_init();
     pthread_rwlock_init(&kyi_dsm.table_lock, NULL);
     pthread_mutex_init(&kyi_dsm.lists_lock, NULL);
     pthread_mutex_init(&kyi_dsm.epoch_lock, NULL);
@@ -182,6 +174,7 @@ int kyi_dsm_init(void)
     KYI_CHECK(kyi_locks_register());
     KYI_CHECK(kyi_fault_install());
     kyi_dsm.ready = 1;
+    kyi_peers_open();
     KYI_INFO(KYI_SUB_DSM, "global space at %p, %zu bytes, pages of %zu bytes, snapshots %s", (void *)base, size,
              page, kyi_dsm.snapshot ? "on" : "off");
     return KY_OK;
@@ -194,11 +187,10 @@ int kyi_dsm_finalize(void)
     ky_comm_barrier(); /* nobody fetches from or writes back to this rank any more */
     kyi_dsm.ready = 0;
     kyi_fault_uninstall();
-    munmap(kyi_dsm.svc, 3 * kyi_dsm.size);
+    kyi_peers_close();
+    munmap(kyi_dsm.svc, 3 * kyi_dsm.size + kyi_dsm.meta_bytes);
     munmap(kyi_dsm.base, kyi_dsm.size);
     close(kyi_dsm.memfd);
-    free(kyi_dsm.state);
-    free(kyi_dsm.sending);
     for (size_t i = 0; i < kyi_dsm.nallocs; i++) free(kyi_dsm.allocs[i].page_home);
     free(kyi_dsm.allocs);
     free(kyi_dsm.held.v);
