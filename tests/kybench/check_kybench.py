@@ -150,13 +150,16 @@ def step_report(kybench, build, work):
     kb(kybench, "report", "--results", FIXTURES, "--out", fmd, "--figures", os.path.join(rep, "fxfig"))
     pngs_ok(os.path.join(rep, "fxfig"), ["coll_allgather_host.png", "coll_allreduce_host.png",
                                          "stencil_27pt_N256_gpu_weak.png", "stencil_27pt_N256_gpu_phases.png",
-                                         "dsm_stencil7_pages.png"])
+                                         "dsm_stencil7_pages.png", "stencil_7pt_N512_gpu_weak.png",
+                                         "stencil_7pt_N512_gpu_phases.png"])
     with open(fmd) as fh:
         text = fh.read()
     check("| mpi_allgather |" in text and "16 B, p=2" in text and "128 KiB, p=4" in text,
           "coll table in seed 001 Table 3 layout")
     check("| host_staged |" in text and "efficiency at p=4" in text, "stencil weak-scaling table")
     check("| faults |" in text, "dsm table")
+    check("**7pt stencil, N=512 per rank, gpu memory**" in text and "| kyoyu |" in text,
+          "ky_stencil_gpu records read in the stencil shape (weak-scaling table)")
 
 
 def step_compare(kybench, build, work):

@@ -45,6 +45,9 @@ STENCIL_WEAK = {"full": "--weak 256 --nt 32 --bt 4 --reps 3",
                 "cpu": "--weak 64 --nt 16 --bt 4 --reps 2 --check",
                 "quick": "--weak 32 --nt 4 --bt 2 --check"}
 STENCIL_COMMON = "--variant all --threads auto"
+STENCIL_GPU = {"full": "--nx 512 --ny 512 --nz 512 --bt 4 --steps 64",
+               "cpu": "--nx 256 --ny 256 --nz 128 --bt 4 --steps 16 --check",
+               "quick": "--small"}
 
 SPLIT = {"KY_NODE_SPLIT": "rank"}
 ONE_GPU = {"KY_GPUS_PER_RANK": "1"}
@@ -89,6 +92,11 @@ SUITES = {
     "stencil": [
         Case("stencil_host", "ky_stencil", "--record stencil --points 7,27 " + STENCIL_COMMON, STENCIL_WEAK,
              ranks=None, default_ranks=(1, 2, 4)),
+        # issue 5: the GPU stencil, one rank per GPU, weak scaling; and every rank its own node (staged path)
+        Case("stencil_gpu", "ky_stencil_gpu", "--weak --pts both", STENCIL_GPU, ONE_GPU, gpu=True, ranks=None,
+             default_ranks=(1, 2, 4)),
+        Case("stencil_gpu_split", "ky_stencil_gpu", "--weak --pts both", STENCIL_GPU, dict(ONE_GPU, **SPLIT),
+             gpu=True, ranks=None, default_ranks=(2, 4)),
     ],
 }
 
