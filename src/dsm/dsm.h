@@ -83,6 +83,7 @@ typedef struct {
     pthread_mutex_t epoch_lock;
     uint64_t epoch;          /* synchronisations this rank completed */
     void *deferred;          /* fetch requests from a later interval (serve.c) */
+    _Atomic uint64_t synced; /* synchronisations this rank finished (the last step included) */
     int open_interval;       /* some home pages are HOME_OPEN (ky_sync_nofetch) */
     int nostore_interval;    /* ky_sync_nostore: no home stores until the next synchronisation */
 } kyi_dsm_t;
@@ -189,6 +190,8 @@ void kyi_serve_copy(char *dst, size_t pg, size_t n);
  * interval and answer requests that were waiting for it. keep_open: pages opened by ky_sync_nofetch stay
  * open (the next interval is another promised one). */
 void kyi_publish(int advance_epoch, int keep_open);
+/* The last step of a synchronisation: count it and install pushes that waited for it. */
+void kyi_sync_done(void);
 
 /* sync.c */
 /* Send the diffs of every dirty cached page to their homes and wait until applied. keep: the pages stay

@@ -183,8 +183,8 @@ int ky_push_array(void *base, const size_t glb[], const size_t region[], int ndi
         int64_t ack = KY_ERR_INTERNAL;
         MPI_Request ra;
         MPI_Irecv(&ack, 8, MPI_BYTE, to_rank, atag, kyi_comm.rep, &ra);
-        uint64_t args[4] = {pages.v[i], n, (uint64_t)tag, (uint64_t)atag};
-        st = ky_am_short(to_rank, KYI_AM_DSM_PUSH, args, 4);
+        uint64_t args[5] = {pages.v[i], n, (uint64_t)tag, (uint64_t)atag, atomic_load(&kyi_dsm.synced)};
+        st = ky_am_short(to_rank, KYI_AM_DSM_PUSH, args, 5);
         int st2 = kyi_dsm_wait(call, to_rank, &r, NULL);
         int st3 = kyi_dsm_wait(call, to_rank, &ra, NULL);
         free(buf);

@@ -294,20 +294,9 @@ static void apply_pending(void)
 
 /* Pushed pages: args page, count, data tag, acknowledgement tag. Installed read-only where this rank holds
  * nothing; the pusher waits for the acknowledgement, so a later synchronisation finds them installed. */
-static void on_push(ky_am_token_t t, void *payload, size_t nb, const uint64_t *a, int na)
+static void install_pushed(size_t pg, size_t n, const char *buf)
 {
-    (void)payload, (void)nb, (void)na;
-    int src = ky_am_source(t);
-    size_t pg = a[0], n = a[1], bytes = n << kyi_dsm.page_shift;
-    int64_t st = KY_OK;
-    char *buf = malloc(bytes ? bytes : 1);
-    MPI_Request r;
-    if (!buf) st = KY_ERR_NOMEM;
-    if (MPI_Irecv(buf ? buf : (char *)&st, buf ? (int)bytes : 0, MPI_BYTE, src, (int)a[2], kyi_comm.data, &r) ||
-        kyi_dsm_wait("ky_push_array (receiving)", src, &r, NULL))
-        st = KY_ERR_MPI;
-    if (!st && (pg >= kyi_dsm.npages || n > kyi_dsm.npages - pg)) st = KY_ERR_RANGE;
-    for (size_t i = 0; i < n && !st; i++) {
+    for (size_t i = 0; i < n; i++) {
         pthread_mutex_t *lk = kyi_pg_lock(pg + i);
         pthread_mutex_lock(lk);
         if (kyi_dsm.state[pg + i] == KYI_PG_NONE) {
@@ -316,7 +305,59 @@ static void on_push(ky_am_token_t t, void *payload, size_t nb, const uint64_t *a
         }
         pthread_mutex_unlock(lk);
     }
-    free(buf);
+}
+
+/* Pushes from a rank that finished a synchronisation this rank is still in: installed when it ends (its
+ * invalidation would otherwise throw them away). */
+typedef struct pending_push {
+    size_t pg, n;
+    struct pending_push *next;
+    char data[];
+} pending_push_t;
+static pending_push_t *pushes;
+static pthread_mutex_t push_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void kyi_sync_done(void)
+{
+    pthread_mutex_lock(&push_lock);
+    atomic_fetch_add(&kyi_dsm.synced, 1);
+    pending_push_t *p = pushes;
+    pushes = NULL;
+    pthread_mutex_unlock(&push_lock);
+    while (p) {
+        pending_push_t *next = p->next;
+        install_pushed(p->pg, p->n, p->data);
+        free(p);
+        p = next;
+    }
+}
+
+static void on_push(ky_am_token_t t, void *payload, size_t nb, const uint64_t *a, int na)
+{
+    (void)payload, (void)nb, (void)na;
+    int src = ky_am_source(t);
+    size_t pg = a[0], n = a[1], bytes = n << kyi_dsm.page_shift;
+    int64_t st = KY_OK;
+    pending_push_t *p = malloc(sizeof *p + (bytes ? bytes : 1));
+    MPI_Request r;
+    if (!p) st = KY_ERR_NOMEM;
+    if (MPI_Irecv(p ? p->data : (char *)&st, p ? (int)bytes : 0, MPI_BYTE, src, (int)a[2], kyi_comm.data, &r) ||
+        kyi_dsm_wait("ky_push_array (receiving)", src, &r, NULL))
+        st = KY_ERR_MPI;
+    if (!st && (pg >= kyi_dsm.npages || n > kyi_dsm.npages - pg)) st = KY_ERR_RANGE;
+    if (!st) {
+        p->pg = pg, p->n = n;
+        pthread_mutex_lock(&push_lock);
+        int later = atomic_load(&kyi_dsm.synced) < a[4];
+        if (later) {
+            p->next = pushes;
+            pushes = p;
+            p = NULL;
+        }
+        pthread_mutex_unlock(&push_lock);
+        if (p) install_pushed(pg, n, p->data);
+    }
+    free(p);
     reply_status(src, (int)a[3], st);
 }
 

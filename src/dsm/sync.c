@@ -243,6 +243,7 @@ static int synchronise(const char *call, int mode)
     }
     if (mode == MODE_BARRIER) kyi_invalidate_all(0, 1);
     if (mode == MODE_DROP) kyi_invalidate_all(1, 1);
+    kyi_sync_done();
     if (mode == MODE_BARRIER) KYI_DSM_COUNT(barriers, 1);
     else KYI_DSM_COUNT(syncs, 1);
     KYI_DSM_COUNT(coherence_ns, kyi_now_ns() - t0);
