@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "dsm/dsm.h"
+#include "runtime/config.h"
 
 static struct sigaction prev_action;
 static int installed;
@@ -76,6 +77,35 @@ int kyi_open_for_write(size_t pg)
     return st;
 }
 
+/* A home that writes a page usually writes the next ones too (a sweep over its block): snapshot and open up
+ * to KY_DSM_SNAPSHOT_RUN - 1 following write-protected home pages now, with one protection change, instead
+ * of a fault each. The copies are the same; what goes is the faults and protection calls. pg's stripe is
+ * held; the others are only tried (a busy one ends the run), so holding two can never deadlock. */
+static void open_home_run(size_t pg)
+{
+    static long run = -1;
+    if (run < 0) run = kyi_config_long("KY_DSM_SNAPSHOT_RUN");
+    size_t m = 0;
+    for (size_t q = pg + 1; q < kyi_dsm.npages && (long)(q - pg) < run && q % KYI_DSM_STRIPES != pg % KYI_DSM_STRIPES; q++) {
+        if (pthread_mutex_trylock(kyi_pg_lock(q))) break;
+        int ok = kyi_dsm.state[q] == KYI_PG_HOME_RO;
+        if (ok) {
+            kyi_wait_unsent(q);
+            memcpy(kyi_pg_snap(q), kyi_pg_data(q), kyi_dsm.page);
+            kyi_dsm.state[q] = KYI_PG_HOME_RW;
+            pthread_mutex_lock(&kyi_dsm.lists_lock);
+            kyi_vec_push(&kyi_dsm.written, q);
+            pthread_mutex_unlock(&kyi_dsm.lists_lock);
+            KYI_DSM_COUNT(home_snapshots, 1);
+        }
+        pthread_mutex_unlock(kyi_pg_lock(q));
+        if (!ok) break;
+        m++;
+    }
+    /* a store in between finds HOME_RW, returns, and retries until this lands */
+    if (m) kyi_protect(pg + 1, m, PROT_READ | PROT_WRITE);
+}
+
 int kyi_install(size_t pg, int write)
 {
     KYI_CHECK(kyi_protect(pg, 1, PROT_READ));
@@ -101,6 +131,7 @@ int kyi_touch_page(const char *call, size_t pg, int write)
             /* a home's first write since the last synchronisation keeps the synchronised version; a cached
              * page's first write keeps a twin for the diff */
             st = kyi_open_for_write(pg);
+            if (s == KYI_PG_HOME_RO && st == KY_OK) open_home_run(pg);
         } else if (s == KYI_PG_NONE) {
             pthread_rwlock_rdlock(&kyi_dsm.table_lock);
             int home = kyi_page_home(pg, NULL);

@@ -56,6 +56,7 @@ static kyi_cfg_t kyi_cfg[] = {
     {"KY_GAS_BASE", KYI_CFG_SIZE, "0x300000000000", "preferred address of the global space; the ranks negotiate another if it is taken in any rank", 0},
     {"KY_PAGE_SIZE", KYI_CFG_SIZE, "64K", "DSM page: unit of fetch, twin, diff and home (a power of two, multiple of the OS page)", 0},
     {"KY_DSM_SNAPSHOT", KYI_CFG_LONG, "1", "1: a home copies a page before its first write after a synchronisation so late fetchers see the synchronised version (the documented semantics); 0: skip it (faster, a fetch may see the home's newer writes)", 0},
+    {"KY_DSM_SNAPSHOT_RUN", KYI_CFG_LONG, "8", "a home's write fault snapshots and opens up to this many following write-protected home pages at once (1: one page per fault)", 0},
     {"KY_DSM_DIRECT", KYI_CFG_LONG, "1", "1: pages homed on a rank of the same node are copied straight from its memory (0: always by message)", 0},
     {"KY_STATS", KYI_CFG_LONG, "0", "1: every rank prints its DSM statistics at ky_finalize", 0},
     /* gpu service layer */
