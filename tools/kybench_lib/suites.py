@@ -100,6 +100,8 @@ SUITES = {
     ],
 }
 
+NO_DEVICE = 77   # exit status of a GPU program that finds no GPU (CTest's skip code): the case is skipped
+
 MULTICAST_OFF = {"NCCL_NVLS_ENABLE": "0", "NVSHMEM_DISABLE_NVLS": "1", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1"}
 
 
@@ -251,6 +253,10 @@ def run(opts):
             for r in recs:
                 errs, _ = records.check_record(r)
                 problems += [f"{r['_src']}: {e}" for e in errs]
+        if rc == NO_DEVICE and c.gpu:
+            say(f"{tag}  skipped: {c.prog} found no GPU (exit {NO_DEVICE})")
+            skipped += 1
+            continue
         ran += 1
         if rc == 0 and not problems:
             say(f"{tag}  ok      {dt:7.1f} s  {npts} points")
