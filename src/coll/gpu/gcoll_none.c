@@ -1,6 +1,7 @@
 /* GPU collectives, CPU-only build: no buffer is GPU memory, so coll_api.c never builds a GPU plan; these
  * exist for the linker and say why if reached. */
 #include "coll/gpu/gcoll.h"
+#include "runtime/log.h"
 
 static int none(struct kyi_coll_plan *pl)
 {
