@@ -8,7 +8,7 @@
  * (allreduce: bytes/t * 2(p-1)/p; allgather: p*bytes/t * (p-1)/p).
  * Time per call: the slowest rank's mean over -n back-to-back calls after -w warm-up calls (each set
  * entered after an MPI_Barrier). Data is checked against MPI's result once per point (-c 1).
- * Only the public API and MPI; --mem gpu is refused until GPU collectives exist. */
+ * Only the public API and MPI. --gpu (or --mem gpu): GPU buffers beside NCCL and staged MPI (coll_gpu.c). */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +16,10 @@
 #include "bench_util.h"
 
 static int me, np;
+
+#ifdef KY_BENCH_HAVE_CUDA
+int coll_gpu_main(const bu_opts_t *o);
+#endif
 
 typedef enum { K_ALLREDUCE, K_ALLGATHER } kind_t;
 
@@ -98,14 +102,30 @@ int main(int argc, char **argv)
     me = ky_rank();
     np = ky_nranks();
     bu_opts_t o;
-    if (bu_parse(argc, argv, &o, "coll", "coll: -b/-e/-f set the curves (part 2); the seed tables always run\n")) {
+    /* --gpu is --mem gpu */
+    int gpu = 0, k = 1;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--gpu")) gpu = 1;
+        else argv[k++] = argv[i];
+    }
+    argc = k;
+    if (bu_parse(argc, argv, &o, "coll",
+                 "coll: -b/-e/-f set the curves (part 2); the seed tables always run; --gpu: GPU buffers, with "
+                 "NCCL and staged MPI\n")) {
         ky_finalize();
         return 2;
     }
+    if (gpu) o.mem = KY_MEM_GPU;
     if (o.mem != KY_MEM_HOST) {
-        if (me == 0) fprintf(stderr, "coll: --mem gpu: GPU collectives are not there yet\n");
+#ifdef KY_BENCH_HAVE_CUDA
+        int rc = coll_gpu_main(&o);
+        BU_KY(ky_finalize());
+        return rc;
+#else
+        if (me == 0) printf("coll --gpu: built without CUDA: skipped\n");
         ky_finalize();
-        return 2;
+        return 0;
+#endif
     }
     size_t maxb = o.maxbytes < (128u << 10) ? (128u << 10) : o.maxbytes;
     size_t cap = maxb * (size_t)np;

@@ -385,14 +385,33 @@ TEST(Coll, BadInput)
     EXPECT_TRUE(kyt::all(sum == p));
 }
 
-TEST(Coll, GpuBuffersNotYet)
+TEST(Coll, GpuAlgorithmsOnHostBuffers)
 {
-    if (!kyt::gpu_everywhere()) GTEST_SKIP() << "no GPU on some rank";
-    void *d = kyt::mem_alloc(KY_MEM_GPU, 64);
-    double h[8] = {0};
-    KYT_EXPECT_STATUS(KY_ERR_UNSUPPORTED, ky_allreduce(h, d, 8, KY_DOUBLE, KY_SUM, KY_TEAM_WORLD));
-    EXPECT_NE(std::string(ky_last_error()).find("GPU collectives: not yet"), std::string::npos) << ky_last_error();
-    kyt::mem_free(KY_MEM_GPU, d);
+    /* oneshot/twoshot are GPU (NVLink) algorithms: host buffers run the host choice, and a plan says which */
+    EXPECT_STREQ("oneshot", ky_coll_algo_name(KY_ALGO_ONESHOT));
+    EXPECT_STREQ("twoshot", ky_coll_algo_name(KY_ALGO_TWOSHOT));
+    KYT_EXPECT_STATUS(KY_ERR_ARG, ky_coll_set_algo(KY_COLL_ALLGATHER, KY_ALGO_TWOSHOT));
+    std::string fail;
+    for (ky_coll_algo_t a : {KY_ALGO_ONESHOT, KY_ALGO_TWOSHOT}) {
+        Force f(KY_COLL_ALLREDUCE, a);
+        Force g(KY_COLL_ALLGATHER, KY_ALGO_ONESHOT);
+        for (size_t n : {(size_t)1, (size_t)7, (size_t)70001}) {
+            std::string e = allreduce_case(a, KY_DOUBLE, KY_SUM, n, false, n + a);
+            if (fail.empty()) fail = e;
+        }
+        double x = ky_rank(), y = 0;
+        ky_coll_plan_t pl = nullptr;
+        KYT_EXPECT_OK(ky_allreduce_init(&x, &y, 1, KY_DOUBLE, KY_SUM, KY_TEAM_WORLD, &pl));
+        ky_coll_algo_t got = KY_ALGO_AUTO;
+        KYT_EXPECT_OK(ky_coll_plan_algo(pl, &got));
+        if ((got == KY_ALGO_ONESHOT || got == KY_ALGO_TWOSHOT) && fail.empty()) fail = "a host plan runs a GPU algorithm";
+        KYT_EXPECT_OK(ky_coll_free(pl));
+        std::vector<int> v(ky_nranks()), ref(ky_nranks());
+        int me = ky_rank() * 3;
+        MPI_Allgather(&me, 1, MPI_INT, ref.data(), 1, MPI_INT, MPI_COMM_WORLD);
+        if ((ky_allgather(&me, 4, v.data(), KY_TEAM_WORLD) || v != ref) && fail.empty()) fail = "allgather oneshot on host";
+    }
+    EXPECT_TRUE(kyt::all(fail.empty())) << fail;
 }
 
 /* ---- KY_CHECK=1 variants ------------------------------------------------------------------------------ */

@@ -7,7 +7,9 @@
  * KY_ALLREDUCE_ALGO / KY_ALLGATHER_ALGO or ky_coll_set_algo force one. A collective that repeats can be
  * planned once (ky_allreduce_init, ky_allgather_init) and started many times.
  *
- * Buffers: host memory today. GPU buffers are detected and refused with KY_ERR_UNSUPPORTED for now.
+ * Buffers: host or GPU memory (detected; both buffers of a call of one kind, every member the same kind). GPU
+ * buffers of one node's peer-reachable GPUs run NVLink kernels (oneshot, twoshot) with GPU-side flag waits;
+ * otherwise they are staged through pinned host memory. docs/api.md, "GPU buffers".
  * KY_CHECK=1 makes every collective first agree on its arguments across the team, so mismatched counts,
  * types, operations or roots return KY_ERR_ARG on every member instead of hanging. */
 #ifndef KYOYU_COLL_H
@@ -61,14 +63,16 @@ typedef enum {
     KY_ALGO_RD = 3,            /* recursive doubling; extra ranks of a non-power of two folded in */
     KY_ALGO_BRUCK = 4,         /* dissemination (Bruck), ceil(log2 p) steps, then a local shift */
     KY_ALGO_REDUCE_BCAST = 5,  /* allreduce only: binomial reduce to team rank 0, binomial broadcast */
-    KY_ALGO_COUNT = 6
+    KY_ALGO_ONESHOT = 6,       /* GPU buffers, one node, NVLink: every GPU reads all peers' inputs (one kernel) */
+    KY_ALGO_TWOSHOT = 7,       /* allreduce only, GPU, NVLink: reduce-scatter + allgather through peer memory */
+    KY_ALGO_COUNT = 8
 } ky_coll_algo_t;
 typedef enum { KY_COLL_ALLREDUCE = 0, KY_COLL_ALLGATHER = 1 } ky_coll_kind_t;
 
 /* Force an algorithm for later allreduces or allgathers of this process (over KY_*_ALGO); KY_ALGO_AUTO goes
  * back to the setting. Every member of a team must have the same choice (KY_CHECK=1 verifies). */
 KY_API int ky_coll_set_algo(ky_coll_kind_t kind, ky_coll_algo_t algo);
-/* "auto", "ring", "neighbor", "rd", "bruck", "reduce_bcast"; "?" for anything else. */
+/* "auto", "ring", "neighbor", "rd", "bruck", "reduce_bcast", "oneshot", "twoshot"; "?" for anything else. */
 KY_API const char *ky_coll_algo_name(ky_coll_algo_t algo);
 
 /* ---- persistent plans ---------------------------------------------------------------------------------- */
@@ -82,13 +86,16 @@ KY_API int ky_allreduce_init(const void *s, void *r, size_t n, ky_dtype_t t, ky_
 KY_API int ky_allgather_init(const void *s, size_t bytes_each, void *r, ky_team_t team, ky_coll_plan_t *plan);
 /* Start the planned collective (every member, same order as other collectives of the team). stream must be
  * NULL for host buffers. Host plans make all the progress they can without waiting and finish in
- * ky_coll_wait. Starting a plan that is still in flight is KY_ERR_STATE. */
+ * ky_coll_wait; starting a host plan that is still in flight is KY_ERR_STATE. GPU plans are enqueued on
+ * stream (a cudaStream_t; NULL: the team's blocking stream) without host synchronisation on the NVLink path,
+ * may be started back to back and captured in a CUDA graph; the staged path synchronises the stream. */
 KY_API int ky_coll_start(ky_coll_plan_t plan, void *stream);
-/* Complete the started collective; returns its status. Waiting on a plan not started returns KY_OK. */
+/* Complete the started collective; returns its status. Waiting on a plan not started returns KY_OK. GPU
+ * plans: synchronises the stream of the last start (nothing while it is being captured). */
 KY_API int ky_coll_wait(ky_coll_plan_t plan);
 /* The algorithm the plan runs (after fallbacks, e.g. neighbor on an odd team runs ring). */
 KY_API int ky_coll_plan_algo(ky_coll_plan_t plan, ky_coll_algo_t *algo);
-/* Free a plan that is not in flight (NULL is ignored). */
+/* Free a plan that is not in flight (NULL is ignored). Collective for GPU plans on the NVLink path. */
 KY_API int ky_coll_free(ky_coll_plan_t plan);
 
 KY_EXTERN_C_END

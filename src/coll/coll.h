@@ -21,6 +21,7 @@ struct kyi_team {
     int *world;         /* [size] world rank of every member */
     atomic_uint seq;    /* collectives started on this team: the tag of the next one */
     int tag_ub;
+    struct kyi_gteam *gpu; /* GPU context (gpu/gcoll.h), made at the first GPU collective */
 };
 
 /* The team behind a handle (KY_TEAM_WORLD set up at first use), or NULL after recording an error. */
@@ -81,8 +82,11 @@ void kyi_sched_barrier(kyi_sched_t *s, int p, int me);
 
 /* ---- algorithm choice (select.c) ---------------------------------------------------------------------- */
 
-int kyi_coll_algo(ky_coll_kind_t kind, int p, size_t bytes);   /* never KY_ALGO_AUTO */
+int kyi_coll_algo(ky_coll_kind_t kind, int p, size_t bytes);   /* host buffers; never KY_ALGO_AUTO */
 int kyi_coll_forced(ky_coll_kind_t kind);                       /* what the setting / override asks for */
+/* GPU buffers: nvl says whether the team has the NVLink path. Forcing oneshot/twoshot without it gives the
+ * host choice (staged); forcing a host algorithm stages through host memory even on NVLink. */
+int kyi_coll_algo_gpu(ky_coll_kind_t kind, int p, size_t bytes, int nvl);
 
 /* ---- execution (exec.c) ------------------------------------------------------------------------------- */
 
@@ -95,6 +99,7 @@ struct kyi_coll_plan {
     ky_dtype_t dtype;
     ky_op_t op;
     int algo;
+    struct kyi_gplan *gpu;   /* GPU buffers: what gpu/gcoll.c runs instead of the schedule */
     /* in flight */
     int active, cur, posted, tag, status;
     MPI_Request req[2];
@@ -106,6 +111,8 @@ int kyi_plan_start(struct kyi_coll_plan *pl);
 int kyi_plan_wait(struct kyi_coll_plan *pl);
 /* Release scratch and schedule (not the struct). */
 void kyi_plan_release(struct kyi_coll_plan *pl);
+/* Scratch, start, wait and release of a host plan built on the stack. */
+int kyi_plan_run(struct kyi_coll_plan *pl);
 
 /* ---- argument agreement (check.c) --------------------------------------------------------------------- */
 

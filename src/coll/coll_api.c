@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "coll/coll.h"
+#include "coll/gpu/gcoll.h"
 #include "comm/comm.h"
 
 enum { K_ALLREDUCE = 1, K_ALLGATHER, K_BCAST, K_REDUCE, K_BARRIER, K_ALLREDUCE_PLAN, K_ALLGATHER_PLAN };
@@ -15,12 +16,21 @@ static int team_of(const char *call, ky_team_t team, struct kyi_team **t)
     return *t ? KY_OK : KY_ERR_ARG;
 }
 
-static int is_gpu(const void *p) { return p && p != KY_IN_PLACE && kyi_ptr_dev(p) >= 0; }
-
-static int gpu_refused(const char *call)
+/* *gpu = 1 when the buffers are GPU memory (then gpu/gcoll.c runs the collective); one of each kind is an
+ * error. Every member must pass the same kind (KY_CHECK=1 verifies). */
+static int memkind(const char *call, const void *a, const void *b, int *gpu)
 {
-    return kyi_fail(KY_ERR_UNSUPPORTED, call, "GPU collectives: not yet (this version takes host buffers only)");
+    int ga = kyi_gcoll_is_gpu(a), gb = kyi_gcoll_is_gpu(b);
+    int ha = a && a != KY_IN_PLACE && !ga, hb = b && b != KY_IN_PLACE && !gb;
+    *gpu = ga || gb;
+    if (*gpu && (ha || hb))
+        return kyi_fail(KY_ERR_ARG, call, "one buffer is GPU memory and the other host memory: pass two of one kind");
+    return KY_OK;
 }
+
+/* The signature's "collective" field also carries the memory kind, so KY_CHECK catches a member passing
+ * host buffers where the others pass GPU buffers. */
+#define SIG_KIND(kind, gpu) ((int64_t)(kind) + 16 * (int64_t)(gpu))
 
 /* Local problems were recorded (kyi_fail) into *bad as a status. Without KY_CHECK the caller returns it
  * (the other members are not told); with it every member learns and returns an error. */
@@ -33,9 +43,15 @@ static int agree(const char *call, struct kyi_team *t, int bad, int64_t kind, in
     return bad ? bad : st;
 }
 
-/* Run a plan built on the stack, then release it. */
+/* Run a plan built on the stack, then release it. GPU: on the team's blocking stream, returning when done. */
 static int run_now(struct kyi_coll_plan *pl)
 {
+    if (pl->gpu) {
+        int st = kyi_gcoll_start(pl, NULL);
+        if (!st) st = kyi_gcoll_wait(pl);
+        kyi_gcoll_release(pl);
+        return st;
+    }
     int st = kyi_plan_scratch(pl);
     if (!st) st = kyi_plan_start(pl);
     if (!st) st = kyi_plan_wait(pl);
@@ -44,15 +60,22 @@ static int run_now(struct kyi_coll_plan *pl)
 }
 
 static int check_reduce_args(const char *call, const void *s, void *r, size_t n, ky_dtype_t t, ky_op_t op,
-                             int need_r)
+                             int need_r, int *gpu)
 {
+    *gpu = 0;
     if (KYI_SIZE_LOOKS_NEGATIVE(n)) return kyi_fail(KY_ERR_ARG, call, "count %zu looks negative", n);
     if (!kyi_dtype_size(t)) return kyi_fail(KY_ERR_ARG, call, "data type %d is not a ky_dtype_t", (int)t);
     if ((int)op < 0 || op >= KY_OP_COUNT) return kyi_fail(KY_ERR_ARG, call, "operation %d is not a ky_op_t", (int)op);
     if (n && !s) return kyi_fail(KY_ERR_ARG, call, "send buffer is NULL (use KY_IN_PLACE for in place)");
     if (n && need_r && !r) return kyi_fail(KY_ERR_ARG, call, "receive buffer is NULL");
-    if (is_gpu(s) || is_gpu(r)) return gpu_refused(call);
-    return KY_OK;
+    return memkind(call, s, r, gpu);
+}
+
+/* A GPU part that failed to build is released here (its NVLink context, if any, is not made yet). */
+static int gpu_built(struct kyi_coll_plan *pl, int st)
+{
+    if (st) kyi_gcoll_release(pl);
+    return st;
 }
 
 /* ---- allreduce ------------------------------------------------------------------------------------------ */
@@ -62,17 +85,24 @@ static int allreduce_setup(const char *call, int kind, const void *s, void *r, s
 {
     struct kyi_team *tm;
     KYI_CHECK(team_of(call, team, &tm));
-    int bad = check_reduce_args(call, s, r, n, t, op, 1);
+    int gpu;
+    int bad = check_reduce_args(call, s, r, n, t, op, 1, &gpu);
     if (bad && !kyi_check_enabled()) return bad;
     size_t es = kyi_dtype_size(t);
-    int algo = kyi_coll_algo(KY_COLL_ALLREDUCE, tm->size, n * es);
-    KYI_CHECK(agree(call, tm, bad, kind, (int64_t)n, t, op, -1, algo));
+    KYI_CHECK(agree(call, tm, bad, SIG_KIND(kind, gpu), (int64_t)n, t, op, -1, kyi_coll_forced(KY_COLL_ALLREDUCE)));
     memset(pl, 0, sizeof *pl);
     pl->team = tm;
     pl->call = call;
     pl->dtype = t;
     pl->op = op;
     int in_place = s == KY_IN_PLACE || s == r;
+    if (gpu) {
+        int path;
+        KYI_CHECK(kyi_gcoll_path(call, tm, &path));
+        pl->algo = kyi_coll_algo_gpu(KY_COLL_ALLREDUCE, tm->size, n * es, path == KYI_GPATH_NVL);
+        return gpu_built(pl, kyi_gcoll_allreduce(pl, s, r, n, in_place, -1, kind == K_ALLREDUCE_PLAN));
+    }
+    int algo = kyi_coll_algo(KY_COLL_ALLREDUCE, tm->size, n * es);
     pl->buf[KYI_B_S] = in_place ? NULL : (void *)s;
     pl->buf[KYI_B_R] = r;
     pl->algo = kyi_sched_allreduce(&pl->sched, algo, tm->size, tm->rank, n, es, in_place);
@@ -93,20 +123,26 @@ static int allgather_setup(const char *call, int kind, const void *s, size_t b, 
 {
     struct kyi_team *tm;
     KYI_CHECK(team_of(call, team, &tm));
-    int bad = KY_OK;
+    int bad = KY_OK, gpu = 0;
     if (KYI_SIZE_LOOKS_NEGATIVE(b) || KYI_SIZE_LOOKS_NEGATIVE(b * (size_t)tm->size))
         bad = kyi_fail(KY_ERR_ARG, call, "bytes_each %zu looks negative", b);
     else if (b && !s) bad = kyi_fail(KY_ERR_ARG, call, "send buffer is NULL (use KY_IN_PLACE for in place)");
     else if (b && !r) bad = kyi_fail(KY_ERR_ARG, call, "receive buffer is NULL");
-    else if (is_gpu(s) || is_gpu(r)) bad = gpu_refused(call);
+    else bad = memkind(call, s, r, &gpu);
     if (bad && !kyi_check_enabled()) return bad;
-    int algo = kyi_coll_algo(KY_COLL_ALLGATHER, tm->size, b);
-    KYI_CHECK(agree(call, tm, bad, kind, (int64_t)b, -1, -1, -1, algo));
+    KYI_CHECK(agree(call, tm, bad, SIG_KIND(kind, gpu), (int64_t)b, -1, -1, -1, kyi_coll_forced(KY_COLL_ALLGATHER)));
     memset(pl, 0, sizeof *pl);
     pl->team = tm;
     pl->call = call;
     pl->dtype = KY_INT32; /* unused: allgather never reduces */
     int in_place = s == KY_IN_PLACE;
+    if (gpu) {
+        int path;
+        KYI_CHECK(kyi_gcoll_path(call, tm, &path));
+        pl->algo = kyi_coll_algo_gpu(KY_COLL_ALLGATHER, tm->size, b, path == KYI_GPATH_NVL);
+        return gpu_built(pl, kyi_gcoll_allgather(pl, s, b, r, in_place, kind == K_ALLGATHER_PLAN));
+    }
+    int algo = kyi_coll_algo(KY_COLL_ALLGATHER, tm->size, b);
     pl->buf[KYI_B_S] = in_place ? NULL : (void *)s;
     pl->buf[KYI_B_R] = r;
     int sb = in_place ? KYI_B_R : KYI_B_S;
@@ -129,17 +165,21 @@ int ky_bcast(void *buf, size_t bytes, int root, ky_team_t team)
     static const char *call = "ky_bcast";
     struct kyi_team *tm;
     KYI_CHECK(team_of(call, team, &tm));
-    int bad = KY_OK;
+    int bad = KY_OK, gpu = 0;
     if (KYI_SIZE_LOOKS_NEGATIVE(bytes)) bad = kyi_fail(KY_ERR_ARG, call, "bytes %zu looks negative", bytes);
     else if (root < 0 || root >= tm->size) bad = kyi_fail(KY_ERR_ARG, call, "root %d outside the team (size %d)", root, tm->size);
     else if (bytes && !buf) bad = kyi_fail(KY_ERR_ARG, call, "buffer is NULL");
-    else if (is_gpu(buf)) bad = gpu_refused(call);
+    else bad = memkind(call, buf, NULL, &gpu);
     if (bad && !kyi_check_enabled()) return bad;
-    KYI_CHECK(agree(call, tm, bad, K_BCAST, (int64_t)bytes, -1, -1, root, -1));
+    KYI_CHECK(agree(call, tm, bad, SIG_KIND(K_BCAST, gpu), (int64_t)bytes, -1, -1, root, -1));
     struct kyi_coll_plan pl;
     memset(&pl, 0, sizeof pl);
     pl.team = tm;
     pl.call = call;
+    if (gpu) {
+        KYI_CHECK(gpu_built(&pl, kyi_gcoll_bcast(&pl, buf, bytes, root)));
+        return run_now(&pl);
+    }
     pl.buf[KYI_B_R] = buf;
     kyi_sched_bcast(&pl.sched, tm->size, tm->rank, root, KYI_B_R, bytes);
     return run_now(&pl);
@@ -150,13 +190,13 @@ int ky_reduce(const void *s, void *r, size_t n, ky_dtype_t t, ky_op_t op, int ro
     static const char *call = "ky_reduce";
     struct kyi_team *tm;
     KYI_CHECK(team_of(call, team, &tm));
-    int bad = KY_OK;
+    int bad = KY_OK, gpu = 0;
     if (root < 0 || root >= tm->size) bad = kyi_fail(KY_ERR_ARG, call, "root %d outside the team (size %d)", root, tm->size);
     else if (s == KY_IN_PLACE && tm->rank != root)
         bad = kyi_fail(KY_ERR_ARG, call, "KY_IN_PLACE is only for the root (this is team rank %d)", tm->rank);
-    else bad = check_reduce_args(call, s, r, n, t, op, tm->rank == root);
+    else bad = check_reduce_args(call, s, r, n, t, op, tm->rank == root, &gpu);
     if (bad && !kyi_check_enabled()) return bad;
-    KYI_CHECK(agree(call, tm, bad, K_REDUCE, (int64_t)n, t, op, root, -1));
+    KYI_CHECK(agree(call, tm, bad, SIG_KIND(K_REDUCE, gpu), (int64_t)n, t, op, root, -1));
     size_t es = kyi_dtype_size(t), bytes = n * es;
     struct kyi_coll_plan pl;
     memset(&pl, 0, sizeof pl);
@@ -165,6 +205,13 @@ int ky_reduce(const void *s, void *r, size_t n, ky_dtype_t t, ky_op_t op, int ro
     pl.dtype = t;
     pl.op = op;
     int in_place = s == KY_IN_PLACE || s == r;
+    if (gpu) {
+        int path;
+        KYI_CHECK(kyi_gcoll_path(call, tm, &path));
+        pl.algo = kyi_coll_algo_gpu(KY_COLL_ALLREDUCE, tm->size, bytes, path == KYI_GPATH_NVL);
+        KYI_CHECK(gpu_built(&pl, kyi_gcoll_allreduce(&pl, s, r, n, in_place, root, 0)));
+        return run_now(&pl);
+    }
     pl.buf[KYI_B_S] = in_place ? NULL : (void *)s;
     pl.buf[KYI_B_R] = r;
     /* The root accumulates in r; the others in scratch U (r is not theirs to write). */
@@ -241,6 +288,7 @@ int ky_coll_start(ky_coll_plan_t plan, void *stream)
     static const char *call = "ky_coll_start";
     KYI_CHECK(kyi_require_init(call));
     if (!plan) return kyi_fail(KY_ERR_ARG, call, "plan is NULL");
+    if (plan->gpu) return kyi_gcoll_start(plan, stream);
     if (stream) return kyi_fail(KY_ERR_ARG, call, "stream must be NULL for a plan on host buffers");
     return kyi_plan_start(plan);
 }
@@ -249,6 +297,7 @@ int ky_coll_wait(ky_coll_plan_t plan)
 {
     KYI_CHECK(kyi_require_init("ky_coll_wait"));
     if (!plan) return kyi_fail(KY_ERR_ARG, "ky_coll_wait", "plan is NULL");
+    if (plan->gpu) return kyi_gcoll_wait(plan);
     return kyi_plan_wait(plan);
 }
 
@@ -263,6 +312,8 @@ int ky_coll_free(ky_coll_plan_t plan)
 {
     if (!plan) return KY_OK;
     if (plan->active == 1) return kyi_fail(KY_ERR_STATE, "ky_coll_free", "the plan is in flight: ky_coll_wait first");
+    plan->call = "ky_coll_free";
+    kyi_gcoll_release(plan);
     kyi_plan_release(plan);
     free(plan);
     return KY_OK;

@@ -157,3 +157,12 @@ int kyi_plan_wait(struct kyi_coll_plan *pl)
     pl->active = 0;
     return pl->status;
 }
+
+int kyi_plan_run(struct kyi_coll_plan *pl)
+{
+    int st = kyi_plan_scratch(pl);
+    if (!st) st = kyi_plan_start(pl);
+    if (!st) st = kyi_plan_wait(pl);
+    kyi_plan_release(pl);
+    return st;
+}

@@ -13,7 +13,11 @@
 static atomic_int override_algo[2];   /* KY_ALGO_AUTO: none */
 static int setting_algo[2] = {-1, -1};
 
-static const char *names[KY_ALGO_COUNT] = {"auto", "ring", "neighbor", "rd", "bruck", "reduce_bcast"};
+static const char *names[KY_ALGO_COUNT] = {"auto", "ring", "neighbor", "rd", "bruck", "reduce_bcast", "oneshot",
+                                           "twoshot"};
+
+/* Algorithms an allgather cannot run. */
+static int not_for_allgather(int a) { return a == KY_ALGO_REDUCE_BCAST || a == KY_ALGO_TWOSHOT; }
 
 const char *ky_coll_algo_name(ky_coll_algo_t a) { return (int)a >= 0 && a < KY_ALGO_COUNT ? names[a] : "?"; }
 
@@ -22,7 +26,7 @@ int ky_coll_set_algo(ky_coll_kind_t kind, ky_coll_algo_t algo)
     if (kind != KY_COLL_ALLREDUCE && kind != KY_COLL_ALLGATHER)
         return kyi_fail(KY_ERR_ARG, "ky_coll_set_algo", "kind %d is not KY_COLL_ALLREDUCE or KY_COLL_ALLGATHER",
                         (int)kind);
-    if ((int)algo < 0 || algo >= KY_ALGO_COUNT || (kind == KY_COLL_ALLGATHER && algo == KY_ALGO_REDUCE_BCAST))
+    if ((int)algo < 0 || algo >= KY_ALGO_COUNT || (kind == KY_COLL_ALLGATHER && not_for_allgather(algo)))
         return kyi_fail(KY_ERR_ARG, "ky_coll_set_algo", "algorithm %d is not one for %s", (int)algo,
                         kind == KY_COLL_ALLREDUCE ? "allreduce" : "allgather");
     atomic_store(&override_algo[kind], (int)algo);
@@ -34,9 +38,9 @@ static int parse(ky_coll_kind_t kind)
     const char *name = kind == KY_COLL_ALLREDUCE ? "KY_ALLREDUCE_ALGO" : "KY_ALLGATHER_ALGO";
     const char *v = kyi_config_str(name);
     for (int a = 0; a < KY_ALGO_COUNT; a++)
-        if (!strcmp(v, names[a]) && !(kind == KY_COLL_ALLGATHER && a == KY_ALGO_REDUCE_BCAST)) return a;
-    KYI_WARN(KYI_SUB_COLL, "%s=%s is not auto, ring, neighbor, rd, bruck%s; using auto", name, v,
-             kind == KY_COLL_ALLREDUCE ? " or reduce_bcast" : "");
+        if (!strcmp(v, names[a]) && !(kind == KY_COLL_ALLGATHER && not_for_allgather(a))) return a;
+    KYI_WARN(KYI_SUB_COLL, "%s=%s is not auto, ring, neighbor, rd, bruck, oneshot%s; using auto", name, v,
+             kind == KY_COLL_ALLREDUCE ? ", twoshot or reduce_bcast" : "");
     return KY_ALGO_AUTO;
 }
 
@@ -53,7 +57,7 @@ static int pow2(int p) { return (p & (p - 1)) == 0; }
 int kyi_coll_algo(ky_coll_kind_t kind, int p, size_t bytes)
 {
     int a = kyi_coll_forced(kind);
-    if (a != KY_ALGO_AUTO) return a;
+    if (a != KY_ALGO_AUTO && a != KY_ALGO_ONESHOT && a != KY_ALGO_TWOSHOT) return a; /* GPU-only: auto here */
     if (kind == KY_COLL_ALLREDUCE) {
         /* bytes: the vector. Small: fewest steps; large: ring moves 2(p-1)/p of it instead of log2(p) x. */
         if (bytes <= 2048) return pow2(p) ? KY_ALGO_RD : KY_ALGO_BRUCK;
@@ -65,4 +69,19 @@ int kyi_coll_algo(ky_coll_kind_t kind, int p, size_t bytes)
     if (total <= 32 * 1024) return pow2(p) ? KY_ALGO_RD : KY_ALGO_BRUCK;
     if (total <= 1024 * 1024) return KY_ALGO_RD;
     return p % 2 == 0 ? KY_ALGO_NEIGHBOR : KY_ALGO_RING;
+}
+
+/* GPU buffers. With NVLink: one-shot (one kernel, every GPU reads the whole vector of every peer) while the
+ * vector is small, where latency is all; two-shot (each GPU reads 2(p-1)/p of it) beyond
+ * KY_NVL_ONESHOT_MAX. Allgather reads each block once either way: one-shot. Without NVLink: the host table
+ * on the staged copies. */
+int kyi_coll_algo_gpu(ky_coll_kind_t kind, int p, size_t bytes, int nvl)
+{
+    int a = kyi_coll_forced(kind);
+    if (!nvl || (a != KY_ALGO_AUTO && a != KY_ALGO_ONESHOT && a != KY_ALGO_TWOSHOT)) return kyi_coll_algo(kind, p, bytes);
+    if (a != KY_ALGO_AUTO) return a;
+    if (kind == KY_COLL_ALLGATHER) return KY_ALGO_ONESHOT;
+    static size_t oneshot_max = (size_t)-1;
+    if (oneshot_max == (size_t)-1) oneshot_max = kyi_config_size("KY_NVL_ONESHOT_MAX");
+    return bytes <= oneshot_max ? KY_ALGO_ONESHOT : KY_ALGO_TWOSHOT;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "coll/coll.h"
+#include "coll/gpu/gcoll.h"
 #include "comm/comm.h"
 
 static struct kyi_team world_team;
@@ -151,6 +152,7 @@ int ky_team_free(ky_team_t team)
 {
     if (team == KY_TEAM_NULL || team == KY_TEAM_WORLD) return KY_OK;
     KYI_CHECK(kyi_require_init("ky_team_free"));
+    kyi_gcoll_team_free(team);
     MPI_Comm_free(&team->comm);
     free(team->world);
     free(team);

@@ -1,0 +1,307 @@
+/* NVLink collective kernels (nvl.h explains flags, epochs and slots). Four kernels:
+ *   one-shot allreduce  copy my range into my slot, barrier, reduce every member's slot in member order
+ *   two-shot allreduce  copy in, barrier, reduce chunk `me` of every member's scratch (reduce-scatter)
+ *                       into my scratch, barrier, pull chunk c from member c (allgather), closing barrier
+ *   allgather           copy my block's range into my slot, barrier, pull every member's range
+ *   bcast               the root copies into its slot, barrier, the others pull it
+ * Loads and stores are 16-byte vectors where both sides are 16-byte aligned (block ranges start at
+ * multiples of 16, scratch at 256), bytes at the unaligned tails. Every member reduces in member order
+ * 0..p-1, so all members get bitwise the same result. */
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+extern "C" {
+#include "coll/gpu/nvl.h"
+#include "kyoyu/coll.h"
+#include "kyoyu/status.h"
+#include "runtime/config.h"
+#include "runtime/log.h"
+}
+
+namespace {
+
+__device__ __forceinline__ uint32_t ld_acquire(const uint32_t *p)
+{
+    uint32_t v;
+    asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ void st_release(uint32_t *p, uint32_t v)
+{
+    asm volatile("st.release.sys.global.u32 [%1], %0;" ::"r"(v), "l"(p) : "memory");
+}
+
+__device__ __forceinline__ unsigned long long now_ns()
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+__device__ __forceinline__ uint32_t *flags_of(char *buf) { return reinterpret_cast<uint32_t *>(buf); }
+__device__ __forceinline__ uint32_t *epoch_of(const kyi_nvl_args_t &a)
+{
+    return reinterpret_cast<uint32_t *>(a.buf[a.me] + KYI_NVL_EPOCHS) + blockIdx.x;
+}
+
+/* Block-wide barrier among the members for this block index: thread t < p stores e into member t's
+ * flags[b][me] and waits until its own flags[b][t] reached e. A wait past the timeout names the member
+ * in the host-mapped error word and traps (the host reports it and ends the job). */
+__device__ void barrier(const kyi_nvl_args_t &a, uint32_t e)
+{
+    __syncthreads();
+    int t = threadIdx.x;
+    if (t < a.p) {
+        st_release(flags_of(a.buf[t]) + blockIdx.x * KYI_NVL_MAXP + a.me, e);
+        const uint32_t *mine = flags_of(a.buf[a.me]) + blockIdx.x * KYI_NVL_MAXP + t;
+        if ((int32_t)(ld_acquire(mine) - e) < 0) {
+            unsigned long long t0 = now_ns();
+            unsigned spins = 0;
+            while ((int32_t)(ld_acquire(mine) - e) < 0) {
+                if ((++spins & 1023u) == 0 && now_ns() - t0 > a.timeout_ns) {
+                    if (a.err) *(volatile int *)a.err = t + 1;
+                    __threadfence_system();
+                    __trap();
+                }
+            }
+        }
+    }
+    __syncthreads();
+}
+
+/* [lo, hi) of `total` bytes for this block: ranges are multiples of 16 bytes. */
+__device__ __forceinline__ void block_range(size_t total, int nb, size_t *lo, size_t *hi)
+{
+    size_t per = (total + nb - 1) / nb;
+    per = (per + 15) & ~(size_t)15;
+    size_t l = per * blockIdx.x, h = l + per;
+    *lo = l < total ? l : total;
+    *hi = h < total ? h : total;
+}
+
+__device__ void copy_range(char *dst, const char *src, size_t len)
+{
+    size_t i = 0;
+    if (((reinterpret_cast<uintptr_t>(dst) | reinterpret_cast<uintptr_t>(src)) & 15) == 0) {
+        size_t nv = len / 16;
+        const uint4 *s = reinterpret_cast<const uint4 *>(src);
+        uint4 *d = reinterpret_cast<uint4 *>(dst);
+        for (size_t k = threadIdx.x; k < nv; k += blockDim.x) d[k] = s[k];
+        i = nv * 16;
+    } else if (((reinterpret_cast<uintptr_t>(dst) | reinterpret_cast<uintptr_t>(src)) & 3) == 0) {
+        size_t nw = len / 4;
+        const uint32_t *s = reinterpret_cast<const uint32_t *>(src);
+        uint32_t *d = reinterpret_cast<uint32_t *>(dst);
+        for (size_t k = threadIdx.x; k < nw; k += blockDim.x) d[k] = s[k];
+        i = nw * 4;
+    }
+    for (size_t k = i + threadIdx.x; k < len; k += blockDim.x) dst[k] = src[k];
+}
+
+template <typename T, int OP> __device__ __forceinline__ T rop(T acc, T x)
+{
+    if (OP == KY_SUM) return acc + x;
+    if (OP == KY_PROD) return acc * x;
+    if (OP == KY_MIN) return x < acc ? x : acc;
+    return x > acc ? x : acc;
+}
+
+/* out1 (and out2 if not NULL)[lo, hi) = in[0] op in[1] op ... op in[p-1], each in[j] at offset lo. */
+template <typename T, int OP>
+__device__ void reduce_range(const char *const *in, int p, char *out1, char *out2, size_t lo, size_t hi)
+{
+    size_t len = hi - lo;
+    uintptr_t al = reinterpret_cast<uintptr_t>(out1 + lo) | (out2 ? reinterpret_cast<uintptr_t>(out2 + lo) : 0);
+    for (int j = 0; j < p; j++) al |= reinterpret_cast<uintptr_t>(in[j] + lo);
+    size_t done = 0;
+    if ((al & 15) == 0) {
+        constexpr int V = 16 / sizeof(T);
+        size_t nv = len / 16;
+        for (size_t k = threadIdx.x; k < nv; k += blockDim.x) {
+            union {
+                uint4 u;
+                T v[V];
+            } acc, x;
+            acc.u = reinterpret_cast<const uint4 *>(in[0] + lo)[k];
+            for (int j = 1; j < p; j++) {
+                x.u = reinterpret_cast<const uint4 *>(in[j] + lo)[k];
+#pragma unroll
+                for (int q = 0; q < V; q++) acc.v[q] = rop<T, OP>(acc.v[q], x.v[q]);
+            }
+            reinterpret_cast<uint4 *>(out1 + lo)[k] = acc.u;
+            if (out2) reinterpret_cast<uint4 *>(out2 + lo)[k] = acc.u;
+        }
+        done = nv * 16;
+    }
+    size_t ne = (len - done) / sizeof(T);
+    for (size_t k = threadIdx.x; k < ne; k += blockDim.x) {
+        size_t o = lo + done + k * sizeof(T);
+        T acc = *reinterpret_cast<const T *>(in[0] + o);
+        for (int j = 1; j < p; j++) acc = rop<T, OP>(acc, *reinterpret_cast<const T *>(in[j] + o));
+        *reinterpret_cast<T *>(out1 + o) = acc;
+        if (out2) *reinterpret_cast<T *>(out2 + o) = acc;
+    }
+}
+
+template <typename T, int OP> __global__ void k_oneshot(kyi_nvl_args_t a)
+{
+    uint32_t *ep = epoch_of(a);
+    uint32_t e = *reinterpret_cast<volatile uint32_t *>(ep) + 1;
+    size_t so = KYI_NVL_HDR + (size_t)(e & 1) * a.slot, lo, hi;
+    block_range(a.bytes, a.nblocks, &lo, &hi);
+    if (lo < hi) copy_range(a.buf[a.me] + so + lo, a.src + lo, hi - lo);
+    barrier(a, e);
+    if (a.dst && lo < hi) {
+        const char *in[KYI_NVL_MAXP];
+        for (int j = 0; j < a.p; j++) in[j] = a.buf[j] + so;
+        reduce_range<T, OP>(in, a.p, a.dst, nullptr, lo, hi);
+    }
+    if (a.end) barrier(a, ++e);
+    if (threadIdx.x == 0) *ep = e;
+}
+
+template <typename T, int OP> __global__ void k_twoshot(kyi_nvl_args_t a)
+{
+    uint32_t *ep = epoch_of(a);
+    uint32_t e = *reinterpret_cast<volatile uint32_t *>(ep);
+    size_t cs = (a.bytes + a.p - 1) / a.p;
+    cs = (cs + 15) & ~(size_t)15;
+    size_t lo, hi;
+    block_range(cs, a.nblocks, &lo, &hi);
+    char *mine = a.buf[a.me] + KYI_NVL_HDR;
+    /* copy in: this block's part of every chunk */
+    for (int c = 0; c < a.p; c++) {
+        size_t l = c * cs + lo, h = c * cs + hi;
+        if (h > a.bytes) h = a.bytes;
+        if (l < h) copy_range(mine + l, a.src + l, h - l);
+    }
+    barrier(a, ++e);
+    /* reduce-scatter: my chunk from everyone, into my scratch (nobody else reads it yet) and my output */
+    {
+        size_t l = a.me * cs + lo, h = a.me * cs + hi;
+        if (h > a.bytes) h = a.bytes;
+        if (l < h) {
+            const char *in[KYI_NVL_MAXP];
+            for (int j = 0; j < a.p; j++) in[j] = a.buf[j] + KYI_NVL_HDR;
+            reduce_range<T, OP>(in, a.p, mine, a.dst, l, h);
+        }
+    }
+    barrier(a, ++e);
+    /* allgather: chunk c from member c */
+    if (a.dst)
+        for (int k = 1; k < a.p; k++) {
+            int c = (a.me + k) % a.p;
+            size_t l = c * cs + lo, h = c * cs + hi;
+            if (h > a.bytes) h = a.bytes;
+            if (l < h) copy_range(a.dst + l, a.buf[c] + KYI_NVL_HDR + l, h - l);
+        }
+    barrier(a, ++e);
+    if (threadIdx.x == 0) *ep = e;
+}
+
+__global__ void k_allgather(kyi_nvl_args_t a)
+{
+    uint32_t *ep = epoch_of(a);
+    uint32_t e = *reinterpret_cast<volatile uint32_t *>(ep) + 1;
+    size_t so = KYI_NVL_HDR + (size_t)(e & 1) * a.slot, lo, hi;
+    block_range(a.bytes, a.nblocks, &lo, &hi);
+    if (lo < hi) copy_range(a.buf[a.me] + so + lo, a.src + lo, hi - lo);
+    barrier(a, e);
+    if (lo < hi)
+        for (int k = 0; k < a.p; k++) {
+            int c = (a.me + k) % a.p;
+            char *d = a.dst + (size_t)c * a.bytes + lo;
+            if (c == a.me) {
+                if (d != a.src + lo) copy_range(d, a.src + lo, hi - lo);
+            } else {
+                copy_range(d, a.buf[c] + so + lo, hi - lo);
+            }
+        }
+    if (a.end) barrier(a, ++e);
+    if (threadIdx.x == 0) *ep = e;
+}
+
+__global__ void k_bcast(kyi_nvl_args_t a)
+{
+    uint32_t *ep = epoch_of(a);
+    uint32_t e = *reinterpret_cast<volatile uint32_t *>(ep) + 1;
+    size_t so = KYI_NVL_HDR + (size_t)(e & 1) * a.slot, lo, hi;
+    block_range(a.bytes, a.nblocks, &lo, &hi);
+    if (a.me == a.root && lo < hi) copy_range(a.buf[a.me] + so + lo, a.src + lo, hi - lo);
+    barrier(a, e);
+    if (a.me != a.root && a.dst && lo < hi) copy_range(a.dst + lo, a.buf[a.root] + so + lo, hi - lo);
+    if (a.end) barrier(a, ++e);
+    if (threadIdx.x == 0) *ep = e;
+}
+
+typedef void (*kern_t)(kyi_nvl_args_t);
+
+template <typename T> kern_t pick(int kind, int op)
+{
+    if (kind == KYI_NVL_ONESHOT) {
+        switch (op) {
+        case KY_SUM: return k_oneshot<T, KY_SUM>;
+        case KY_PROD: return k_oneshot<T, KY_PROD>;
+        case KY_MIN: return k_oneshot<T, KY_MIN>;
+        default: return k_oneshot<T, KY_MAX>;
+        }
+    }
+    switch (op) {
+    case KY_SUM: return k_twoshot<T, KY_SUM>;
+    case KY_PROD: return k_twoshot<T, KY_PROD>;
+    case KY_MIN: return k_twoshot<T, KY_MIN>;
+    default: return k_twoshot<T, KY_MAX>;
+    }
+}
+
+kern_t kernel_for(const kyi_nvl_args_t *a)
+{
+    if (a->kind == KYI_NVL_ALLGATHER) return k_allgather;
+    if (a->kind == KYI_NVL_BCAST) return k_bcast;
+    switch (a->dtype) {
+    case KY_INT32: return pick<int32_t>(a->kind, a->op);
+    case KY_INT64: return pick<int64_t>(a->kind, a->op);
+    case KY_FLOAT: return pick<float>(a->kind, a->op);
+    default: return pick<double>(a->kind, a->op);
+    }
+}
+
+size_t up256(size_t n) { return (n + 255) & ~(size_t)255; }
+
+} // namespace
+
+extern "C" size_t kyi_nvl_scratch(int kind, size_t bytes, int p)
+{
+    (void)p;
+    if (kind == KYI_NVL_TWOSHOT) return up256(bytes + 16 * (size_t)KYI_NVL_MAXP);
+    return 2 * up256(bytes);
+}
+
+extern "C" void kyi_nvl_shape(kyi_nvl_args_t *a)
+{
+    static long maxb = -1, threads = -1;
+    if (maxb < 0) {
+        long b = kyi_config_long("KY_NVL_BLOCKS"), t = kyi_config_long("KY_NVL_THREADS");
+        threads = t < 64 ? 64 : t > 1024 ? 1024 : (t / 32) * 32;
+        maxb = b < 1 ? 1 : b > KYI_NVL_MAXB ? KYI_NVL_MAXB : b;
+    }
+    /* bytes each block moves per member: at least one vector per thread, so small collectives are one block */
+    size_t work = a->kind == KYI_NVL_TWOSHOT ? (a->bytes + a->p - 1) / a->p : a->bytes;
+    size_t per_block = (size_t)threads * 16 * 4;
+    long nb = (long)((work + per_block - 1) / per_block);
+    if (nb < 1) nb = 1;
+    if (nb > maxb) nb = maxb;
+    a->nblocks = (int)nb;
+    a->threads = work <= 4096 ? 128 : (int)threads;
+    a->slot = up256(a->bytes);
+}
+
+extern "C" int kyi_nvl_launch(const kyi_nvl_args_t *a, void *stream, const char *call)
+{
+    kern_t k = kernel_for(a);
+    k<<<a->nblocks, a->threads, 0, (cudaStream_t)stream>>>(*a);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) return kyi_fail(KY_ERR_CUDA, call, "NVLink collective kernel launch: %s", cudaGetErrorString(e));
+    return KY_OK;
+}
