@@ -27,19 +27,7 @@ int kyi_check_agree(const char *call, struct kyi_team *t, const int64_t sig[KYI_
         v[i] = sig[i];
         v[KYI_CK_N + i] = -sig[i];
     }
-    struct kyi_coll_plan pl;
-    memset(&pl, 0, sizeof pl);
-    pl.team = t;
-    pl.call = call;
-    pl.dtype = KY_INT64;
-    pl.op = KY_MIN;
-    pl.buf[KYI_B_R] = v;
-    pl.algo = kyi_sched_allreduce(&pl.sched, KY_ALGO_RD, t->size, t->rank, 2 * KYI_CK_N, 8, 1);
-    int st = kyi_plan_scratch(&pl);
-    if (!st) st = kyi_plan_start(&pl);
-    if (!st) st = kyi_plan_wait(&pl);
-    kyi_plan_release(&pl);
-    if (st) return st;
+    KYI_CHECK(kyi_allreduce_min_i64(t, v, 2 * KYI_CK_N, call));
     if (-v[KYI_CK_N + KYI_CK_BAD] > 0)
         return kyi_fail(KY_ERR_ARG, call, "KY_CHECK: a member of the team (size %d) passed invalid arguments%s",
                         t->size, sig[KYI_CK_BAD] ? " (this one: see the previous error)" : "");

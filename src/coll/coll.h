@@ -113,6 +113,9 @@ int kyi_plan_wait(struct kyi_coll_plan *pl);
 void kyi_plan_release(struct kyi_coll_plan *pl);
 /* Scratch, start, wait and release of a host plan built on the stack. */
 int kyi_plan_run(struct kyi_coll_plan *pl);
+/* Internal agreement: v[0..n) = the minimum over the team, in place (recursive doubling on host memory). Used by
+ * KY_CHECK and by the GPU set-up; every member calls it in the same order. */
+int kyi_allreduce_min_i64(struct kyi_team *t, int64_t *v, size_t n, const char *call);
 
 /* ---- argument agreement (check.c) --------------------------------------------------------------------- */
 

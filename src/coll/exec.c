@@ -166,3 +166,16 @@ int kyi_plan_run(struct kyi_coll_plan *pl)
     kyi_plan_release(pl);
     return st;
 }
+
+int kyi_allreduce_min_i64(struct kyi_team *t, int64_t *v, size_t n, const char *call)
+{
+    struct kyi_coll_plan pl;
+    memset(&pl, 0, sizeof pl);
+    pl.team = t;
+    pl.call = call;
+    pl.dtype = KY_INT64;
+    pl.op = KY_MIN;
+    pl.buf[KYI_B_R] = v;
+    pl.algo = kyi_sched_allreduce(&pl.sched, KY_ALGO_RD, t->size, t->rank, n, 8, 1);
+    return kyi_plan_run(&pl);
+}

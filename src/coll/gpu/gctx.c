@@ -13,19 +13,6 @@
 
 /* ---- host collectives for set-up ------------------------------------------------------------------------ */
 
-int kyi_gx_allreduce_min(struct kyi_team *t, int64_t *v, int n, const char *call)
-{
-    struct kyi_coll_plan pl;
-    memset(&pl, 0, sizeof pl);
-    pl.team = t;
-    pl.call = call;
-    pl.dtype = KY_INT64;
-    pl.op = KY_MIN;
-    pl.buf[KYI_B_R] = v;
-    pl.algo = kyi_sched_allreduce(&pl.sched, KY_ALGO_RD, t->size, t->rank, (size_t)n, 8, 1);
-    return kyi_plan_run(&pl);
-}
-
 int kyi_gx_allgather(struct kyi_team *t, const void *mine, size_t b, void *all, const char *call)
 {
     memcpy((char *)all + (size_t)t->rank * b, mine, b);
@@ -162,7 +149,7 @@ int kyi_nvl_create(struct kyi_team *t, int dev, size_t scratch, kyi_nvl_t **out,
         else ok = 0;
     }
     int64_t agreed = ok;
-    if (!st) st = kyi_gx_allreduce_min(t, &agreed, 1, call);
+    if (!st) st = kyi_allreduce_min_i64(t, &agreed, 1, call);
     free(all);
     if (st || !agreed) {
         if (c) {
@@ -211,7 +198,7 @@ int kyi_gteam_get(const char *call, struct kyi_team *t, int dev, struct kyi_gtea
     }
     struct kyi_gteam *g = calloc(1, sizeof *g);
     int64_t v = g && nvl_possible(t, dev);
-    KYI_CHECK(kyi_gx_allreduce_min(t, &v, 1, call));
+    KYI_CHECK(kyi_allreduce_min_i64(t, &v, 1, call));
     if (!g) return kyi_fail(KY_ERR_NOMEM, call, "no memory");
     g->dev = dev;
     g->path = KYI_GPATH_STAGED;

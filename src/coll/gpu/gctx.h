@@ -27,7 +27,6 @@ struct kyi_gteam {
 };
 
 /* Host collectives over a team on host memory (set-up only). */
-int kyi_gx_allreduce_min(struct kyi_team *t, int64_t *v, int n, const char *call);
 int kyi_gx_allgather(struct kyi_team *t, const void *mine, size_t b, void *all, const char *call);
 int kyi_gx_barrier(struct kyi_team *t, const char *call);
 
