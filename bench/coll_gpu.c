@@ -48,7 +48,8 @@ static double busbw(kind_t k, size_t bytes, double t)
 /* ---- one call of each contender ------------------------------------------------------------------------- */
 
 typedef struct {
-    int who;                 /* 0 Kyoyu plan, 1 Kyoyu blocking, 2 NCCL, 3 MPI host, 4 MPI staged */
+    int who;                 /* 0 Kyoyu plan, 1 Kyoyu blocking, 2 NCCL, 3 MPI host, 4 MPI staged,
+                                5 the floor: an 8-byte cudaMemsetAsync, the cheapest operation on a stream */
     kind_t k;
     size_t bytes;
     void *s, *r;             /* GPU buffers */
@@ -75,6 +76,7 @@ static void one(call_t *c)
         if (c->k == AR) BU_MPI(MPI_Allreduce(c->hs, c->hr, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
         else BU_MPI(MPI_Allgather(c->hs, (int)c->bytes, MPI_BYTE, c->hr, (int)c->bytes, MPI_BYTE, MPI_COMM_WORLD));
         break;
+    case 5: BU_CUDA(cudaMemsetAsync(c->r, 0, 8, st)); break;
     default: /* the user without CUDA-aware MPI */
         BU_CUDA(cudaMemcpy(c->hs, c->s, c->bytes, cudaMemcpyDeviceToHost));
         if (c->k == AR) BU_MPI(MPI_Allreduce(c->hs, c->hr, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
@@ -88,7 +90,7 @@ static void one(call_t *c)
  * on return, so every mode is `sync` for them. */
 static double timed(call_t *c, int mode, int it, int warm)
 {
-    if (c->who == 1 || c->who >= 3) mode = M_SYNC;
+    if (c->who == 1 || c->who == 3 || c->who == 4) mode = M_SYNC;
     if (c->who == 0 && mode == M_GRAPH) {
         ky_coll_algo_t a = KY_ALGO_AUTO;
         ky_coll_plan_algo(c->plan, &a);
@@ -135,6 +137,7 @@ typedef struct {
     size_t bytes;
     int iters;
     double ky, nccl, mpi_host, mpi_staged;   /* seconds per call; < 0: not measured */
+    double floor;                            /* the stream-operation floor of this mode (s); <= 0: none */
     int verified;
     kind_t k;
 } rec_t;
@@ -172,6 +175,7 @@ static void emit(const rec_t *r)
                 r->mpi_host * 1e6), first = 0;
     if (r->mpi_staged > 0) fprintf(json, "%s\"MPI_staged\":%.6g", first ? "" : ",", r->mpi_staged * 1e6);
     fprintf(json, "}");
+    if (r->floor > 0) fprintf(json, ",\"floor_us\":%.6g", r->floor * 1e6);
     if (r->verified >= 0) fprintf(json, ",\"verified\":%s", r->verified ? "true" : "false");
     fprintf(json, "}\n");
     fflush(json);
@@ -210,6 +214,21 @@ static int verify(kind_t k, size_t bytes)
     return all;
 }
 
+/* Latency floor per mode: what the cheapest stream operation costs the same way (launch, and for `sync`
+ * the synchronisation): no collective on a stream can take less. */
+static double lat_floor[M_BLOCKING + 1];
+
+static void floors(const bu_opts_t *o)
+{
+    call_t f = {5, AR, 8, g_s, g_r, h_s, h_r, NULL};
+    int it = bu_iters_for(o, 8, 5), warm = o->warmup < it ? o->warmup : it;
+    for (int m = M_SYNC; m <= M_GRAPH; m++) lat_floor[m] = timed(&f, m, it, warm);
+    lat_floor[M_BLOCKING] = lat_floor[M_SYNC];
+    if (me == 0)
+        printf("# floor (8-byte cudaMemsetAsync on the stream): sync %.2f us, b2b %.2f us, graph %.2f us\n",
+               lat_floor[M_SYNC] * 1e6, lat_floor[M_B2B] * 1e6, lat_floor[M_GRAPH] * 1e6);
+}
+
 static void point(const bu_opts_t *o, const char *bench, kind_t k, int algo, int mode, size_t bytes, int baselines)
 {
     ky_coll_kind_t kk = k == AR ? KY_COLL_ALLREDUCE : KY_COLL_ALLGATHER;
@@ -221,7 +240,8 @@ static void point(const bu_opts_t *o, const char *bench, kind_t k, int algo, int
         else BU_KY(ky_allgather_init(g_s, bytes, g_r, KY_TEAM_WORLD, &c.plan));
     }
     rec_t r = {bench, k == AR ? "allreduce" : "allgather", ky_coll_algo_name((ky_coll_algo_t)algo),
-               strcmp(bench, "coll_lat") ? NULL : mode_name[mode], bytes, it, 0, -1, -1, -1, -1, k};
+               strcmp(bench, "coll_lat") ? NULL : mode_name[mode], bytes, it, 0, -1, -1, -1,
+               strcmp(bench, "coll_lat") ? 0 : lat_floor[mode], -1, k};
     BU_CUDA(cudaMemset(g_r, 0, k == AR ? bytes : bytes * np));
     r.ky = timed(&c, mode, it, warm);
     if (r.ky < 0) {
@@ -293,6 +313,7 @@ int coll_gpu_main(const bu_opts_t *o)
     /* latency: 8 B, per algorithm and mode */
     static const int ar_lat[] = {KY_ALGO_ONESHOT, KY_ALGO_TWOSHOT, KY_ALGO_AUTO};
     header("latency: allreduce of 8 B (one double, sum) and allgather of 8 B per rank");
+    floors(o);
     for (int m = M_SYNC; m <= M_BLOCKING; m++)
         for (size_t a = 0; a < 3; a++) point(o, "coll_lat", AR, ar_lat[a], m, 8, m == M_SYNC && a == 2);
     for (int m = M_SYNC; m <= M_BLOCKING; m++)

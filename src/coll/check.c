@@ -3,6 +3,7 @@
  * minimum and maximum of each field; any difference, or a member that found its own arguments invalid,
  * makes the collective return KY_ERR_ARG on every member with a message naming the field, instead of
  * leaving some members waiting forever. */
+#include <stdio.h>
 #include <string.h>
 
 #include "coll/coll.h"
@@ -28,9 +29,13 @@ int kyi_check_agree(const char *call, struct kyi_team *t, const int64_t sig[KYI_
         v[KYI_CK_N + i] = -sig[i];
     }
     KYI_CHECK(kyi_allreduce_min_i64(t, v, 2 * KYI_CK_N, call));
-    if (-v[KYI_CK_N + KYI_CK_BAD] > 0)
+    if (-v[KYI_CK_N + KYI_CK_BAD] > 0) {
+        /* this member's own complaint was recorded just before: keep it in the message that replaces it */
+        char own[512] = "";
+        if (sig[KYI_CK_BAD]) snprintf(own, sizeof own, " (this one: %s)", ky_last_error());
         return kyi_fail(KY_ERR_ARG, call, "KY_CHECK: a member of the team (size %d) passed invalid arguments%s",
-                        t->size, sig[KYI_CK_BAD] ? " (this one: see the previous error)" : "");
+                        t->size, own);
+    }
     for (int i = 0; i < KYI_CK_N; i++) {
         int64_t lo = v[i], hi = -v[KYI_CK_N + i];
         if (lo != hi)

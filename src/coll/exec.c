@@ -119,7 +119,8 @@ int kyi_plan_wait(struct kyi_coll_plan *pl)
     if (pl->active == 1) {
         /* First poll and yield for KY_COLL_YIELD_US even on an oversubscribed host: a collective's peers
          * are usually microseconds away, and the waiter's sleeps (tens of microseconds each) would
-         * multiply by the number of steps. Yielding hands the core to a peer that needs it. */
+         * multiply by the number of steps. Yielding hands the core to a peer that needs it (only when
+         * ranks outnumber cores: otherwise the yield's syscall is pure latency). */
         static long yield_us = -1;
         if (yield_us < 0) yield_us = kyi_config_long("KY_COLL_YIELD_US");
         uint64_t until = kyi_now_ns() + (uint64_t)(yield_us > 0 ? yield_us : 0) * 1000ull;
@@ -131,7 +132,7 @@ int kyi_plan_wait(struct kyi_coll_plan *pl)
                 return pl->status;
             }
             if (!kyi_comm.progress_thread) kyi_progress_poll();
-            sched_yield();
+            if (kyi_rt.oversubscribed) sched_yield(); /* else the core is ours: a syscall only adds latency */
         }
         kyi_waiter_t w;
         kyi_waiter_init(&w, pl->call, "the other members of the collective", -1);

@@ -52,8 +52,9 @@ static kyi_cfg_t kyi_cfg[] = {
     {"KY_COLL_YIELD_US", KYI_CFG_LONG, "200", "microseconds a collective polls (yielding the core) before backing off to sleeps", 0},
     {"KY_COLL_GPU_PATH", KYI_CFG_STR, "auto", "GPU collectives: auto (NVLink kernels inside one node when GPUs reach each other), staged (always through pinned host memory)", 0},
     {"KY_NVL_ONESHOT_MAX", KYI_CFG_SIZE, "256K", "largest GPU allreduce vector auto runs one-shot over NVLink; larger run two-shot", 0},
-    {"KY_NVL_BLOCKS", KYI_CFG_LONG, "32", "most thread blocks of an NVLink collective kernel (1..64)", 0},
-    {"KY_NVL_THREADS", KYI_CFG_LONG, "512", "threads per block of an NVLink collective kernel moving more than 4 KiB per block", 0},
+    {"KY_NVL_LL_MAX", KYI_CFG_SIZE, "64K", "largest GPU allreduce vector (allgather: block per rank) sent with the LL protocol (data and flag in one store, one NVLink crossing); 0: never", 0},
+    {"KY_NVL_BLOCKS", KYI_CFG_LONG, "64", "most thread blocks of an NVLink collective kernel (1..128)", 0},
+    {"KY_NVL_THREADS", KYI_CFG_LONG, "512", "threads per block of an NVLink collective kernel moving more than 4 KiB per block (64..512)", 0},
     {"KY_CHECK", KYI_CFG_LONG, "0", "1: collectives first agree on their arguments across the team (KY_ERR_ARG everywhere instead of a hang)", 0},
     /* dsm */
     {"KY_GAS_SIZE", KYI_CFG_SIZE, "64G", "bytes of virtual address space reserved for the global space in every rank (first half: collective allocations, second half: one slice per rank for ky_alloc_local)", 0},

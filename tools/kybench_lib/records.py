@@ -39,6 +39,9 @@ SCHEMAS = {
     "dsm_micro": (_COMM_REQ, _COMM_OPT),
     "coll": _COLL,
     "coll_seed": _COLL,
+    # bench/coll --gpu's latency points: one per operation, algorithm and mode (sync, b2b, graph, blocking);
+    # floor_us is the same mode's cheapest stream operation
+    "coll_lat": (dict(_COLL[0], mode="string"), _COLL[1]),
     "stencil": ({"variant": "string", "stencil": "string", "mem": "string", "N": "integer", "steps": "integer",
                  "time_s": "number"},
                 {"gpus": "integer", "bt": "integer", "phases": "object", "gflops": "number", "eff": "number",

@@ -152,6 +152,40 @@ def coll(recs):
     return "\n\n".join(parts)
 
 
+def coll_lat(recs):
+    """GPU collective latency (issue 4's goals): per operation, algorithm and mode, Kyoyu's µs per call at
+    each rank count beside NCCL's and the stream-operation floor of the same mode (launch, and for `sync`
+    the synchronisation)."""
+    g = [dict(r, algo=coll_algo(r)) for r in recs if r.get("bench") == "coll_lat"]
+    if not g:
+        return None
+    ranks = sorted({r["ranks"] for r in g})
+    at = {(r["op"], r["algo"], r["mode"], r["ranks"]): r for r in g}
+    modes = [m for m in ("sync", "b2b", "graph", "blocking") if any(r["mode"] == m for r in g)]
+    head = ["operation (8 B)", "algorithm", "mode"] + [f"p={p}: Kyoyu / NCCL µs (ratio)" for p in ranks] + \
+           [f"floor µs (p={ranks[-1]})"]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for op in sorted({r["op"] for r in g}):
+        for algo in sorted({r["algo"] for r in g if r["op"] == op}):
+            for m in modes:
+                rs = [at.get((op, algo, m, p)) for p in ranks]
+                if not any(rs):
+                    continue
+                cells = []
+                for r in rs:
+                    base = _baselines(r).get("ncclAllReduce" if op == "allreduce" else "ncclAllGather") if r else None
+                    if not r:
+                        cells.append("-")
+                    elif base:
+                        cells.append(f"{r['lat_us']:.1f} / {base:.1f} ({base / r['lat_us']:.2f})")
+                    else:
+                        cells.append(f"{r['lat_us']:.1f}")
+                fl = rs[-1].get("floor_us") if rs[-1] else None
+                out.append(f"| {op} | {algo} | {m} | " + " | ".join(cells) + f" | {fl:.1f} |" if fl else
+                           f"| {op} | {algo} | {m} | " + " | ".join(cells) + " | - |")
+    return "\n".join(out)
+
+
 def stencil(recs):
     """Weak scaling: per stencil and per-rank size, variants as rows, time per run at each rank count, the
     efficiency at the largest count, the ratio to the baseline and the fraction of the HBM floor."""

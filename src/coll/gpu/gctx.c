@@ -122,14 +122,16 @@ int kyi_nvl_create(struct kyi_team *t, int dev, size_t scratch, kyi_nvl_t **out,
         c->team = t;
         c->scratch = scratch;
         void *b = NULL;
-        ok = kyi_gpu_malloc(dev, KYI_NVL_HDR + scratch, &b) == KY_OK;
+        ok = kyi_gpu_malloc(dev, KYI_NVL_HDR + kyi_nvl_ll_area(p) + scratch, &b) == KY_OK;
         c->buf[me] = b;
     }
     if (ok) {
         int prev;
         ok = kyi_gx_dev_enter(dev, &prev, call) == KY_OK;
-        /* zero flags and epochs before anyone can open the buffer (the handles go out below) */
-        if (ok) ok = cudaMemset(c->buf[me], 0, KYI_NVL_HDR) == cudaSuccess && cudaDeviceSynchronize() == cudaSuccess;
+        /* zero flags, epochs and LL lines before anyone can open the buffer (the handles go out below) */
+        if (ok)
+            ok = cudaMemset(c->buf[me], 0, KYI_NVL_HDR + kyi_nvl_ll_area(p)) == cudaSuccess &&
+                 cudaDeviceSynchronize() == cudaSuccess;
         if (ok) kyi_gx_dev_leave(prev);
         if (!ok) (void)cudaGetLastError();
     }
