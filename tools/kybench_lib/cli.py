@@ -52,6 +52,8 @@ def parser():
     r.add_argument("suite", choices=sorted(suites.SUITES) + ["all"],
                    help="comm (pingpong, halo), coll, dsm, stencil, or all (every suite with cases)")
     r.add_argument("--ranks", type=_ranks, help="rank count(s) for suites that take one (coll): N or N,M,...")
+    r.add_argument("--case", help="only the cases whose names match (shell patterns, comma-separated), "
+                   "e.g. 'stencil_gpu*'")
     r.add_argument("--gpus", action="store_true", help="run the GPU cases even if nvidia-smi finds < 2 GPUs")
     r.add_argument("--no-gpus", action="store_true", help="host cases only")
     r.add_argument("--build", help="build folder whose bin/ holds kyrun and the benchmarks (default: build)")

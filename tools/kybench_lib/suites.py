@@ -6,6 +6,7 @@ stencil) add entries to SUITES; nothing else changes. Each case writes <out>/<ca
 docs/benchmarks.md); everything the programs print goes to <out>/<suite>.log with each command line and its
 exit status; one progress line per case goes to stdout."""
 import datetime
+import fnmatch
 import os
 import shlex
 import shutil
@@ -137,6 +138,9 @@ def _plan(suite_names, opts, ngpus, use_gpus):
     plan = []
     for s in suite_names:
         for c in SUITES[s]:
+            pats = getattr(opts, "case", None)
+            if pats and not any(fnmatch.fnmatch(c.name, q) for q in pats.split(",")):
+                continue
             if c.ranks is not None:
                 rank_list = [c.ranks]
                 if opts.ranks and opts.ranks != [c.ranks]:
@@ -183,7 +187,8 @@ def run(opts):
 
     plan = _plan(names, opts, ngpus, use_gpus)
     if not plan:
-        print(f"kybench: suite {opts.suite} has no cases yet")
+        print(f"kybench: no case of suite {opts.suite} matches {opts.case}" if getattr(opts, "case", None)
+              else f"kybench: suite {opts.suite} has no cases yet")
         return 0
     if all(p[4] and p[4].endswith("not built") for p in plan):
         print(f"kybench: no program of suite {opts.suite} is built in {opts.bindir} "
