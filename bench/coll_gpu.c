@@ -142,6 +142,47 @@ typedef struct {
     kind_t k;
 } rec_t;
 
+/* Bandwidth floor of the sweep: one GPU-to-GPU copy engine transfer (cudaMemcpyPeerAsync, 64 MiB) from
+ * rank 0's GPU to the next GPU, GB/s; a collective's bus bandwidth cannot exceed one link direction. 0:
+ * not measured (one GPU visible). */
+static double link_GBs;
+
+static void measure_link(void)
+{
+    double v = 0;
+    int ndev = 0, dev = -1;
+    if (me == 0 && cudaGetDeviceCount(&ndev) == cudaSuccess && ndev > 1 && cudaGetDevice(&dev) == cudaSuccess) {
+        int peer = (dev + 1) % ndev, ok = 0;
+        size_t n = (size_t)64 << 20;
+        void *a = NULL, *b = NULL;
+        cudaEvent_t e0, e1;
+        if (cudaMalloc(&a, n) == cudaSuccess && cudaSetDevice(peer) == cudaSuccess && cudaMalloc(&b, n) == cudaSuccess &&
+            cudaSetDevice(dev) == cudaSuccess && cudaEventCreate(&e0) == cudaSuccess && cudaEventCreate(&e1) == cudaSuccess) {
+            cudaDeviceEnablePeerAccess(peer, 0);
+            (void)cudaGetLastError();
+            for (int i = 0; i < 3; i++) cudaMemcpyPeerAsync(b, peer, a, dev, n, st);
+            cudaEventRecord(e0, st);
+            for (int i = 0; i < 10; i++) cudaMemcpyPeerAsync(b, peer, a, dev, n, st);
+            cudaEventRecord(e1, st);
+            float ms = 0;
+            if (cudaEventSynchronize(e1) == cudaSuccess && cudaEventElapsedTime(&ms, e0, e1) == cudaSuccess && ms > 0)
+                v = 10.0 * n / (ms * 1e-3) / 1e9, ok = 1;
+            cudaEventDestroy(e0);
+            cudaEventDestroy(e1);
+        }
+        if (a) cudaFree(a);
+        if (b) {
+            cudaSetDevice(peer);
+            cudaFree(b);
+            cudaSetDevice(dev);
+        }
+        (void)cudaGetLastError();
+        if (ok) printf("# floor (bandwidth): cudaMemcpyPeerAsync GPU %d -> GPU %d, 64 MiB: %.1f GB/s\n", dev, peer, v);
+    }
+    MPI_Bcast(&v, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    link_GBs = v;
+}
+
 static void emit(const rec_t *r)
 {
     double base = r->nccl > 0 ? r->nccl : r->mpi_staged;
@@ -176,6 +217,7 @@ static void emit(const rec_t *r)
     if (r->mpi_staged > 0) fprintf(json, "%s\"MPI_staged\":%.6g", first ? "" : ",", r->mpi_staged * 1e6);
     fprintf(json, "}");
     if (r->floor > 0) fprintf(json, ",\"floor_us\":%.6g", r->floor * 1e6);
+    if (!r->mode && link_GBs > 0 && r->bytes >= (1u << 20)) fprintf(json, ",\"floor_GBs\":%.6g", link_GBs);
     if (r->verified >= 0) fprintf(json, ",\"verified\":%s", r->verified ? "true" : "false");
     fprintf(json, "}\n");
     fflush(json);
@@ -334,6 +376,7 @@ int coll_gpu_main(const bu_opts_t *o)
         point(o, "coll_seed", AR, ar_algos[a], M_BLOCKING, 8, a == 0);
 
     /* bandwidth sweep: plans back to back */
+    measure_link();
     static const int sw_ar[] = {KY_ALGO_AUTO, KY_ALGO_ONESHOT, KY_ALGO_TWOSHOT};
     header("sweep: allreduce (doubles, sum), bytes = vector; Kyoyu plans back to back, NCCL the same");
     for (size_t b = o->minbytes < 8 ? 8 : o->minbytes; b <= o->maxbytes; b = (size_t)(b * o->factor + 0.5))

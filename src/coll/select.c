@@ -73,8 +73,10 @@ int kyi_coll_algo(ky_coll_kind_t kind, int p, size_t bytes)
 
 /* GPU buffers. With NVLink: one-shot (one kernel, every GPU reads the whole vector of every peer) while the
  * vector is small, where latency is all; two-shot (each GPU reads 2(p-1)/p of it) beyond
- * KY_NVL_ONESHOT_MAX. Allgather reads each block once either way: one-shot. Without NVLink: the host table
- * on the staged copies. */
+ * KY_NVL_ONESHOT_MAX (measured crossover on 4 H200: between 2 and 4 MiB). With two members both read the
+ * same bytes and one-shot saves a barrier: it stays ahead up to 16 MiB (nvidia-h200-x2, 2026-11-22), and
+ * beyond the two are equal while one-shot needs twice the scratch. Allgather reads each block once either
+ * way: one-shot. Without NVLink: the host table on the staged copies. */
 int kyi_coll_algo_gpu(ky_coll_kind_t kind, int p, size_t bytes, int nvl)
 {
     int a = kyi_coll_forced(kind);
@@ -83,5 +85,6 @@ int kyi_coll_algo_gpu(ky_coll_kind_t kind, int p, size_t bytes, int nvl)
     if (kind == KY_COLL_ALLGATHER) return KY_ALGO_ONESHOT;
     static size_t oneshot_max = (size_t)-1;
     if (oneshot_max == (size_t)-1) oneshot_max = kyi_config_size("KY_NVL_ONESHOT_MAX");
-    return bytes <= oneshot_max ? KY_ALGO_ONESHOT : KY_ALGO_TWOSHOT;
+    size_t lim = p == 2 && oneshot_max < ((size_t)16 << 20) ? (size_t)16 << 20 : oneshot_max;
+    return bytes <= lim ? KY_ALGO_ONESHOT : KY_ALGO_TWOSHOT;
 }

@@ -51,7 +51,7 @@ static kyi_cfg_t kyi_cfg[] = {
     {"KY_ALLGATHER_ALGO", KYI_CFG_STR, "auto", "allgather algorithm: auto, ring, neighbor, rd, bruck or oneshot", 0},
     {"KY_COLL_YIELD_US", KYI_CFG_LONG, "200", "microseconds a collective polls (yielding the core) before backing off to sleeps", 0},
     {"KY_COLL_GPU_PATH", KYI_CFG_STR, "auto", "GPU collectives: auto (NVLink kernels inside one node when GPUs reach each other), staged (always through pinned host memory)", 0},
-    {"KY_NVL_ONESHOT_MAX", KYI_CFG_SIZE, "256K", "largest GPU allreduce vector auto runs one-shot over NVLink; larger run two-shot", 0},
+    {"KY_NVL_ONESHOT_MAX", KYI_CFG_SIZE, "2M", "largest GPU allreduce vector auto runs one-shot over NVLink; larger run two-shot (two members: at least 16M)", 0},
     {"KY_NVL_LL_MAX", KYI_CFG_SIZE, "64K", "largest GPU allreduce vector (allgather: block per rank) sent with the LL protocol (data and flag in one store, one NVLink crossing); 0: never", 0},
     {"KY_NVL_BLOCKS", KYI_CFG_LONG, "64", "most thread blocks of an NVLink collective kernel (1..128)", 0},
     {"KY_NVL_THREADS", KYI_CFG_LONG, "512", "threads per block of an NVLink collective kernel moving more than 4 KiB per block (64..512)", 0},

@@ -4,7 +4,7 @@ The document is hand-written except for blocks between `<!-- kybench:begin NAME 
 `<!-- kybench:end NAME -->`; only those are replaced, everything outside them is kept byte for byte. A block
 whose records are absent is left as it was. Blocks with records but no markers in the document are appended
 at its end under a heading of their own. Block names: comm-pingpong, comm-halo, comm-figures, coll-tables,
-coll-latency, coll-figures, stencil-tables, stencil-figures, dsm-tables, dsm-figures, dsm-micro."""
+coll-latency, coll-bandwidth, coll-figures, stencil-tables, stencil-figures, dsm-tables, dsm-figures, dsm-micro."""
 import os
 import re
 
@@ -17,6 +17,7 @@ BLOCKS = [
     ("comm-figures", None, ("comm_pingpong", "comm_halo"), "Comm figures"),
     ("coll-tables", tables.coll, None, "Collectives (seed 001 Tables 3-4 style)"),
     ("coll-latency", tables.coll_lat, None, "GPU collective latency: sync, back to back, graph"),
+    ("coll-bandwidth", tables.coll_bw, None, "Collective bus bandwidth (nccl-tests' formula)"),
     ("coll-figures", None, ("coll",), "Collective figures"),
     ("stencil-tables", tables.stencil, None, "Stencil weak scaling"),
     ("stencil-figures", None, ("stencil",), "Stencil figures (seed 000 Figs. 12-13 style)"),

@@ -152,6 +152,49 @@ def coll(recs):
     return "\n\n".join(parts)
 
 
+def _gbs(v):
+    return f"{v:.0f}" if v >= 100 else f"{v:.1f}"
+
+
+COLL_BW_SIZES = [1 << 20, 4 << 20, 16 << 20, 128 << 20, 256 << 20]
+
+
+def coll_bw(recs):
+    """Bus bandwidth of the sweep (`coll` records, automatic choice) at a few large sizes: Kyoyu beside the
+    baseline (NCCL for GPU memory, MPI for host memory), the ratio and Kyoyu's share of the floor (one
+    GPU-to-GPU copy-engine transfer, floor_GBs) where the record has one."""
+    # bench/coll's host records carry the bus bandwidth as bw_GBs, the GPU ones as busbw_GBs
+    g = [dict(r, algo=coll_algo(r), busbw_GBs=r.get("busbw_GBs") or r.get("bw_GBs")) for r in recs
+         if r.get("bench") == "coll" and (r.get("busbw_GBs") or r.get("bw_GBs"))]
+    g = [r for r in g if r["algo"] == "auto"]
+    if not g:
+        return None
+    ranks = sorted({r["ranks"] for r in g})
+    head = ["operation", "memory", "bytes"] + [f"p={p}: Kyoyu / baseline GB/s (ratio)" for p in ranks] + \
+           [f"% floor (p={ranks[-1]})"]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    at = {(r["op"], r["mem"], r["bytes"], r["ranks"]): r for r in g}
+    for op in sorted({r["op"] for r in g}):
+        for mem in sorted({r["mem"] for r in g if r["op"] == op}):
+            have = {r["bytes"] for r in g if r["op"] == op and r["mem"] == mem}
+            for b in [x for x in COLL_BW_SIZES if x in have]:
+                cells = []
+                for p in ranks:
+                    r = at.get((op, mem, b, p))
+                    if not r:
+                        cells.append("-")
+                    elif r.get("base_bw_GBs"):
+                        cells.append(f"{_gbs(r['busbw_GBs'])} / {_gbs(r['base_bw_GBs'])} {r.get('baseline', '')} "
+                                     f"({r['busbw_GBs'] / r['base_bw_GBs']:.2f})")
+                    else:
+                        cells.append(_gbs(r["busbw_GBs"]))
+                last = at.get((op, mem, b, ranks[-1]))
+                fl = f"{100 * last['busbw_GBs'] / last['floor_GBs']:.0f} % of {last['floor_GBs']:.0f}" \
+                    if last and last.get("floor_GBs") else "-"
+                out.append(f"| {op} | {mem} | {fmt_bytes(b)} | " + " | ".join(cells) + f" | {fl} |")
+    return "\n".join(out)
+
+
 def coll_lat(recs):
     """GPU collective latency (issue 4's goals): per operation, algorithm and mode, Kyoyu's µs per call at
     each rank count beside NCCL's and the stream-operation floor of the same mode (launch, and for `sync`
