@@ -252,6 +252,7 @@ static const char *machine(void)
 
 int main(int argc, char **argv)
 {
+    setvbuf(stdout, NULL, _IOLBF, 0); /* every row as it is measured, also into a pipe (ctest, kybench) */
     SG_KY(ky_init(&argc, &argv));
     me = ky_rank();
     nr = ky_nranks();
