@@ -154,7 +154,7 @@ int main(int argc, char **argv)
                 : !strcmp(a, "--nt") ? &p.nt : !strcmp(a, "--bt") ? &p.bt : !strcmp(a, "--threads") ? &p.threads
                 : !strcmp(a, "--reps") ? &p.reps : !strcmp(a, "--weak") ? &p.weak : NULL;
         if (!strcmp(a, "--threads") && val && !strcmp(val, "auto")) {
-            p.threads = -1, i++;  /* the node's cores shared by its ranks */
+            p.threads = -1, i++;  /* the node's cores shared by its ranks (less the progress threads) */
         } else if (iv && val) {
             *iv = atoi(val), i++;
         } else if (!strcmp(a, "--points") && val) {
@@ -183,7 +183,10 @@ int main(int argc, char **argv)
     if (rc == 0) {
 #ifdef _OPENMP
         if (p.threads < 0) {
+            /* the node's cores shared by its ranks, less one per rank for Kyoyu's progress thread, which spins
+             * while idle: a team thread sharing its core runs at half speed and holds up every loop */
             int per = omp_get_num_procs() / ST_MAX(ky_local_nranks(), 1);
+            if (per > 2) per--;
             omp_set_num_threads(ST_MAX(per, 1));
         } else if (p.threads > 0) omp_set_num_threads(p.threads);
         else if (getenv("OMP_NUM_THREADS") == NULL) omp_set_num_threads(1);  /* not every core per rank */
