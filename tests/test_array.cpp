@@ -363,6 +363,80 @@ TEST_F(Array, StreamOrdered)
 }
 #endif
 
+/* The DSM view: the blocks published into one global allocation that every rank reads through a plain
+ * pointer; writes through the view by every rank (interleaved elements, so pages are written by several
+ * ranks at once) collected back into the blocks; blocks changed and published again. The reference is f()
+ * of the global index, as everywhere in this file. */
+TEST_F(Array, DsmView)
+{
+    void *gb;
+    size_t gn;
+    if (!kyt::all(ky_gas_range(&gb, &gn) == KY_OK)) GTEST_SKIP() << "no global address space (KY_PROGRESS_THREAD=0)";
+    int n = ky_nranks(), me = ky_rank();
+    for (const Config &c : configs(n, bpr_gpu)) {
+        ky_array_t a = nullptr;
+        int st = ky_array_create(c.ndim, c.dims, sizeof(val_t), &c.dist, place, c.halo, &a);
+        if (!kyt::all(st == KY_OK)) { ADD_FAILURE() << c.name << ": " << ky_last_error(); continue; }
+        size_t total = 1;
+        for (int d = 0; d < c.ndim; d++) total *= c.dims[d];
+        auto gidx = [&](size_t lin, size_t *g) {
+            for (int d = c.ndim - 1; d >= 0; d--) { g[d] = lin % c.dims[d]; lin /= c.dims[d]; }
+        };
+        auto check_view = [&](const val_t *v, int salt) {
+            for (size_t i = 0; i < total; i++) {
+                size_t g[4];
+                gidx(i, g);
+                if (v[i] != f(g, c.dims, c.ndim, salt)) {
+                    ADD_FAILURE() << c.name << " rank " << me << " view element " << i << ": " << v[i] << " != "
+                                  << f(g, c.dims, c.ndim, salt) << " (salt " << salt << ")";
+                    return false;
+                }
+            }
+            return true;
+        };
+        fill_owned(c, a, 5);
+        void *base = nullptr;
+        KYT_EXPECT_OK(ky_array_dsm_view(a, &base));
+        ASSERT_TRUE(ky_is_global(base)) << c.name;
+        const val_t *v = (const val_t *)base;
+        bool ok = check_view(v, 5);
+        /* a second call returns the same view */
+        void *again = nullptr;
+        KYT_EXPECT_OK(ky_array_dsm_view(a, &again));
+        ok &= again == base;
+        /* every rank writes every n-th element through the view, then collect */
+        for (size_t i = (size_t)me; i < total; i += (size_t)n) {
+            size_t g[4];
+            gidx(i, g);
+            ((val_t *)base)[i] = f(g, c.dims, c.ndim, 6);
+        }
+        KYT_EXPECT_OK(ky_array_dsm_collect(a));
+        ok &= check_block_values(c, a, 6, false) == 0;
+        ok &= check_view(v, 6);
+        /* the blocks change; publish shows the new values to every rank */
+        kyt::all(true); /* everybody has read the view before the blocks change (not needed, but clearer) */
+        fill_owned(c, a, 7);
+        KYT_EXPECT_OK(ky_array_dsm_publish(a));
+        ok &= check_view(v, 7);
+        EXPECT_TRUE(kyt::all(ok)) << c.name;
+        KYT_EXPECT_OK(ky_array_free(a));
+    }
+}
+
+TEST_F(Array, DsmViewBadInput)
+{
+    void *base = (void *)1;
+    KYT_EXPECT_STATUS(KY_ERR_ARG, ky_array_dsm_view(nullptr, &base));
+    size_t dims[2] = {8, 3};
+    ky_array_t a = nullptr;
+    ASSERT_TRUE(kyt::all(ky_array_create(2, dims, 8, nullptr, place, nullptr, &a) == KY_OK)) << ky_last_error();
+    KYT_EXPECT_STATUS(KY_ERR_ARG, ky_array_dsm_view(a, nullptr));
+    KYT_EXPECT_STATUS(KY_ERR_STATE, ky_array_dsm_publish(a));
+    EXPECT_NE(std::string::npos, std::string(ky_last_error()).find("ky_array_dsm_view first")) << ky_last_error();
+    KYT_EXPECT_STATUS(KY_ERR_STATE, ky_array_dsm_collect(a));
+    KYT_EXPECT_OK(ky_array_free(a));
+}
+
 /* Bad input: every rank passes the same bad arguments; the collective create fails everywhere with a
  * message naming the rank, the call and the cause. */
 TEST_F(Array, BadInput)

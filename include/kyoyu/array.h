@@ -26,8 +26,11 @@
  * (segments are world-collective), and by the array's ranks for halo_exchange. Ranks outside the array's
  * rank range own nothing (ky_array_nlocal = 0) but may get/put.
  *
- * TODO(dsm): a DSM view of the same data (global pointers, homes in the blocks' memory) comes with the
- * DSM layer; see docs/api.md. */
+ * DSM view: ky_array_dsm_view gives the whole array as one allocation of the global address space (DSM
+ * layer, kyoyu/dsm.h), C order over the global index space, readable and writable by every rank through
+ * plain pointers; it is a second copy kept in step with the blocks by ky_array_dsm_publish (blocks ->
+ * view) and ky_array_dsm_collect (view -> blocks). Its pages' homes follow dimension 0 (ky_mapalloc over
+ * every rank), so with the default distribution each rank's rows are homed at that rank. */
 #ifndef KYOYU_ARRAY_H
 #define KYOYU_ARRAY_H
 
@@ -107,6 +110,17 @@ KY_API int ky_array_halo_exchange_n(ky_array_t a, void *const streams[]);
  * orders it against other ranks' accesses (e.g. with ky_comm_barrier). */
 KY_API int ky_array_get(ky_array_t a, const size_t lo[], const size_t hi[], void *buf);
 KY_API int ky_array_put(ky_array_t a, const size_t lo[], const size_t hi[], const void *buf);
+
+/* DSM view (collective over all ranks, like create and free). ky_array_dsm_view makes the view at the first
+ * call (later calls return the same pointer) and publishes the blocks into it: *base + elem * (row-major
+ * global index) is then the element on every rank. After the blocks change (every rank's writes done, GPU
+ * streams synchronised): ky_array_dsm_publish; it ends with ky_barrier, so every rank reads the new values.
+ * After writes through the view: ky_array_dsm_collect (ky_barrier, then the view's values go into the
+ * blocks; on return every owner's block holds them). Halos are not touched: exchange them afterwards.
+ * ky_array_free frees the view. Dimensions of more than 2^31-1 elements: KY_ERR_UNSUPPORTED. */
+KY_API int ky_array_dsm_view(ky_array_t a, void **base);
+KY_API int ky_array_dsm_publish(ky_array_t a);
+KY_API int ky_array_dsm_collect(ky_array_t a);
 
 /* Shape queries. */
 KY_API int ky_array_ndim(ky_array_t a);

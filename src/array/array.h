@@ -1,6 +1,6 @@
 /* Internal: what the files of the array layer share. dist.c holds the distribution arithmetic (which part
  * owns an index, a part's extent, local <-> global index), array.c creation and queries, region.c region
- * get/put, halo.c the halo exchange and its plan. */
+ * get/put, halo.c the halo exchange and its plan, dsm_view.c the DSM view. */
 #ifndef KYI_ARRAY_ARRAY_H
 #define KYI_ARRAY_ARRAY_H
 
@@ -52,6 +52,7 @@ struct kyi_array {
     int planned;
     int nops;
     kyi_halo_op_t *ops;
+    void *view;                           /* the DSM view (dsm_view.c), NULL until ky_array_dsm_view */
 };
 
 /* ---- dist.c ---------------------------------------------------------------------------------------- */
