@@ -158,6 +158,8 @@ def step_report(kybench, build, work):
           "coll table in seed 001 Table 3 layout")
     check("| host_staged |" in text and "efficiency at p=4" in text, "stencil weak-scaling table")
     check("| faults |" in text, "dsm table")
+    check("| allreduce | oneshot | sync |" in text and "floor µs" in text, "GPU collective latency table with floors")
+    check("ncclAllReduce (" in text and "% of 380" in text, "collective bus bandwidth table with the link floor")
     check("**7pt stencil, N=512 per rank, gpu memory**" in text and "| kyoyu |" in text,
           "ky_stencil_gpu records read in the stencil shape (weak-scaling table)")
 
