@@ -137,9 +137,11 @@ int main(int argc, char **argv)
                bu_machine(), bu_date(), np, getenv("KY_NODE_SPLIT") ? getenv("KY_NODE_SPLIT") : "node");
 
     /* Part 1: the seed's tables. */
-    static const ky_coll_algo_t ag_algos[] = {KY_ALGO_RING, KY_ALGO_NEIGHBOR, KY_ALGO_RD, KY_ALGO_BRUCK, KY_ALGO_AUTO};
+    /* shm: the shared-memory path where the team is on one node (elsewhere forcing it gives auto's choice) */
+    static const ky_coll_algo_t ag_algos[] = {KY_ALGO_RING, KY_ALGO_NEIGHBOR, KY_ALGO_RD, KY_ALGO_BRUCK, KY_ALGO_SHM,
+                                              KY_ALGO_AUTO};
     static const ky_coll_algo_t ar_algos[] = {KY_ALGO_RING, KY_ALGO_NEIGHBOR, KY_ALGO_RD, KY_ALGO_BRUCK,
-                                              KY_ALGO_REDUCE_BCAST, KY_ALGO_AUTO};
+                                              KY_ALGO_REDUCE_BCAST, KY_ALGO_SHM, KY_ALGO_AUTO};
     static const size_t seed_sizes[] = {16, 2048, 128u << 10};
     for (size_t a = 0; a < sizeof ag_algos / sizeof *ag_algos; a++) {
         char title[128];
@@ -149,7 +151,7 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < 3; i++) point(&o, "coll_seed", K_ALLGATHER, ag_algos[a], seed_sizes[i], s, r, ref);
     }
     bu_table_header("seed table: allreduce of 8 B (one double, sum), one row per algorithm: ring, neighbor, rd, "
-                    "bruck, reduce_bcast, auto",
+                    "bruck, reduce_bcast, shm, auto",
                     "MPI_Allreduce", "none");
     for (size_t a = 0; a < sizeof ar_algos / sizeof *ar_algos; a++) point(&o, "coll_seed", K_ALLREDUCE, ar_algos[a], 8, s, r, ref);
 

@@ -11,8 +11,9 @@
 namespace {
 
 const ky_coll_algo_t kAllreduceAlgos[] = {KY_ALGO_RING, KY_ALGO_NEIGHBOR, KY_ALGO_RD, KY_ALGO_BRUCK,
-                                          KY_ALGO_REDUCE_BCAST, KY_ALGO_AUTO};
-const ky_coll_algo_t kAllgatherAlgos[] = {KY_ALGO_RING, KY_ALGO_NEIGHBOR, KY_ALGO_RD, KY_ALGO_BRUCK, KY_ALGO_AUTO};
+                                          KY_ALGO_REDUCE_BCAST, KY_ALGO_SHM, KY_ALGO_AUTO};
+const ky_coll_algo_t kAllgatherAlgos[] = {KY_ALGO_RING, KY_ALGO_NEIGHBOR, KY_ALGO_RD, KY_ALGO_BRUCK, KY_ALGO_SHM,
+                                          KY_ALGO_AUTO};
 const ky_dtype_t kTypes[] = {KY_INT32, KY_INT64, KY_FLOAT, KY_DOUBLE};
 const ky_op_t kOps[] = {KY_SUM, KY_PROD, KY_MIN, KY_MAX};
 
@@ -233,6 +234,95 @@ TEST(Coll, Barrier)
     EXPECT_TRUE(kyt::all(waited > 0.09)) << "left the barrier after " << waited << " s";
 }
 
+/* ky_team_barrier orders memory: what a rank stored before it is seen by every rank after it (an MPI
+ * shared-memory window of the node; MPI_Win_sync is only a processor fence, the barrier does the waiting). */
+TEST(Coll, BarrierOrdersMemory)
+{
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int nn, nr;
+    MPI_Comm_size(node, &nn);
+    MPI_Comm_rank(node, &nr);
+    if (!kyt::all(nn == ky_nranks())) {
+        MPI_Comm_free(&node);
+        GTEST_SKIP() << "the ranks are not all on one node";
+    }
+    volatile int64_t *mem = nullptr;
+    MPI_Win win;
+    MPI_Win_allocate_shared(sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL, node, (void *)&mem, &win);
+    std::vector<volatile int64_t *> at(nn);
+    for (int j = 0; j < nn; j++) {
+        MPI_Aint sz;
+        int du;
+        MPI_Win_shared_query(win, j, &sz, &du, (void *)&at[j]);
+    }
+    MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
+    bool ok = true;
+    for (int it = 1; it <= kyt::scaled(300, 50) && ok; it++) {
+        *mem = it * 1000 + nr;
+        MPI_Win_sync(win);
+        KYT_EXPECT_OK(ky_team_barrier(KY_TEAM_WORLD));
+        MPI_Win_sync(win);
+        for (int j = 0; j < nn; j++)
+            if (*at[j] != it * 1000 + j) {
+                ADD_FAILURE() << "iteration " << it << ": rank " << j << "'s value " << *at[j] << " not seen after the barrier";
+                ok = false;
+                break;
+            }
+        KYT_EXPECT_OK(ky_team_barrier(KY_TEAM_WORLD)); /* everybody read before the next store */
+    }
+    MPI_Win_unlock_all(win);
+    MPI_Win_free(&win);
+    MPI_Comm_free(&node);
+    EXPECT_TRUE(kyt::all(ok));
+}
+
+/* Plans started, a blocking collective between, and the waits in a different order on odd ranks: every
+ * result equals MPI's (on the shared-memory path plans run in start order whatever the wait order). */
+TEST(Coll, PlansAndBlockingInterleaved)
+{
+    int p = ky_nranks(), me = ky_rank();
+    bool ok = true;
+    for (size_t n : {(size_t)3, (size_t)5000, (size_t)100000}) {
+        std::vector<double> a(n), ar(n), aref(n), b(n), bref(n);
+        std::vector<uint8_t> g(n), gr(n * p), gref(n * p);
+        ky_coll_plan_t pa = nullptr, pg = nullptr;
+        KYT_EXPECT_OK(ky_allreduce_init(a.data(), ar.data(), n, KY_DOUBLE, KY_SUM, KY_TEAM_WORLD, &pa));
+        KYT_EXPECT_OK(ky_allgather_init(g.data(), n, gr.data(), KY_TEAM_WORLD, &pg));
+        for (int it = 0; it < 5 && pa && pg; it++) {
+            for (size_t i = 0; i < n; i++) {
+                a[i] = value(KY_SUM, KY_DOUBLE, me, i, 10 + it);
+                b[i] = value(KY_SUM, KY_DOUBLE, me, i, 20 + it);
+            }
+            kyt::fill_pattern(g.data(), n, kyt::mix(me, it, n));
+            MPI_Allreduce(a.data(), aref.data(), (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+            MPI_Allreduce(MPI_IN_PLACE, b.data(), 0, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+            std::vector<double> bin = b;
+            MPI_Allreduce(bin.data(), bref.data(), (int)n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+            MPI_Allgather(g.data(), (int)n, MPI_BYTE, gref.data(), (int)n, MPI_BYTE, MPI_COMM_WORLD);
+            KYT_EXPECT_OK(ky_coll_start(pa, nullptr));
+            KYT_EXPECT_OK(ky_allreduce(KY_IN_PLACE, b.data(), n, KY_DOUBLE, KY_MAX, KY_TEAM_WORLD));
+            KYT_EXPECT_OK(ky_coll_start(pg, nullptr));
+            if (me % 2) {
+                KYT_EXPECT_OK(ky_coll_wait(pg));
+                KYT_EXPECT_OK(ky_coll_wait(pa));
+            } else {
+                KYT_EXPECT_OK(ky_coll_wait(pa));
+                KYT_EXPECT_OK(ky_coll_wait(pg));
+            }
+            if (ar != aref || b != bref || gr != gref) {
+                ADD_FAILURE() << "count " << n << " round " << it << ": allreduce " << (ar == aref) << " blocking "
+                              << (b == bref) << " allgather " << (gr == gref);
+                ok = false;
+                break;
+            }
+        }
+        KYT_EXPECT_OK(ky_coll_free(pa));
+        KYT_EXPECT_OK(ky_coll_free(pg));
+    }
+    EXPECT_TRUE(kyt::all(ok));
+}
+
 TEST(Coll, TeamsSplitByParity)
 {
     int me = ky_rank(), p = ky_nranks();
@@ -296,7 +386,7 @@ TEST(Coll, PersistentPlans)
         KYT_EXPECT_OK(ky_allreduce_init(in.data(), out.data(), n, KY_INT64, KY_SUM, KY_TEAM_WORLD, &ar));
         KYT_EXPECT_OK(ky_allgather_init(gin.data(), n, gout.data(), KY_TEAM_WORLD, &ag));
         ky_coll_algo_t got = KY_ALGO_AUTO;
-        if (ar && a != KY_ALGO_AUTO) {
+        if (ar && a != KY_ALGO_AUTO && a != KY_ALGO_SHM) { /* shm: where the team can (one node) */
             KYT_EXPECT_OK(ky_coll_plan_algo(ar, &got));
             ky_coll_algo_t want = (a == KY_ALGO_NEIGHBOR && p % 2) ? KY_ALGO_RING : a;
             ok = ok && (p == 1 || got == want);

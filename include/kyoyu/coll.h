@@ -65,14 +65,16 @@ typedef enum {
     KY_ALGO_REDUCE_BCAST = 5,  /* allreduce only: binomial reduce to team rank 0, binomial broadcast */
     KY_ALGO_ONESHOT = 6,       /* GPU buffers, one node, NVLink: every GPU reads all peers' inputs (one kernel) */
     KY_ALGO_TWOSHOT = 7,       /* allreduce only, GPU, NVLink: reduce-scatter + allgather through peer memory */
-    KY_ALGO_COUNT = 8
+    KY_ALGO_SHM = 8,           /* host buffers, every member on one node: through a shared-memory segment */
+    KY_ALGO_COUNT = 9
 } ky_coll_algo_t;
 typedef enum { KY_COLL_ALLREDUCE = 0, KY_COLL_ALLGATHER = 1 } ky_coll_kind_t;
 
 /* Force an algorithm for later allreduces or allgathers of this process (over KY_*_ALGO); KY_ALGO_AUTO goes
  * back to the setting. Every member of a team must have the same choice (KY_CHECK=1 verifies). */
 KY_API int ky_coll_set_algo(ky_coll_kind_t kind, ky_coll_algo_t algo);
-/* "auto", "ring", "neighbor", "rd", "bruck", "reduce_bcast", "oneshot", "twoshot"; "?" for anything else. */
+/* "auto", "ring", "neighbor", "rd", "bruck", "reduce_bcast", "oneshot", "twoshot", "shm"; "?" for anything
+ * else. */
 KY_API const char *ky_coll_algo_name(ky_coll_algo_t algo);
 
 /* ---- persistent plans ---------------------------------------------------------------------------------- */

@@ -22,6 +22,8 @@ struct kyi_team {
     atomic_uint seq;    /* collectives started on this team: the tag of the next one */
     int tag_ub;
     struct kyi_gteam *gpu; /* GPU context (gpu/gcoll.h), made at the first GPU collective */
+    struct kyi_shm *shm;   /* shared-memory segment (shm.h), made at the first host collective */
+    int shm_state;         /* 0: not decided yet, 1: shm, -1: MPI schedules only */
 };
 
 /* The team behind a handle (KY_TEAM_WORLD set up at first use), or NULL after recording an error. */
@@ -100,6 +102,15 @@ struct kyi_coll_plan {
     ky_op_t op;
     int algo;
     struct kyi_gplan *gpu;   /* GPU buffers: what gpu/gcoll.c runs instead of the schedule */
+    /* shared-memory path (shm.c): shm_kind != 0 (KYI_SHM_*) replaces the schedule. s: input (NULL: in
+     * place), r: output (NULL: none), n: elements (allreduce, reduce) or bytes (allgather: per member) */
+    int shm_kind, shm_root;
+    const void *shm_s;
+    void *shm_r;
+    size_t shm_n;
+    struct kyi_coll_plan *shm_next; /* started plans of the team waiting to run, in start order */
+    struct kyi_coll_plan *flight_next; /* MPI schedules in flight (exec.c): a wait progresses them all */
+    atomic_int busy;         /* a thread is advancing this plan */
     /* in flight */
     int active, cur, posted, tag, status;
     MPI_Request req[2];

@@ -5,6 +5,7 @@
 
 #include "coll/coll.h"
 #include "coll/gpu/gcoll.h"
+#include "coll/shm.h"
 #include "comm/comm.h"
 
 enum { K_ALLREDUCE = 1, K_ALLGATHER, K_BCAST, K_REDUCE, K_BARRIER, K_ALLREDUCE_PLAN, K_ALLGATHER_PLAN };
@@ -41,6 +42,28 @@ static int agree(const char *call, struct kyi_team *t, int bad, int64_t kind, in
     int64_t sig[KYI_CK_N] = {kind, count, dtype, op, root, algo, bad ? 1 : 0};
     int st = kyi_check_agree(call, t, sig);
     return bad ? bad : st;
+}
+
+/* Whether a host collective of `kind` (-1: bcast, reduce, barrier: no forced algorithm) takes the team's
+ * shared-memory segment: when the team can (shm.c: one node, KY_COLL_SHM) and no MPI algorithm is forced. */
+static int use_shm(const char *call, struct kyi_team *t, int kind, int *yes)
+{
+    *yes = 0;
+    if (kind >= 0) {
+        int a = kyi_coll_forced((ky_coll_kind_t)kind);
+        if (a != KY_ALGO_AUTO && a != KY_ALGO_SHM && a != KY_ALGO_ONESHOT && a != KY_ALGO_TWOSHOT) return KY_OK;
+    }
+    return kyi_shm_usable(call, t, yes);
+}
+
+static void shm_op(struct kyi_coll_plan *pl, int kind, const void *s, void *r, size_t n, int root)
+{
+    pl->shm_kind = kind;
+    pl->shm_s = s;
+    pl->shm_r = r;
+    pl->shm_n = n;
+    pl->shm_root = root;
+    pl->algo = KY_ALGO_SHM;
 }
 
 /* Run a plan built on the stack, then release it. GPU: on the team's blocking stream, returning when done. */
@@ -102,6 +125,12 @@ static int allreduce_setup(const char *call, int kind, const void *s, void *r, s
         pl->algo = kyi_coll_algo_gpu(KY_COLL_ALLREDUCE, tm->size, n * es, path == KYI_GPATH_NVL);
         return gpu_built(pl, kyi_gcoll_allreduce(pl, s, r, n, in_place, -1, kind == K_ALLREDUCE_PLAN));
     }
+    int shm;
+    KYI_CHECK(use_shm(call, tm, KY_COLL_ALLREDUCE, &shm));
+    if (shm) {
+        shm_op(pl, KYI_SHM_ALLREDUCE, in_place ? NULL : s, r, n, -1);
+        return KY_OK;
+    }
     int algo = kyi_coll_algo(KY_COLL_ALLREDUCE, tm->size, n * es);
     pl->buf[KYI_B_S] = in_place ? NULL : (void *)s;
     pl->buf[KYI_B_R] = r;
@@ -142,6 +171,12 @@ static int allgather_setup(const char *call, int kind, const void *s, size_t b, 
         pl->algo = kyi_coll_algo_gpu(KY_COLL_ALLGATHER, tm->size, b, path == KYI_GPATH_NVL);
         return gpu_built(pl, kyi_gcoll_allgather(pl, s, b, r, in_place, kind == K_ALLGATHER_PLAN));
     }
+    int shm;
+    KYI_CHECK(use_shm(call, tm, KY_COLL_ALLGATHER, &shm));
+    if (shm) {
+        shm_op(pl, KYI_SHM_ALLGATHER, in_place ? NULL : s, r, b, -1);
+        return KY_OK;
+    }
     int algo = kyi_coll_algo(KY_COLL_ALLGATHER, tm->size, b);
     pl->buf[KYI_B_S] = in_place ? NULL : (void *)s;
     pl->buf[KYI_B_R] = r;
@@ -180,6 +215,12 @@ int ky_bcast(void *buf, size_t bytes, int root, ky_team_t team)
         KYI_CHECK(gpu_built(&pl, kyi_gcoll_bcast(&pl, buf, bytes, root)));
         return run_now(&pl);
     }
+    int shm;
+    KYI_CHECK(use_shm(call, tm, -1, &shm));
+    if (shm) {
+        shm_op(&pl, KYI_SHM_BCAST, NULL, buf, bytes, root);
+        return run_now(&pl);
+    }
     pl.buf[KYI_B_R] = buf;
     kyi_sched_bcast(&pl.sched, tm->size, tm->rank, root, KYI_B_R, bytes);
     return run_now(&pl);
@@ -212,6 +253,12 @@ int ky_reduce(const void *s, void *r, size_t n, ky_dtype_t t, ky_op_t op, int ro
         KYI_CHECK(gpu_built(&pl, kyi_gcoll_allreduce(&pl, s, r, n, in_place, root, 0)));
         return run_now(&pl);
     }
+    int shm;
+    KYI_CHECK(use_shm(call, tm, -1, &shm));
+    if (shm) {
+        shm_op(&pl, KYI_SHM_REDUCE, in_place ? NULL : s, tm->rank == root ? r : NULL, n, root);
+        return run_now(&pl);
+    }
     pl.buf[KYI_B_S] = in_place ? NULL : (void *)s;
     pl.buf[KYI_B_R] = r;
     /* The root accumulates in r; the others in scratch U (r is not theirs to write). */
@@ -232,6 +279,12 @@ int ky_team_barrier(ky_team_t team)
     memset(&pl, 0, sizeof pl);
     pl.team = tm;
     pl.call = call;
+    int shm;
+    KYI_CHECK(use_shm(call, tm, -1, &shm));
+    if (shm) {
+        shm_op(&pl, KYI_SHM_BARRIER, NULL, NULL, 0, -1);
+        return run_now(&pl);
+    }
     kyi_sched_barrier(&pl.sched, tm->size, tm->rank);
     return run_now(&pl);
 }

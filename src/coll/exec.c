@@ -4,11 +4,13 @@
  * runtime's waiters (backoff, KY_TIMEOUT) and serve one-sided requests meanwhile when there is no progress
  * thread, so oversubscribed ranks neither spin nor deadlock against a rank waiting on them. */
 #include <limits.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "coll/coll.h"
+#include "coll/shm.h"
 #include "comm/comm.h"
 #include "runtime/config.h"
 
@@ -99,22 +101,78 @@ static int advance(struct kyi_coll_plan *pl)
     return 1;
 }
 
+/* Plans in flight on the MPI schedules. A wait advances all of them, not only its own: members may wait
+ * for their plans in different orders (as with MPI's nonblocking collectives), and a plan whose next step
+ * needs a peer that is waiting for another plan must still move. */
+static pthread_mutex_t flight_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct kyi_coll_plan *flight;
+
+static void flight_remove(struct kyi_coll_plan *pl)
+{
+    for (struct kyi_coll_plan **pp = &flight; *pp; pp = &(*pp)->flight_next)
+        if (*pp == pl) {
+            *pp = pl->flight_next;
+            pl->flight_next = NULL;
+            return;
+        }
+}
+
+/* Advance pl if no other thread is: 1 done (status set, out of the flight list), 0 not yet. Called with
+ * flight_lock held. */
+static int try_advance(struct kyi_coll_plan *pl)
+{
+    if (pl->active != 1) return 1;
+    int idle = 0;
+    if (!atomic_compare_exchange_strong(&pl->busy, &idle, 1)) return 0;
+    int r = advance(pl);
+    if (r != 0) {
+        if (r < 0) pl->status = r;
+        pl->active = 2; /* finished: its own wait collects the status */
+        flight_remove(pl);
+    }
+    atomic_store(&pl->busy, 0);
+    return r != 0;
+}
+
+/* Advance every plan in flight; 1 when pl is done. */
+static int progress_all(struct kyi_coll_plan *pl)
+{
+    pthread_mutex_lock(&flight_lock);
+    for (struct kyi_coll_plan *q = flight, *next; q; q = next) {
+        next = q->flight_next;
+        if (q != pl) try_advance(q);
+    }
+    int done = try_advance(pl);
+    pthread_mutex_unlock(&flight_lock);
+    return done;
+}
+
 int kyi_plan_start(struct kyi_coll_plan *pl)
 {
+    if (pl->shm_kind) return kyi_shm_start(pl);
     if (pl->active) return kyi_fail(KY_ERR_STATE, pl->call, "the plan is already started and not yet waited for");
     pl->active = 1;
     pl->cur = 0;
     pl->posted = 0;
     pl->status = KY_OK;
     pl->tag = kyi_team_next_tag(pl->team);
+    atomic_store(&pl->busy, 0);
     int r = advance(pl);
     if (r < 0) pl->status = r;
-    if (r != 0) pl->active = 2; /* finished inside the start: the status waits for ky_coll_wait */
-    return r < 0 ? r : KY_OK;
+    if (r != 0) {
+        pl->active = 2; /* finished inside the start: the status waits for ky_coll_wait */
+        return r < 0 ? r : KY_OK;
+    }
+    pthread_mutex_lock(&flight_lock);
+    pl->flight_next = flight;
+    flight = pl;
+    pthread_mutex_unlock(&flight_lock);
+    return KY_OK;
 }
 
 int kyi_plan_wait(struct kyi_coll_plan *pl)
 {
+    if (pl->shm_kind) return kyi_shm_wait(pl);
     if (!pl->active) return KY_OK;
     if (pl->active == 1) {
         /* First poll and yield for KY_COLL_YIELD_US even on an oversubscribed host: a collective's peers
@@ -124,35 +182,29 @@ int kyi_plan_wait(struct kyi_coll_plan *pl)
         static long yield_us = -1;
         if (yield_us < 0) yield_us = kyi_config_long("KY_COLL_YIELD_US");
         uint64_t until = kyi_now_ns() + (uint64_t)(yield_us > 0 ? yield_us : 0) * 1000ull;
-        while (kyi_now_ns() < until) {
-            int r = advance(pl);
-            if (r != 0) {
-                if (r < 0) pl->status = r;
-                pl->active = 0;
-                return pl->status;
-            }
+        int done = 0;
+        while (!done && kyi_now_ns() < until) {
+            done = progress_all(pl);
+            if (done) break;
             if (!kyi_comm.progress_thread) kyi_progress_poll();
             if (kyi_rt.oversubscribed) sched_yield(); /* else the core is ours: a syscall only adds latency */
         }
-        kyi_waiter_t w;
-        kyi_waiter_init(&w, pl->call, "the other members of the collective", -1);
-        for (;;) {
-            int before = pl->cur;
-            int r = advance(pl);
-            if (r < 0) {
-                pl->status = r;
-                break;
+        if (!done) {
+            kyi_waiter_t w;
+            kyi_waiter_init(&w, pl->call, "the other members of the collective", -1);
+            for (;;) {
+                int before = pl->cur;
+                if (progress_all(pl)) break;
+                if (pl->cur != before && pl->cur < pl->sched.n) {
+                    kyi_waiter_progress(&w);
+                    const kyi_step_t *st = &pl->sched.v[pl->cur];
+                    int peer = st->from >= 0 ? st->from : st->to;
+                    w.peer = peer >= 0 ? pl->team->world[peer] : -1;
+                    w.what = "its part of the collective";
+                }
+                if (!kyi_comm.progress_thread && kyi_progress_poll() > 0) continue;
+                kyi_waiter_pause(&w);
             }
-            if (r > 0) break;
-            if (pl->cur != before) {
-                kyi_waiter_progress(&w);
-                const kyi_step_t *st = &pl->sched.v[pl->cur];
-                int peer = st->from >= 0 ? st->from : st->to;
-                w.peer = peer >= 0 ? pl->team->world[peer] : -1;
-                w.what = "its part of the collective";
-            }
-            if (!kyi_comm.progress_thread && kyi_progress_poll() > 0) continue;
-            kyi_waiter_pause(&w);
         }
     }
     pl->active = 0;

@@ -14,7 +14,7 @@ static atomic_int override_algo[2];   /* KY_ALGO_AUTO: none */
 static int setting_algo[2] = {-1, -1};
 
 static const char *names[KY_ALGO_COUNT] = {"auto", "ring", "neighbor", "rd", "bruck", "reduce_bcast", "oneshot",
-                                           "twoshot"};
+                                           "twoshot", "shm"};
 
 /* Algorithms an allgather cannot run. */
 static int not_for_allgather(int a) { return a == KY_ALGO_REDUCE_BCAST || a == KY_ALGO_TWOSHOT; }
@@ -39,7 +39,7 @@ static int parse(ky_coll_kind_t kind)
     const char *v = kyi_config_str(name);
     for (int a = 0; a < KY_ALGO_COUNT; a++)
         if (!strcmp(v, names[a]) && !(kind == KY_COLL_ALLGATHER && not_for_allgather(a))) return a;
-    KYI_WARN(KYI_SUB_COLL, "%s=%s is not auto, ring, neighbor, rd, bruck, oneshot%s; using auto", name, v,
+    KYI_WARN(KYI_SUB_COLL, "%s=%s is not auto, shm, ring, neighbor, rd, bruck, oneshot%s; using auto", name, v,
              kind == KY_COLL_ALLREDUCE ? ", twoshot or reduce_bcast" : "");
     return KY_ALGO_AUTO;
 }
@@ -57,7 +57,8 @@ static int pow2(int p) { return (p & (p - 1)) == 0; }
 int kyi_coll_algo(ky_coll_kind_t kind, int p, size_t bytes)
 {
     int a = kyi_coll_forced(kind);
-    if (a != KY_ALGO_AUTO && a != KY_ALGO_ONESHOT && a != KY_ALGO_TWOSHOT) return a; /* GPU-only: auto here */
+    /* GPU-only names and shm (taken before this table when the team can) mean auto here */
+    if (a != KY_ALGO_AUTO && a != KY_ALGO_ONESHOT && a != KY_ALGO_TWOSHOT && a != KY_ALGO_SHM) return a;
     if (kind == KY_COLL_ALLREDUCE) {
         /* bytes: the vector. Small: fewest steps; large: ring moves 2(p-1)/p of it instead of log2(p) x. */
         if (bytes <= 2048) return pow2(p) ? KY_ALGO_RD : KY_ALGO_BRUCK;
@@ -80,6 +81,7 @@ int kyi_coll_algo(ky_coll_kind_t kind, int p, size_t bytes)
 int kyi_coll_algo_gpu(ky_coll_kind_t kind, int p, size_t bytes, int nvl)
 {
     int a = kyi_coll_forced(kind);
+    if (a == KY_ALGO_SHM) a = KY_ALGO_AUTO; /* host memory only */
     if (!nvl || (a != KY_ALGO_AUTO && a != KY_ALGO_ONESHOT && a != KY_ALGO_TWOSHOT)) return kyi_coll_algo(kind, p, bytes);
     if (a != KY_ALGO_AUTO) return a;
     if (kind == KY_COLL_ALLGATHER) return KY_ALGO_ONESHOT;

@@ -8,6 +8,7 @@
 
 #include "coll/coll.h"
 #include "coll/gpu/gcoll.h"
+#include "coll/shm.h"
 #include "comm/comm.h"
 
 static struct kyi_team world_team;
@@ -153,6 +154,7 @@ int ky_team_free(ky_team_t team)
     if (team == KY_TEAM_NULL || team == KY_TEAM_WORLD) return KY_OK;
     KYI_CHECK(kyi_require_init("ky_team_free"));
     kyi_gcoll_team_free(team);
+    kyi_shm_team_free(team);
     MPI_Comm_free(&team->comm);
     free(team->world);
     free(team);

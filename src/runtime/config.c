@@ -47,8 +47,11 @@ static kyi_cfg_t kyi_cfg[] = {
     {"KY_STAGE_DEPTH", KYI_CFG_LONG, "4", "chunks of the pinned-host pipeline in flight", 0},
     {"KY_PLAN_CACHE", KYI_CFG_LONG, "4096", "repeated strided/vector transfers kept as plans (0: off)", 0},
     /* coll */
-    {"KY_ALLREDUCE_ALGO", KYI_CFG_STR, "auto", "allreduce algorithm: auto, ring, neighbor, rd, bruck, reduce_bcast, oneshot or twoshot", 0},
-    {"KY_ALLGATHER_ALGO", KYI_CFG_STR, "auto", "allgather algorithm: auto, ring, neighbor, rd, bruck or oneshot", 0},
+    {"KY_ALLREDUCE_ALGO", KYI_CFG_STR, "auto", "allreduce algorithm: auto, shm, ring, neighbor, rd, bruck, reduce_bcast, oneshot or twoshot", 0},
+    {"KY_ALLGATHER_ALGO", KYI_CFG_STR, "auto", "allgather algorithm: auto, shm, ring, neighbor, rd, bruck or oneshot", 0},
+    {"KY_COLL_SHM", KYI_CFG_LONG, "1", "host collectives of teams on one node go through a shared-memory segment (0: MPI schedules)", 0},
+    {"KY_COLL_SHM_SLOT", KYI_CFG_SIZE, "256K", "bytes per member and round of the shared-memory collectives (larger messages run in rounds)", 0},
+    {"KY_COLL_SHM_ONESHOT_MAX", KYI_CFG_SIZE, "16K", "largest round a shared-memory allreduce runs one-shot (every member reduces everything); larger rounds reduce-scatter first (two members: always one-shot)", 0},
     {"KY_COLL_YIELD_US", KYI_CFG_LONG, "200", "microseconds a collective polls (yielding the core) before backing off to sleeps", 0},
     {"KY_COLL_GPU_PATH", KYI_CFG_STR, "auto", "GPU collectives: auto (NVLink kernels inside one node when GPUs reach each other), staged (always through pinned host memory)", 0},
     {"KY_NVL_ONESHOT_MAX", KYI_CFG_SIZE, "2M", "largest GPU allreduce vector auto runs one-shot over NVLink; larger run two-shot (two members: at least 16M)", 0},

@@ -1,0 +1,325 @@
+/* Host collectives through shared memory, for teams whose members all run on one node (issue 4: MPI's
+ * own collective beat the message schedules on one node, whose every step pays MPI's matching and locks).
+ *
+ * Segment (POSIX shm, made by team rank 0 at the team's first host collective, opened by the others,
+ * unlinked once all have it): one cache line per member holding its arrival counter, then two areas by
+ * parity, each a slot of KY_COLL_SHM_SLOT bytes per member.
+ *
+ * Protocol. A collective is a series of rounds; in a round every member copies its part into its slot of
+ * the round's area, publishes by storing the next value of its counter (release), waits until every
+ * member's counter reached that value (acquire), then reads the slots it needs. Counters only grow, and
+ * every member runs the same rounds in the same order (collectives of a team are called in one order), so
+ * a value names one round everywhere. Areas alternate by round: a member rewrites the area of round k at
+ * round k+2, after it saw every member arrive in round k+1, so every member had finished reading round k.
+ * Two-shot rounds publish twice (inputs, then each member's reduced share, written into its own slot:
+ * nobody else reads that part of it) and read the shares after the second arrival.
+ *
+ * Results are bitwise the same on every member: reductions run in member order 0..p-1. Waits spin with
+ * polls (yielding when ranks outnumber cores), then back off through the runtime's waiters, bounded by
+ * KY_TIMEOUT with the member waited for in the message; without a progress thread they keep serving
+ * one-sided requests. Plans queue at start and run, in start order, when one of them is waited for or a
+ * blocking collective of the team comes: starts never wait, and members that wait in another order still
+ * run the same rounds in the same order. */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "coll/shm.h"
+#include "comm/comm.h"
+#include "runtime/config.h"
+#include "runtime/log.h"
+
+enum { LINE = 64 };
+
+struct kyi_shm {
+    char *base;
+    size_t bytes, slot, hdr;
+    int p, me;
+    uint64_t arrivals;                 /* this member's counter (the value last published) */
+    uint64_t rounds;                   /* rounds run: the parity of the next one */
+    char *tmp;                         /* a two-shot member's reduced share, before it goes into its slot */
+    struct kyi_coll_plan *head, *tail; /* started plans not yet run */
+};
+
+static _Atomic uint64_t *counter(struct kyi_shm *s, int j) { return (_Atomic uint64_t *)(s->base + (size_t)j * LINE); }
+static char *slot(struct kyi_shm *s, uint64_t round, int j)
+{
+    return s->base + s->hdr + ((size_t)(round & 1) * (size_t)s->p + (size_t)j) * s->slot;
+}
+
+/* ---- set-up ------------------------------------------------------------------------------------------- */
+
+/* Every member on this rank's logical node and physical host (KY_NODE_SPLIT=rank makes each rank a node). */
+static int one_node(struct kyi_team *t)
+{
+    int me = kyi_rt.rank;
+    for (int j = 0; j < t->size; j++) {
+        int w = t->world[j];
+        if (kyi_rt.node_of[w] != kyi_rt.node_of[me] || kyi_rt.hw_node_of[w] != kyi_rt.hw_node_of[me]) return 0;
+    }
+    return 1;
+}
+
+static size_t slot_bytes(void)
+{
+    size_t v = kyi_config_size("KY_COLL_SHM_SLOT");
+    if (v < 4096) v = 4096;
+    return (v + LINE - 1) / LINE * LINE;
+}
+
+static void unmap(struct kyi_shm *s)
+{
+    if (!s) return;
+    if (s->base) munmap(s->base, s->bytes);
+    free(s->tmp);
+    free(s);
+}
+
+/* Collective over t: *out is the mapped segment, or NULL when some member could not take part. */
+static int create(const char *call, struct kyi_team *t, struct kyi_shm **out)
+{
+    static atomic_int made;
+    *out = NULL;
+    struct kyi_shm *s = calloc(1, sizeof *s);
+    int64_t v[3] = {s != NULL, t->rank == 0 ? (int64_t)getpid() : INT64_MAX,
+                    t->rank == 0 ? (int64_t)atomic_fetch_add(&made, 1) : INT64_MAX};
+    size_t sl = slot_bytes();
+    char name[64];
+    int fd = -1;
+    if (s) {
+        s->p = t->size;
+        s->me = t->rank;
+        s->slot = sl;
+        s->hdr = ((size_t)t->size * LINE + 4095) / 4096 * 4096;
+        s->bytes = s->hdr + 2 * (size_t)t->size * sl;
+        s->tmp = malloc(sl);
+        if (!s->tmp) v[0] = 0;
+    }
+    if (t->rank == 0 && v[0]) {
+        snprintf(name, sizeof name, "/kyoyu-coll-%lld-%lld", (long long)v[1], (long long)v[2]);
+        fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+        if (fd < 0 || ftruncate(fd, (off_t)s->bytes) != 0) v[0] = 0;
+    }
+    KYI_CHECK(kyi_allreduce_min_i64(t, v, 3, call)); /* everybody learns rank 0's name and success */
+    snprintf(name, sizeof name, "/kyoyu-coll-%lld-%lld", (long long)v[1], (long long)v[2]);
+    int64_t ok = v[0];
+    if (ok && t->rank != 0) {
+        fd = shm_open(name, O_RDWR, 0600);
+        if (fd < 0) ok = 0;
+    }
+    if (ok) {
+        void *m = mmap(NULL, s->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (m == MAP_FAILED) ok = 0;
+        else s->base = m;
+    }
+    if (fd >= 0) close(fd);
+    int st = kyi_allreduce_min_i64(t, &ok, 1, call); /* everybody mapped it (or not) */
+    if (t->rank == 0 && v[0]) shm_unlink(name);
+    if (st || !ok) {
+        unmap(s);
+        if (!st) KYI_INFO(KYI_SUB_COLL, "%s: no shared-memory segment for a team of %d; MPI schedules", call, t->size);
+        return st;
+    }
+    KYI_INFO(KYI_SUB_COLL, "%s: shared-memory collectives for a team of %d (%zu bytes)", call, t->size, s->bytes);
+    *out = s;
+    return KY_OK;
+}
+
+int kyi_shm_usable(const char *call, struct kyi_team *t, int *yes)
+{
+    *yes = 0;
+    if (t->size < 2) return KY_OK;
+    if (t->shm_state == 0) {
+        int64_t v = kyi_config_long("KY_COLL_SHM") != 0 && one_node(t);
+        KYI_CHECK(kyi_allreduce_min_i64(t, &v, 1, call));
+        struct kyi_shm *s = NULL;
+        if (v) KYI_CHECK(create(call, t, &s));
+        t->shm = s;
+        t->shm_state = s ? 1 : -1;
+    }
+    *yes = t->shm_state == 1;
+    return KY_OK;
+}
+
+void kyi_shm_team_free(struct kyi_team *t)
+{
+    unmap(t->shm); /* the others keep their own mappings; the memory goes with the last one */
+    t->shm = NULL;
+    t->shm_state = 0;
+}
+
+/* ---- rounds ------------------------------------------------------------------------------------------- */
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+/* Publish this member's arrival and wait for everybody's. */
+static void arrive(struct kyi_shm *s, struct kyi_team *t, const char *call)
+{
+    uint64_t v = ++s->arrivals;
+    atomic_store_explicit(counter(s, s->me), v, memory_order_release);
+    int j = 0;
+    static long yield_us = -1;
+    if (yield_us < 0) yield_us = kyi_config_long("KY_COLL_YIELD_US");
+    uint64_t until = 0;
+    kyi_waiter_t w;
+    int waiting = 0;
+    for (; j < s->p; j++) {
+        unsigned spins = 0;
+        while (atomic_load_explicit(counter(s, j), memory_order_acquire) < v) {
+            if (!kyi_comm.progress_thread && (++spins & 63u) == 0) kyi_progress_poll();
+            if (!until) until = kyi_now_ns() + (uint64_t)(yield_us > 0 ? yield_us : 0) * 1000ull;
+            if (kyi_now_ns() < until) {
+                if (kyi_rt.oversubscribed) sched_yield();
+                else cpu_relax();
+                continue;
+            }
+            if (!waiting) {
+                kyi_waiter_init(&w, call, "the arrival in a shared-memory collective", t->world[j]);
+                waiting = 1;
+            }
+            w.peer = t->world[j];
+            kyi_waiter_pause(&w);
+        }
+    }
+}
+
+/* Elements of `es` bytes: the part [lo, hi) of member i when n elements are cut into p parts. */
+static void part(size_t n, int p, int i, size_t *lo, size_t *hi)
+{
+    *lo = n * (size_t)i / (size_t)p;
+    *hi = n * (size_t)(i + 1) / (size_t)p;
+}
+
+/* Allreduce (root < 0) or reduce to root of n elements, in rounds of at most one slot. */
+static void reduce_rounds(struct kyi_shm *s, struct kyi_team *t, struct kyi_coll_plan *pl, int root)
+{
+    size_t es = kyi_dtype_size(pl->dtype), per = s->slot / es, n = pl->shm_n;
+    const char *in = pl->shm_s ? pl->shm_s : pl->shm_r;
+    char *out = (root < 0 || s->me == root) ? pl->shm_r : NULL;
+    static size_t oneshot_max = (size_t)-1;
+    if (oneshot_max == (size_t)-1) oneshot_max = kyi_config_size("KY_COLL_SHM_ONESHOT_MAX");
+    for (size_t off = 0; off < n; off += per) {
+        size_t m = n - off < per ? n - off : per, b = m * es;
+        uint64_t rd = s->rounds++;
+        memcpy(slot(s, rd, s->me), in + off * es, b);
+        arrive(s, t, pl->call);
+        if (s->p == 2 || b <= oneshot_max) {
+            /* one-shot: everybody reduces everything, in member order */
+            if (out) {
+                char *o = out + off * es;
+                memcpy(o, slot(s, rd, 0), b);
+                for (int j = 1; j < s->p; j++) kyi_reduce_local(o, slot(s, rd, j), m, pl->dtype, pl->op);
+            }
+            continue;
+        }
+        /* two-shot: my share [lo, hi) reduced over every slot, put back into my slot, then everybody's */
+        size_t lo, hi;
+        part(m, s->p, s->me, &lo, &hi);
+        if (hi > lo) {
+            memcpy(s->tmp, slot(s, rd, 0) + lo * es, (hi - lo) * es);
+            for (int j = 1; j < s->p; j++) kyi_reduce_local(s->tmp, slot(s, rd, j) + lo * es, hi - lo, pl->dtype, pl->op);
+            memcpy(slot(s, rd, s->me) + lo * es, s->tmp, (hi - lo) * es);
+        }
+        arrive(s, t, pl->call);
+        if (out)
+            for (int j = 0; j < s->p; j++) {
+                part(m, s->p, j, &lo, &hi);
+                if (hi > lo) memcpy(out + (off + lo) * es, slot(s, rd, j) + lo * es, (hi - lo) * es);
+            }
+    }
+}
+
+static void allgather_rounds(struct kyi_shm *s, struct kyi_team *t, struct kyi_coll_plan *pl)
+{
+    size_t b = pl->shm_n;
+    char *r = pl->shm_r;
+    const char *mine = pl->shm_s ? pl->shm_s : r + (size_t)s->me * b;
+    for (size_t off = 0; off < b; off += s->slot) {
+        size_t m = b - off < s->slot ? b - off : s->slot;
+        uint64_t rd = s->rounds++;
+        memcpy(slot(s, rd, s->me), mine + off, m);
+        arrive(s, t, pl->call);
+        for (int j = 0; j < s->p; j++) {
+            char *d = r + (size_t)j * b + off;
+            if (j != s->me) memcpy(d, slot(s, rd, j), m);
+            else if (d != mine + off) memcpy(d, mine + off, m);
+        }
+    }
+}
+
+static void bcast_rounds(struct kyi_shm *s, struct kyi_team *t, struct kyi_coll_plan *pl)
+{
+    size_t b = pl->shm_n;
+    char *buf = pl->shm_r;
+    int root = pl->shm_root;
+    for (size_t off = 0; off < b; off += s->slot) {
+        size_t m = b - off < s->slot ? b - off : s->slot;
+        uint64_t rd = s->rounds++;
+        if (s->me == root) memcpy(slot(s, rd, root), buf + off, m);
+        arrive(s, t, pl->call); /* everybody arrives: the root may reuse the area two rounds on */
+        if (s->me != root) memcpy(buf + off, slot(s, rd, root), m);
+    }
+}
+
+static int run_one(struct kyi_coll_plan *pl)
+{
+    struct kyi_team *t = pl->team;
+    struct kyi_shm *s = t->shm;
+    switch (pl->shm_kind) {
+    case KYI_SHM_ALLREDUCE: reduce_rounds(s, t, pl, -1); break;
+    case KYI_SHM_REDUCE: reduce_rounds(s, t, pl, pl->shm_root); break;
+    case KYI_SHM_ALLGATHER: allgather_rounds(s, t, pl); break;
+    case KYI_SHM_BCAST: bcast_rounds(s, t, pl); break;
+    default: arrive(s, t, pl->call); break; /* barrier */
+    }
+    return KY_OK;
+}
+
+/* Run the started plans queued before (and including) `upto`. */
+static void drain(struct kyi_shm *s, struct kyi_coll_plan *upto)
+{
+    while (s->head) {
+        struct kyi_coll_plan *q = s->head;
+        s->head = q->shm_next;
+        if (!s->head) s->tail = NULL;
+        q->shm_next = NULL;
+        q->status = run_one(q);
+        q->active = 2; /* done; ky_coll_wait collects the status */
+        if (q == upto) return;
+    }
+}
+
+int kyi_shm_start(struct kyi_coll_plan *pl)
+{
+    if (pl->active) return kyi_fail(KY_ERR_STATE, pl->call, "the plan is already started and not yet waited for");
+    struct kyi_shm *s = pl->team->shm;
+    pl->active = 1;
+    pl->status = KY_OK;
+    pl->shm_next = NULL;
+    if (s->tail) s->tail->shm_next = pl;
+    else s->head = pl;
+    s->tail = pl;
+    return KY_OK;
+}
+
+int kyi_shm_wait(struct kyi_coll_plan *pl)
+{
+    if (!pl->active) return KY_OK;
+    if (pl->active == 1) drain(pl->team->shm, pl);
+    pl->active = 0;
+    return pl->status;
+}
