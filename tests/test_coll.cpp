@@ -14,6 +14,8 @@ const ky_coll_algo_t kAllreduceAlgos[] = {KY_ALGO_RING, KY_ALGO_NEIGHBOR, KY_ALG
                                           KY_ALGO_REDUCE_BCAST, KY_ALGO_SHM, KY_ALGO_AUTO};
 const ky_coll_algo_t kAllgatherAlgos[] = {KY_ALGO_RING, KY_ALGO_NEIGHBOR, KY_ALGO_RD, KY_ALGO_BRUCK, KY_ALGO_SHM,
                                           KY_ALGO_AUTO};
+/* Whether this run's world team has the shared-memory path (every rank on this host in CI). */
+bool shm_expected() { return kyt::config("KY_COLL_SHM") != "0" && !kyt::node_split_rank() && ky_nranks() > 1; }
 const ky_dtype_t kTypes[] = {KY_INT32, KY_INT64, KY_FLOAT, KY_DOUBLE};
 const ky_op_t kOps[] = {KY_SUM, KY_PROD, KY_MIN, KY_MAX};
 
@@ -386,10 +388,11 @@ TEST(Coll, PersistentPlans)
         KYT_EXPECT_OK(ky_allreduce_init(in.data(), out.data(), n, KY_INT64, KY_SUM, KY_TEAM_WORLD, &ar));
         KYT_EXPECT_OK(ky_allgather_init(gin.data(), n, gout.data(), KY_TEAM_WORLD, &ag));
         ky_coll_algo_t got = KY_ALGO_AUTO;
-        if (ar && a != KY_ALGO_AUTO && a != KY_ALGO_SHM) { /* shm: where the team can (one node) */
+        if (ar && a != KY_ALGO_AUTO) {
             KYT_EXPECT_OK(ky_coll_plan_algo(ar, &got));
             ky_coll_algo_t want = (a == KY_ALGO_NEIGHBOR && p % 2) ? KY_ALGO_RING : a;
-            ok = ok && (p == 1 || got == want);
+            if (a == KY_ALGO_SHM) ok = ok && (got == KY_ALGO_SHM) == shm_expected(); /* shm: where the team can */
+            else ok = ok && (p == 1 || got == want);
         }
         for (int it = 0; it < 20 && ar && ag; it++) {
             for (size_t i = 0; i < n; i++) in[i] = (int64_t)kyt::mix(me, i, it) % 100000;
@@ -504,6 +507,102 @@ TEST(Coll, GpuAlgorithmsOnHostBuffers)
     EXPECT_TRUE(kyt::all(fail.empty())) << fail;
 }
 
+/* ---- the shared-memory path ---------------------------------------------------------------------------- */
+
+TEST(CollShm, ChosenWhereItCanBe)
+{
+    /* auto picks shm on one host (unless KY_COLL_SHM=0 or KY_NODE_SPLIT=rank); a forced MPI algorithm runs MPI */
+    double x = 1, y = 0, z = 0;
+    ky_coll_plan_t pl = nullptr, pr = nullptr;
+    KYT_EXPECT_OK(ky_allreduce_init(&x, &y, 1, KY_DOUBLE, KY_SUM, KY_TEAM_WORLD, &pl));
+    ky_coll_algo_t a = KY_ALGO_AUTO, b = KY_ALGO_AUTO;
+    KYT_EXPECT_OK(ky_coll_plan_algo(pl, &a));
+    {
+        Force f(KY_COLL_ALLREDUCE, KY_ALGO_RING);
+        KYT_EXPECT_OK(ky_allreduce_init(&x, &z, 1, KY_DOUBLE, KY_SUM, KY_TEAM_WORLD, &pr));
+        KYT_EXPECT_OK(ky_coll_plan_algo(pr, &b));
+    }
+    bool ok = (a == KY_ALGO_SHM) == shm_expected() && b == KY_ALGO_RING;
+    KYT_EXPECT_OK(ky_coll_start(pl, nullptr));
+    KYT_EXPECT_OK(ky_coll_start(pr, nullptr));
+    KYT_EXPECT_OK(ky_coll_wait(pr));
+    KYT_EXPECT_OK(ky_coll_wait(pl));
+    ok = ok && y == ky_nranks() && z == ky_nranks();
+    ky_coll_free(pl);
+    ky_coll_free(pr);
+    EXPECT_STREQ("shm", ky_coll_algo_name(KY_ALGO_SHM));
+    EXPECT_TRUE(kyt::all(ok)) << "auto ran " << ky_coll_algo_name(a) << ", forced ring ran " << ky_coll_algo_name(b);
+}
+
+TEST(CollShm, LargerThanTheSegment)
+{
+    /* 3 MiB and odd sizes: more than one 1 MiB slot, so the rounds pipeline (every collective kind) */
+    int p = ky_nranks(), me = ky_rank();
+    std::string fail;
+    for (size_t n : {(size_t)(3 << 17) + 5, (size_t)(1 << 17) + 1}) { /* doubles: 3 MiB + 40 B, 1 MiB + 8 B */
+        for (ky_dtype_t t : {KY_DOUBLE, KY_INT32}) {
+            std::string e = allreduce_case(KY_ALGO_AUTO, t, KY_SUM, n, t == KY_INT32, 900 + n);
+            if (fail.empty()) fail = e;
+        }
+        size_t b = n * 8 / (size_t)p + 3;
+        std::vector<uint8_t> in(b), out(b * p), ref(b * p);
+        kyt::fill_pattern(in.data(), b, kyt::mix(me, b));
+        MPI_Allgather(in.data(), (int)b, MPI_BYTE, ref.data(), (int)b, MPI_BYTE, MPI_COMM_WORLD);
+        if ((ky_allgather(in.data(), b, out.data(), KY_TEAM_WORLD) || out != ref) && fail.empty())
+            fail = "large allgather " + std::to_string(b) + ": " + ky_last_error();
+        std::vector<uint8_t> bc(n * 8), bref(n * 8);
+        kyt::fill_pattern(bref.data(), n * 8, n);
+        if (me == p - 1) bc = bref;
+        if ((ky_bcast(bc.data(), n * 8, p - 1, KY_TEAM_WORLD) || bc != bref) && fail.empty())
+            fail = "large bcast: " + std::string(ky_last_error());
+        std::vector<uint8_t> rin = make(KY_MAX, KY_INT64, me, n, n), rout(n * 8), rref(n * 8);
+        MPI_Reduce(rin.data(), rref.data(), (int)n, MPI_INT64_T, MPI_MAX, 1 % p, MPI_COMM_WORLD);
+        int st = ky_reduce(rin.data(), rout.data(), n, KY_INT64, KY_MAX, 1 % p, KY_TEAM_WORLD);
+        if ((st || (me == 1 % p && memcmp(rout.data(), rref.data(), n * 8))) && fail.empty())
+            fail = "large reduce: " + std::string(st ? ky_last_error() : "differs from MPI_Reduce");
+    }
+    EXPECT_TRUE(kyt::all(fail.empty())) << fail;
+}
+TEST(CollShm, SplitTeamsEachWithTheirOwn)
+{
+    /* two teams (parity), each its own segment, used in turn with the world's; then freed and split again */
+    int me = ky_rank(), p = ky_nranks();
+    std::string fail;
+    for (int round = 0; round < 2; round++) {
+        ky_team_t team = KY_TEAM_NULL;
+        KYT_EXPECT_OK(ky_team_split(KY_TEAM_WORLD, me % 2, me, &team));
+        MPI_Comm mc;
+        MPI_Comm_split(MPI_COMM_WORLD, me % 2, me, &mc);
+        int ms;
+        MPI_Comm_size(mc, &ms);
+        for (int it = 0; it < 10 && team; it++) {
+            for (size_t n : {(size_t)3, (size_t)70001}) {
+                std::vector<uint8_t> in = make(KY_SUM, KY_DOUBLE, me, n, it + n), out(n * 8), ref(n * 8);
+                MPI_Allreduce(in.data(), ref.data(), (int)n, MPI_DOUBLE, MPI_SUM, mc);
+                if ((ky_allreduce(in.data(), out.data(), n, KY_DOUBLE, KY_SUM, team) || out != ref) && fail.empty())
+                    fail = "team allreduce: " + std::string(ky_last_error());
+            }
+            int x = me + it, w = 0, tm = 0;
+            if ((ky_allreduce(&x, &w, 1, KY_INT32, KY_SUM, KY_TEAM_WORLD) || w != p * (p - 1) / 2 + p * it) &&
+                fail.empty())
+                fail = "world allreduce between team ones";
+            if ((ky_allreduce(&x, &tm, 1, KY_INT32, KY_MAX, team) || tm != it + (ms - 1) * 2 + me % 2) && fail.empty())
+                fail = "team max: " + std::to_string(tm);
+            KYT_EXPECT_OK(ky_team_barrier(team));
+        }
+        double x = 1, y = 0;
+        ky_coll_plan_t pl = nullptr;
+        KYT_EXPECT_OK(ky_allreduce_init(&x, &y, 1, KY_DOUBLE, KY_SUM, team, &pl));
+        ky_coll_algo_t a = KY_ALGO_AUTO;
+        if (pl) ky_coll_plan_algo(pl, &a);
+        if (ms > 1 && (a == KY_ALGO_SHM) != shm_expected() && fail.empty())
+            fail = std::string("team plan runs ") + ky_coll_algo_name(a);
+        ky_coll_free(pl);
+        KYT_EXPECT_OK(ky_team_free(team));
+        MPI_Comm_free(&mc);
+    }
+    EXPECT_TRUE(kyt::all(fail.empty())) << fail;
+}
 /* ---- KY_CHECK=1 variants ------------------------------------------------------------------------------ */
 
 TEST(CollCheck, MismatchesReturnArgEverywhere)
