@@ -14,8 +14,16 @@ const ky_coll_algo_t kAllreduceAlgos[] = {KY_ALGO_RING, KY_ALGO_NEIGHBOR, KY_ALG
                                           KY_ALGO_REDUCE_BCAST, KY_ALGO_SHM, KY_ALGO_AUTO};
 const ky_coll_algo_t kAllgatherAlgos[] = {KY_ALGO_RING, KY_ALGO_NEIGHBOR, KY_ALGO_RD, KY_ALGO_BRUCK, KY_ALGO_SHM,
                                           KY_ALGO_AUTO};
-/* Whether this run's world team has the shared-memory path (every rank on this host in CI). */
-bool shm_expected() { return kyt::config("KY_COLL_SHM") != "0" && !kyt::node_split_rank() && ky_nranks() > 1; }
+/* Whether a team of these world ranks has the shared-memory path: more than one member, all on one
+ * logical node (KY_NODE_SPLIT=rank or =N split the host), and KY_COLL_SHM not 0. Default: the world. */
+bool shm_expected(std::vector<int> members = {})
+{
+    if (members.empty())
+        for (int r = 0; r < ky_nranks(); r++) members.push_back(r);
+    bool one = true;
+    for (int r : members) one = one && ky_node_of(r) == ky_node_of(members[0]);
+    return kyt::config("KY_COLL_SHM") != "0" && members.size() > 1 && one;
+}
 const ky_dtype_t kTypes[] = {KY_INT32, KY_INT64, KY_FLOAT, KY_DOUBLE};
 const ky_op_t kOps[] = {KY_SUM, KY_PROD, KY_MIN, KY_MAX};
 
@@ -373,6 +381,30 @@ TEST(Coll, TeamsSplitByParity)
     EXPECT_TRUE(kyt::all(ok && fail.empty())) << fail;
 }
 
+/* A team's members alone split it (the other ranks are busy elsewhere): a split is collective over the
+ * parent team only. */
+TEST(Coll, SplitBySubTeamMembersOnly)
+{
+    int me = ky_rank(), p = ky_nranks();
+    ky_team_t half = KY_TEAM_NULL, quarter = KY_TEAM_NULL;
+    KYT_EXPECT_OK(ky_team_split(KY_TEAM_WORLD, me % 2, me, &half));
+    bool ok = true;
+    if (me % 2 == 0) {
+        KYT_EXPECT_OK(ky_team_split(half, ky_team_rank(half) % 2, me, &quarter));
+        int one = 1, cnt = 0, want = 0;
+        for (int r = 0; r < p; r += 2) want += (r / 2) % 2 == (me / 2) % 2;
+        KYT_EXPECT_OK(ky_allreduce(&one, &cnt, 1, KY_INT32, KY_SUM, quarter));
+        ok = cnt == want;
+        KYT_EXPECT_OK(ky_team_free(quarter));
+    } else {
+        int x = me, mx = 0;
+        for (int i = 0; i < 20; i++) KYT_EXPECT_OK(ky_allreduce(&x, &mx, 1, KY_INT32, KY_MAX, half));
+        ok = mx == (p % 2 == 0 ? p - 1 : p - 2);
+    }
+    KYT_EXPECT_OK(ky_team_free(half));
+    EXPECT_TRUE(kyt::all(ok));
+}
+
 TEST(Coll, PersistentPlans)
 {
     int p = ky_nranks(), me = ky_rank();
@@ -595,7 +627,9 @@ TEST(CollShm, SplitTeamsEachWithTheirOwn)
         KYT_EXPECT_OK(ky_allreduce_init(&x, &y, 1, KY_DOUBLE, KY_SUM, team, &pl));
         ky_coll_algo_t a = KY_ALGO_AUTO;
         if (pl) ky_coll_plan_algo(pl, &a);
-        if (ms > 1 && (a == KY_ALGO_SHM) != shm_expected() && fail.empty())
+        std::vector<int> mates;
+        for (int r = me % 2; r < p; r += 2) mates.push_back(r);
+        if (ms > 1 && (a == KY_ALGO_SHM) != shm_expected(mates) && fail.empty())
             fail = std::string("team plan runs ") + ky_coll_algo_name(a);
         ky_coll_free(pl);
         KYT_EXPECT_OK(ky_team_free(team));

@@ -16,7 +16,7 @@
 /* ---- teams (team.c) ---------------------------------------------------------------------------------- */
 
 struct kyi_team {
-    MPI_Comm comm;      /* private duplicate; its ranks are world ranks */
+    MPI_Comm comm;      /* the team's own communicator; its ranks are team ranks */
     int rank, size;
     int *world;         /* [size] world rank of every member */
     atomic_uint seq;    /* collectives started on this team: the tag of the next one */
@@ -24,6 +24,8 @@ struct kyi_team {
     struct kyi_gteam *gpu; /* GPU context (gpu/gcoll.h), made at the first GPU collective */
     struct kyi_shm *shm;   /* shared-memory segment (shm.h), made at the first host collective */
     int shm_state;         /* 0: not decided yet, 1: shm, -1: MPI schedules only */
+    struct kyi_hier *hier; /* sub-teams of the hierarchical collectives (hier.h), made at first use */
+    int hier_state;        /* 0: not decided yet, 1: hierarchical, -1: flat */
 };
 
 /* The team behind a handle (KY_TEAM_WORLD set up at first use), or NULL after recording an error. */
@@ -109,6 +111,7 @@ struct kyi_coll_plan {
     void *shm_r;
     size_t shm_n;
     struct kyi_coll_plan *shm_next; /* started plans of the team waiting to run, in start order */
+    int hier;                /* ky_allreduce runs it hierarchically (hier.c) with shm_s, shm_r, shm_n */
     struct kyi_coll_plan *flight_next; /* MPI schedules in flight (exec.c): a wait progresses them all */
     atomic_int busy;         /* a thread is advancing this plan */
     /* in flight */

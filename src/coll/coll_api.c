@@ -5,6 +5,7 @@
 
 #include "coll/coll.h"
 #include "coll/gpu/gcoll.h"
+#include "coll/hier.h"
 #include "coll/shm.h"
 #include "comm/comm.h"
 
@@ -131,6 +132,17 @@ static int allreduce_setup(const char *call, int kind, const void *s, void *r, s
         shm_op(pl, KYI_SHM_ALLREDUCE, in_place ? NULL : s, r, n, -1);
         return KY_OK;
     }
+    if (kind == K_ALLREDUCE && kyi_coll_forced(KY_COLL_ALLREDUCE) == KY_ALGO_AUTO) {
+        int hier;
+        KYI_CHECK(kyi_hier_usable(call, tm, &hier));
+        if (hier) { /* ky_allreduce runs it (hier.c); no schedule */
+            pl->hier = 1;
+            pl->shm_s = in_place ? NULL : s;
+            pl->shm_r = r;
+            pl->shm_n = n;
+            return KY_OK;
+        }
+    }
     int algo = kyi_coll_algo(KY_COLL_ALLREDUCE, tm->size, n * es);
     pl->buf[KYI_B_S] = in_place ? NULL : (void *)s;
     pl->buf[KYI_B_R] = r;
@@ -142,6 +154,7 @@ int ky_allreduce(const void *s, void *r, size_t n, ky_dtype_t t, ky_op_t op, ky_
 {
     struct kyi_coll_plan pl;
     KYI_CHECK(allreduce_setup("ky_allreduce", K_ALLREDUCE, s, r, n, t, op, team, &pl));
+    if (pl.hier) return kyi_hier_allreduce(pl.team, pl.shm_s, pl.shm_r, pl.shm_n, t, op);
     return run_now(&pl);
 }
 
@@ -215,12 +228,14 @@ int ky_bcast(void *buf, size_t bytes, int root, ky_team_t team)
         KYI_CHECK(gpu_built(&pl, kyi_gcoll_bcast(&pl, buf, bytes, root)));
         return run_now(&pl);
     }
-    int shm;
+    int shm, hier;
     KYI_CHECK(use_shm(call, tm, -1, &shm));
     if (shm) {
         shm_op(&pl, KYI_SHM_BCAST, NULL, buf, bytes, root);
         return run_now(&pl);
     }
+    KYI_CHECK(kyi_hier_usable(call, tm, &hier));
+    if (hier) return kyi_hier_bcast(tm, buf, bytes, root);
     pl.buf[KYI_B_R] = buf;
     kyi_sched_bcast(&pl.sched, tm->size, tm->rank, root, KYI_B_R, bytes);
     return run_now(&pl);
@@ -279,12 +294,14 @@ int ky_team_barrier(ky_team_t team)
     memset(&pl, 0, sizeof pl);
     pl.team = tm;
     pl.call = call;
-    int shm;
+    int shm, hier;
     KYI_CHECK(use_shm(call, tm, -1, &shm));
     if (shm) {
         shm_op(&pl, KYI_SHM_BARRIER, NULL, NULL, 0, -1);
         return run_now(&pl);
     }
+    KYI_CHECK(kyi_hier_usable(call, tm, &hier));
+    if (hier) return kyi_hier_barrier(tm);
     kyi_sched_barrier(&pl.sched, tm->size, tm->rank);
     return run_now(&pl);
 }

@@ -64,11 +64,11 @@ static int post(struct kyi_coll_plan *pl)
     default: break;
     }
     if (st->from >= 0 &&
-        MPI_Irecv(at(pl, st->rbuf, st->roff), (int)st->rlen, MPI_BYTE, t->world[st->from], pl->tag, t->comm,
+        MPI_Irecv(at(pl, st->rbuf, st->roff), (int)st->rlen, MPI_BYTE, st->from, pl->tag, t->comm,
                   &pl->req[0]) != MPI_SUCCESS)
         return kyi_fail(KY_ERR_MPI, pl->call, "MPI_Irecv from team rank %d failed", st->from);
     if (st->to >= 0 &&
-        MPI_Isend(at(pl, st->sbuf, st->soff), (int)st->slen, MPI_BYTE, t->world[st->to], pl->tag, t->comm,
+        MPI_Isend(at(pl, st->sbuf, st->soff), (int)st->slen, MPI_BYTE, st->to, pl->tag, t->comm,
                   &pl->req[1]) != MPI_SUCCESS)
         return kyi_fail(KY_ERR_MPI, pl->call, "MPI_Isend to team rank %d failed", st->to);
     return 1;

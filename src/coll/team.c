@@ -1,13 +1,14 @@
-/* Teams: the world team (set up at its first use) and teams split from another. Every team owns a private
- * duplicate of the parent's communicator, made with MPI_Comm_idup and waited for through the runtime's
- * waiters (a blocking MPI call would spin, and without a progress thread would stop serving the one-sided
- * requests another rank may be waiting for). Its members are listed by world rank. */
+/* Teams: the world team (set up at its first use) and teams split from another. The world team owns a
+ * private duplicate of the job's communicator, made with MPI_Comm_idup and waited for through the runtime's
+ * waiters; a split team owns the communicator MPI_Comm_split gives its members (ranks = team ranks). Its
+ * members are also listed by world rank (t->world). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "coll/coll.h"
 #include "coll/gpu/gcoll.h"
+#include "coll/hier.h"
 #include "coll/shm.h"
 #include "comm/comm.h"
 
@@ -112,28 +113,35 @@ int ky_team_split(ky_team_t parent, int color, int key, ky_team_t *team)
         st = kyi_fail(KY_ERR_NOMEM, call, "no memory for %d members", p);
         goto out; /* (the other members will time out: nothing sane is left to agree on) */
     }
-    /* Everyone's (color, key) through the team's own allgather, then a duplicate of the parent's
-     * communicator for every new team (all parent members take part in each idup). */
+    /* Everyone's (color, key) through the team's own allgather; then the new teams' communicators, split
+     * from the parent's: each holds only its members, ranked as the team ranks them, so a later split
+     * of the new team involves only its members (a duplicate of the whole parent would need every parent
+     * member in every later split). MPI_Comm_split blocks inside MPI (with KY_PROGRESS_THREAD=0 it serves
+     * no one-sided request meanwhile); the parent's members all call it at once, as they just allgathered. */
     st = ky_allgather(mine, sizeof mine, all, parent);
     if (st) goto out;
-    MPI_Comm dup;
-    st = dup_comm(call, pt->comm, &dup);
-    if (st) goto out;
-    if (mine[0] < 0) {
-        MPI_Comm_free(&dup);
+    int n = 0, my_new = -1;
+    if (mine[0] >= 0) {
+        for (int i = 0; i < p; i++)
+            if (all[2 * i] == mine[0]) m[n++] = (member_t){all[2 * i], all[2 * i + 1], i};
+        qsort(m, (size_t)n, sizeof *m, by_key);
+        for (int i = 0; i < n; i++)
+            if (m[i].prank == pt->rank) my_new = i;
+    }
+    MPI_Comm sub = MPI_COMM_NULL;
+    if (MPI_Comm_split(pt->comm, mine[0] < 0 ? MPI_UNDEFINED : mine[0], my_new, &sub) != MPI_SUCCESS) {
+        st = kyi_fail(KY_ERR_MPI, call, "MPI_Comm_split failed");
         goto out;
     }
-    int n = 0;
-    for (int i = 0; i < p; i++)
-        if (all[2 * i] == mine[0]) m[n++] = (member_t){all[2 * i], all[2 * i + 1], i};
-    qsort(m, (size_t)n, sizeof *m, by_key);
+    if (mine[0] < 0) goto out;
+    MPI_Comm_set_errhandler(sub, MPI_ERRORS_RETURN);
     t->world = malloc(sizeof(int) * (size_t)n);
     if (!t->world) {
-        MPI_Comm_free(&dup);
+        MPI_Comm_free(&sub);
         st = kyi_fail(KY_ERR_NOMEM, call, "no memory");
         goto out;
     }
-    t->comm = dup;
+    t->comm = sub;
     t->size = n;
     for (int i = 0; i < n; i++) {
         t->world[i] = pt->world[m[i].prank];
@@ -155,6 +163,7 @@ int ky_team_free(ky_team_t team)
     KYI_CHECK(kyi_require_init("ky_team_free"));
     kyi_gcoll_team_free(team);
     kyi_shm_team_free(team);
+    kyi_hier_team_free(team);
     MPI_Comm_free(&team->comm);
     free(team->world);
     free(team);

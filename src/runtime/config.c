@@ -30,7 +30,7 @@ static kyi_cfg_t kyi_cfg[] = {
     {"KY_DEBUG_SUBSYS", KYI_CFG_STR, "all", "comma list of runtime,comm,coll,dsm,array,io,gpu to log", 0},
     {"KY_DEBUG_FILE", KYI_CFG_STR, "", "log to this file instead of stderr (%h host, %p pid)", 0},
     {"KY_TIMEOUT", KYI_CFG_DOUBLE, "300", "seconds any wait may last before the job is ended with a message", 0},
-    {"KY_NODE_SPLIT", KYI_CFG_STR, "node", "node: ranks sharing a host form a node; rank: every rank is its own node", 0},
+    {"KY_NODE_SPLIT", KYI_CFG_STR, "node", "node: ranks sharing a host form a node; rank: every rank is its own node; N: every N consecutive ranks of a host form a node", 0},
     {"KY_GPUS_PER_RANK", KYI_CFG_LONG, "1", "GPUs each rank drives, bound by local rank (0: none)", 0},
     /* comm: paths */
     {"KY_PATH_HOST", KYI_CFG_STR, "auto", "path to host segments of other ranks: auto, shm or mpi", 0},
@@ -49,6 +49,7 @@ static kyi_cfg_t kyi_cfg[] = {
     /* coll */
     {"KY_ALLREDUCE_ALGO", KYI_CFG_STR, "auto", "allreduce algorithm: auto, shm, ring, neighbor, rd, bruck, reduce_bcast, oneshot or twoshot", 0},
     {"KY_ALLGATHER_ALGO", KYI_CFG_STR, "auto", "allgather algorithm: auto, shm, ring, neighbor, rd, bruck or oneshot", 0},
+    {"KY_COLL_HIER", KYI_CFG_LONG, "1", "blocking host allreduce, bcast and barrier of a team on several nodes run inside each node, across the nodes' leaders, inside again (0: one flat schedule)", 0},
     {"KY_COLL_SHM", KYI_CFG_LONG, "1", "host collectives of teams on one node go through a shared-memory segment (0: MPI schedules)", 0},
     {"KY_COLL_SHM_SLOT", KYI_CFG_SIZE, "256K", "bytes per member and round of the shared-memory collectives (larger messages run in rounds)", 0},
     {"KY_COLL_SHM_ONESHOT_MAX", KYI_CFG_SIZE, "16K", "largest round a shared-memory allreduce runs one-shot (every member reduces everything); larger rounds reduce-scatter first (two members: always one-shot)", 0},

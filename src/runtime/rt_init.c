@@ -129,9 +129,17 @@ int kyi_rt_init(int *argc, char ***argv)
         MPI_Comm_dup(MPI_COMM_SELF, &kyi_rt.node_comm);
         for (int r = 0; r < n; r++) kyi_rt.node_of[r] = r;
         kyi_rt.nnodes = n;
+    } else if (atoi(split) > 0) {
+        /* N: every N consecutive ranks of a host form a logical node (several nodes per host: the
+         * cross-node paths and the hierarchical collectives with more than one rank per node) */
+        int per = atoi(split);
+        MPI_Comm_split(hw, kyi_rt.hw_local_rank / per, kyi_rt.rank, &kyi_rt.node_comm);
+        MPI_Comm_free(&hw);
+        st = number_nodes(kyi_rt.world, kyi_rt.node_comm, kyi_rt.node_of, &kyi_rt.nnodes);
+        if (st) return kyi_fail(st, call, "numbering logical nodes failed");
     } else {
         if (strcmp(split, "node"))
-            KYI_WARN(KYI_SUB_RUNTIME, "KY_NODE_SPLIT=%s is neither node nor rank; using node", split);
+            KYI_WARN(KYI_SUB_RUNTIME, "KY_NODE_SPLIT=%s is not node, rank or a rank count; using node", split);
         kyi_rt.node_comm = hw;
         memcpy(kyi_rt.node_of, kyi_rt.hw_node_of, sizeof(int) * n);
         kyi_rt.nnodes = hw_nnodes;
