@@ -123,6 +123,18 @@ static int allreduce_setup(const char *call, int kind, const void *s, void *r, s
     if (gpu) {
         int path;
         KYI_CHECK(kyi_gcoll_path(call, tm, &path));
+        if (path != KYI_GPATH_NVL && kind == K_ALLREDUCE && kyi_coll_forced(KY_COLL_ALLREDUCE) == KY_ALGO_AUTO) {
+            /* across nodes: NVLink inside each node, staged across the leaders only (hier.c) */
+            int hier;
+            KYI_CHECK(kyi_hier_usable(call, tm, &hier));
+            if (hier) {
+                pl->hier = 1;
+                pl->shm_s = in_place ? NULL : s;
+                pl->shm_r = r;
+                pl->shm_n = n;
+                return KY_OK;
+            }
+        }
         pl->algo = kyi_coll_algo_gpu(KY_COLL_ALLREDUCE, tm->size, n * es, path == KYI_GPATH_NVL);
         return gpu_built(pl, kyi_gcoll_allreduce(pl, s, r, n, in_place, -1, kind == K_ALLREDUCE_PLAN));
     }
@@ -225,6 +237,10 @@ int ky_bcast(void *buf, size_t bytes, int root, ky_team_t team)
     pl.team = tm;
     pl.call = call;
     if (gpu) {
+        int path, hier = 0;
+        KYI_CHECK(kyi_gcoll_path(call, tm, &path));
+        if (path != KYI_GPATH_NVL) KYI_CHECK(kyi_hier_usable(call, tm, &hier));
+        if (hier) return kyi_hier_bcast(tm, buf, bytes, root); /* NVLink inside nodes, staged across */
         KYI_CHECK(gpu_built(&pl, kyi_gcoll_bcast(&pl, buf, bytes, root)));
         return run_now(&pl);
     }

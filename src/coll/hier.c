@@ -8,7 +8,8 @@
  * never exchange MPI messages with one another. The sub-teams are split from the team at its first host
  * collective (collective); which stage runs where follows from the team's member list and the node table
  * alone, so every member decides the same without talking. Persistent plans and allgather stay flat (one
- * schedule over the whole team). */
+ * schedule over the whole team). GPU buffers take the same stages when the team's GPU path is the staged
+ * one (members on several nodes): NVLink inside each node, host staging only across the leaders. */
 #include <stdlib.h>
 #include <string.h>
 
