@@ -137,7 +137,8 @@ def comm_halo(recs, folder):
 
 
 def coll(recs, folder):
-    """Per (op, mem), the largest rank count: µs per call against bytes, one line per algorithm and baseline."""
+    """Per (op, mem), the largest rank count: µs per call against bytes (left) and bus bandwidth against bytes
+    (right, with the link floor where the records carry one), one line per algorithm and baseline."""
     out = []
     groups = {}
     bench = "coll" if any(r.get("bench") == "coll" for r in recs) else "coll_seed"
@@ -147,27 +148,43 @@ def coll(recs, folder):
     for (op, mem), g in sorted(groups.items()):
         p = max(r["ranks"] for r in g)
         g = [r for r in g if r["ranks"] == p]
-        fig, ax = plt.subplots(figsize=(6.5, 4.2))
+        fig, (ax, bx) = plt.subplots(1, 2, figsize=(12, 4.2))
         algos = sorted({r["algo"] for r in g})
         for i, a in enumerate(algos):
             xs, pts = _series([r for r in g if r["algo"] == a], "bytes")
-            ax.plot(xs, [r["lat_us"] for r in pts], "-o", ms=3, color=COLORS[i % len(COLORS)], label=f"Kyoyu {a}")
-        base = {}
+            c = COLORS[i % len(COLORS)]
+            ax.plot(xs, [r["lat_us"] for r in pts], "-o", ms=3, color=c, label=f"Kyoyu {a}")
+            bw = [(x, r.get("busbw_GBs") or r.get("bw_GBs")) for x, r in zip(xs, pts)]
+            bw = [(x, v) for x, v in bw if v]
+            if bw:
+                bx.plot([x for x, _ in bw], [v for _, v in bw], "-o", ms=3, color=c, label=f"Kyoyu {a}")
+        base, base_bw = {}, {}
         for r in g:
             b = r.get("baselines") if isinstance(r.get("baselines"), dict) else (
                 {r["baseline"]: r["base_lat_us"]} if "base_lat_us" in r and "baseline" in r else {})
             for name, us in b.items():
                 base.setdefault(name, {})[r["bytes"]] = us
+            if r.get("baseline") and r.get("base_bw_GBs"):
+                base_bw.setdefault(r["baseline"], {})[r["bytes"]] = r["base_bw_GBs"]
         for j, (name, pts) in enumerate(sorted(base.items())):
             xs = sorted(pts)
             ax.plot(xs, [pts[x] for x in xs], ["--", "-.", ":"][j % 3], color="0.2", label=name)
-        _size_axis(ax, [r["bytes"] for r in g])
+        for j, (name, pts) in enumerate(sorted(base_bw.items())):
+            xs = sorted(pts)
+            bx.plot(xs, [pts[x] for x in xs], ["--", "-.", ":"][j % 3], color="0.2", label=name)
+        floors = sorted({r["floor_GBs"] for r in g if r.get("floor_GBs")})
+        if floors:
+            bx.axhline(floors[-1], color="0.5", lw=0.8, ls=":", label=f"link floor {floors[-1]:.0f} GB/s")
+        for a_ in (ax, bx):
+            _size_axis(a_, [r["bytes"] for r in g])
+            a_.set_xlabel("message size (bytes per rank)" if op == "allgather" else "message size")
+            a_.legend(fontsize=7)
         ax.set_yscale("log")
-        ax.set_xlabel("message size (bytes per rank)" if op == "allgather" else "message size")
         ax.set_ylabel("time per call (µs)")
-        ax.legend(fontsize=7)
+        bx.set_yscale("log")
+        bx.set_ylabel("bus bandwidth (GB/s, nccl-tests)")
         title = f"{op}, {mem} memory, {p} ranks: Kyoyu vs {' / '.join(sorted(base)) or 'no baseline'} ({_stamp(g)})"
-        ax.set_title(_two_lines(title), fontsize=9)
+        fig.suptitle(_two_lines(title), fontsize=9)
         out.append((_save(fig, folder, f"coll_{op}_{mem}.png"), title))
     return out
 
