@@ -202,6 +202,17 @@ static int allgather_setup(const char *call, int kind, const void *s, size_t b, 
         shm_op(pl, KYI_SHM_ALLGATHER, in_place ? NULL : s, r, b, -1);
         return KY_OK;
     }
+    if (kind == K_ALLGATHER && kyi_coll_forced(KY_COLL_ALLGATHER) == KY_ALGO_AUTO) {
+        int hier;
+        KYI_CHECK(kyi_hier_usable(call, tm, &hier));
+        if (hier) { /* ky_allgather runs it (hier.c) */
+            pl->hier = 1;
+            pl->shm_s = in_place ? NULL : s;
+            pl->shm_r = r;
+            pl->shm_n = b;
+            return KY_OK;
+        }
+    }
     int algo = kyi_coll_algo(KY_COLL_ALLGATHER, tm->size, b);
     pl->buf[KYI_B_S] = in_place ? NULL : (void *)s;
     pl->buf[KYI_B_R] = r;
@@ -215,6 +226,7 @@ int ky_allgather(const void *s, size_t bytes_each, void *r, ky_team_t team)
 {
     struct kyi_coll_plan pl;
     KYI_CHECK(allgather_setup("ky_allgather", K_ALLGATHER, s, bytes_each, r, team, &pl));
+    if (pl.hier) return kyi_hier_allgather(pl.team, pl.shm_s, pl.shm_n, pl.shm_r);
     return run_now(&pl);
 }
 

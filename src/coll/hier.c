@@ -7,8 +7,10 @@
  * So each value crosses between nodes once per node instead of once per rank, and the ranks of a node
  * never exchange MPI messages with one another. The sub-teams are split from the team at its first host
  * collective (collective); which stage runs where follows from the team's member list and the node table
- * alone, so every member decides the same without talking. Persistent plans and allgather stay flat (one
- * schedule over the whole team). GPU buffers take the same stages when the team's GPU path is the staged
+ * alone, so every member decides the same without talking. Allgather: the node's blocks gathered at every
+ * member of the node, the leaders exchange their nodes' blocks (padded to the largest node, as the API has
+ * no allgatherv), each leader puts every block at its team rank, the node gets the whole result from its
+ * leader. Persistent plans and reduce stay flat (one schedule over the whole team). GPU buffers take the same stages when the team's GPU path is the staged
  * one (members on several nodes): NVLink inside each node, host staging only across the leaders. */
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,11 @@
 struct kyi_hier {
     ky_team_t node;      /* my node's members, ranked by team rank: rank 0 is the node's leader */
     ky_team_t leaders;   /* the leaders, ranked by team rank (KY_TEAM_NULL off the leaders) */
+    /* per team member j (computed once, the same on every member): */
+    int *leader;         /* team rank of j's node's leader */
+    int *in_node;        /* j's rank in its node's sub-team */
+    int *node_index;     /* j's node's rank among the leaders */
+    int nodes, largest;  /* leaders, and members of the largest node */
 };
 
 static int node_of_member(const struct kyi_team *t, int j) { return kyi_rt.node_of[t->world[j]]; }
@@ -58,7 +65,24 @@ int kyi_hier_usable(const char *call, struct kyi_team *t, int *yes)
                 free(h);
                 return kyi_fail(KY_ERR_NOMEM, call, "no memory for the hierarchical sub-teams");
             }
-            int me = t->rank, lead = leader_of(t, me) == me;
+            int me = t->rank, lead = leader_of(t, me) == me, p = t->size;
+            h->leader = malloc(sizeof(int) * 3 * (size_t)p);
+            if (!h->leader) {
+                free(h);
+                return kyi_fail(KY_ERR_NOMEM, call, "no memory for the hierarchical sub-teams");
+            }
+            h->in_node = h->leader + p;
+            h->node_index = h->leader + 2 * p;
+            int *count = h->node_index; /* members so far per leader, then overwritten below */
+            for (int j = 0; j < p; j++) count[j] = 0;
+            for (int j = 0; j < p; j++) {
+                int l = h->leader[j] = leader_of(t, j);
+                h->in_node[j] = count[l]++;
+                if (count[l] > h->largest) h->largest = count[l];
+            }
+            for (int j = 0, k = 0; j < p; j++)
+                if (h->leader[j] == j) count[j] = k++, h->nodes = k;
+            for (int j = 0; j < p; j++) h->node_index[j] = count[h->leader[j]];
             KYI_CHECK(ky_team_split(t, node_of_member(t, me), me, &h->node));
             KYI_CHECK(ky_team_split(t, lead ? 0 : -1, me, &h->leaders));
             t->hier = h;
@@ -79,6 +103,7 @@ void kyi_hier_team_free(struct kyi_team *t)
     if (!h) return;
     ky_team_free(h->node);
     ky_team_free(h->leaders);
+    free(h->leader);
     free(h);
 }
 
@@ -98,22 +123,43 @@ int kyi_hier_allreduce(struct kyi_team *t, const void *s, void *r, size_t n, ky_
 int kyi_hier_bcast(struct kyi_team *t, void *buf, size_t bytes, int root)
 {
     struct kyi_hier *h = t->hier;
-    int me = t->rank, root_leader = leader_of(t, root), mine = leader_of(t, me) == root_leader;
+    int root_leader = h->leader[root], mine = h->leader[t->rank] == root_leader;
     /* the root's node first: the root hands the data to its leader (node ranks follow team ranks) */
-    if (mine) {
-        int node_root = 0;
-        for (int j = 0; j < root; j++) node_root += leader_of(t, j) == root_leader;
-        if (node_root != 0) KYI_CHECK(ky_bcast(buf, bytes, node_root, h->node));
-    }
-    if (h->leaders != KY_TEAM_NULL) {
-        int lr = 0; /* the root's leader among the leaders */
-        for (int j = 0; j < root_leader; j++) lr += leader_of(t, j) == j;
-        KYI_CHECK(ky_bcast(buf, bytes, lr, h->leaders));
-    }
+    if (mine && h->in_node[root] != 0) KYI_CHECK(ky_bcast(buf, bytes, h->in_node[root], h->node));
+    if (h->leaders != KY_TEAM_NULL) KYI_CHECK(ky_bcast(buf, bytes, h->node_index[root], h->leaders));
     /* every other node from its leader (the root's node has it already, unless the root led it) */
     int node_root_is_leader = root == root_leader;
     if (!mine || node_root_is_leader) return ky_bcast(buf, bytes, 0, h->node);
     return KY_OK;
+}
+
+int kyi_hier_allgather(struct kyi_team *t, const void *s, size_t b, void *r)
+{
+    struct kyi_hier *h = t->hier;
+    int p = t->size, lead = h->leaders != KY_TEAM_NULL;
+    const char *mine = s ? s : (const char *)r + (size_t)t->rank * b;
+    size_t node_bytes = (size_t)h->largest * b;
+    /* 1. the node's blocks at every member of the node (node ranks follow team ranks) */
+    char *nodebuf = calloc(1, node_bytes ? node_bytes : 1);
+    char *all = lead ? malloc((size_t)h->nodes * node_bytes + 1) : NULL;
+    if (!nodebuf || (lead && !all))
+        kyi_fatal("rank %d: ky_allgather: no memory for %zu bytes of hierarchical staging", kyi_rt.rank,
+                  (size_t)(h->nodes + 1) * node_bytes); /* the other members would wait forever */
+    int st = ky_allgather(mine, b, nodebuf, h->node);
+    /* 2. the leaders exchange whole nodes; each puts every block at its member's team rank */
+    if (lead) {
+        int s2 = ky_allgather(nodebuf, node_bytes, all, h->leaders);
+        if (!st) st = s2;
+        if (!st)
+            for (int j = 0; j < p; j++)
+                memcpy((char *)r + (size_t)j * b, all + (size_t)h->node_index[j] * node_bytes + (size_t)h->in_node[j] * b, b);
+    }
+    /* 3. the whole result from the leader to its node */
+    int s3 = ky_bcast(r, (size_t)p * b, 0, h->node);
+    if (!st) st = s3;
+    free(all);
+    free(nodebuf);
+    return st;
 }
 
 int kyi_hier_barrier(struct kyi_team *t)
