@@ -1,6 +1,6 @@
 /* Hierarchical host collectives (issue 4: "across nodes: inside the node, then across"). A team whose
  * members sit on several logical nodes, some node holding two or more of them, runs its blocking
- * allreduce, bcast and barrier in three stages:
+ * allreduce, allgather, bcast and barrier in three stages:
  *   1. inside each node, over the node's sub-team (one node: the shared-memory path, shm.c);
  *   2. across the nodes, over the leaders' sub-team (each node's lowest team rank; MPI schedules);
  *   3. inside each node again.
@@ -10,8 +10,9 @@
  * alone, so every member decides the same without talking. Allgather: the node's blocks gathered at every
  * member of the node, the leaders exchange their nodes' blocks (padded to the largest node, as the API has
  * no allgatherv), each leader puts every block at its team rank, the node gets the whole result from its
- * leader. Persistent plans and reduce stay flat (one schedule over the whole team). GPU buffers take the same stages when the team's GPU path is the staged
- * one (members on several nodes): NVLink inside each node, host staging only across the leaders. */
+ * leader. Persistent plans and reduce stay flat (one schedule over the whole team). GPU buffers (allreduce,
+ * bcast) take the same stages when the team's GPU path is the staged one (members on several nodes):
+ * NVLink inside each node, host staging only across the leaders. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,31 +59,29 @@ int kyi_hier_usable(const char *call, struct kyi_team *t, int *yes)
     if (t->hier_state == 0) {
         t->hier_state = -1;
         if (wanted(t)) {
+            int me = t->rank, p = t->size, lead = leader_of(t, me) == me;
             struct kyi_hier *h = calloc(1, sizeof *h);
-            int64_t ok = h != NULL;
-            KYI_CHECK(kyi_allreduce_min_i64(t, &ok, 1, call));
+            int *seen = calloc((size_t)p, sizeof(int)); /* members counted so far per leader */
+            if (h) h->leader = malloc(sizeof(int) * 3 * (size_t)p);
+            int64_t ok = h && h->leader && seen;
+            KYI_CHECK(kyi_allreduce_min_i64(t, &ok, 1, call)); /* nobody splits unless everybody can */
             if (!ok) {
+                if (h) free(h->leader);
                 free(h);
-                return kyi_fail(KY_ERR_NOMEM, call, "no memory for the hierarchical sub-teams");
-            }
-            int me = t->rank, lead = leader_of(t, me) == me, p = t->size;
-            h->leader = malloc(sizeof(int) * 3 * (size_t)p);
-            if (!h->leader) {
-                free(h);
-                return kyi_fail(KY_ERR_NOMEM, call, "no memory for the hierarchical sub-teams");
+                free(seen);
+                return kyi_fail(KY_ERR_NOMEM, call, "no memory for the hierarchical sub-teams (here or on another member)");
             }
             h->in_node = h->leader + p;
             h->node_index = h->leader + 2 * p;
-            int *count = h->node_index; /* members so far per leader, then overwritten below */
-            for (int j = 0; j < p; j++) count[j] = 0;
             for (int j = 0; j < p; j++) {
                 int l = h->leader[j] = leader_of(t, j);
-                h->in_node[j] = count[l]++;
-                if (count[l] > h->largest) h->largest = count[l];
+                h->in_node[j] = seen[l]++;
+                if (seen[l] > h->largest) h->largest = seen[l];
             }
-            for (int j = 0, k = 0; j < p; j++)
-                if (h->leader[j] == j) count[j] = k++, h->nodes = k;
-            for (int j = 0; j < p; j++) h->node_index[j] = count[h->leader[j]];
+            for (int j = 0; j < p; j++) /* nodes numbered by their leaders' team ranks */
+                if (h->leader[j] == j) seen[j] = h->nodes++;
+            for (int j = 0; j < p; j++) h->node_index[j] = seen[h->leader[j]];
+            free(seen);
             KYI_CHECK(ky_team_split(t, node_of_member(t, me), me, &h->node));
             KYI_CHECK(ky_team_split(t, lead ? 0 : -1, me, &h->leaders));
             t->hier = h;
