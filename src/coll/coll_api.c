@@ -67,6 +67,24 @@ static void shm_op(struct kyi_coll_plan *pl, int kind, const void *s, void *r, s
     pl->algo = KY_ALGO_SHM;
 }
 
+/* Whether a blocking collective of kind k takes the hierarchical stages (hier.c: a team on several nodes,
+ * no algorithm forced). If so pl carries its buffers (s NULL: in place) and ky_allreduce / ky_allgather /
+ * the GPU path run it instead of a schedule. */
+static int hier_op(const char *call, struct kyi_team *t, ky_coll_kind_t k, const void *s, void *r, size_t n,
+                   struct kyi_coll_plan *pl, int *yes)
+{
+    *yes = 0;
+    if (kyi_coll_forced(k) != KY_ALGO_AUTO) return KY_OK;
+    KYI_CHECK(kyi_hier_usable(call, t, yes));
+    if (*yes) {
+        pl->hier = 1;
+        pl->shm_s = s;
+        pl->shm_r = r;
+        pl->shm_n = n;
+    }
+    return KY_OK;
+}
+
 /* Run a plan built on the stack, then release it. GPU: on the team's blocking stream, returning when done. */
 static int run_now(struct kyi_coll_plan *pl)
 {
@@ -123,17 +141,11 @@ static int allreduce_setup(const char *call, int kind, const void *s, void *r, s
     if (gpu) {
         int path;
         KYI_CHECK(kyi_gcoll_path(call, tm, &path));
-        if (path != KYI_GPATH_NVL && kind == K_ALLREDUCE && kyi_coll_forced(KY_COLL_ALLREDUCE) == KY_ALGO_AUTO) {
+        if (path != KYI_GPATH_NVL && kind == K_ALLREDUCE) {
             /* across nodes: NVLink inside each node, staged across the leaders only (hier.c) */
             int hier;
-            KYI_CHECK(kyi_hier_usable(call, tm, &hier));
-            if (hier) {
-                pl->hier = 1;
-                pl->shm_s = in_place ? NULL : s;
-                pl->shm_r = r;
-                pl->shm_n = n;
-                return KY_OK;
-            }
+            KYI_CHECK(hier_op(call, tm, KY_COLL_ALLREDUCE, in_place ? NULL : s, r, n, pl, &hier));
+            if (hier) return KY_OK;
         }
         pl->algo = kyi_coll_algo_gpu(KY_COLL_ALLREDUCE, tm->size, n * es, path == KYI_GPATH_NVL);
         return gpu_built(pl, kyi_gcoll_allreduce(pl, s, r, n, in_place, -1, kind == K_ALLREDUCE_PLAN));
@@ -144,16 +156,10 @@ static int allreduce_setup(const char *call, int kind, const void *s, void *r, s
         shm_op(pl, KYI_SHM_ALLREDUCE, in_place ? NULL : s, r, n, -1);
         return KY_OK;
     }
-    if (kind == K_ALLREDUCE && kyi_coll_forced(KY_COLL_ALLREDUCE) == KY_ALGO_AUTO) {
+    if (kind == K_ALLREDUCE) {
         int hier;
-        KYI_CHECK(kyi_hier_usable(call, tm, &hier));
-        if (hier) { /* ky_allreduce runs it (hier.c); no schedule */
-            pl->hier = 1;
-            pl->shm_s = in_place ? NULL : s;
-            pl->shm_r = r;
-            pl->shm_n = n;
-            return KY_OK;
-        }
+        KYI_CHECK(hier_op(call, tm, KY_COLL_ALLREDUCE, in_place ? NULL : s, r, n, pl, &hier));
+        if (hier) return KY_OK;
     }
     int algo = kyi_coll_algo(KY_COLL_ALLREDUCE, tm->size, n * es);
     pl->buf[KYI_B_S] = in_place ? NULL : (void *)s;
@@ -202,16 +208,10 @@ static int allgather_setup(const char *call, int kind, const void *s, size_t b, 
         shm_op(pl, KYI_SHM_ALLGATHER, in_place ? NULL : s, r, b, -1);
         return KY_OK;
     }
-    if (kind == K_ALLGATHER && kyi_coll_forced(KY_COLL_ALLGATHER) == KY_ALGO_AUTO) {
+    if (kind == K_ALLGATHER) {
         int hier;
-        KYI_CHECK(kyi_hier_usable(call, tm, &hier));
-        if (hier) { /* ky_allgather runs it (hier.c) */
-            pl->hier = 1;
-            pl->shm_s = in_place ? NULL : s;
-            pl->shm_r = r;
-            pl->shm_n = b;
-            return KY_OK;
-        }
+        KYI_CHECK(hier_op(call, tm, KY_COLL_ALLGATHER, in_place ? NULL : s, r, b, pl, &hier));
+        if (hier) return KY_OK;
     }
     int algo = kyi_coll_algo(KY_COLL_ALLGATHER, tm->size, b);
     pl->buf[KYI_B_S] = in_place ? NULL : (void *)s;

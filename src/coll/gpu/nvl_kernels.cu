@@ -341,6 +341,16 @@ __device__ __forceinline__ void ll_end(uint32_t *ep, uint32_t e)
     if (threadIdx.x == 0) *ep = e;
 }
 
+/* This member's lines (8 payload bytes each) into every member's LL area; thread t0 of nt handles lines
+ * t0, t0 + nt, ... */
+__device__ __forceinline__ void ll_send(const kyi_nvl_args_t &a, uint32_t e, size_t lines, size_t t0, size_t nt)
+{
+    for (size_t u = t0; u < lines; u += nt) {
+        uint2 d = load8(a.src, u * 8, a.bytes);
+        for (int j = 0; j < a.p; j++) st_line(ll_line(a, j, e, a.me, u), d.x, d.y, e);
+    }
+}
+
 /* Every member waits for every line, output or not: that is what makes rewriting the area safe (nvl.h). */
 template <typename T, int OP> __global__ void __launch_bounds__(KYI_NVL_MAXT) k_ll_allreduce(kyi_nvl_args_t a)
 {
@@ -348,10 +358,7 @@ template <typename T, int OP> __global__ void __launch_bounds__(KYI_NVL_MAXT) k_
     uint32_t e = ll_begin(a, &ep);
     size_t lines = (a.bytes + 7) / 8, t0 = (size_t)blockIdx.x * blockDim.x + threadIdx.x,
            nt = (size_t)gridDim.x * blockDim.x;
-    for (size_t u = t0; u < lines; u += nt) {
-        uint2 d = load8(a.src, u * 8, a.bytes);
-        for (int j = 0; j < a.p; j++) st_line(ll_line(a, j, e, a.me, u), d.x, d.y, e);
-    }
+    ll_send(a, e, lines, t0, nt);
     constexpr int V = 8 / sizeof(T);
     for (size_t u = t0; u < lines; u += nt) {
         union {
@@ -375,10 +382,7 @@ __global__ void __launch_bounds__(KYI_NVL_MAXT) k_ll_allgather(kyi_nvl_args_t a)
     uint32_t e = ll_begin(a, &ep);
     size_t lines = (a.bytes + 7) / 8, t0 = (size_t)blockIdx.x * blockDim.x + threadIdx.x,
            nt = (size_t)gridDim.x * blockDim.x;
-    for (size_t u = t0; u < lines; u += nt) {
-        uint2 d = load8(a.src, u * 8, a.bytes);
-        for (int j = 0; j < a.p; j++) st_line(ll_line(a, j, e, a.me, u), d.x, d.y, e);
-    }
+    ll_send(a, e, lines, t0, nt);
     for (size_t i = t0; i < lines * a.p; i += nt) {
         int c = (int)(i / lines);
         size_t u = i % lines;
