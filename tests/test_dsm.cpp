@@ -3,6 +3,8 @@
  * References are computed another way: the mapalloc formula written out here, serial replays of the same
  * random operations, MPI_Allgather of what each rank saw. */
 #include <climits>
+#include <cstdlib>
+#include <cstring>
 #include <set>
 
 #include "kyt.h"
@@ -219,6 +221,47 @@ TEST(Dsm, LateFetchSeesSynchronisedVersion)
     KYT_EXPECT_OK(ky_free(p));
 }
 
+/* KY_DSM_SNAPSHOT=2: a home copies only pages some rank fetched in the last KY_DSM_SHARED_WINDOW intervals.
+ * A page nobody fetches is written without a snapshot; once fetched it is guarded again from the next
+ * interval, and a late fetcher then sees the synchronised version. */
+TEST(Dsm, SnapshotsOnlyForFetchedPages)
+{
+    int n = kyt::nranks(), me = kyt::rank();
+    const char *mode = getenv("KY_DSM_SNAPSHOT"), *win = getenv("KY_DSM_SHARED_WINDOW");
+    int window = win ? atoi(win) : 2;
+    if (n < 2 || (mode && strcmp(mode, "2")) || window < 1)
+        GTEST_SKIP() << "needs 2+ ranks, KY_DSM_SNAPSHOT=2 (the default) and KY_DSM_SHARED_WINDOW >= 1";
+    int per = (int)(4 * page() / sizeof(long));
+    int dims[] = {n * per, -1}, divs[] = {n, -1};
+    long *a = (long *)ky_mapalloc(dims, divs, sizeof(long), 0, n);
+    ASSERT_TRUE(a);
+    for (int k = 0; k <= window; k++) KYT_EXPECT_OK(ky_sync()); /* the allocation's own history expires */
+    ky_dsm_stats_t s0, s1, s2, s3;
+    ky_stats(&s0);
+    for (int i = me * per; i < (me + 1) * per; i++) a[i] = 7 * i + 1; /* nobody fetched these: no copies */
+    ky_stats(&s1);
+    EXPECT_EQ(s0.home_snapshots, s1.home_snapshots);
+    EXPECT_GE(s1.write_faults, s0.write_faults + 1);
+    KYT_EXPECT_OK(ky_sync());
+    int next = (me + 1) % n, prev = (me + n - 1) % n;
+    bool ok = a[next * per] == 7 * next * per + 1; /* first fetch: the home is not guarding it this interval */
+    ky_comm_barrier(); /* the fetch is counted where it was copied: at the home or at a same-node reader */
+    ky_stats(&s2);
+    unsigned long long unguarded = s2.unguarded_reads - s1.unguarded_reads, total = 0;
+    MPI_Allreduce(&unguarded, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    EXPECT_EQ(total, (unsigned long long)n) << "each rank's first page was fetched once, unguarded";
+    KYT_EXPECT_OK(ky_sync_drop());
+    a[me * per] = -1; /* fetched last interval: guarded now, so this write snapshots */
+    ky_stats(&s3);
+    EXPECT_GE(s3.home_snapshots, s2.home_snapshots + 1);
+    ky_comm_barrier();
+    ok = ok && a[next * per] == 7 * next * per + 1; /* late fetch: the synchronised version, not -1 */
+    KYT_EXPECT_OK(ky_barrier());
+    ok = ok && a[prev * per] == -1 && a[next * per] == -1;
+    EXPECT_TRUE(kyt::all(ok));
+    KYT_EXPECT_OK(ky_free(a));
+}
+
 /* ky_sync keeps cached copies (stale on purpose); ky_sync_drop discards them with local writes. */
 TEST(Dsm, SyncKeepsAndSyncDropDiscards)
 {
@@ -414,8 +457,10 @@ TEST(Dsm, SyncNofetchOpensHomePages)
     KYT_EXPECT_OK(ky_sync());
     bool ok = true;
     for (int i = 0; i < n * per; i += 97) ok = ok && a[i] == 5 * i + 1;
+    for (int r = 0; r < n; r++) ok = ok && a[r * per] == 5 * r * per + 1; /* every block's first page fetched */
+    ky_comm_barrier(); /* ... before its home writes it */
     ky_stats(&s2);
-    a[me * per] = 3; /* protected again: the home's first write snapshots */
+    a[me * per] = 3; /* protected again (others just fetched it): the home's first write snapshots */
     ky_dsm_stats_t s3;
     ky_stats(&s3);
     /* the fault snapshots this page and, with KY_DSM_SNAPSHOT_RUN, up to the rest of the rank's 4 pages */

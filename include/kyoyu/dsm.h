@@ -107,6 +107,9 @@ typedef struct {
     uint64_t pages_served, bytes_served;    /* fetches this rank answered as a home */
     uint64_t invalidations, drops;          /* cached pages invalidated (barrier) / dropped (sync_drop) */
     uint64_t barriers, syncs, lock_acquires;
+    uint64_t unguarded_reads;               /* pages fetched that their home wrote without a snapshot because
+                                             * nobody had fetched them recently (KY_DSM_SNAPSHOT=2): such a
+                                             * read may see the home's writes of the current interval */
     double coherence_s;                     /* time in faults and synchronisation calls */
 } ky_dsm_stats_t;
 KY_API int ky_stats(ky_dsm_stats_t *out);

@@ -68,10 +68,12 @@ static int insert_alloc(const kyi_alloc_t *na)
     return 0;
 }
 
-/* Pages this rank is home of start write-protected (snapshot on the first write) or open. */
+/* Pages this rank is home of start write-protected (snapshot on the first write) or open. They count as
+ * fetched now: nobody has a history yet, so every page is guarded for the first intervals. */
 static int open_home_pages(const kyi_alloc_t *a)
 {
     size_t pg0 = a->off >> kyi_dsm.page_shift, n = a->bytes >> kyi_dsm.page_shift;
+    uint32_t now = (uint32_t)atomic_load(&kyi_dsm.meta->epoch);
     int home_state = kyi_dsm.snapshot ? KYI_PG_HOME_RO : KYI_PG_HOME_RW;
     int prot = kyi_dsm.snapshot ? PROT_READ : PROT_READ | PROT_WRITE;
     size_t run = 0;
@@ -79,6 +81,7 @@ static int open_home_pages(const kyi_alloc_t *a)
         int mine = i < n && (a->home >= 0 ? a->home : a->page_home[i]) == kyi_rt.rank;
         if (mine) {
             kyi_dsm.state[pg0 + i] = (uint8_t)home_state;
+            kyi_dsm.fetched_at[pg0 + i] = now;
             run++;
         } else if (run) {
             KYI_CHECK(kyi_protect(pg0 + i - run, run, prot));
@@ -250,8 +253,8 @@ static void release_pages(size_t pg, size_t n)
     for (int v = 0; v < 3; v++)
         fallocate(kyi_dsm.memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)(v * kyi_dsm.size + off), (off_t)len);
     pthread_mutex_lock(&kyi_dsm.lists_lock);
-    kyi_vec_t *lists[] = {&kyi_dsm.held, &kyi_dsm.dirty, &kyi_dsm.written};
-    for (int l = 0; l < 3; l++) {
+    kyi_vec_t *lists[] = {&kyi_dsm.held, &kyi_dsm.dirty, &kyi_dsm.written, &kyi_dsm.freed};
+    for (int l = 0; l < 4; l++) {
         size_t k = 0;
         for (size_t i = 0; i < lists[l]->len; i++)
             if (lists[l]->v[i] < pg || lists[l]->v[i] >= pg + n) lists[l]->v[k++] = lists[l]->v[i];

@@ -11,6 +11,9 @@
  *   cached pages (homed elsewhere)   NONE (no access) -> RO (fetched) -> RW (twin made, dirty)
  *   home pages                       HOME_RO (write-protected: the synchronised version is the data)
  *                                    -> HOME_RW (snapshot taken, the home writes freely)
+ *                                    -> HOME_FREE (written without a snapshot: nobody fetched the page in
+ *                                       the last KY_DSM_SHARED_WINDOW intervals; stays open until some
+ *                                       rank fetches it, then is guarded again from the next interval)
  * A thread fetching a page marks it FETCHING and drops the lock while it waits, so no lock is ever held
  * across a remote wait (the progress thread, which serves other ranks, only takes stripe locks briefly).
  *
@@ -31,7 +34,14 @@
 #include "kyoyu/dsm.h"
 
 /* HOME_OPEN: writable without a snapshot, in an interval opened by ky_sync_nofetch. */
-enum { KYI_PG_NONE = 0, KYI_PG_RO, KYI_PG_RW, KYI_PG_FETCHING, KYI_PG_HOME_RO, KYI_PG_HOME_RW, KYI_PG_HOME_OPEN };
+enum { KYI_PG_NONE = 0, KYI_PG_RO, KYI_PG_RW, KYI_PG_FETCHING, KYI_PG_HOME_RO, KYI_PG_HOME_RW, KYI_PG_HOME_OPEN,
+       KYI_PG_HOME_FREE };
+static inline int kyi_pg_is_home(int s)
+{
+    return s == KYI_PG_HOME_RO || s == KYI_PG_HOME_RW || s == KYI_PG_HOME_OPEN || s == KYI_PG_HOME_FREE;
+}
+/* KY_DSM_SNAPSHOT: which home pages keep the synchronised version while the home writes them. */
+enum { KYI_SNAP_OFF = 0, KYI_SNAP_ALL = 1, KYI_SNAP_SHARED = 2 };
 
 /* Active-message indices of the DSM (the range reserved for upper layers). */
 enum { KYI_AM_DSM_FETCH = 200, KYI_AM_DSM_DIFF, KYI_AM_DSM_PUSH, KYI_AM_DSM_FADD, KYI_AM_DSM_LOCK,
@@ -60,7 +70,10 @@ typedef struct {
     char *svc;               /* service view: data | snapshots | twins */
     size_t size, page, page_shift, npages;
     int memfd;
-    int snapshot;            /* KY_DSM_SNAPSHOT */
+    int snapshot;            /* KY_DSM_SNAPSHOT (KYI_SNAP_*): 0 when off */
+    uint32_t shared_window;  /* KY_DSM_SHARED_WINDOW */
+    uint32_t *fetched_at;    /* [npages] in the meta part: interval of the last fetch of a home page (or of
+                              * its allocation); same-node readers write it under the home's stripe lock */
     uint8_t *state;          /* [npages], in the shared meta part (peer.c) */
     uint8_t *sending;        /* [npages] zero-copy replies in flight from a home page (serve.c) */
     pthread_mutex_t *stripe; /* [KYI_DSM_STRIPES] process-shared: same-node ranks take them too */
@@ -79,6 +92,7 @@ typedef struct {
     kyi_vec_t held;          /* cached pages homed elsewhere (RO or RW) */
     kyi_vec_t dirty;         /* cached pages in RW with a twin */
     kyi_vec_t written;       /* home pages in HOME_RW */
+    kyi_vec_t freed;         /* home pages in HOME_FREE */
     /* intervals */
     pthread_mutex_t epoch_lock;
     uint64_t epoch;          /* synchronisations this rank completed */
@@ -93,8 +107,8 @@ extern kyi_dsm_t kyi_dsm;
 /* Statistics: atomics mirroring ky_dsm_stats_t (coherence time in ns). */
 typedef struct {
     atomic_ullong read_faults, write_faults, pages_fetched, bytes_fetched, pages_preloaded, pages_overloaded,
-        pages_pushed, twins, diffs, diff_bytes, home_snapshots, pages_served, bytes_served, invalidations, drops,
-        barriers, syncs, lock_acquires, coherence_ns;
+        pages_pushed, twins, diffs, diff_bytes, home_snapshots, unguarded_reads, pages_served, bytes_served,
+        invalidations, drops, barriers, syncs, lock_acquires, coherence_ns;
 } kyi_dsm_stats_t;
 extern kyi_dsm_stats_t kyi_dsm_stats;
 #define KYI_DSM_COUNT(field, n) atomic_fetch_add_explicit(&kyi_dsm_stats.field, (n), memory_order_relaxed)
@@ -150,7 +164,19 @@ typedef struct kyi_peer {
     char *map;               /* data | snapshots of the peer, read-only */
     kyi_meta_t *meta;        /* the peer's meta part, read-write (its stripe locks) */
     uint8_t *state;
+    uint32_t *fetched_at;
 } kyi_peer_t;
+/* This rank's interval as a home (what same-node readers see). */
+static inline uint64_t kyi_home_epoch(void) { return atomic_load_explicit(&kyi_dsm.meta->epoch, memory_order_relaxed); }
+
+/* Does home page pg keep its synchronised version in the home's interval `epoch`? Under KYI_SNAP_SHARED:
+ * only if some rank fetched it (or it was allocated) within the last shared_window intervals. */
+static inline int kyi_pg_guarded(size_t pg, uint64_t epoch)
+{
+    if (kyi_dsm.snapshot != KYI_SNAP_SHARED) return kyi_dsm.snapshot != KYI_SNAP_OFF;
+    return (uint32_t)((uint32_t)epoch - kyi_dsm.fetched_at[pg]) <= kyi_dsm.shared_window;
+}
+
 /* Size of the meta part for npages pages. */
 size_t kyi_meta_size(size_t npages);
 /* Initialise this rank's meta part (at svc + 3 * size) and point kyi_dsm at it. */

@@ -62,47 +62,61 @@ static void chain(int sig, siginfo_t *si, void *ctx)
     else prev_action.sa_handler(sig);
 }
 
+/* A home page's first write in an interval: keep the synchronised version in a snapshot if the page is
+ * guarded (fetched recently), else just open it (HOME_FREE). Returns 1 if a snapshot was made. Stripe lock
+ * held; the protection change is the caller's. */
+static int open_home_page(size_t pg, uint64_t epoch)
+{
+    kyi_wait_unsent(pg); /* a reply may still be reading the data or the old snapshot */
+    int guard = kyi_pg_guarded(pg, epoch);
+    if (guard) memcpy(kyi_pg_snap(pg), kyi_pg_data(pg), kyi_dsm.page);
+    kyi_dsm.state[pg] = guard ? KYI_PG_HOME_RW : KYI_PG_HOME_FREE;
+    pthread_mutex_lock(&kyi_dsm.lists_lock);
+    kyi_vec_push(guard ? &kyi_dsm.written : &kyi_dsm.freed, pg);
+    pthread_mutex_unlock(&kyi_dsm.lists_lock);
+    if (guard) KYI_DSM_COUNT(home_snapshots, 1);
+    return guard;
+}
+
 int kyi_open_for_write(size_t pg)
 {
-    int home = kyi_dsm.state[pg] == KYI_PG_HOME_RO;
-    if (home) kyi_wait_unsent(pg); /* a reply may still be reading the data or the old snapshot */
-    memcpy(home ? kyi_pg_snap(pg) : kyi_pg_twin(pg), kyi_pg_data(pg), kyi_dsm.page);
+    if (kyi_dsm.state[pg] == KYI_PG_HOME_RO) {
+        open_home_page(pg, kyi_home_epoch());
+        return kyi_protect(pg, 1, PROT_READ | PROT_WRITE);
+    }
+    memcpy(kyi_pg_twin(pg), kyi_pg_data(pg), kyi_dsm.page);
     int st = kyi_protect(pg, 1, PROT_READ | PROT_WRITE);
-    kyi_dsm.state[pg] = home ? KYI_PG_HOME_RW : KYI_PG_RW;
+    kyi_dsm.state[pg] = KYI_PG_RW;
     pthread_mutex_lock(&kyi_dsm.lists_lock);
-    kyi_vec_push(home ? &kyi_dsm.written : &kyi_dsm.dirty, pg);
+    kyi_vec_push(&kyi_dsm.dirty, pg);
     pthread_mutex_unlock(&kyi_dsm.lists_lock);
-    if (home) KYI_DSM_COUNT(home_snapshots, 1);
-    else KYI_DSM_COUNT(twins, 1);
+    KYI_DSM_COUNT(twins, 1);
     return st;
 }
 
-/* A home that writes a page usually writes the next ones too (a sweep over its block): snapshot and open up
- * to KY_DSM_SNAPSHOT_RUN - 1 following write-protected home pages now, with one protection change, instead
- * of a fault each. The copies are the same; what goes is the faults and protection calls. pg's stripe is
- * held; the others are only tried (a busy one ends the run), so holding two can never deadlock. */
+/* A home that writes a page usually writes the next ones too (a sweep over its block): open up to
+ * KY_DSM_SNAPSHOT_RUN - 1 following write-protected home pages that need a snapshot now, with one
+ * protection change, instead of a fault each (pages that need none cost no copy: up to 8 times as many).
+ * The copies are the same; what goes is the faults and protection calls. pg's stripe is held; the others
+ * are only tried (a busy one ends the run), so holding two can never deadlock. */
 static void open_home_run(size_t pg)
 {
     static long run = -1;
     if (run < 0) run = kyi_config_long("KY_DSM_SNAPSHOT_RUN");
+    uint64_t epoch = kyi_home_epoch();
     size_t m = 0;
-    for (size_t q = pg + 1; q < kyi_dsm.npages && (long)(q - pg) < run && q % KYI_DSM_STRIPES != pg % KYI_DSM_STRIPES; q++) {
+    long copies = 0;
+    for (size_t q = pg + 1; q < kyi_dsm.npages && copies + 1 < run && (long)(q - pg) < 8 * run &&
+                            q % KYI_DSM_STRIPES != pg % KYI_DSM_STRIPES;
+         q++) {
         if (pthread_mutex_trylock(kyi_pg_lock(q))) break;
         int ok = kyi_dsm.state[q] == KYI_PG_HOME_RO;
-        if (ok) {
-            kyi_wait_unsent(q);
-            memcpy(kyi_pg_snap(q), kyi_pg_data(q), kyi_dsm.page);
-            kyi_dsm.state[q] = KYI_PG_HOME_RW;
-            pthread_mutex_lock(&kyi_dsm.lists_lock);
-            kyi_vec_push(&kyi_dsm.written, q);
-            pthread_mutex_unlock(&kyi_dsm.lists_lock);
-            KYI_DSM_COUNT(home_snapshots, 1);
-        }
+        if (ok) copies += open_home_page(q, epoch);
         pthread_mutex_unlock(kyi_pg_lock(q));
         if (!ok) break;
         m++;
     }
-    /* a store in between finds HOME_RW, returns, and retries until this lands */
+    /* a store in between finds HOME_RW or HOME_FREE, returns, and retries until this lands */
     if (m) kyi_protect(pg + 1, m, PROT_READ | PROT_WRITE);
 }
 

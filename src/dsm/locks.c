@@ -180,7 +180,7 @@ int ky_stats(ky_dsm_stats_t *o)
     o->pages_pushed = s->pages_pushed, o->twins = s->twins, o->diffs = s->diffs, o->diff_bytes = s->diff_bytes;
     o->home_snapshots = s->home_snapshots, o->pages_served = s->pages_served, o->bytes_served = s->bytes_served;
     o->invalidations = s->invalidations, o->drops = s->drops, o->barriers = s->barriers, o->syncs = s->syncs;
-    o->lock_acquires = s->lock_acquires;
+    o->lock_acquires = s->lock_acquires, o->unguarded_reads = s->unguarded_reads;
     o->coherence_s = (double)s->coherence_ns * 1e-9;
     return KY_OK;
 }
@@ -198,13 +198,13 @@ int ky_stats_print(void)
     KYI_CHECK(ky_stats(&s));
     fprintf(stderr,
             "kyoyu dsm rank %d: faults r %llu w %llu | fetched %llu pages %.3f MB | preloaded %llu overloaded %llu "
-            "pushed %llu | twins %llu diffs %llu (%.3f MB) | home snapshots %llu | served %llu pages | invalidated %llu "
+            "pushed %llu | twins %llu diffs %llu (%.3f MB) | home snapshots %llu unguarded reads %llu | served %llu pages | invalidated %llu "
             "dropped %llu | barriers %llu syncs %llu locks %llu | coherence %.3f s\n",
             kyi_rt.rank, (unsigned long long)s.read_faults, (unsigned long long)s.write_faults,
             (unsigned long long)s.pages_fetched, s.bytes_fetched / 1e6, (unsigned long long)s.pages_preloaded,
             (unsigned long long)s.pages_overloaded, (unsigned long long)s.pages_pushed, (unsigned long long)s.twins,
             (unsigned long long)s.diffs, s.diff_bytes / 1e6, (unsigned long long)s.home_snapshots,
-            (unsigned long long)s.pages_served, (unsigned long long)s.invalidations, (unsigned long long)s.drops,
+            (unsigned long long)s.unguarded_reads, (unsigned long long)s.pages_served, (unsigned long long)s.invalidations, (unsigned long long)s.drops,
             (unsigned long long)s.barriers, (unsigned long long)s.syncs, (unsigned long long)s.lock_acquires,
             s.coherence_s);
     return KY_OK;

@@ -22,7 +22,7 @@
 size_t kyi_meta_size(size_t npages)
 {
     size_t os = (size_t)sysconf(_SC_PAGESIZE);
-    return (sizeof(kyi_meta_t) + 2 * npages + os - 1) & ~(os - 1);
+    return (sizeof(kyi_meta_t) + ((2 * npages + 7) & ~(size_t)7) + 4 * npages + os - 1) & ~(os - 1);
 }
 
 void kyi_meta_init(void)
@@ -44,6 +44,7 @@ void kyi_meta_init(void)
     kyi_dsm.fetched = m->fetched;
     kyi_dsm.state = (uint8_t *)(m + 1);
     kyi_dsm.sending = kyi_dsm.state + kyi_dsm.npages;
+    kyi_dsm.fetched_at = (uint32_t *)(kyi_dsm.state + ((2 * kyi_dsm.npages + 7) & ~(size_t)7));
 }
 
 void kyi_peers_open(void)
@@ -79,6 +80,7 @@ void kyi_peers_open(void)
         kyi_dsm.peer[r].map = map;
         kyi_dsm.peer[r].meta = meta;
         kyi_dsm.peer[r].state = (uint8_t *)((kyi_meta_t *)meta + 1);
+        kyi_dsm.peer[r].fetched_at = (uint32_t *)(kyi_dsm.peer[r].state + ((2 * kyi_dsm.npages + 7) & ~(size_t)7));
         opened++;
     }
     free(all);
@@ -104,16 +106,20 @@ int kyi_peer_read(int home, size_t pg, size_t n)
     pthread_mutex_lock(&kyi_dsm.epoch_lock);
     uint64_t mine = kyi_dsm.epoch;
     pthread_mutex_unlock(&kyi_dsm.epoch_lock);
-    if (atomic_load(&p->meta->epoch) < mine) return KY_PENDING; /* the home is still synchronising */
+    uint64_t theirs = atomic_load(&p->meta->epoch);
+    if (theirs < mine) return KY_PENDING; /* the home is still synchronising */
     for (size_t i = 0; i < n; i++) {
         size_t q = pg + i;
         pthread_mutex_t *lk = &p->meta->stripe[q % KYI_DSM_STRIPES];
         pthread_mutex_lock(lk);
         int s = p->state[q];
-        if (s != KYI_PG_HOME_RO && s != KYI_PG_HOME_RW && s != KYI_PG_HOME_OPEN) {
+        if (!kyi_pg_is_home(s)) {
             pthread_mutex_unlock(lk);
             return KY_PENDING; /* not live there (the message path reports it) */
         }
+        /* the home guards the page from its next interval on (serve.c does the same) */
+        p->fetched_at[q] = (uint32_t)theirs;
+        if (s == KYI_PG_HOME_FREE) KYI_DSM_COUNT(unguarded_reads, 1);
         /* the synchronised version: the snapshot of a page the home wrote since, else its data */
         const char *src = p->map + (s == KYI_PG_HOME_RW && kyi_dsm.snapshot ? kyi_dsm.size : 0) + (q << kyi_dsm.page_shift);
         memcpy(kyi_pg_data(q), src, kyi_dsm.page);

@@ -29,11 +29,21 @@ static void reply_status(int src, int tag, int64_t status)
     kyi_send_deferred(&status, sizeof status, src, tag, kyi_comm.rep);
 }
 
+/* A fetch of home page pg (stripe lock held): the page is guarded from the next interval on. A page written
+ * without a snapshot (nobody had fetched it recently) may now carry writes of this interval: counted. */
+static void note_fetch(size_t pg, uint32_t epoch)
+{
+    kyi_dsm.fetched_at[pg] = epoch;
+    if (kyi_dsm.state[pg] == KYI_PG_HOME_FREE && !kyi_dsm.nostore_interval) KYI_DSM_COUNT(unguarded_reads, 1);
+}
+
 void kyi_serve_copy(char *dst, size_t pg, size_t n)
 {
+    uint32_t epoch = (uint32_t)kyi_home_epoch();
     for (size_t i = 0; i < n; i++) {
         pthread_mutex_t *lk = kyi_pg_lock(pg + i);
         pthread_mutex_lock(lk);
+        note_fetch(pg + i, epoch);
         int from_snap = kyi_dsm.snapshot && kyi_dsm.state[pg + i] == KYI_PG_HOME_RW;
         if (kyi_dsm.state[pg + i] == KYI_PG_HOME_OPEN && !kyi_dsm.nostore_interval) {
             static atomic_int warned;
@@ -126,7 +136,7 @@ static int direct_source(size_t pg)
 {
     int s = kyi_dsm.state[pg];
     if (!kyi_dsm.snapshot || kyi_dsm.sending[pg] >= 200) return 0;
-    if (s == KYI_PG_HOME_RO || (s == KYI_PG_HOME_OPEN && kyi_dsm.nostore_interval)) return 1;
+    if (s == KYI_PG_HOME_RO || ((s == KYI_PG_HOME_OPEN || s == KYI_PG_HOME_FREE) && kyi_dsm.nostore_interval)) return 1;
     return s == KYI_PG_HOME_RW ? 2 : 0;
 }
 
@@ -136,9 +146,11 @@ static int serve_direct(int src, size_t pg, size_t n, int tag)
     if (!f) return 0;
     size_t i = 0;
     int kind = 0;
+    uint32_t epoch = (uint32_t)kyi_home_epoch();
     for (; i < n; i++) {
         pthread_mutex_lock(kyi_pg_lock(pg + i));
         int k = direct_source(pg + i);
+        if (k) note_fetch(pg + i, epoch);
         if (k && (i == 0 || k == kind)) __atomic_fetch_add(&kyi_dsm.sending[pg + i], 1, __ATOMIC_ACQ_REL);
         pthread_mutex_unlock(kyi_pg_lock(pg + i));
         if (!k || (i && k != kind)) break;
@@ -394,20 +406,51 @@ void kyi_publish(int advance_epoch, int keep_open)
         kyi_dsm.open_interval = 0;
     }
     pthread_mutex_lock(&kyi_dsm.lists_lock);
-    kyi_vec_t w = kyi_dsm.written;
+    kyi_vec_t w = kyi_dsm.written, f = {0};
     memset(&kyi_dsm.written, 0, sizeof kyi_dsm.written);
-    pthread_mutex_unlock(&kyi_dsm.lists_lock);
-    if (advance_epoch) kyi_protect_runs(w.v, w.len, PROT_READ); /* collective: one call per run */
-    for (size_t i = 0; i < w.len; i++) {
-        size_t pg = w.v[i];
-        pthread_mutex_lock(kyi_pg_lock(pg));
-        if (kyi_dsm.state[pg] == KYI_PG_HOME_RW) {
-            if (!advance_epoch) kyi_protect(pg, 1, PROT_READ);
-            kyi_dsm.state[pg] = KYI_PG_HOME_RO;
-        }
-        pthread_mutex_unlock(kyi_pg_lock(pg));
+    if (advance_epoch) {
+        f = kyi_dsm.freed;
+        memset(&kyi_dsm.freed, 0, sizeof kyi_dsm.freed);
     }
-    free(w.v);
+    pthread_mutex_unlock(&kyi_dsm.lists_lock);
+    if (!advance_epoch) { /* a lock release: the written pages' data is the version the next holder reads */
+        for (size_t i = 0; i < w.len; i++) {
+            pthread_mutex_lock(kyi_pg_lock(w.v[i]));
+            if (kyi_dsm.state[w.v[i]] == KYI_PG_HOME_RW) {
+                kyi_protect(w.v[i], 1, PROT_READ);
+                kyi_dsm.state[w.v[i]] = KYI_PG_HOME_RO;
+            }
+            pthread_mutex_unlock(kyi_pg_lock(w.v[i]));
+        }
+        free(w.v);
+        return;
+    }
+    /* The next interval guards (write-protects) the written pages that some rank fetched recently; the
+     * others stay open and are written without snapshots (KY_DSM_SNAPSHOT=2). Collective: the other threads
+     * wait, so one protection call per run, before the states change. */
+    uint64_t next = kyi_home_epoch() + 1;
+    kyi_vec_t guard = {0}, open = {0};
+    for (int l = 0; l < 2; l++) {
+        const kyi_vec_t *v = l ? &f : &w;
+        for (size_t i = 0; i < v->len; i++) {
+            int s = kyi_dsm.state[v->v[i]];
+            if (s == KYI_PG_HOME_RW || s == KYI_PG_HOME_FREE)
+                kyi_vec_push(kyi_pg_guarded(v->v[i], next) ? &guard : &open, v->v[i]);
+        }
+    }
+    kyi_protect_runs(guard.v, guard.len, PROT_READ);
+    for (int l = 0; l < 2; l++) {
+        const kyi_vec_t *v = l ? &open : &guard;
+        for (size_t i = 0; i < v->len; i++) {
+            pthread_mutex_lock(kyi_pg_lock(v->v[i]));
+            kyi_dsm.state[v->v[i]] = l ? KYI_PG_HOME_FREE : KYI_PG_HOME_RO;
+            pthread_mutex_unlock(kyi_pg_lock(v->v[i]));
+        }
+    }
+    pthread_mutex_lock(&kyi_dsm.lists_lock);
+    for (size_t i = 0; i < open.len; i++) kyi_vec_push(&kyi_dsm.freed, open.v[i]);
+    pthread_mutex_unlock(&kyi_dsm.lists_lock);
+    free(w.v), free(f.v), free(guard.v), free(open.v);
     if (!advance_epoch) return;
     pthread_mutex_lock(&kyi_dsm.epoch_lock);
     kyi_dsm.epoch++;

@@ -78,7 +78,7 @@ void kyi_home_pages_set(int from, int to, int prot)
         size_t pg0 = a->off >> kyi_dsm.page_shift, n = a->bytes >> kyi_dsm.page_shift, run = 0;
         for (size_t i = 0; i <= n; i++) {
             int s = i < n ? kyi_dsm.state[pg0 + i] : -1;
-            int home = s == KYI_PG_HOME_RO || s == KYI_PG_HOME_RW || s == KYI_PG_HOME_OPEN;
+            int home = s >= 0 && kyi_pg_is_home(s);
             if (home && (from < 0 || s == from)) {
                 kyi_dsm.state[pg0 + i] = (uint8_t)to;
                 run++;
@@ -131,7 +131,10 @@ int kyi_dsm_init(void)
     kyi_dsm.page_shift = (size_t)__builtin_ctzl(page);
     kyi_dsm.size = size;
     kyi_dsm.npages = size / page;
-    kyi_dsm.snapshot = kyi_config_long("KY_DSM_SNAPSHOT") != 0 && kyi_rt.nranks > 1;
+    long snap = kyi_config_long("KY_DSM_SNAPSHOT");
+    kyi_dsm.snapshot = kyi_rt.nranks < 2 ? KYI_SNAP_OFF : snap <= 0 ? KYI_SNAP_OFF : snap == 1 ? KYI_SNAP_ALL : KYI_SNAP_SHARED;
+    long win = kyi_config_long("KY_DSM_SHARED_WINDOW");
+    kyi_dsm.shared_window = win < 0 ? 0 : (uint32_t)win;
     kyi_dsm.coll_end = size / 2;
     kyi_dsm.slice_size = (size / 2 / (size_t)kyi_rt.nranks) & ~(page - 1);
 
@@ -176,7 +179,7 @@ int kyi_dsm_init(void)
     kyi_dsm.ready = 1;
     kyi_peers_open();
     KYI_INFO(KYI_SUB_DSM, "global space at %p, %zu bytes, pages of %zu bytes, snapshots %s", (void *)base, size,
-             page, kyi_dsm.snapshot ? "on" : "off");
+             page, kyi_dsm.snapshot == KYI_SNAP_ALL ? "on every home page" : kyi_dsm.snapshot ? "on shared home pages" : "off");
     return KY_OK;
 }
 
