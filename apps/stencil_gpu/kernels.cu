@@ -36,21 +36,66 @@ double sg_init_value(int z, int y, int x) { return init_value(z, y, x); }
 
 double sg_flops_per_point(int pts) { return pts == 7 ? 8.0 : 30.0; }
 
-/* One point; the CPU reference calls the same function. */
+/* One point; the CPU reference calls the same function. The 27-point sum is built from per-plane partial
+ * sums (plane offset p = -P, 0, +P): col2(p, xo) = s[i+p-X+xo] + s[i+p+X+xo], C(p) = s[i+p],
+ * F4(p) = (col2(p,0) + s[i+p-1]) + s[i+p+1] (in-plane faces), K4(p) = col2(p,-1) + col2(p,+1) (in-plane
+ * corners). The GPU kernel computes each plane's partial sums once and shares them between x neighbours and
+ * z steps; this order is the kernel's, so both stay bitwise equal. */
 template <int PTS>
 __host__ __device__ static inline double point(const double *s, size_t i, size_t P, size_t X)
 {
     if (PTS == 7)
         return 0.4 * s[i] + 0.1 * (s[i - P] + s[i + P] + s[i - X] + s[i + X] + s[i - 1] + s[i + 1]);
-    double f = s[i - P] + s[i + P] + s[i - X] + s[i + X] + s[i - 1] + s[i + 1];
-    double e = s[i - P - X] + s[i - P + X] + s[i - P - 1] + s[i - P + 1] + s[i + P - X] + s[i + P + X] +
-               s[i + P - 1] + s[i + P + 1] + s[i - X - 1] + s[i - X + 1] + s[i + X - 1] + s[i + X + 1];
-    double c = s[i - P - X - 1] + s[i - P - X + 1] + s[i - P + X - 1] + s[i - P + X + 1] + s[i + P - X - 1] +
-               s[i + P - X + 1] + s[i + P + X - 1] + s[i + P + X + 1];
-    return 0.2 * s[i] + 0.05 * f + 0.02 * e + 0.01 * c;
+    else {
+        double C[3], F4[3], K4[3]; /* planes below, here, above */
+        for (int q = 0; q < 3; q++) {
+            size_t j = i + (size_t)q * P - P;
+            double cm = s[j - X - 1] + s[j + X - 1]; /* col2(p, -1) */
+            double c0 = s[j - X] + s[j + X];         /* col2(p, 0) */
+            double cp = s[j - X + 1] + s[j + X + 1]; /* col2(p, +1) */
+            C[q] = s[j];
+            F4[q] = (c0 + s[j - 1]) + s[j + 1];
+            K4[q] = cm + cp;
+        }
+        double f = (C[0] + C[2]) + F4[1];
+        double e = (F4[0] + F4[2]) + K4[1];
+        double k = K4[0] + K4[2];
+        return 0.2 * C[1] + 0.05 * f + 0.02 * e + 0.01 * k;
+    }
 }
 
 enum { BX = 64, BY = 4, ZCHUNK = 16 };
+
+/* Partial sums of one plane for the 27-point kernel (see point<27>): q is this lane's point of the plane.
+ * Each lane loads its own three rows (aligned); the x-1 and x+1 values come from the neighbouring lanes.
+ * Lane 0 and lane 31 load the x-1 resp. x+1 column just outside the warp instead (halo, where it lies in
+ * the row) and use it in place of the shuffled value. All 32 lanes must call this. */
+__device__ static inline void plane27(const double *__restrict__ q, size_t X, int lane, bool halo, int hoff,
+                                      double &C, double &F4, double &K4)
+{
+    const unsigned full = 0xffffffffu;
+    double r0 = __ldg(q - X), r1 = __ldg(q), r2 = __ldg(q + X);
+    double h0 = 0.0, h1 = 0.0, h2 = 0.0;
+    if (halo) {
+        h0 = __ldg(q + hoff - X);
+        h1 = __ldg(q + hoff);
+        h2 = __ldg(q + hoff + X);
+    }
+    double col = r0 + r2, hcol = h0 + h2;
+    double cm = __shfl_up_sync(full, r1, 1), colm = __shfl_up_sync(full, col, 1);
+    double cp = __shfl_down_sync(full, r1, 1), colp = __shfl_down_sync(full, col, 1);
+    if (lane == 0) {
+        cm = h1;
+        colm = hcol;
+    }
+    if (lane == 31) {
+        cp = h1;
+        colp = hcol;
+    }
+    C = r1;
+    F4 = (col + cm) + cp;
+    K4 = colm + colp;
+}
 
 /* Planes [p_lo, p_hi) of the buffer, interior x and y. Each thread marches ZCHUNK planes. Threads start at
  * x = 0 (idle on the two x faces) so that a warp's 32 doubles are two whole 128-byte lines of a row
@@ -63,12 +108,13 @@ __global__ void __launch_bounds__(BX * BY) k_stencil(const double *__restrict__ 
                                                      int nx, int ny, int p_lo, int p_hi)
 {
     int x = blockIdx.x * BX + threadIdx.x, y = blockIdx.y * BY + threadIdx.y + 1;
-    if (x < 1 || x >= nx - 1 || y >= ny - 1) return;
+    if (y >= ny - 1) return; /* whole warps: a warp is 32 x of one row */
     size_t P = (size_t)nx * ny, X = (size_t)nx;
     int z0 = p_lo + (int)blockIdx.z * ZCHUNK, z1 = min(z0 + ZCHUNK, p_hi);
     if (z0 >= z1) return;
-    size_t i = (size_t)z0 * P + (size_t)y * X + x;
     if (PTS == 7) {
+        if (x < 1 || x >= nx - 1) return;
+        size_t i = (size_t)z0 * P + (size_t)y * X + x;
         double below = __ldg(src + i - P), here = __ldg(src + i);
         for (int z = z0; z < z1; z++, i += P) {
             double above = __ldg(src + i + P);
@@ -78,34 +124,33 @@ __global__ void __launch_bounds__(BX * BY) k_stencil(const double *__restrict__ 
             here = above;
         }
     } else {
-        /* 27-point: the 3 x 3 column neighbourhoods of the planes below (a), here (b) and above (c) stay in
-         * registers, so each point loads 9 values instead of 27 (the kernel was bound by L1 loads). [dy][dx],
-         * 0 = minus one. The sums are point<27>'s, term by term in the same order. */
-        double a[3][3], b[3][3], c[3][3];
-#pragma unroll
-        for (int dy = 0; dy < 3; dy++)
-#pragma unroll
-            for (int dx = 0; dx < 3; dx++) {
-                a[dy][dx] = __ldg(src + i - P + (dy - 1) * (long)X + (dx - 1));
-                b[dy][dx] = __ldg(src + i + (dy - 1) * (long)X + (dx - 1));
-            }
+        /* 27-point: the 9-load-per-point version was bound by L1 loads (57% of the roofline). Now each new
+         * plane costs 3 aligned loads per lane plus shuffles: C, F4 and K4 of the planes below (a), here (b)
+         * and above (c) stay in registers. The lanes of a warp shuffle, so none may leave early: a warp
+         * past the row returns whole; lanes past nx-1 load x = nx-1 and do not store; lanes 0 and 31 load
+         * the column outside the warp (never outside the row). */
+        int lane = (int)(threadIdx.x & 31u);
+        if (x - lane >= nx) return;
+        int xc = min(x, nx - 1);
+        bool halo = (lane == 0 && x >= 1) || (lane == 31 && x + 1 <= nx - 1);
+        int hoff = lane == 0 ? -1 : 1;
+        bool store = x >= 1 && x <= nx - 2;
+        size_t i = (size_t)z0 * P + (size_t)y * X + xc;
+        double Ca, Fa, Ka, Cb, Fb, Kb, Cc, Fc, Kc;
+        plane27(src + i - P, X, lane, halo, hoff, Ca, Fa, Ka);
+        plane27(src + i, X, lane, halo, hoff, Cb, Fb, Kb);
         for (int z = z0; z < z1; z++, i += P) {
-#pragma unroll
-            for (int dy = 0; dy < 3; dy++)
-#pragma unroll
-                for (int dx = 0; dx < 3; dx++) c[dy][dx] = __ldg(src + i + P + (dy - 1) * (long)X + (dx - 1));
-            double f = a[1][1] + c[1][1] + b[0][1] + b[2][1] + b[1][0] + b[1][2];
-            double e = a[0][1] + a[2][1] + a[1][0] + a[1][2] + c[0][1] + c[2][1] + c[1][0] + c[1][2] + b[0][0] +
-                       b[0][2] + b[2][0] + b[2][2];
-            double k = a[0][0] + a[0][2] + a[2][0] + a[2][2] + c[0][0] + c[0][2] + c[2][0] + c[2][2];
-            dst[i] = 0.2 * b[1][1] + 0.05 * f + 0.02 * e + 0.01 * k;
-#pragma unroll
-            for (int dy = 0; dy < 3; dy++)
-#pragma unroll
-                for (int dx = 0; dx < 3; dx++) {
-                    a[dy][dx] = b[dy][dx];
-                    b[dy][dx] = c[dy][dx];
-                }
+            plane27(src + i + P, X, lane, halo, hoff, Cc, Fc, Kc);
+            double f = (Ca + Cc) + Fb;
+            double e = (Fa + Fc) + Kb;
+            double k = Ka + Kc;
+            if (store) dst[i] = 0.2 * Cb + 0.05 * f + 0.02 * e + 0.01 * k;
+            Ca = Cb;
+            Fa = Fb;
+            Ka = Kb;
+            Cb = Cc;
+            Fb = Fc;
+            Kb = Kc;
         }
     }
 }
