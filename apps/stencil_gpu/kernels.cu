@@ -6,6 +6,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <cuda_pipeline.h>
+
 #include "stencil_gpu.h"
 
 void sg_die(const char *fmt, ...)
@@ -64,7 +66,7 @@ __host__ __device__ static inline double point(const double *s, size_t i, size_t
     }
 }
 
-enum { BX = 64, BY = 4, ZCHUNK = 16 };
+enum { BX = 64 };
 
 /* Partial sums of one plane for the 27-point kernel (see point<27>): q is this lane's point of the plane.
  * Each lane loads its own three rows (aligned); the x-1 and x+1 values come from the neighbouring lanes.
@@ -103,14 +105,14 @@ __device__ static inline void plane27(const double *__restrict__ q, size_t X, in
  * them partially. The 7-point kernel keeps the z column in registers (the plane below, this one, the one
  * above) and loads only the next plane's value and the four in-plane neighbours per point; the sums are
  * the same as point<7> in the same order, so results stay bitwise equal to the CPU's. */
-template <int PTS>
+template <int PTS, int BY>
 __global__ void __launch_bounds__(BX * BY) k_stencil(const double *__restrict__ src, double *__restrict__ dst,
-                                                     int nx, int ny, int p_lo, int p_hi)
+                                                     int nx, int ny, int p_lo, int p_hi, int zchunk)
 {
     int x = blockIdx.x * BX + threadIdx.x, y = blockIdx.y * BY + threadIdx.y + 1;
     if (y >= ny - 1) return; /* whole warps: a warp is 32 x of one row */
     size_t P = (size_t)nx * ny, X = (size_t)nx;
-    int z0 = p_lo + (int)blockIdx.z * ZCHUNK, z1 = min(z0 + ZCHUNK, p_hi);
+    int z0 = p_lo + (int)blockIdx.z * zchunk, z1 = min(z0 + zchunk, p_hi);
     if (z0 >= z1) return;
     if (PTS == 7) {
         if (x < 1 || x >= nx - 1) return;
@@ -155,6 +157,183 @@ __global__ void __launch_bounds__(BX * BY) k_stencil(const double *__restrict__ 
     }
 }
 
+/* The 27-point kernel with RY rows per thread. Both kernels were bound by L2 bandwidth (ncu on H200: L2
+ * 79% busy, DRAM 55%, 68% of stalls waiting on loads): each row of a plane was loaded by the three warps
+ * whose points touch it. A thread that computes RY consecutive rows loads RY + 2 rows per plane instead of
+ * 3 RY. Same sums in the same order as plane27 / point<27>. Rows past ny - 1 are clamped, never stored. */
+/* Loads of one plane for the 27-point kernel: RY + 2 rows at this lane's x (rows past ny - 1 clamped to
+ * it), and for lanes 0 / 31 the same rows of the column beside the warp. */
+template <int RY>
+__device__ static inline void load27(const double *__restrict__ q, size_t X, bool halo, int hoff, int rmax,
+                                     double (&r)[RY + 2], double (&h)[RY + 2])
+{
+#pragma unroll
+    for (int k = 0; k < RY + 2; k++) {
+        long ro = (long)min(k - 1, rmax) * (long)X;
+        r[k] = __ldg(q + ro);
+        h[k] = halo ? __ldg(q + ro + hoff) : 0.0;
+    }
+}
+
+/* The plane's partial sums (see point<27>) for RY rows; x +- 1 from the neighbouring lanes. */
+template <int RY>
+__device__ static inline void sums27(const double (&r)[RY + 2], const double (&h)[RY + 2], int lane, double (&C)[RY],
+                                     double (&F4)[RY], double (&K4)[RY])
+{
+    const unsigned full = 0xffffffffu;
+#pragma unroll
+    for (int j = 0; j < RY; j++) {
+        double col = r[j] + r[j + 2], hcol = h[j] + h[j + 2];
+        double cm = __shfl_up_sync(full, r[j + 1], 1), colm = __shfl_up_sync(full, col, 1);
+        double cp = __shfl_down_sync(full, r[j + 1], 1), colp = __shfl_down_sync(full, col, 1);
+        if (lane == 0) cm = h[j + 1], colm = hcol;
+        if (lane == 31) cp = h[j + 1], colp = hcol;
+        C[j] = r[j + 1];
+        F4[j] = (col + cm) + cp;
+        K4[j] = colm + colp;
+    }
+}
+
+/* The 27-point kernel with RY rows per thread and the next plane's loads in flight while this one is
+ * summed. Both kernels were bound by L2 bandwidth (ncu on H200: L2 79% busy, DRAM 55%, 68% of stalls
+ * waiting on loads): each row of a plane was loaded by the three warps whose points touch it. A thread
+ * that computes RY consecutive rows loads RY + 2 rows per plane instead of 3 RY; the prefetch hides the
+ * latency that fewer, fatter threads expose. Same sums in the same order as point<27>. */
+template <int BY, int RY>
+__global__ void __launch_bounds__(BX * BY) k_stencil27r(const double *__restrict__ src, double *__restrict__ dst,
+                                                        int nx, int ny, int p_lo, int p_hi, int zchunk)
+{
+    int x = blockIdx.x * BX + threadIdx.x, y0 = (blockIdx.y * BY + threadIdx.y) * RY + 1;
+    if (y0 >= ny - 1) return; /* whole warps */
+    size_t P = (size_t)nx * ny, X = (size_t)nx;
+    int z0 = p_lo + (int)blockIdx.z * zchunk, z1 = min(z0 + zchunk, p_hi);
+    if (z0 >= z1) return;
+    int lane = (int)(threadIdx.x & 31u);
+    if (x - lane >= nx) return;
+    int xc = min(x, nx - 1), rmax = ny - 1 - y0, nrows = min(RY, ny - 1 - y0);
+    bool halo = (lane == 0 && x >= 1) || (lane == 31 && x + 1 <= nx - 1);
+    int hoff = lane == 0 ? -1 : 1;
+    bool store = x >= 1 && x <= nx - 2;
+    size_t i = (size_t)z0 * P + (size_t)y0 * X + xc;
+    double Ca[RY], Fa[RY], Ka[RY], Cb[RY], Fb[RY], Kb[RY], Cc[RY], Fc[RY], Kc[RY];
+    double r[RY + 2], h[RY + 2], rn[RY + 2], hn[RY + 2];
+    load27<RY>(src + i - P, X, halo, hoff, rmax, r, h);
+    sums27<RY>(r, h, lane, Ca, Fa, Ka);
+    load27<RY>(src + i, X, halo, hoff, rmax, r, h);
+    sums27<RY>(r, h, lane, Cb, Fb, Kb);
+    load27<RY>(src + i + P, X, halo, hoff, rmax, r, h);
+    for (int z = z0; z < z1; z++, i += P) {
+        if (z + 1 < z1) load27<RY>(src + i + 2 * P, X, halo, hoff, rmax, rn, hn); /* plane z + 2 <= p_hi */
+        sums27<RY>(r, h, lane, Cc, Fc, Kc);
+#pragma unroll
+        for (int j = 0; j < RY; j++) {
+            double f = (Ca[j] + Cc[j]) + Fb[j];
+            double e = (Fa[j] + Fc[j]) + Kb[j];
+            double k = Ka[j] + Kc[j];
+            if (store && j < nrows) dst[i + (size_t)j * X] = 0.2 * Cb[j] + 0.05 * f + 0.02 * e + 0.01 * k;
+            Ca[j] = Cb[j], Fa[j] = Fb[j], Ka[j] = Kb[j];
+            Cb[j] = Cc[j], Fb[j] = Fc[j], Kb[j] = Kc[j];
+        }
+#pragma unroll
+        for (int k = 0; k < RY + 2; k++) r[k] = rn[k], h[k] = hn[k];
+    }
+}
+
+/* The 27-point kernel with the block's planes staged in shared memory. The register kernels above still
+ * loaded 1.6 values per point from L2 (the RY + 2 rows of each thread, lanes 0 / 31's extra column) and
+ * needed each thread's own prefetch registers to hide the latency. Here the block copies each plane's tile
+ * (BY * RY + 2 rows of 64 + 4 doubles) with cp.async 16-byte copies, S - 1 planes ahead (S = 4 or 8), so every value
+ * comes from L2 about 1.13 times and the copies in flight hold no registers. Each thread reads its column
+ * and both neighbours from shared memory (no shuffles: the shuffle version spent 72% of its issue slots on
+ * shuffles, selects and copy addressing) and sums them exactly as point<27> does (bitwise equal). A
+ * thread's copies are the same in every plane, so their offsets are computed once. Needs nx even (16-byte
+ * aligned rows); copies outside the grid are zero-filled and feed only points that are never stored. */
+template <int BY, int RY, int S>
+__global__ void __launch_bounds__(BX * BY) k_stencil27s(const double *__restrict__ src, double *__restrict__ dst,
+                                                        int nx, int ny, int p_lo, int p_hi, int zchunk)
+{
+    constexpr int TR = BY * RY + 2, TW = BX + 4, TC = TW / 2; /* tile rows, doubles and 16-byte chunks per row */
+    constexpr int NT = BX * BY, NC = (TR * TC + NT - 1) / NT;  /* threads, copies per thread and plane */
+    extern __shared__ double2 sg_tile2[];
+    double *tile = (double *)sg_tile2;
+    int xb = blockIdx.x * BX, yb = blockIdx.y * BY * RY + 1; /* tile column 0 is x = xb - 2, row 0 is y = yb - 1 */
+    size_t P = (size_t)nx * ny, X = (size_t)nx;
+    int z0 = p_lo + (int)blockIdx.z * zchunk, z1 = min(z0 + zchunk, p_hi);
+    if (z0 >= z1) return; /* the whole block */
+    int n = z1 - z0 + 2, tid = threadIdx.y * BX + threadIdx.x;
+    int soff[NC], goff[NC]; /* this thread's copies: tile offset, plane offset (-1: zero-fill, -2: none) */
+#pragma unroll
+    for (int j = 0; j < NC; j++) {
+        int c = tid + j * NT, row = c / TC, col = (c - row * TC) * 2, gy = yb - 1 + row, gx = xb - 2 + col;
+        soff[j] = row * TW + col;
+        goff[j] = c >= TR * TC ? -2 : (gy < ny && gx >= 0 && gx < nx) ? gy * nx + gx : -1;
+    }
+    auto issue = [&](int k) { /* plane z0 - 1 + k into buffer k % S, one commit group per plane */
+        if (k < n) {
+            double *t = tile + (k % S) * (TR * TW);
+            const double *g0 = src + (size_t)(z0 - 1 + k) * P;
+#pragma unroll
+            for (int j = 0; j < NC; j++)
+                if (goff[j] != -2)
+                    __pipeline_memcpy_async(t + soff[j], goff[j] >= 0 ? g0 + goff[j] : src, 16, goff[j] >= 0 ? 0 : 16);
+        }
+        __pipeline_commit();
+    };
+    for (int k = 0; k < S - 1; k++) issue(k);
+    int x = xb + (int)threadIdx.x, y0 = yb + (int)threadIdx.y * RY, nrows = min(RY, ny - 1 - y0);
+    bool store = x >= 1 && x <= nx - 2;
+    double Ca[RY], Fa[RY], Ka[RY], Cb[RY], Fb[RY], Kb[RY], Cc[RY], Fc[RY], Kc[RY];
+    double *out = dst + (size_t)(z0 - 1) * P + (size_t)y0 * X + x; /* the plane before the middle one */
+    for (int k = 0; k < n; k++, out += P) {
+        __pipeline_wait_prior(S - 2); /* this thread's copies of plane k are done */
+        __syncthreads();              /* everyone's are, and everyone is done with buffer (k - 1) % S */
+        issue(k + S - 1);
+        const double *t = tile + (k % S) * (TR * TW) + threadIdx.y * RY * TW + threadIdx.x + 2;
+        double l[RY + 2], m[RY + 2], r[RY + 2]; /* x - 1, x, x + 1 of rows y0 - 1 .. y0 + RY */
+#pragma unroll
+        for (int q = 0; q < RY + 2; q++) {
+            l[q] = t[q * TW - 1];
+            m[q] = t[q * TW];
+            r[q] = t[q * TW + 1];
+        }
+#pragma unroll
+        for (int j = 0; j < RY; j++) { /* point<27>'s plane sums: C, F4 = (col2(0) + x-1) + x+1, K4 */
+            double cm = l[j] + l[j + 2], c0 = m[j] + m[j + 2], cp = r[j] + r[j + 2];
+            Cc[j] = m[j + 1];
+            Fc[j] = (c0 + l[j + 1]) + r[j + 1];
+            Kc[j] = cm + cp;
+        }
+#pragma unroll
+        for (int j = 0; j < RY; j++) {
+            if (k >= 2 && store && j < nrows) {
+                double f = (Ca[j] + Cc[j]) + Fb[j];
+                double e = (Fa[j] + Fc[j]) + Kb[j];
+                double kk = Ka[j] + Kc[j];
+                out[(size_t)j * X - P] = 0.2 * Cb[j] + 0.05 * f + 0.02 * e + 0.01 * kk;
+            }
+            Ca[j] = Cb[j], Fa[j] = Fb[j], Ka[j] = Kb[j];
+            Cb[j] = Cc[j], Fb[j] = Fc[j], Kb[j] = Kc[j];
+        }
+    }
+}
+
+template <int BY, int RY, int S>
+static void launch27s_(dim3 grid, cudaStream_t s, const double *src, double *dst, int nx, int ny, int lo, int hi,
+                       int zc)
+{
+    size_t bytes = (size_t)S * (BY * RY + 2) * (BX + 4) * sizeof(double);
+    SG_CUDA(cudaFuncSetAttribute(k_stencil27s<BY, RY, S>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
+    k_stencil27s<BY, RY, S><<<grid, dim3(BX, BY, 1), bytes, s>>>(src, dst, nx, ny, lo, hi, zc);
+}
+
+template <int BY, int RY>
+static void launch27s(int stages, dim3 grid, cudaStream_t s, const double *src, double *dst, int nx, int ny, int lo,
+                      int hi, int zc)
+{
+    if (stages == 8) launch27s_<BY, RY, 8>(grid, s, src, dst, nx, ny, lo, hi, zc);
+    else launch27s_<BY, RY, 4>(grid, s, src, dst, nx, ny, lo, hi, zc);
+}
+
 __global__ void k_init(double *a, double *b, int nx, int ny, int zg0, int nplanes, int nz)
 {
     int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y, p = blockIdx.z;
@@ -175,6 +354,20 @@ void sg_init_sub(const sg_prob_t *p, sg_sub_t *d)
     SG_CUDA(cudaGetLastError());
 }
 
+/* The kernel and its shape: what the options name, and for what they leave open (0 / -1) the best measured
+ * on H200 (2026-11-24, 512^3): 7-point 4 thread rows x 16 planes per block (85% of the roofline);
+ * 27-point shared-memory tiles, 4 stages, 4 thread rows x 4 grid rows x 8 planes (78%; the register kernel
+ * with 4 rows per thread 72.6%, one row 57%), or where those cannot run (odd nx) the register kernel with 8
+ * thread rows x 4 rows x 64 planes. st: shared-memory stages, 0 for the register kernels. */
+static void tuning(const sg_prob_t *p, int *zc, int *by, int *ry, int *st)
+{
+    int fits = p->nx % 2 == 0 && p->block_y != 2 && (p->rows == -1 || p->rows == 2 || p->rows == 4);
+    *st = p->pts != 27 ? 0 : p->smem < 0 ? (fits ? 4 : 0) : p->smem == 1 ? 4 : p->smem;
+    *zc = p->zchunk ? p->zchunk : p->pts == 7 ? 16 : *st ? 8 : 64;
+    *by = p->block_y ? p->block_y : p->pts == 7 || *st ? 4 : 8;
+    *ry = p->pts == 27 ? (p->rows >= 0 ? p->rows : 4) : 1;
+}
+
 void sg_block_steps(const sg_prob_t *p, sg_sub_t *d)
 {
     SG_CUDA(cudaSetDevice(d->dev));
@@ -185,10 +378,41 @@ void sg_block_steps(const sg_prob_t *p, sg_sub_t *d)
         if (glo < 1) lo += 1 - glo;
         if (ghi > p->nz - 1) hi -= ghi - (p->nz - 1);
         if (hi > lo) {
-            dim3 grid((p->nx + BX - 1) / BX, (p->ny - 2 + BY - 1) / BY, (hi - lo + ZCHUNK - 1) / ZCHUNK);
-            dim3 block(BX, BY, 1);
-            if (p->pts == 7) k_stencil<7><<<grid, block, 0, d->s>>>(d->src, d->dst, p->nx, p->ny, lo, hi);
-            else k_stencil<27><<<grid, block, 0, d->s>>>(d->src, d->dst, p->nx, p->ny, lo, hi);
+            int zc, by, ry, st;
+            tuning(p, &zc, &by, &ry, &st);
+            int rg = ry > 0 ? ry : 1; /* grid rows per thread */
+            dim3 grid((p->nx + BX - 1) / BX, (p->ny - 2 + by * rg - 1) / (by * rg), (hi - lo + zc - 1) / zc);
+            dim3 block(BX, by, 1);
+#define SG_LAUNCH(PTS, BY) k_stencil<PTS, BY><<<grid, block, 0, d->s>>>(d->src, d->dst, p->nx, p->ny, lo, hi, zc)
+#define SG_LAUNCH_R(BY, RY) k_stencil27r<BY, RY><<<grid, block, 0, d->s>>>(d->src, d->dst, p->nx, p->ny, lo, hi, zc)
+            if (st) { /* shared-memory tiles */
+                if (by == 8 && ry == 4) launch27s<8, 4>(st, grid, d->s, d->src, d->dst, p->nx, p->ny, lo, hi, zc);
+                else if (by == 8) launch27s<8, 2>(st, grid, d->s, d->src, d->dst, p->nx, p->ny, lo, hi, zc);
+                else if (ry == 4) launch27s<4, 4>(st, grid, d->s, d->src, d->dst, p->nx, p->ny, lo, hi, zc);
+                else launch27s<4, 2>(st, grid, d->s, d->src, d->dst, p->nx, p->ny, lo, hi, zc);
+            } else if (p->pts == 7) {
+                if (by == 8) SG_LAUNCH(7, 8);
+                else if (by == 2) SG_LAUNCH(7, 2);
+                else SG_LAUNCH(7, 4);
+            } else if (ry == 0) { /* the one-row kernel without prefetch (kept for comparison) */
+                if (by == 8) SG_LAUNCH(27, 8);
+                else if (by == 2) SG_LAUNCH(27, 2);
+                else SG_LAUNCH(27, 4);
+            } else if (ry == 1) {
+                if (by == 8) SG_LAUNCH_R(8, 1);
+                else if (by == 2) SG_LAUNCH_R(2, 1);
+                else SG_LAUNCH_R(4, 1);
+            } else if (ry == 2) {
+                if (by == 8) SG_LAUNCH_R(8, 2);
+                else if (by == 2) SG_LAUNCH_R(2, 2);
+                else SG_LAUNCH_R(4, 2);
+            } else {
+                if (by == 8) SG_LAUNCH_R(8, 4);
+                else if (by == 2) SG_LAUNCH_R(2, 4);
+                else SG_LAUNCH_R(4, 4);
+            }
+#undef SG_LAUNCH_R
+#undef SG_LAUNCH
             SG_CUDA(cudaGetLastError());
         }
         double *t = d->src;

@@ -36,13 +36,14 @@ static void usage(void)
     if (me == 0)
         fprintf(stderr, "usage: ky_stencil_gpu [--nx N] [--ny N] [--nz N] [--pts 7|27|both] [--bt K] [--steps T]\n"
                         "       [--variants abcd] [--weak] [--check] [--small] [--phases 0|1] [--blocks-per-rank K]\n"
-                        "       [--roofline GBs] [--json FILE]\n");
+                        "       [--roofline GBs] [--json FILE] [--zchunk PLANES] [--block-y 2|4|8]\n"
+                        "       [--rows 0|1|2|4] [--smem 0|1|4|8]\n");
 }
 
 static int parse(int argc, char **argv, opts_t *o)
 {
     memset(o, 0, sizeof *o);
-    o->p = (sg_prob_t){256, 256, 256, 7, 4, 32};
+    o->p = (sg_prob_t){256, 256, 256, 7, 4, 32, 0, 0, -1, -1}; /* 0/-1: tuned per stencil */
     o->pts_both = 1;
     o->phases = 1;
     o->bpr = 1;
@@ -64,11 +65,22 @@ static int parse(int argc, char **argv, opts_t *o)
         else if (!strcmp(a, "--phases") && NEXT()) o->phases = atoi(v);
         else if (!strcmp(a, "--blocks-per-rank") && NEXT()) o->bpr = atoi(v);
         else if (!strcmp(a, "--roofline") && NEXT()) o->roofline = atof(v);
+        else if (!strcmp(a, "--zchunk") && NEXT()) o->p.zchunk = atoi(v);
+        else if (!strcmp(a, "--block-y") && NEXT()) o->p.block_y = atoi(v);
+        else if (!strcmp(a, "--rows") && NEXT()) o->p.rows = atoi(v);
+        else if (!strcmp(a, "--smem") && NEXT()) o->p.smem = atoi(v);
         else if (!strcmp(a, "--json") && NEXT()) o->json = v;
         else { usage(); return 1; }
 #undef NEXT
     }
-    if (o->p.bt < 1 || o->p.steps < 1 || o->p.nx < 3 || o->p.ny < 3 || o->bpr < 1) { usage(); return 1; }
+    if (o->p.bt < 1 || o->p.steps < 1 || o->p.nx < 3 || o->p.ny < 3 || o->bpr < 1 || o->p.zchunk < 0 ||
+        (o->p.block_y != 0 && o->p.block_y != 2 && o->p.block_y != 4 && o->p.block_y != 8) ||
+        (o->p.rows != -1 && o->p.rows != 0 && o->p.rows != 1 && o->p.rows != 2 && o->p.rows != 4) ||
+        (o->p.smem < -1 || o->p.smem > 8 || (o->p.smem > 1 && o->p.smem != 4 && o->p.smem != 8))) { usage(); return 1; }
+    if (o->p.smem > 0 && (o->p.nx % 2 || o->p.block_y == 2 || o->p.rows == 0 || o->p.rows == 1)) {
+        fprintf(stderr, "ky_stencil_gpu: --smem needs an even --nx, --block-y 4 or 8 and --rows 2 or 4\n");
+        return 1;
+    }
     o->p.steps = (o->p.steps + o->p.bt - 1) / o->p.bt * o->p.bt; /* whole bt blocks */
     if (o->bpr > 1) o->variants = "c";
     return 0;

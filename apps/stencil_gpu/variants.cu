@@ -14,6 +14,7 @@
 
 #ifdef SG_HAVE_NCCL
 #include <nccl.h>
+#include <unistd.h>
 static ncclComm_t nccl;
 #endif
 /* NCCL refuses two ranks on one GPU (a 1-GPU machine running several ranks): the baseline then stages
@@ -63,7 +64,12 @@ void sg_variants_setup(const sg_prob_t *p, sg_sub_t *d)
     int dev = -1, shared = 0;
     cudaGetDevice(&dev);
     {
-        int key[2] = {ky_node(), dev}, *all = (int *)malloc(sizeof(int) * 2 * (size_t)nr);
+        /* the physical host, not ky_node(): under KY_NODE_SPLIT=rank ranks on one GPU are still one GPU */
+        char host[256] = {0};
+        gethostname(host, sizeof host - 1);
+        unsigned h = 2166136261u;
+        for (const char *c = host; *c; c++) h = (h ^ (unsigned char)*c) * 16777619u;
+        int key[2] = {(int)h, dev}, *all = (int *)malloc(sizeof(int) * 2 * (size_t)nr);
         MPI_Allgather(key, 2, MPI_INT, all, 2, MPI_INT, MPI_COMM_WORLD);
         for (int r = 0; r < nr; r++)
             if (r != me && all[2 * r] == key[0] && all[2 * r + 1] == key[1]) shared = 1;

@@ -5,9 +5,9 @@
  * or its snapshot. This is the same rule the home's own reply path follows (serve.c), so no home thread is
  * involved: `MPI_Get` through a shared window is the floor this path aims at.
  *
- * When it does not apply (the peer could not be mapped, KY_NODE_SPLIT=rank makes it another node, the home
- * has not finished the synchronisation the reader already passed, a page is not live there) the fetch goes
- * as a message, as across nodes. KY_DSM_DIRECT=0 turns it off. */
+ * When it does not apply (the peer could not be mapped, KY_NODE_SPLIT=rank makes it another node, a page is
+ * not live there) the fetch goes as a message, as across nodes. A home that has not finished the
+ * synchronisation the reader already passed is waited for. KY_DSM_DIRECT=0 turns it off. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdio.h>
@@ -107,7 +107,14 @@ int kyi_peer_read(int home, size_t pg, size_t n)
     uint64_t mine = kyi_dsm.epoch;
     pthread_mutex_unlock(&kyi_dsm.epoch_lock);
     uint64_t theirs = atomic_load(&p->meta->epoch);
-    if (theirs < mine) return KY_PENDING; /* the home is still synchronising */
+    if (theirs < mine) {
+        /* The home passed the same barrier and is publishing now (it waits for nobody). Waiting for it here
+         * costs microseconds; the message path would queue the request behind its publish and then need its
+         * progress thread, which on a full node is the slow part (a fault right after a sync took 10x). */
+        kyi_waiter_t w;
+        kyi_waiter_init(&w, "page fault", "a same-node home to finish its synchronisation", home);
+        while ((theirs = atomic_load(&p->meta->epoch)) < mine) kyi_waiter_pause(&w);
+    }
     for (size_t i = 0; i < n; i++) {
         size_t q = pg + i;
         pthread_mutex_t *lk = &p->meta->stripe[q % KYI_DSM_STRIPES];
