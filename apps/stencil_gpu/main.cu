@@ -76,7 +76,10 @@ static int parse(int argc, char **argv, opts_t *o)
     if (o->p.bt < 1 || o->p.steps < 1 || o->p.nx < 3 || o->p.ny < 3 || o->bpr < 1 || o->p.zchunk < 0 ||
         (o->p.block_y != 0 && o->p.block_y != 2 && o->p.block_y != 4 && o->p.block_y != 8) ||
         (o->p.rows != -1 && o->p.rows != 0 && o->p.rows != 1 && o->p.rows != 2 && o->p.rows != 4) ||
-        (o->p.smem < -1 || o->p.smem > 8 || (o->p.smem > 1 && o->p.smem != 4 && o->p.smem != 8))) { usage(); return 1; }
+        (o->p.smem < -1 || o->p.smem > 8 || (o->p.smem > 1 && o->p.smem != 4 && o->p.smem != 8))) {
+        usage();
+        return 1;
+    }
     if (o->p.smem > 0 && (o->p.nx % 2 || o->p.block_y == 2 || o->p.rows == 0 || o->p.rows == 1)) {
         fprintf(stderr, "ky_stencil_gpu: --smem needs an even --nx, --block-y 4 or 8 and --rows 2 or 4\n");
         return 1;

@@ -38,7 +38,7 @@ typedef struct {
     int zchunk;       /* planes each GPU thread marches (kernel tuning; 0: best measured, see tuning() in kernels.cu) */
     int block_y;      /* thread rows per thread block: 2, 4 or 8 (0: best measured) */
     int rows;         /* 27-point: grid rows per thread, 1, 2 or 4 (0: the one-row kernel without prefetch; -1: 4) */
-    int smem;         /* 27-point: planes staged in shared memory: 1 (4 buffers), 4 or 8 buffers, 0 off, -1 where it fits (nx even) */
+    int smem;         /* 27-point: planes staged in shared memory in 4 (1, 4) or 8 buffers; 0 off; -1 where it fits */
 } sg_prob_t;
 
 /* One GPU's part of the grid: planes [z0, z0+nz) owned, h halo planes each side, two buffers. */
