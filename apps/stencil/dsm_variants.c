@@ -123,16 +123,19 @@ static double *time_loop(int variant, double *A, double *B, const st_params_t *p
     return result;
 }
 
-int st_run_dsm(int variant, const st_params_t *p, const double *ref, st_result_t *r)
+int st_dsm_open(int variant, const st_params_t *p, st_arrays_t *a, st_result_t *r)
 {
     memset(r, 0, sizeof *r);
+    memset(a, 0, sizeof *a);
     r->verified = -1;
+    r->time_s = -1;
     if (variant != ST_BARRIER && !st_slabs_page_aligned(p, r->note, sizeof r->note)) return 2;
     int dims[4] = {p->nz, p->ny, p->nx, -1}, divs[4] = {p->nranks, 1, 1, -1};
     double *A = ky_mapalloc(dims, divs, sizeof(double), 0, p->nranks);
     double *B = A ? ky_mapalloc(dims, divs, sizeof(double), 0, p->nranks) : NULL;
     if (A == NULL || B == NULL) {
         snprintf(r->note, sizeof r->note, "ky_mapalloc: %s", ky_last_error());
+        if (A) ky_free(A);
         return 2;
     }
     int aligned = st_slabs_page_aligned(p, r->note, sizeof r->note);
@@ -143,20 +146,23 @@ int st_run_dsm(int variant, const st_params_t *p, const double *ref, st_result_t
         fprintf(stderr, "ky_stencil: rank %d: home of slab [%d,%d) is %d/%d, expected %d\n", p->rank, p->st, p->ed,
                 ky_home_of(A + (size_t)p->st * p->plane), ky_home_of(B + (size_t)p->ed * p->plane - 1), p->rank);
     }
-    double *result = NULL;
-    int status = KY_OK;
-    r->time_s = -1;
-    for (int rep = 0; rep < p->reps && status == KY_OK; rep++) {
+    a->a = A, a->b = B;
+    return 0;
+}
+
+int st_dsm_rep(int variant, const st_params_t *p, st_arrays_t *a, st_result_t *r)
+{
+    double *A = a->a, *B = a->b;
 #pragma omp parallel
-        {
-            st_fill(A, 0, p, p->st, p->ed);
-            st_fill(B, 0, p, p->st, p->ed);
-        }
-        status = ky_barrier();
-        if (status != KY_OK) break;
+    {
+        st_fill(A, 0, p, p->st, p->ed);
+        st_fill(B, 0, p, p->st, p->ed);
+    }
+    int status = ky_barrier();
+    if (status == KY_OK) {
         ky_stats_reset();
         double t0 = MPI_Wtime();
-        result = time_loop(variant, A, B, p, &status);
+        a->result = time_loop(variant, A, B, p, &status);
         double dt = MPI_Wtime() - t0, mx;
         MPI_Allreduce(&dt, &mx, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         if (r->time_s < 0 || mx < r->time_s) r->time_s = mx;
@@ -166,9 +172,13 @@ int st_run_dsm(int variant, const st_params_t *p, const double *ref, st_result_t
     if (anybad) {
         snprintf(r->note, sizeof r->note, "%s", status != KY_OK ? ky_last_error() : "failed on another rank");
         fprintf(stderr, "ky_stencil: rank %d: %s: %s\n", p->rank, st_variant_name(variant), r->note);
+        ky_barrier();
+        ky_free(B);
+        ky_free(A);
+        memset(a, 0, sizeof *a);
         return 2;
     }
-    /* statistics of the last repetition, summed over ranks */
+    /* statistics of this (so far the last) repetition, summed over ranks */
     ky_dsm_stats_t s;
     ky_stats(&s);
     uint64_t mine[ST_NSTATS] = {s.read_faults, s.write_faults, s.pages_fetched, s.bytes_fetched,
@@ -179,10 +189,16 @@ int st_run_dsm(int variant, const st_params_t *p, const double *ref, st_result_t
     MPI_Allreduce(&s.coherence_s, &r->coherence_s, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     if (p->verbose) ky_stats_print();
     r->ran = 1;
-    /* own slab: home pages, plain reads (barrier variant: a shared boundary page is fetched merged) */
-    if (ref != NULL) st_check_slab(p, result + (size_t)p->st * p->plane, ref, r);
-    ky_barrier();
-    ky_free(B);
-    ky_free(A);
     return 0;
+}
+
+void st_dsm_close(const st_params_t *p, st_arrays_t *a, const double *ref, st_result_t *r)
+{
+    if (a->a == NULL) return;
+    /* own slab: home pages, plain reads (barrier variant: a shared boundary page is fetched merged) */
+    if (ref != NULL && r->ran) st_check_slab(p, a->result + (size_t)p->st * p->plane, ref, r);
+    ky_barrier();
+    ky_free(a->b);
+    ky_free(a->a);
+    memset(a, 0, sizeof *a);
 }

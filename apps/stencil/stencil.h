@@ -67,13 +67,27 @@ void st_step(const double *src, double *dst, size_t zoff, const st_params_t *p, 
 double *st_reference(const st_params_t *p);
 int st_flops_per_point(int points);
 
-/* dsm_variants.c: variant ST_FAULTS, ST_PRELOAD or ST_BARRIER; ref = this rank's reference slab (NULL: no
- * check). Collective. Returns 0, or 2 on a usage problem (message printed, r->ran = 0). */
-int st_run_dsm(int variant, const st_params_t *p, const double *ref, st_result_t *r);
+/* One variant's arrays, kept from open to close so that every repetition runs all variants one after the
+ * other (a shared machine's drift then hits them alike; best of reps per variant). */
+typedef struct {
+    double *a, *b;  /* DSM: the two global arrays; MPI: private planes [lo, hi) */
+    int lo, hi;     /* MPI: planes held */
+    double *result; /* the array holding the last repetition's result */
+} st_arrays_t;
+
+/* dsm_variants.c: variant ST_FAULTS, ST_PRELOAD or ST_BARRIER. Collective. open returns 0, or 2 when the
+ * variant cannot run (why in r->note, r->ran = 0); rep runs one timed repetition (keeps the best time and
+ * the statistics of the last) and returns 0 or 2 on failure (arrays freed); close checks the result
+ * against ref (this rank's reference slab; NULL: no check) and frees the arrays. */
+int st_dsm_open(int variant, const st_params_t *p, st_arrays_t *a, st_result_t *r);
+int st_dsm_rep(int variant, const st_params_t *p, st_arrays_t *a, st_result_t *r);
+void st_dsm_close(const st_params_t *p, st_arrays_t *a, const double *ref, st_result_t *r);
 /* Whether faults/preload can run: every slab starts on a page boundary. Else a message in why. */
 int st_slabs_page_aligned(const st_params_t *p, char *why, size_t len);
-/* mpi_variant.c */
-int st_run_mpi(const st_params_t *p, const double *ref, st_result_t *r);
+/* mpi_variant.c: the same three steps for the MPI baseline */
+int st_mpi_open(const st_params_t *p, st_arrays_t *a, st_result_t *r);
+int st_mpi_rep(const st_params_t *p, st_arrays_t *a, st_result_t *r);
+void st_mpi_close(const st_params_t *p, st_arrays_t *a, const double *ref, st_result_t *r);
 /* Compare this rank's slab with ref (relative tolerance 1e-12); fills r->verified/wrong/max_err, summed over
  * ranks. Collective. */
 void st_check_slab(const st_params_t *p, const double *mine, const double *ref, st_result_t *r);

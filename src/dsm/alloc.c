@@ -81,7 +81,7 @@ static int open_home_pages(const kyi_alloc_t *a)
         int mine = i < n && (a->home >= 0 ? a->home : a->page_home[i]) == kyi_rt.rank;
         if (mine) {
             kyi_dsm.state[pg0 + i] = (uint8_t)home_state;
-            kyi_dsm.fetched_at[pg0 + i] = now;
+            kyi_dsm.fetched_at[pg0 + i] = now & ~KYI_FETCHED;
             run++;
         } else if (run) {
             KYI_CHECK(kyi_protect(pg0 + i - run, run, prot));

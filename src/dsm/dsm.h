@@ -11,9 +11,10 @@
  *   cached pages (homed elsewhere)   NONE (no access) -> RO (fetched) -> RW (twin made, dirty)
  *   home pages                       HOME_RO (write-protected: the synchronised version is the data)
  *                                    -> HOME_RW (snapshot taken, the home writes freely)
- *                                    -> HOME_FREE (written without a snapshot: nobody fetched the page in
- *                                       the last KY_DSM_SHARED_WINDOW intervals; stays open until some
- *                                       rank fetches it, then is guarded again from the next interval)
+ *                                    -> HOME_FREE (written without a snapshot: no rank ever fetched the page
+ *                                       (or, with KY_DSM_SHARED_WINDOW >= 0, none in that many intervals);
+ *                                       stays open until some rank fetches it, then is guarded from the
+ *                                       next interval on)
  * A thread fetching a page marks it FETCHING and drops the lock while it waits, so no lock is ever held
  * across a remote wait (the progress thread, which serves other ranks, only takes stripe locks briefly).
  *
@@ -71,7 +72,8 @@ typedef struct {
     size_t size, page, page_shift, npages;
     int memfd;
     int snapshot;            /* KY_DSM_SNAPSHOT (KYI_SNAP_*): 0 when off */
-    uint32_t shared_window;  /* KY_DSM_SHARED_WINDOW */
+    uint32_t shared_window;  /* KY_DSM_SHARED_WINDOW (sticky: 2, the allocation's grace) */
+    int sticky;              /* KY_DSM_SHARED_WINDOW < 0: a page once fetched stays guarded until freed */
     uint32_t *fetched_at;    /* [npages] in the meta part: interval of the last fetch of a home page (or of
                               * its allocation); same-node readers write it under the home's stripe lock */
     uint8_t *state;          /* [npages], in the shared meta part (peer.c) */
@@ -169,13 +171,20 @@ typedef struct kyi_peer {
 /* This rank's interval as a home (what same-node readers see). */
 static inline uint64_t kyi_home_epoch(void) { return atomic_load_explicit(&kyi_dsm.meta->epoch, memory_order_relaxed); }
 
+/* fetched_at: bit 31 set when a rank fetched the page (not only allocated it); the rest is the interval. */
+#define KYI_FETCHED 0x80000000u
+
 /* Does home page pg keep its synchronised version in the home's interval `epoch`? Under KYI_SNAP_SHARED:
  * only if some rank fetched it (or it was allocated) within the last shared_window intervals. */
 static inline int kyi_pg_guarded(size_t pg, uint64_t epoch)
 {
     if (kyi_dsm.snapshot != KYI_SNAP_SHARED) return kyi_dsm.snapshot != KYI_SNAP_OFF;
-    return (uint32_t)((uint32_t)epoch - kyi_dsm.fetched_at[pg]) <= kyi_dsm.shared_window;
+    uint32_t f = kyi_dsm.fetched_at[pg];
+    if ((f & KYI_FETCHED) && kyi_dsm.sticky) return 1;
+    return (((uint32_t)epoch - f) & ~KYI_FETCHED) <= kyi_dsm.shared_window;
 }
+/* The fetched_at entry of a fetch in interval epoch (an allocation stores the bare interval). */
+static inline uint32_t kyi_fetch_mark(uint64_t epoch) { return ((uint32_t)epoch & ~KYI_FETCHED) | KYI_FETCHED; }
 
 /* Size of the meta part for npages pages. */
 size_t kyi_meta_size(size_t npages);

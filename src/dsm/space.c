@@ -134,7 +134,8 @@ int kyi_dsm_init(void)
     long snap = kyi_config_long("KY_DSM_SNAPSHOT");
     kyi_dsm.snapshot = kyi_rt.nranks < 2 ? KYI_SNAP_OFF : snap <= 0 ? KYI_SNAP_OFF : snap == 1 ? KYI_SNAP_ALL : KYI_SNAP_SHARED;
     long win = kyi_config_long("KY_DSM_SHARED_WINDOW");
-    kyi_dsm.shared_window = win < 0 ? 0 : (uint32_t)win;
+    kyi_dsm.sticky = win < 0;
+    kyi_dsm.shared_window = win < 0 ? 2 : (uint32_t)win;
     kyi_dsm.coll_end = size / 2;
     kyi_dsm.slice_size = (size / 2 / (size_t)kyi_rt.nranks) & ~(page - 1);
 
