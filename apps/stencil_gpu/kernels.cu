@@ -250,7 +250,7 @@ __global__ void __launch_bounds__(BX * BY) k_stencil27r(const double *__restrict
  * aligned rows); copies outside the grid are zero-filled and feed only points that are never stored.
  * Measured on H200 at 512^3 (2026-11-24): 78% of the roofline with 4 x 4 rows, 8 planes per block, 4 stages;
  * ncu: L2 84% busy, DRAM 64%, so the L2 traffic of the tile halos and the z overlap is what is left
- * (128-wide tiles, 8 stages, 8 x 4 rows and longer z chunks were all slower). */
+ * (128-wide tiles, 8 stages, 8 x 4 rows, longer z chunks and evict-first (.cs) stores were all slower). */
 template <int BW, int BY, int RY, int S>
 __global__ void __launch_bounds__(BW * BY) k_stencil27s(const double *__restrict__ src, double *__restrict__ dst,
                                                         int nx, int ny, int p_lo, int p_hi, int zchunk)
@@ -359,7 +359,7 @@ void sg_init_sub(const sg_prob_t *p, sg_sub_t *d)
 }
 
 /* The kernel and its shape: what the options name, and for what they leave open (0 / -1) the best measured
- * on H200 (2026-11-24, 512^3): 7-point 4 thread rows x 16 planes per block (85% of the roofline);
+ * on H200 (2026-11-24, 512^3): 7-point 4 thread rows x 8 planes per block (86% of the roofline);
  * 27-point shared-memory tiles, 4 stages, 4 thread rows x 4 grid rows x 8 planes (78%; the register kernel
  * with 4 rows per thread 72.6%, one row 57%), or where those cannot run (odd nx) the register kernel with 8
  * thread rows x 4 rows x 64 planes. st: shared-memory stages, 0 for the register kernels. */
@@ -367,7 +367,7 @@ static void tuning(const sg_prob_t *p, int *zc, int *by, int *ry, int *st)
 {
     int fits = p->nx % 2 == 0 && p->block_y != 2 && (p->rows == -1 || p->rows == 2 || p->rows == 4);
     *st = p->pts != 27 ? 0 : p->smem < 0 ? (fits ? 4 : 0) : p->smem == 1 ? 4 : p->smem;
-    *zc = p->zchunk ? p->zchunk : p->pts == 7 ? 16 : *st ? 8 : 64;
+    *zc = p->zchunk ? p->zchunk : p->pts == 7 || *st ? 8 : 64;
     *by = p->block_y ? p->block_y : p->pts == 7 || *st ? 4 : 8;
     *ry = p->pts == 27 ? (p->rows >= 0 ? p->rows : 4) : 1;
 }
