@@ -230,7 +230,8 @@ void kyi_sync_done(void);
 
 /* sync.c */
 /* Send the diffs of every dirty cached page to their homes and wait until applied. keep: the pages stay
- * cached read-only with the written data (lock release); else their state is left for the caller. */
+ * cached read-only with the written data (lock release); else (ky_barrier, collective) they are left
+ * mapped writable in state RO for the caller's invalidation, which must follow before any thread runs. */
 int kyi_flush_diffs(const char *call, int keep);
 /* Cached pages of other homes: NONE (invalidate). */
 void kyi_invalidate_all(int dropped, int collective);

@@ -108,6 +108,14 @@ static int diff_page(diffset_t *d, int home, size_t pg)
         int prev = 0;
         memset(bits, 0, chunk / 8);
         for (size_t i = 0; i < chunk; i += 8) {
+            /* Most of a dirty page is usually unchanged: skip equal 256-byte blocks with the library's
+             * vectorised compare; the runs below skip unchanged 64-byte stretches of the bitmap. (Walking
+             * the bitmap bit by bit took a third of a barrier's time: 45 us per 64 KiB page.) */
+            if ((i & 255) == 0 && memcmp(ac + i, bc + i, 256) == 0) {
+                prev = 0;
+                i += 248;
+                continue;
+            }
             uint64_t x, y;
             memcpy(&x, ac + i, 8);
             memcpy(&y, bc + i, 8);
@@ -132,6 +140,11 @@ static int diff_page(diffset_t *d, int home, size_t pg)
             continue;
         }
         for (size_t i = 0; i < chunk;) {
+            uint64_t w;
+            if ((i & 63) == 0 && (memcpy(&w, bits + (i >> 3), 8), w == 0)) { /* 64 unchanged bytes */
+                i += 64;
+                continue;
+            }
             if (!(bits[i >> 3] & (1u << (i & 7)))) {
                 i++;
                 continue;
@@ -165,8 +178,10 @@ int kyi_flush_diffs(const char *call, int keep)
         size_t pg = dirty.v[i];
         pthread_mutex_lock(kyi_pg_lock(pg));
         if (kyi_dsm.state[pg] == KYI_PG_RW) {
-            /* Write-protect first: a thread storing meanwhile faults and waits for this lock. */
-            kyi_protect(pg, 1, PROT_READ);
+            /* A lock release write-protects first: a thread storing meanwhile faults and waits for this
+             * lock. A barrier need not: its other threads wait (collective), and the invalidation that
+             * follows protects every held page, these included, in one call per run. */
+            if (keep) kyi_protect(pg, 1, PROT_READ);
             pthread_rwlock_rdlock(&kyi_dsm.table_lock);
             int home = kyi_page_home(pg, NULL);
             pthread_rwlock_unlock(&kyi_dsm.table_lock);
