@@ -62,6 +62,8 @@ std::vector<Config> configs(int n, int bpr_gpu)
     const int B = KY_DIST_BLOCK, C = KY_DIST_CYCLIC;
     for (int w = 1; w <= 4; w++) /* z-distributed 3-D, halo width w on every side (the stencil's layout) */
         add("z3d", 3, {(size_t)(4 * n + 3 + w), 5, 6}, {B, B, B}, {0, 0, 0}, {n, 1, 1}, {w, 1, w > 2 ? 2 : 0});
+    /* whole 40 x 40 planes: with KY_STAGE_CHUNK=4K a GPU halo goes to another node in 13 chunks */
+    add("z3d_planes", 3, {(size_t)(4 * n + 9), 40, 40}, {B, B, B}, {0, 0, 0}, {n, 1, 1}, {4, 0, 0});
     add("1d", 1, {37}, {B}, {0}, {n}, {2});
     if (n == 4) add("2x2", 2, {13, 11}, {B, B}, {0, 0}, {2, 2}, {2, 3}); /* corners from diagonal neighbours */
     else add("nx1x1", 3, {(size_t)(3 * n + 2), 7, 5}, {B, B, B}, {0, 0, 0}, {n, 1, 1}, {3, 2, 1});

@@ -174,6 +174,7 @@ int ky_array_free(ky_array_t a)
     KYI_CHECK(kyi_require_init("ky_array_free"));
     if (!a) return KY_OK;
     int st = a->view ? ky_free(a->view) : KY_OK; /* collective, like this call */
+    kyi_halo_mpi_free(a);
     for (int k = 0; k < a->bpr; k++) {
         int s = ky_seg_destroy(a->seg[k]);
         if (!st) st = s;

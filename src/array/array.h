@@ -52,6 +52,8 @@ struct kyi_array {
     int planned;
     int nops;
     kyi_halo_op_t *ops;
+    int puts_anywhere;                    /* some member of the team has puts: the exchange needs barriers */
+    struct kyi_halo_mpi *hm;              /* messages to other nodes (halo_mpi.c), NULL when off */
     void *view;                           /* the DSM view (dsm_view.c), NULL until ky_array_dsm_view */
 };
 
@@ -75,6 +77,19 @@ void kyi_adist_geom(const struct kyi_array *a, int part, size_t n[], size_t E[],
  * dimensions dropped). Returns the levels, or -1 if more than 3 are needed. */
 int kyi_abox_strided(int ndim, const size_t counts[], const size_t sS[], const size_t dS[], size_t elem,
                      size_t count[4], size_t ss[3], size_t ds[3]);
+
+/* ---- halo.c, halo_mpi.c ------------------------------------------------------------------------------ */
+/* The part next to local block k in direction dir (entries -1, 0, 1), or -1 (global boundary, no halo). */
+int kyi_halo_part(const struct kyi_array *a, int k, const int dir[]);
+/* Messages to the neighbours reached over MPI: planned once (none when KY_HALO_SENDRECV=0), then started
+ * (receives posted, boundary copies begun) and finished (every message and copy complete; `st` is passed
+ * through unless it is KY_OK and something failed) by every exchange. */
+int kyi_halo_mpi_plan(const char *call, struct kyi_array *a);
+int kyi_halo_mpi_start(const char *call, struct kyi_array *a);
+int kyi_halo_mpi_finish(const char *call, struct kyi_array *a, int st);
+void kyi_halo_mpi_free(struct kyi_array *a);
+/* 1 if the halo of a block of `seg` on `rank` goes by message rather than by put. */
+int kyi_halo_by_msg(const struct kyi_array *a, int rank, ky_seg_t seg);
 
 /* ---- checks shared by the calls ----------------------------------------------------------------------- */
 int kyi_array_check(const char *call, const struct kyi_array *a);

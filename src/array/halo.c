@@ -7,27 +7,40 @@
  * previous step may still read, so everybody first finishes its prior work (GPU: the host waits for an
  * event recorded on the given stream) and enters barrier 1; after the puts complete (data in the target's
  * memory) barrier 2 tells every rank that its halos are full. The exchange has thus completed when the
- * call returns, and any work queued afterwards on any stream sees it. */
+ * call returns, and any work queued afterwards on any stream sees it.
+ *
+ * Neighbours on other nodes (the comm layer's MPI path) get matched messages instead (halo_mpi.c): they
+ * need no barrier, and where no member of the team has a put left both barriers are skipped. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "array/array.h"
+#include "coll/coll.h"
 #include "runtime/gpu.h"
 #include "runtime/log.h"
 
-/* Add the put of block k in direction dir (entries -1, 0, 1) to the plan, if it has a neighbour. */
-static int plan_dir(struct kyi_array *a, int k, const int dir[], kyi_halo_op_t *op)
+int kyi_halo_part(const struct kyi_array *a, int k, const int dir[])
 {
     const kyi_ablock_t *b = &a->blk[k];
     int c[KY_ARRAY_MAX_DIMS];
     for (int d = 0; d < a->ndim; d++) {
         if (dir[d] == 0) { c[d] = b->coord[d]; continue; }
-        if (a->halo[d] == 0 || a->kind[d] != KY_DIST_BLOCK) return 0;
+        if (a->halo[d] == 0 || a->kind[d] != KY_DIST_BLOCK) return -1;
         c[d] = b->coord[d] + dir[d];
-        if (c[d] < 0 || c[d] >= a->parts[d]) return 0; /* global boundary: not periodic */
+        if (c[d] < 0 || c[d] >= a->parts[d]) return -1; /* global boundary: not periodic */
     }
-    int q = kyi_adist_part_of(a, c), rank, kk;
+    return kyi_adist_part_of(a, c);
+}
+
+/* Add the put of block k in direction dir (entries -1, 0, 1) to the plan, if it has a neighbour that is
+ * not served by messages (halo_mpi.c). */
+static int plan_dir(struct kyi_array *a, int k, const int dir[], kyi_halo_op_t *op)
+{
+    const kyi_ablock_t *b = &a->blk[k];
+    int q = kyi_halo_part(a, k, dir), rank, kk;
+    if (q < 0) return 0;
     kyi_adist_home(a, q, &rank, &kk);
+    if (kyi_halo_by_msg(a, rank, a->seg[kk])) return 0;
     size_t nq[KY_ARRAY_MAX_DIMS], Eq[KY_ARRAY_MAX_DIMS], Sq[KY_ARRAY_MAX_DIMS];
     kyi_adist_geom(a, q, nq, Eq, Sq);
     size_t cnt[KY_ARRAY_MAX_DIMS], soff = 0, doff = 0;
@@ -50,6 +63,7 @@ static int plan_dir(struct kyi_array *a, int k, const int dir[], kyi_halo_op_t *
 
 static int plan(const char *call, struct kyi_array *a)
 {
+    KYI_CHECK(kyi_halo_mpi_plan(call, a));
     int ndir = 1;
     for (int d = 0; d < a->ndim; d++) ndir *= 3;
     a->ops = calloc((size_t)(ndir * (a->nlocal ? a->nlocal : 1)), sizeof *a->ops);
@@ -64,8 +78,15 @@ static int plan(const char *call, struct kyi_array *a)
             if (r < 0) return kyi_fail(KY_ERR_INTERNAL, call, "halo box needs more than 3 strided levels");
             a->nops += r;
         }
+    /* The barriers order puts only; skip them where no member of the team has any. */
+    struct kyi_team *t = kyi_team_get(call, a->team);
+    if (!t) return KY_ERR_ARG;
+    int mine = a->nops > 0;
+    if (MPI_Allreduce(&mine, &a->puts_anywhere, 1, MPI_INT, MPI_MAX, t->comm) != MPI_SUCCESS)
+        return kyi_fail(KY_ERR_MPI, call, "MPI_Allreduce over the array's team failed");
     a->planned = 1;
-    KYI_INFO(KYI_SUB_ARRAY, "halo plan: %d put(s) for %d local block(s)", a->nops, a->nlocal);
+    KYI_INFO(KYI_SUB_ARRAY, "halo plan: %d put(s) for %d local block(s)%s", a->nops, a->nlocal,
+             a->puts_anywhere ? "" : ", no barriers");
     return KY_OK;
 }
 
@@ -79,20 +100,25 @@ static int exchange(const char *call, ky_array_t a, void *const streams[])
             if (st) return kyi_fail(st, call, "waiting for stream of block %d on GPU %d: %s", k, a->blk[k].dev, kyi_gpu_last_error());
         }
     if (!a->planned) KYI_CHECK(plan(call, a));
-    KYI_CHECK(ky_team_barrier(a->team));
+    int st = kyi_halo_mpi_start(call, a); /* messages to other nodes first: they need no barrier */
+    if (a->puts_anywhere) {
+        int b = ky_team_barrier(a->team);
+        if (!st) st = b;
+    }
     ky_handle_t *hs = malloc(sizeof *hs * (size_t)(a->nops ? a->nops : 1));
-    if (!hs) return kyi_fail(KY_ERR_NOMEM, call, "no memory");
-    int st = KY_OK, n = 0;
-    for (; n < a->nops && !st; n++) {
+    if (!hs && !st) st = kyi_fail(KY_ERR_NOMEM, call, "no memory");
+    int n = 0;
+    for (; hs && n < a->nops && !st; n++) {
         const kyi_halo_op_t *o = &a->ops[n];
         st = ky_put_strided_nb(o->rank, o->seg, o->off, o->ds, o->src, o->ss, o->count, o->levels, &hs[n]);
         if (st) hs[n] = NULL;
     }
-    int w = ky_wait_all(hs, (size_t)n);
+    st = kyi_halo_mpi_finish(call, a, st); /* completes every posted message, even after a failure */
+    int w = hs ? ky_wait_all(hs, (size_t)n) : KY_OK;
     free(hs);
     if (!st) st = w;
     /* Enter barrier 2 even after a failure so that the others are not left waiting. */
-    int b = ky_team_barrier(a->team);
+    int b = a->puts_anywhere ? ky_team_barrier(a->team) : KY_OK;
     return st ? st : b;
 }
 

@@ -45,6 +45,7 @@ static kyi_cfg_t kyi_cfg[] = {
     {"KY_AM_MEDIUM_MAX", KYI_CFG_SIZE, "64K", "largest medium active-message payload", 0},
     {"KY_STAGE_CHUNK", KYI_CFG_SIZE, "2M", "chunk of the pinned-host pipeline for GPU memory on the MPI path", 0},
     {"KY_STAGE_DEPTH", KYI_CFG_LONG, "4", "chunks of the pinned-host pipeline in flight", 0},
+    {"KY_HALO_SENDRECV", KYI_CFG_LONG, "1", "array halo exchanges with neighbours on other nodes use matched MPI messages, GPU halos pipelined through pinned memory in KY_STAGE_CHUNK pieces (0: one-sided puts)", 0},
     {"KY_PLAN_CACHE", KYI_CFG_LONG, "4096", "repeated strided/vector transfers kept as plans (0: off)", 0},
     /* coll */
     {"KY_ALLREDUCE_ALGO", KYI_CFG_STR, "auto", "allreduce algorithm: auto, shm, ring, neighbor, rd, bruck, reduce_bcast, oneshot or twoshot", 0},
