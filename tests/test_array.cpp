@@ -212,6 +212,41 @@ TEST_F(Array, HaloExchange)
     }
 }
 
+/* The split form: two arrays' exchanges in flight at once, ended in the other order, then one again with
+ * the _n form; misuse (end without begin, begin twice) is an error and leaves the array usable. */
+TEST_F(Array, HaloExchangeBeginEnd)
+{
+    int n = ky_nranks();
+    for (const Config &c : configs(n, bpr_gpu)) {
+        ky_array_t a = nullptr, b = nullptr;
+        int st = ky_array_create(c.ndim, c.dims, sizeof(val_t), &c.dist, place, c.halo, &a);
+        if (!st) st = ky_array_create(c.ndim, c.dims, sizeof(val_t), &c.dist, place, c.halo, &b);
+        if (!kyt::all(st == KY_OK)) { ADD_FAILURE() << c.name << ": " << ky_last_error(); continue; }
+        fill_owned(c, a, 4);
+        fill_owned(c, b, 5);
+        KYT_EXPECT_OK(ky_array_halo_exchange_begin_n(a, nullptr));
+        KYT_EXPECT_OK(ky_array_halo_exchange_begin_n(b, nullptr));
+        KYT_EXPECT_OK(ky_array_halo_exchange_end(b));
+        KYT_EXPECT_OK(ky_array_halo_exchange_end(a));
+        bool ok = check_block_values(c, a, 4, true) == 0 && check_block_values(c, b, 5, true) == 0;
+        if (ky_array_nlocal(a) > 0) {
+            EXPECT_EQ(KY_ERR_ARG, ky_array_halo_exchange_end(a)) << c.name << ": end without begin";
+            EXPECT_NE(nullptr, strstr(ky_last_error(), "no halo exchange of this array is in flight"));
+        }
+        fill_owned(c, a, 6);
+        if (ky_array_nlocal(a) == 1) {
+            KYT_EXPECT_OK(ky_array_halo_exchange_begin(a, nullptr));
+            EXPECT_EQ(KY_ERR_ARG, ky_array_halo_exchange_begin(a, nullptr)) << c.name << ": begun twice";
+        } else
+            KYT_EXPECT_OK(ky_array_halo_exchange_begin_n(a, nullptr));
+        KYT_EXPECT_OK(ky_array_halo_exchange_end(a));
+        ok &= check_block_values(c, a, 6, true) == 0;
+        EXPECT_TRUE(kyt::all(ok)) << c.name;
+        KYT_EXPECT_OK(ky_array_free(a));
+        KYT_EXPECT_OK(ky_array_free(b));
+    }
+}
+
 TEST_F(Array, RegionGetPut)
 {
     int n = ky_nranks(), me = ky_rank();

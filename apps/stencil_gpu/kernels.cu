@@ -372,53 +372,63 @@ static void tuning(const sg_prob_t *p, int *zc, int *by, int *ry, int *st)
     *ry = p->pts == 27 ? (p->rows >= 0 ? p->rows : 4) : 1;
 }
 
+void sg_clip(const sg_prob_t *p, const sg_sub_t *d, int *lo, int *hi)
+{
+    int glo = d->z0 - d->h + *lo, ghi = d->z0 - d->h + *hi; /* keep off the fixed global faces */
+    if (glo < 1) *lo += 1 - glo;
+    if (ghi > p->nz - 1) *hi -= ghi - (p->nz - 1);
+}
+
+void sg_launch(const sg_prob_t *p, const sg_sub_t *d, cudaStream_t s, const double *src_, double *dst, int lo, int hi)
+{
+    double *src = (double *)src_; /* the kernels take both as plain pointers */
+    sg_clip(p, d, &lo, &hi);
+    if (hi <= lo) return;
+    int zc, by, ry, st;
+    tuning(p, &zc, &by, &ry, &st);
+    int rg = ry > 0 ? ry : 1; /* grid rows per thread */
+    dim3 grid((p->nx + BX - 1) / BX, (p->ny - 2 + by * rg - 1) / (by * rg), (hi - lo + zc - 1) / zc);
+    dim3 block(BX, by, 1);
+#define SG_LAUNCH(PTS, BY) k_stencil<PTS, BY><<<grid, block, 0, s>>>(src, dst, p->nx, p->ny, lo, hi, zc)
+#define SG_LAUNCH_R(BY, RY) k_stencil27r<BY, RY><<<grid, block, 0, s>>>(src, dst, p->nx, p->ny, lo, hi, zc)
+    if (st) { /* shared-memory tiles */
+        if (by == 8 && ry == 4) launch27s<8, 4>(st, grid, s, src, dst, p->nx, p->ny, lo, hi, zc);
+        else if (by == 8) launch27s<8, 2>(st, grid, s, src, dst, p->nx, p->ny, lo, hi, zc);
+        else if (ry == 4) launch27s<4, 4>(st, grid, s, src, dst, p->nx, p->ny, lo, hi, zc);
+        else launch27s<4, 2>(st, grid, s, src, dst, p->nx, p->ny, lo, hi, zc);
+    } else if (p->pts == 7) {
+        if (by == 8) SG_LAUNCH(7, 8);
+        else if (by == 2) SG_LAUNCH(7, 2);
+        else SG_LAUNCH(7, 4);
+    } else if (ry == 0) { /* the one-row kernel without prefetch (kept for comparison) */
+        if (by == 8) SG_LAUNCH(27, 8);
+        else if (by == 2) SG_LAUNCH(27, 2);
+        else SG_LAUNCH(27, 4);
+    } else if (ry == 1) {
+        if (by == 8) SG_LAUNCH_R(8, 1);
+        else if (by == 2) SG_LAUNCH_R(2, 1);
+        else SG_LAUNCH_R(4, 1);
+    } else if (ry == 2) {
+        if (by == 8) SG_LAUNCH_R(8, 2);
+        else if (by == 2) SG_LAUNCH_R(2, 2);
+        else SG_LAUNCH_R(4, 2);
+    } else {
+        if (by == 8) SG_LAUNCH_R(8, 4);
+        else if (by == 2) SG_LAUNCH_R(2, 4);
+        else SG_LAUNCH_R(4, 4);
+    }
+#undef SG_LAUNCH_R
+#undef SG_LAUNCH
+    SG_CUDA(cudaGetLastError());
+}
+
 void sg_block_steps(const sg_prob_t *p, sg_sub_t *d)
 {
     SG_CUDA(cudaSetDevice(d->dev));
     for (int tt = 0; tt < p->bt; tt++) {
         int ext = p->bt - 1 - tt; /* planes of redundant computation left on each side */
         int lo = d->h - (d->has_lo ? ext : 0), hi = d->h + d->nz + (d->has_hi ? ext : 0);
-        int glo = d->z0 - d->h + lo, ghi = d->z0 - d->h + hi; /* keep off the fixed global faces */
-        if (glo < 1) lo += 1 - glo;
-        if (ghi > p->nz - 1) hi -= ghi - (p->nz - 1);
-        if (hi > lo) {
-            int zc, by, ry, st;
-            tuning(p, &zc, &by, &ry, &st);
-            int rg = ry > 0 ? ry : 1; /* grid rows per thread */
-            dim3 grid((p->nx + BX - 1) / BX, (p->ny - 2 + by * rg - 1) / (by * rg), (hi - lo + zc - 1) / zc);
-            dim3 block(BX, by, 1);
-#define SG_LAUNCH(PTS, BY) k_stencil<PTS, BY><<<grid, block, 0, d->s>>>(d->src, d->dst, p->nx, p->ny, lo, hi, zc)
-#define SG_LAUNCH_R(BY, RY) k_stencil27r<BY, RY><<<grid, block, 0, d->s>>>(d->src, d->dst, p->nx, p->ny, lo, hi, zc)
-            if (st) { /* shared-memory tiles */
-                if (by == 8 && ry == 4) launch27s<8, 4>(st, grid, d->s, d->src, d->dst, p->nx, p->ny, lo, hi, zc);
-                else if (by == 8) launch27s<8, 2>(st, grid, d->s, d->src, d->dst, p->nx, p->ny, lo, hi, zc);
-                else if (ry == 4) launch27s<4, 4>(st, grid, d->s, d->src, d->dst, p->nx, p->ny, lo, hi, zc);
-                else launch27s<4, 2>(st, grid, d->s, d->src, d->dst, p->nx, p->ny, lo, hi, zc);
-            } else if (p->pts == 7) {
-                if (by == 8) SG_LAUNCH(7, 8);
-                else if (by == 2) SG_LAUNCH(7, 2);
-                else SG_LAUNCH(7, 4);
-            } else if (ry == 0) { /* the one-row kernel without prefetch (kept for comparison) */
-                if (by == 8) SG_LAUNCH(27, 8);
-                else if (by == 2) SG_LAUNCH(27, 2);
-                else SG_LAUNCH(27, 4);
-            } else if (ry == 1) {
-                if (by == 8) SG_LAUNCH_R(8, 1);
-                else if (by == 2) SG_LAUNCH_R(2, 1);
-                else SG_LAUNCH_R(4, 1);
-            } else if (ry == 2) {
-                if (by == 8) SG_LAUNCH_R(8, 2);
-                else if (by == 2) SG_LAUNCH_R(2, 2);
-                else SG_LAUNCH_R(4, 2);
-            } else {
-                if (by == 8) SG_LAUNCH_R(8, 4);
-                else if (by == 2) SG_LAUNCH_R(2, 4);
-                else SG_LAUNCH_R(4, 4);
-            }
-#undef SG_LAUNCH_R
-#undef SG_LAUNCH
-            SG_CUDA(cudaGetLastError());
-        }
+        sg_launch(p, d, d->s, d->src, d->dst, lo, hi);
         double *t = d->src;
         d->src = d->dst;
         d->dst = t;

@@ -2,13 +2,16 @@
  *
  *   ky_stencil_gpu [--nx N] [--ny N] [--nz N] [--pts 7|27|both] [--bt K] [--steps T] [--variants adbc]
  *                  [--weak] [--check] [--small] [--phases 0|1] [--blocks-per-rank K] [--roofline GBs]
- *                  [--json FILE]
+ *                  [--json FILE] [--overlap 0|1]
  *
  * --weak: --nz is per GPU (NZ = nz * GPUs) and rank 0 also runs the per-GPU problem alone, giving the
  * weak-scaling efficiency t(1 GPU) / t(variant). --check: every variant's result is compared with a
  * single-GPU run of the whole grid (identical bits) and, up to 4M points, with the CPU version. --small:
  * 64 x 48 x (12 per GPU), 8 steps, checked (the ctest case). --blocks-per-rank K: variant (c) only, one
- * rank driving K GPUs from OpenMP threads (run with KY_GPUS_PER_RANK=K). Exit status 77 without a GPU. */
+ * rank driving K GPUs from OpenMP threads (run with KY_GPUS_PER_RANK=K). --overlap 1: variant (c)
+ * computes the interior while ky_array_halo_exchange_begin/_end move the halos (overlap.cu; its phase
+ * columns come from a run without overlap, where the phases can be told apart); default: where the job
+ * spans several (logical) nodes. Exit status 77 without a GPU. */
 #include <math.h>
 #include <string.h>
 #include <time.h>
@@ -23,7 +26,7 @@
 
 typedef struct {
     sg_prob_t p;
-    int pts_both, weak, check, phases, bpr;
+    int pts_both, weak, check, phases, bpr, overlap;
     double roofline;
     const char *variants, *json;
 } opts_t;
@@ -37,7 +40,7 @@ static void usage(void)
         fprintf(stderr, "usage: ky_stencil_gpu [--nx N] [--ny N] [--nz N] [--pts 7|27|both] [--bt K] [--steps T]\n"
                         "       [--variants abcd] [--weak] [--check] [--small] [--phases 0|1] [--blocks-per-rank K]\n"
                         "       [--roofline GBs] [--json FILE] [--zchunk PLANES] [--block-y 2|4|8]\n"
-                        "       [--rows 0|1|2|4] [--smem 0|1|4|8]\n");
+                        "       [--rows 0|1|2|4] [--smem 0|1|4|8] [--overlap 0|1]\n");
 }
 
 static int parse(int argc, char **argv, opts_t *o)
@@ -47,6 +50,7 @@ static int parse(int argc, char **argv, opts_t *o)
     o->pts_both = 1;
     o->phases = 1;
     o->bpr = 1;
+    o->overlap = -1;
     o->roofline = 4300.0; /* H200 device-to-device copy, read + write, GB/s */
     o->variants = "adbc"; /* kyoyu last: its ratios to (a) and (d) come from the same launch */
     for (int i = 1; i < argc; i++) {
@@ -58,6 +62,7 @@ static int parse(int argc, char **argv, opts_t *o)
         else if (!strcmp(a, "--nx") && NEXT()) o->p.nx = atoi(v);
         else if (!strcmp(a, "--ny") && NEXT()) o->p.ny = atoi(v);
         else if (!strcmp(a, "--nz") && NEXT()) o->p.nz = atoi(v);
+        else if (!strcmp(a, "--overlap") && NEXT()) o->overlap = atoi(v);
         else if (!strcmp(a, "--bt") && NEXT()) o->p.bt = atoi(v);
         else if (!strcmp(a, "--steps") && NEXT()) o->p.steps = atoi(v);
         else if (!strcmp(a, "--pts") && NEXT()) { o->pts_both = !strcmp(v, "both"); o->p.pts = atoi(v) == 27 ? 27 : 7; }
@@ -132,16 +137,16 @@ static double run_kyoyu(const opts_t *o, const sg_prob_t *p, int phased, sg_phas
         SG_KY(ky_array_create(3, dims, sizeof(double), &dist, KY_PLACE_GPU, halo, &kyA));
         SG_KY(ky_array_create(3, dims, sizeof(double), &dist, KY_PLACE_GPU, halo, &kyB));
     }
-    ky_array_t A = kyA, B = kyB;
-    int nl = ky_array_nlocal(A);
+    ky_array_t A_ = kyA, B_ = kyB;
+    int nl = ky_array_nlocal(A_);
     sg_sub_t d[16];
     void *streams[16];
     size_t P = sg_plane(p);
     for (int k = 0; k < nl; k++) {
         void *a, *b;
         size_t lo[3], hi[3];
-        SG_KY(ky_array_local_n(A, k, &a, lo, hi));
-        SG_KY(ky_array_local_n(B, k, &b, NULL, NULL));
+        SG_KY(ky_array_local_n(A_, k, &a, lo, hi));
+        SG_KY(ky_array_local_n(B_, k, &b, NULL, NULL));
         memset(&d[k], 0, sizeof d[k]);
         d[k].src = (double *)a - (size_t)p->bt * P; /* allocation start: the halo planes come first */
         d[k].dst = (double *)b - (size_t)p->bt * P;
@@ -150,7 +155,7 @@ static double run_kyoyu(const opts_t *o, const sg_prob_t *p, int phased, sg_phas
         d[k].h = p->bt;
         d[k].has_lo = lo[0] > 0;
         d[k].has_hi = hi[0] < dims[0];
-        SG_KY(ky_array_device(A, k, &d[k].dev));
+        SG_KY(ky_array_device(A_, k, &d[k].dev));
         SG_CUDA(cudaSetDevice(d[k].dev));
         SG_CUDA(cudaStreamCreateWithFlags(&d[k].s, cudaStreamNonBlocking));
         streams[k] = d[k].s;
@@ -158,9 +163,31 @@ static double run_kyoyu(const opts_t *o, const sg_prob_t *p, int phased, sg_phas
         SG_CUDA(cudaStreamSynchronize(d[k].s));
     }
     double *baseA = d[0].src;
+    /* overlap: every rank decides the same (the exchange's halves are collective) */
+    /* auto: where some neighbour is on another node; inside a node the exchange (NVLink) costs less than
+     * the edges' extra copies and recomputation (97% against 100% on one H200, 7-point) */
+    int want = o->overlap < 0 ? ky_nnodes() > 1 : o->overlap;
+    int ov = want && !phased, all_ok = 1;
+    for (int k = 0; k < nl; k++) all_ok &= sg_overlap_ok(p, &d[k]);
+    MPI_Allreduce(MPI_IN_PLACE, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    ov &= all_ok;
+    sg_edges_t e[16];
+    if (ov)
+        for (int k = 0; k < nl; k++) sg_edges_alloc(p, &d[k], &e[k]);
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = sg_now();
-    for (int t = 0; t < p->steps; t += p->bt) {
+    for (int t = 0; t < p->steps && ov; t += p->bt) {
+        double *A[16];
+        ky_array_t cur = d[0].src == baseA ? A_ : B_;
+        for (int k = 0; k < nl; k++) {
+            A[k] = d[k].src;
+            sg_inner_steps(p, &d[k], &e[k]);
+        }
+        SG_KY(ky_array_halo_exchange_begin_n(cur, streams)); /* waits for the previous block's edges */
+        SG_KY(ky_array_halo_exchange_end(cur));
+        for (int k = 0; k < nl; k++) sg_edge_steps(p, &d[k], &e[k], A[k]);
+    }
+    for (int t = 0; t < p->steps && !ov; t += p->bt) {
         double c0 = sg_now();
 #pragma omp parallel for num_threads(nl) if (nl > 1)
         for (int k = 0; k < nl; k++) { /* the seed's model: one thread drives each GPU */
@@ -169,20 +196,23 @@ static double run_kyoyu(const opts_t *o, const sg_prob_t *p, int phased, sg_phas
         }
         double c1 = sg_now();
         if (phased) ph->compute += c1 - c0;
-        ky_array_t cur = d[0].src == baseA ? A : B;
+        ky_array_t cur = d[0].src == baseA ? A_ : B_;
         SG_KY(ky_array_halo_exchange_n(cur, streams)); /* waits for each stream's kernels first */
         ph->gpu_halo += sg_now() - c1;
     }
     for (int k = 0; k < nl; k++) SG_CUDA(cudaStreamSynchronize(d[k].s));
     double el = sg_now() - t0;
     if (gather) { /* the whole grid through region get: rank 0 reads every owner's block */
-        ky_array_t cur = d[0].src == baseA ? A : B;
+        ky_array_t cur = d[0].src == baseA ? A_ : B_;
         SG_KY(ky_comm_barrier());
         size_t lo[3] = {0, 0, 0};
         if (me == 0) SG_KY(ky_array_get(cur, lo, dims, result));
         SG_KY(ky_comm_barrier());
     }
-    for (int k = 0; k < nl; k++) cudaStreamDestroy(d[k].s);
+    for (int k = 0; k < nl; k++) {
+        if (ov) sg_edges_free(&e[k]);
+        cudaStreamDestroy(d[k].s);
+    }
     return el;
 }
 

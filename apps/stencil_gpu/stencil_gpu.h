@@ -63,10 +63,29 @@ static inline size_t sg_plane(const sg_prob_t *p) { return (size_t)p->nx * p->ny
 /* kernels.cu */
 void sg_init_sub(const sg_prob_t *p, sg_sub_t *d);          /* initial values, halos included (async on d->s) */
 void sg_block_steps(const sg_prob_t *p, sg_sub_t *d);       /* bt steps, src/dst swapped after each (async) */
+/* One step on local planes [lo, hi) (clipped off the fixed global faces by sg_clip), src -> dst on stream s.
+ * src and dst are addressed by d's local plane numbering (plane 0 = global z0 - h). */
+void sg_launch(const sg_prob_t *p, const sg_sub_t *d, cudaStream_t s, const double *src, double *dst, int lo, int hi);
+void sg_clip(const sg_prob_t *p, const sg_sub_t *d, int *lo, int *hi);
 double sg_init_value(int z, int y, int x);
 /* CPU reference: `steps` steps on the whole grid, result in a (NZ*NY*NX). */
 void sg_cpu_run(const sg_prob_t *p, double *a);
 double sg_flops_per_point(int pts);
+
+/* overlap.cu: the Kyoyu variant's block with the exchange behind the interior (see the file's top). */
+typedef struct {
+    double *lo[2], *hi[2];  /* per side a pair of 4*bt-plane buffers: local planes [0, 4h), [nz-2h, nz+2h) */
+    cudaStream_t s2;        /* the interior's stream */
+    cudaEvent_t ready, snap, inner;
+} sg_edges_t;
+int sg_overlap_ok(const sg_prob_t *p, const sg_sub_t *d);
+void sg_edges_alloc(const sg_prob_t *p, const sg_sub_t *d, sg_edges_t *e);
+void sg_edges_free(sg_edges_t *e);
+/* Queue the snapshot and the interior on e->s2 after everything on d->s (d->src, d->dst end swapped bt
+ * times, as after sg_block_steps). Then the caller exchanges the halos of the time-T buffer A. */
+void sg_inner_steps(const sg_prob_t *p, sg_sub_t *d, sg_edges_t *e);
+/* After the exchange: the edges on d->s, their planes into d->src once the interior is done. */
+void sg_edge_steps(const sg_prob_t *p, sg_sub_t *d, sg_edges_t *e, const double *A);
 
 /* variants.cu: one run of `steps` steps; phases when `phased` (streams synchronised per phase). The
  * sub-domain buffers are allocated by the caller. */

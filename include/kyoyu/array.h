@@ -103,6 +103,15 @@ KY_API int ky_array_affinity_range_n(ky_array_t a, int k, int dim, size_t lo, si
  * ky_array_halo_exchange_n takes one stream per local block (streams may be NULL: all NULL). */
 KY_API int ky_array_halo_exchange(ky_array_t a, void *stream);
 KY_API int ky_array_halo_exchange_n(ky_array_t a, void *const streams[]);
+/* The same in two halves, so that work which needs no halo runs while the halos move. _begin starts the
+ * exchange (after the work queued on the stream(s), as above) and returns; _end returns when every halo
+ * cell is filled (any work queued afterwards on any stream sees them). In between the program may compute
+ * on anything except the boundary cells that neighbours receive (the owned cells within halo[d] of a side
+ * with a neighbour) and the halo cells, and must not start another exchange of the same array; ending
+ * without beginning, or beginning twice, is an error (KY_ERR_ARG). Every rank that began must end. */
+KY_API int ky_array_halo_exchange_begin(ky_array_t a, void *stream);
+KY_API int ky_array_halo_exchange_begin_n(ky_array_t a, void *const streams[]);
+KY_API int ky_array_halo_exchange_end(ky_array_t a);
 
 /* Region get / put: the global box [lo, hi) to / from `buf`, a dense C-order array of extents hi - lo
  * (host or GPU memory of the caller). Moves only owned values (never halos), split across owners with one

@@ -181,6 +181,7 @@ int ky_array_free(ky_array_t a)
     }
     if (a->team != KY_TEAM_WORLD) ky_team_free(a->team);
     free(a->ops);
+    free(a->hs);
     free(a);
     return st;
 }

@@ -54,6 +54,8 @@ struct kyi_array {
     kyi_halo_op_t *ops;
     int puts_anywhere;                    /* some member of the team has puts: the exchange needs barriers */
     struct kyi_halo_mpi *hm;              /* messages to other nodes (halo_mpi.c), NULL when off */
+    int inflight, nhs, st;                /* an exchange begun and not ended: its puts and status so far */
+    ky_handle_t *hs;
     void *view;                           /* the DSM view (dsm_view.c), NULL until ky_array_dsm_view */
 };
 

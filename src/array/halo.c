@@ -90,49 +90,98 @@ static int plan(const char *call, struct kyi_array *a)
     return KY_OK;
 }
 
-static int exchange(const char *call, ky_array_t a, void *const streams[])
+/* First half: wait for the streams, start the messages, barrier 1, start the puts. The handles and the
+ * status so far stay in `a` until end(). */
+static int begin(const char *call, ky_array_t a, void *const streams[])
 {
     KYI_CHECK(kyi_array_check(call, a));
     if (a->nlocal == 0) return KY_OK; /* not one of the array's ranks: nothing to exchange */
+    if (a->inflight) return kyi_fail(KY_ERR_ARG, call, "a halo exchange of this array is already in flight: call ky_array_halo_exchange_end first");
     if (a->place == KY_PLACE_GPU)
         for (int k = 0; k < a->nlocal; k++) {
             int st = kyi_gpu_stream_sync(a->blk[k].dev, streams ? streams[k] : NULL);
             if (st) return kyi_fail(st, call, "waiting for stream of block %d on GPU %d: %s", k, a->blk[k].dev, kyi_gpu_last_error());
         }
     if (!a->planned) KYI_CHECK(plan(call, a));
+    if (!a->hs && !(a->hs = malloc(sizeof *a->hs * (size_t)(a->nops ? a->nops : 1))))
+        return kyi_fail(KY_ERR_NOMEM, call, "no memory");
+    a->inflight = 1;
     int st = kyi_halo_mpi_start(call, a); /* messages to other nodes first: they need no barrier */
     if (a->puts_anywhere) {
         int b = ky_team_barrier(a->team);
         if (!st) st = b;
     }
-    ky_handle_t *hs = malloc(sizeof *hs * (size_t)(a->nops ? a->nops : 1));
-    if (!hs && !st) st = kyi_fail(KY_ERR_NOMEM, call, "no memory");
     int n = 0;
-    for (; hs && n < a->nops && !st; n++) {
+    for (; n < a->nops && !st; n++) {
         const kyi_halo_op_t *o = &a->ops[n];
-        st = ky_put_strided_nb(o->rank, o->seg, o->off, o->ds, o->src, o->ss, o->count, o->levels, &hs[n]);
-        if (st) hs[n] = NULL;
+        st = ky_put_strided_nb(o->rank, o->seg, o->off, o->ds, o->src, o->ss, o->count, o->levels, &a->hs[n]);
+        if (st) a->hs[n] = NULL;
     }
-    st = kyi_halo_mpi_finish(call, a, st); /* completes every posted message, even after a failure */
-    int w = hs ? ky_wait_all(hs, (size_t)n) : KY_OK;
-    free(hs);
+    a->nhs = n;
+    a->st = st;
+    return st;
+}
+
+/* Second half: every message and put complete, barrier 2. Always run after begin(), even after a failure,
+ * so that nothing is left posted and nobody is left waiting. */
+static int end(const char *call, ky_array_t a)
+{
+    KYI_CHECK(kyi_array_check(call, a));
+    if (a->nlocal == 0) return KY_OK;
+    if (!a->inflight) return kyi_fail(KY_ERR_ARG, call, "no halo exchange of this array is in flight: call ky_array_halo_exchange_begin first");
+    int st = kyi_halo_mpi_finish(call, a, a->st);
+    int w = ky_wait_all(a->hs, (size_t)a->nhs);
     if (!st) st = w;
+    a->inflight = 0;
     /* Enter barrier 2 even after a failure so that the others are not left waiting. */
     int b = a->puts_anywhere ? ky_team_barrier(a->team) : KY_OK;
     return st ? st : b;
 }
 
+static int exchange(const char *call, ky_array_t a, void *const streams[])
+{
+    int st = begin(call, a, streams);
+    if (!a || !a->inflight) return st; /* failed before anything was started */
+    int e = end(call, a);
+    return st ? st : e;
+}
+
+static int one_stream(const char *call, ky_array_t a, void *stream, void *s[])
+{
+    KYI_CHECK(kyi_array_check(call, a));
+    if (a->nlocal > 1 && stream)
+        return kyi_fail(KY_ERR_ARG, call, "this rank has %d blocks: pass one stream per block to the _n form of the call", a->nlocal);
+    s[0] = stream;
+    return KY_OK;
+}
+
 int ky_array_halo_exchange(ky_array_t a, void *stream)
 {
     static const char *call = "ky_array_halo_exchange";
-    KYI_CHECK(kyi_array_check(call, a));
-    if (a->nlocal > 1 && stream)
-        return kyi_fail(KY_ERR_ARG, call, "this rank has %d blocks: pass one stream per block to ky_array_halo_exchange_n", a->nlocal);
-    void *s[KYI_ARRAY_MAX_BLOCKS] = {stream};
+    void *s[KYI_ARRAY_MAX_BLOCKS] = {NULL};
+    KYI_CHECK(one_stream(call, a, stream, s));
     return exchange(call, a, s);
 }
 
 int ky_array_halo_exchange_n(ky_array_t a, void *const streams[])
 {
     return exchange("ky_array_halo_exchange_n", a, streams);
+}
+
+int ky_array_halo_exchange_begin(ky_array_t a, void *stream)
+{
+    static const char *call = "ky_array_halo_exchange_begin";
+    void *s[KYI_ARRAY_MAX_BLOCKS] = {NULL};
+    KYI_CHECK(one_stream(call, a, stream, s));
+    return begin(call, a, s);
+}
+
+int ky_array_halo_exchange_begin_n(ky_array_t a, void *const streams[])
+{
+    return begin("ky_array_halo_exchange_begin_n", a, streams);
+}
+
+int ky_array_halo_exchange_end(ky_array_t a)
+{
+    return end("ky_array_halo_exchange_end", a);
 }
