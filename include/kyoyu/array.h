@@ -96,7 +96,8 @@ KY_API int ky_array_affinity_range_n(ky_array_t a, int k, int dim, size_t lo, si
                                      size_t *myhi);
 
 /* Collective over the array's ranks: fill every halo cell with the neighbour's values (see top of file).
- * Planned at the first call (one strided put per neighbour direction, replayed from the comm plan cache).
+ * Planned at the first call: one strided put per neighbour direction on the same node (replayed from the
+ * comm plan cache), matched MPI messages to neighbours on other nodes (KY_HALO_SENDRECV, docs/api.md).
  * Host placement: stream is ignored. GPU placement: the exchange starts after all work queued before the
  * call on `stream` (a cudaStream_t of block 0's device; NULL: that device's legacy default stream) and
  * completes before the call returns, so any work queued afterwards on any stream sees the halos.
@@ -108,7 +109,8 @@ KY_API int ky_array_halo_exchange_n(ky_array_t a, void *const streams[]);
  * cell is filled (any work queued afterwards on any stream sees them). In between the program may compute
  * on anything except the boundary cells that neighbours receive (the owned cells within halo[d] of a side
  * with a neighbour) and the halo cells, and must not start another exchange of the same array; ending
- * without beginning, or beginning twice, is an error (KY_ERR_ARG). Every rank that began must end. */
+ * without beginning, or beginning twice, is an error (KY_ERR_ARG). Every rank that began must end, in the
+ * same order as the others when several arrays are in flight. */
 KY_API int ky_array_halo_exchange_begin(ky_array_t a, void *stream);
 KY_API int ky_array_halo_exchange_begin_n(ky_array_t a, void *const streams[]);
 KY_API int ky_array_halo_exchange_end(ky_array_t a);
