@@ -63,6 +63,10 @@ static int plan_dir(struct kyi_array *a, int k, const int dir[], kyi_halo_op_t *
 
 static int plan(const char *call, struct kyi_array *a)
 {
+    /* a plan that failed half-way on an earlier call is dropped first */
+    kyi_halo_mpi_free(a);
+    free(a->ops);
+    a->ops = NULL;
     KYI_CHECK(kyi_halo_mpi_plan(call, a));
     int ndir = 1;
     for (int d = 0; d < a->ndim; d++) ndir *= 3;

@@ -115,7 +115,7 @@ int kyi_handle_complete(kyi_handle_t *h)
 {
     kyi_waiter_t w;
     kyi_waiter_init(&w, h->call, "completion", h->rank);
-    int st;
+    int st = KY_OK; /* set by poll_handle when it returns 1 (initialised for the compiler's sake) */
     while (!poll_handle(h, &st)) {
         if (!kyi_comm.progress_thread && kyi_progress_poll() > 0) continue;
         kyi_waiter_pause(&w);
@@ -139,7 +139,7 @@ int ky_test(ky_handle_t hh)
     KYI_CHECK(kyi_require_init("ky_test"));
     kyi_handle_t *h = (kyi_handle_t *)hh;
     if (!kyi_comm.progress_thread) kyi_progress_poll();
-    int st;
+    int st = KY_OK;
     if (!poll_handle(h, &st)) return KY_PENDING;
     release(h);
     return st;
