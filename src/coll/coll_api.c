@@ -296,12 +296,14 @@ int ky_reduce(const void *s, void *r, size_t n, ky_dtype_t t, ky_op_t op, int ro
         KYI_CHECK(gpu_built(&pl, kyi_gcoll_allreduce(&pl, s, r, n, in_place, root, 0)));
         return run_now(&pl);
     }
-    int shm;
+    int shm, hier;
     KYI_CHECK(use_shm(call, tm, -1, &shm));
     if (shm) {
         shm_op(&pl, KYI_SHM_REDUCE, in_place ? NULL : s, tm->rank == root ? r : NULL, n, root);
         return run_now(&pl);
     }
+    KYI_CHECK(hier_op(call, tm, KY_COLL_ALLREDUCE, NULL, NULL, 0, &pl, &hier));
+    if (hier) return kyi_hier_reduce(tm, in_place ? NULL : s, tm->rank == root ? r : NULL, n, t, op, root);
     pl.buf[KYI_B_S] = in_place ? NULL : (void *)s;
     pl.buf[KYI_B_R] = r;
     /* The root accumulates in r; the others in scratch U (r is not theirs to write). */

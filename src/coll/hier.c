@@ -10,7 +10,9 @@
  * alone, so every member decides the same without talking. Allgather: the node's blocks gathered at every
  * member of the node, the leaders exchange their nodes' blocks (padded to the largest node, as the API has
  * no allgatherv), each leader puts every block at its team rank, the node gets the whole result from its
- * leader. Persistent plans and reduce stay flat (one schedule over the whole team). GPU buffers (allreduce,
+ * leader. Reduce: to each node's leader, across the leaders to the root's leader, and inside the root's
+ * node from its leader to the root when the root does not lead. Persistent plans stay flat (one schedule
+ * over the whole team). GPU buffers (allreduce,
  * bcast) take the same stages when the team's GPU path is the staged one (members on several nodes):
  * NVLink inside each node, host staging only across the leaders. */
 #include <stdlib.h>
@@ -117,6 +119,35 @@ int kyi_hier_allreduce(struct kyi_team *t, const void *s, void *r, size_t n, ky_
     if (lead) KYI_CHECK(ky_allreduce(KY_IN_PLACE, r, n, dt, op, h->leaders));
     /* 3. back inside the node */
     return ky_bcast(r, n * kyi_dtype_size(dt), 0, h->node);
+}
+
+int kyi_hier_reduce(struct kyi_team *t, const void *s, void *r, size_t n, ky_dtype_t dt, ky_op_t op, int root)
+{
+    struct kyi_hier *h = t->hier;
+    int lead = h->leaders != KY_TEAM_NULL, me = t->rank, root_leader = h->leader[root];
+    int in_root_node = h->leader[me] == root_leader, relay = root != root_leader && in_root_node;
+    size_t bytes = n * kyi_dtype_size(dt);
+    KYI_TRACE(KYI_SUB_COLL, "ky_reduce: hierarchical, root %d (its leader %d), %zu bytes", root, root_leader, bytes);
+    /* Leaders other than the root accumulate in scratch (r is the root's alone); so do the root's node's
+     * other members, which receive the relay of stage 3. */
+    char *tmp = NULL;
+    if (((lead && me != root) || (relay && me != root)) && !(tmp = malloc(bytes ? bytes : 1)))
+        kyi_fatal("rank %d: ky_reduce: no memory for %zu bytes of hierarchical staging", kyi_rt.rank, bytes); /* the others would wait forever */
+    void *acc = me == root ? r : tmp;
+    /* 1. to the node's leader (node rank 0); the data is in s, or in r on an in-place root */
+    const void *mine = s ? s : r;
+    int st = ky_reduce(lead && mine == acc ? KY_IN_PLACE : mine, lead ? acc : NULL, n, dt, op, 0, h->node);
+    /* 2. across the leaders, to the root's leader */
+    if (lead && !st)
+        st = ky_reduce(me == root_leader ? KY_IN_PLACE : acc, me == root_leader ? acc : NULL, n, dt, op,
+                       h->node_index[root], h->leaders);
+    /* 3. the root's node, when the root does not lead it: from the leader (every member takes part) */
+    if (relay) {
+        int s3 = ky_bcast(acc, bytes, 0, h->node);
+        if (!st) st = s3;
+    }
+    free(tmp);
+    return st;
 }
 
 int kyi_hier_bcast(struct kyi_team *t, void *buf, size_t bytes, int root)

@@ -12,6 +12,7 @@ int kyi_hier_usable(const char *call, struct kyi_team *t, int *yes);
 /* The blocking collectives, after argument checks (s NULL: in place). */
 int kyi_hier_allreduce(struct kyi_team *t, const void *s, void *r, size_t n, ky_dtype_t dt, ky_op_t op);
 int kyi_hier_bcast(struct kyi_team *t, void *buf, size_t bytes, int root);
+int kyi_hier_reduce(struct kyi_team *t, const void *s, void *r, size_t n, ky_dtype_t dt, ky_op_t op, int root);
 int kyi_hier_allgather(struct kyi_team *t, const void *s, size_t b, void *r);
 int kyi_hier_barrier(struct kyi_team *t);
 /* The sub-teams, freed (ky_team_free of t: collective like it). */
