@@ -112,6 +112,7 @@ struct kyi_coll_plan {
     size_t shm_n;
     struct kyi_coll_plan *shm_next; /* started plans of the team waiting to run, in start order */
     int hier;                /* ky_allreduce runs it hierarchically (hier.c) with shm_s, shm_r, shm_n */
+    int gpu_hier;            /* ... and its buffers are GPU memory */
     struct kyi_coll_plan *flight_next; /* MPI schedules in flight (exec.c): a wait progresses them all */
     atomic_int busy;         /* a thread is advancing this plan */
     /* in flight */

@@ -199,6 +199,15 @@ static int allgather_setup(const char *call, int kind, const void *s, size_t b, 
     if (gpu) {
         int path;
         KYI_CHECK(kyi_gcoll_path(call, tm, &path));
+        if (path != KYI_GPATH_NVL && kind == K_ALLGATHER) {
+            /* across nodes: NVLink inside each node, staged across the leaders only (hier.c) */
+            int hier;
+            KYI_CHECK(hier_op(call, tm, KY_COLL_ALLGATHER, in_place ? NULL : s, r, b, pl, &hier));
+            if (hier) {
+                pl->gpu_hier = 1;
+                return KY_OK;
+            }
+        }
         pl->algo = kyi_coll_algo_gpu(KY_COLL_ALLGATHER, tm->size, b, path == KYI_GPATH_NVL);
         return gpu_built(pl, kyi_gcoll_allgather(pl, s, b, r, in_place, kind == K_ALLGATHER_PLAN));
     }
@@ -226,7 +235,7 @@ int ky_allgather(const void *s, size_t bytes_each, void *r, ky_team_t team)
 {
     struct kyi_coll_plan pl;
     KYI_CHECK(allgather_setup("ky_allgather", K_ALLGATHER, s, bytes_each, r, team, &pl));
-    if (pl.hier) return kyi_hier_allgather(pl.team, pl.shm_s, pl.shm_n, pl.shm_r);
+    if (pl.hier) return kyi_hier_allgather(pl.team, pl.shm_s, pl.shm_n, pl.shm_r, pl.gpu_hier);
     return run_now(&pl);
 }
 
@@ -290,8 +299,11 @@ int ky_reduce(const void *s, void *r, size_t n, ky_dtype_t t, ky_op_t op, int ro
     pl.op = op;
     int in_place = s == KY_IN_PLACE || s == r;
     if (gpu) {
-        int path;
+        int path, hier = 0;
         KYI_CHECK(kyi_gcoll_path(call, tm, &path));
+        if (path != KYI_GPATH_NVL) KYI_CHECK(hier_op(call, tm, KY_COLL_ALLREDUCE, NULL, NULL, 0, &pl, &hier));
+        if (hier) /* NVLink inside nodes, staged across the leaders */
+            return kyi_hier_reduce(tm, in_place ? NULL : s, tm->rank == root ? r : NULL, n, t, op, root, 1);
         pl.algo = kyi_coll_algo_gpu(KY_COLL_ALLREDUCE, tm->size, bytes, path == KYI_GPATH_NVL);
         KYI_CHECK(gpu_built(&pl, kyi_gcoll_allreduce(&pl, s, r, n, in_place, root, 0)));
         return run_now(&pl);
@@ -303,7 +315,7 @@ int ky_reduce(const void *s, void *r, size_t n, ky_dtype_t t, ky_op_t op, int ro
         return run_now(&pl);
     }
     KYI_CHECK(hier_op(call, tm, KY_COLL_ALLREDUCE, NULL, NULL, 0, &pl, &hier));
-    if (hier) return kyi_hier_reduce(tm, in_place ? NULL : s, tm->rank == root ? r : NULL, n, t, op, root);
+    if (hier) return kyi_hier_reduce(tm, in_place ? NULL : s, tm->rank == root ? r : NULL, n, t, op, root, 0);
     pl.buf[KYI_B_S] = in_place ? NULL : (void *)s;
     pl.buf[KYI_B_R] = r;
     /* The root accumulates in r; the others in scratch U (r is not theirs to write). */

@@ -13,13 +13,15 @@
  * leader. Reduce: to each node's leader, across the leaders to the root's leader, and inside the root's
  * node from its leader to the root when the root does not lead. Persistent plans stay flat (one schedule
  * over the whole team). GPU buffers (allreduce,
- * bcast) take the same stages when the team's GPU path is the staged one (members on several nodes):
- * NVLink inside each node, host staging only across the leaders. */
+ * bcast, allgather, reduce) take the same stages when the team's GPU path is the staged one (members on
+ * several nodes): NVLink inside each node, host staging only across the leaders; their scratch is GPU
+ * memory. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "coll/hier.h"
 #include "runtime/config.h"
+#include "runtime/gpu.h"
 #include "runtime/runtime.h"
 #include "runtime/log.h"
 
@@ -32,6 +34,35 @@ struct kyi_hier {
     int *node_index;     /* j's node's rank among the leaders */
     int nodes, largest;  /* leaders, and members of the largest node */
 };
+
+/* Scratch of `bytes` in the memory kind of the collective's buffers (GPU buffers: on this rank's GPU, so
+ * the sub-team collectives keep their GPU paths), and copies within it. Failing is fatal: the other
+ * members would wait forever. */
+static void *scratch(int gpu, size_t bytes, const char *call)
+{
+    void *p = NULL;
+    int st = gpu ? kyi_gpu_malloc(kyi_my_device(), bytes ? bytes : 1, &p) : ((p = calloc(1, bytes ? bytes : 1)) ? KY_OK : KY_ERR_NOMEM);
+    if (st || !p) kyi_fatal("rank %d: %s: no memory for %zu bytes of hierarchical staging", kyi_rt.rank, call, bytes);
+    return p;
+}
+
+static void scratch_free(int gpu, void *p)
+{
+    if (!p) return;
+    if (gpu) kyi_gpu_free(p);
+    else free(p);
+}
+
+static int copy(int gpu, void *dst, const void *src, size_t n)
+{
+    if (!n) return KY_OK;
+    if (!gpu) {
+        memcpy(dst, src, n);
+        return KY_OK;
+    }
+    int st = kyi_gpu_copy(kyi_my_device(), dst, src, n);
+    return st ? kyi_fail(st, "hierarchical collective", "GPU copy of %zu bytes: %s", n, kyi_gpu_last_error()) : KY_OK;
+}
 
 static int node_of_member(const struct kyi_team *t, int j) { return kyi_rt.node_of[t->world[j]]; }
 
@@ -121,7 +152,8 @@ int kyi_hier_allreduce(struct kyi_team *t, const void *s, void *r, size_t n, ky_
     return ky_bcast(r, n * kyi_dtype_size(dt), 0, h->node);
 }
 
-int kyi_hier_reduce(struct kyi_team *t, const void *s, void *r, size_t n, ky_dtype_t dt, ky_op_t op, int root)
+int kyi_hier_reduce(struct kyi_team *t, const void *s, void *r, size_t n, ky_dtype_t dt, ky_op_t op, int root,
+                    int gpu)
 {
     struct kyi_hier *h = t->hier;
     int lead = h->leaders != KY_TEAM_NULL, me = t->rank, root_leader = h->leader[root];
@@ -130,9 +162,7 @@ int kyi_hier_reduce(struct kyi_team *t, const void *s, void *r, size_t n, ky_dty
     KYI_TRACE(KYI_SUB_COLL, "ky_reduce: hierarchical, root %d (its leader %d), %zu bytes", root, root_leader, bytes);
     /* Leaders other than the root accumulate in scratch (r is the root's alone); so do the root's node's
      * other members, which receive the relay of stage 3. */
-    char *tmp = NULL;
-    if (((lead && me != root) || (relay && me != root)) && !(tmp = malloc(bytes ? bytes : 1)))
-        kyi_fatal("rank %d: ky_reduce: no memory for %zu bytes of hierarchical staging", kyi_rt.rank, bytes); /* the others would wait forever */
+    void *tmp = (lead || relay) && me != root ? scratch(gpu, bytes, "ky_reduce") : NULL;
     void *acc = me == root ? r : tmp;
     /* 1. to the node's leader (node rank 0); the data is in s, or in r on an in-place root */
     const void *mine = s ? s : r;
@@ -146,7 +176,7 @@ int kyi_hier_reduce(struct kyi_team *t, const void *s, void *r, size_t n, ky_dty
         int s3 = ky_bcast(acc, bytes, 0, h->node);
         if (!st) st = s3;
     }
-    free(tmp);
+    scratch_free(gpu, tmp);
     return st;
 }
 
@@ -163,32 +193,28 @@ int kyi_hier_bcast(struct kyi_team *t, void *buf, size_t bytes, int root)
     return KY_OK;
 }
 
-int kyi_hier_allgather(struct kyi_team *t, const void *s, size_t b, void *r)
+int kyi_hier_allgather(struct kyi_team *t, const void *s, size_t b, void *r, int gpu)
 {
     struct kyi_hier *h = t->hier;
     int p = t->size, lead = h->leaders != KY_TEAM_NULL;
     const char *mine = s ? s : (const char *)r + (size_t)t->rank * b;
     size_t node_bytes = (size_t)h->largest * b;
     /* 1. the node's blocks at every member of the node (node ranks follow team ranks) */
-    char *nodebuf = calloc(1, node_bytes ? node_bytes : 1);
-    char *all = lead ? malloc((size_t)h->nodes * node_bytes + 1) : NULL;
-    if (!nodebuf || (lead && !all))
-        kyi_fatal("rank %d: ky_allgather: no memory for %zu bytes of hierarchical staging", kyi_rt.rank,
-                  (size_t)(h->nodes + 1) * node_bytes); /* the other members would wait forever */
+    char *nodebuf = scratch(gpu, node_bytes, "ky_allgather");
+    char *all = lead ? scratch(gpu, (size_t)h->nodes * node_bytes, "ky_allgather") : NULL;
     int st = ky_allgather(mine, b, nodebuf, h->node);
     /* 2. the leaders exchange whole nodes; each puts every block at its member's team rank */
     if (lead) {
         int s2 = ky_allgather(nodebuf, node_bytes, all, h->leaders);
         if (!st) st = s2;
-        if (!st)
-            for (int j = 0; j < p; j++)
-                memcpy((char *)r + (size_t)j * b, all + (size_t)h->node_index[j] * node_bytes + (size_t)h->in_node[j] * b, b);
+        for (int j = 0; j < p && !st; j++)
+            st = copy(gpu, (char *)r + (size_t)j * b, all + (size_t)h->node_index[j] * node_bytes + (size_t)h->in_node[j] * b, b);
     }
     /* 3. the whole result from the leader to its node */
     int s3 = ky_bcast(r, (size_t)p * b, 0, h->node);
     if (!st) st = s3;
-    free(all);
-    free(nodebuf);
+    scratch_free(gpu, all);
+    scratch_free(gpu, nodebuf);
     return st;
 }
 

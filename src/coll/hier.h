@@ -9,11 +9,12 @@
 /* Whether blocking host collectives of t run hierarchically: members on more than one node, some node
  * with two or more, KY_COLL_HIER not 0. The sub-teams are made at the first call (collective over t). */
 int kyi_hier_usable(const char *call, struct kyi_team *t, int *yes);
-/* The blocking collectives, after argument checks (s NULL: in place). */
+/* The blocking collectives, after argument checks (s NULL: in place; gpu: the buffers are GPU memory). */
 int kyi_hier_allreduce(struct kyi_team *t, const void *s, void *r, size_t n, ky_dtype_t dt, ky_op_t op);
 int kyi_hier_bcast(struct kyi_team *t, void *buf, size_t bytes, int root);
-int kyi_hier_reduce(struct kyi_team *t, const void *s, void *r, size_t n, ky_dtype_t dt, ky_op_t op, int root);
-int kyi_hier_allgather(struct kyi_team *t, const void *s, size_t b, void *r);
+int kyi_hier_reduce(struct kyi_team *t, const void *s, void *r, size_t n, ky_dtype_t dt, ky_op_t op, int root,
+                    int gpu);
+int kyi_hier_allgather(struct kyi_team *t, const void *s, size_t b, void *r, int gpu);
 int kyi_hier_barrier(struct kyi_team *t);
 /* The sub-teams, freed (ky_team_free of t: collective like it). */
 void kyi_hier_team_free(struct kyi_team *t);
