@@ -57,6 +57,7 @@ int main(int argc, char **argv)
         cur = 1 - cur;
     }
 
+    CHECK(ky_comm_barrier()); /* every rank's last rows are written before rank 0 reads them */
     int ok = 1;
     if (me == 0) { /* the whole grid by one region get, against the same sweeps on one rank */
         double *all = malloc(sizeof(double) * NY * NX), *s = malloc(sizeof(double) * NY * NX * 2), *r = s + NY * NX;
