@@ -95,7 +95,8 @@ KY_API int ky_coll_start(ky_coll_plan_t plan, void *stream);
 /* Complete the started collective; returns its status. Waiting on a plan not started returns KY_OK. GPU
  * plans: synchronises the stream of the last start (nothing while it is being captured). */
 KY_API int ky_coll_wait(ky_coll_plan_t plan);
-/* The algorithm the plan runs (after fallbacks, e.g. neighbor on an odd team runs ring). */
+/* The algorithm the plan runs (after fallbacks, e.g. neighbor on an odd team runs ring; a host plan in
+ * hierarchical stages across nodes: the algorithm across the nodes' leaders). */
 KY_API int ky_coll_plan_algo(ky_coll_plan_t plan, ky_coll_algo_t *algo);
 /* Free a plan that is not in flight (NULL is ignored). Collective for GPU plans on the NVLink path. */
 KY_API int ky_coll_free(ky_coll_plan_t plan);

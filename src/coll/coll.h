@@ -113,6 +113,9 @@ struct kyi_coll_plan {
     struct kyi_coll_plan *shm_next; /* started plans of the team waiting to run, in start order */
     int hier;                /* ky_allreduce runs it hierarchically (hier.c) with shm_s, shm_r, shm_n */
     int gpu_hier;            /* ... and its buffers are GPU memory */
+    struct kyi_hplan *hp;    /* a persistent plan in hierarchical stages (hier.c), run instead of the rest */
+    int (*before)(void *), (*after)(void *); /* shared-memory plans: run around the collective (hier.c) */
+    void *hook_arg;
     struct kyi_coll_plan *flight_next; /* MPI schedules in flight (exec.c): a wait progresses them all */
     atomic_int busy;         /* a thread is advancing this plan */
     /* in flight */

@@ -57,7 +57,7 @@ static int use_shm(const char *call, struct kyi_team *t, int kind, int *yes)
     return kyi_shm_usable(call, t, yes);
 }
 
-static void shm_op(struct kyi_coll_plan *pl, int kind, const void *s, void *r, size_t n, int root)
+void kyi_shm_op(struct kyi_coll_plan *pl, int kind, const void *s, void *r, size_t n, int root)
 {
     pl->shm_kind = kind;
     pl->shm_s = s;
@@ -153,13 +153,19 @@ static int allreduce_setup(const char *call, int kind, const void *s, void *r, s
     int shm;
     KYI_CHECK(use_shm(call, tm, KY_COLL_ALLREDUCE, &shm));
     if (shm) {
-        shm_op(pl, KYI_SHM_ALLREDUCE, in_place ? NULL : s, r, n, -1);
+        kyi_shm_op(pl, KYI_SHM_ALLREDUCE, in_place ? NULL : s, r, n, -1);
         return KY_OK;
     }
-    if (kind == K_ALLREDUCE) {
-        int hier;
-        KYI_CHECK(hier_op(call, tm, KY_COLL_ALLREDUCE, in_place ? NULL : s, r, n, pl, &hier));
-        if (hier) return KY_OK;
+    int hier;
+    KYI_CHECK(hier_op(call, tm, KY_COLL_ALLREDUCE, in_place ? NULL : s, r, n, pl, &hier));
+    if (hier && kind == K_ALLREDUCE) return KY_OK;
+    if (hier) { /* a plan: the stages built once, or a flat plan where some member cannot */
+        pl->hier = 0;
+        KYI_CHECK(kyi_hplan_allreduce(call, tm, in_place ? NULL : s, r, n, t, op, &pl->hp));
+        if (pl->hp) {
+            pl->algo = kyi_hplan_algo(pl->hp);
+            return KY_OK;
+        }
     }
     int algo = kyi_coll_algo(KY_COLL_ALLREDUCE, tm->size, n * es);
     pl->buf[KYI_B_S] = in_place ? NULL : (void *)s;
@@ -214,13 +220,19 @@ static int allgather_setup(const char *call, int kind, const void *s, size_t b, 
     int shm;
     KYI_CHECK(use_shm(call, tm, KY_COLL_ALLGATHER, &shm));
     if (shm) {
-        shm_op(pl, KYI_SHM_ALLGATHER, in_place ? NULL : s, r, b, -1);
+        kyi_shm_op(pl, KYI_SHM_ALLGATHER, in_place ? NULL : s, r, b, -1);
         return KY_OK;
     }
-    if (kind == K_ALLGATHER) {
-        int hier;
-        KYI_CHECK(hier_op(call, tm, KY_COLL_ALLGATHER, in_place ? NULL : s, r, b, pl, &hier));
-        if (hier) return KY_OK;
+    int hier;
+    KYI_CHECK(hier_op(call, tm, KY_COLL_ALLGATHER, in_place ? NULL : s, r, b, pl, &hier));
+    if (hier && kind == K_ALLGATHER) return KY_OK;
+    if (hier) { /* a plan: as for allreduce */
+        pl->hier = 0;
+        KYI_CHECK(kyi_hplan_allgather(call, tm, in_place ? NULL : s, b, r, &pl->hp));
+        if (pl->hp) {
+            pl->algo = kyi_hplan_algo(pl->hp);
+            return KY_OK;
+        }
     }
     int algo = kyi_coll_algo(KY_COLL_ALLGATHER, tm->size, b);
     pl->buf[KYI_B_S] = in_place ? NULL : (void *)s;
@@ -268,7 +280,7 @@ int ky_bcast(void *buf, size_t bytes, int root, ky_team_t team)
     int shm, hier;
     KYI_CHECK(use_shm(call, tm, -1, &shm));
     if (shm) {
-        shm_op(&pl, KYI_SHM_BCAST, NULL, buf, bytes, root);
+        kyi_shm_op(&pl, KYI_SHM_BCAST, NULL, buf, bytes, root);
         return run_now(&pl);
     }
     KYI_CHECK(kyi_hier_usable(call, tm, &hier));
@@ -311,7 +323,7 @@ int ky_reduce(const void *s, void *r, size_t n, ky_dtype_t t, ky_op_t op, int ro
     int shm, hier;
     KYI_CHECK(use_shm(call, tm, -1, &shm));
     if (shm) {
-        shm_op(&pl, KYI_SHM_REDUCE, in_place ? NULL : s, tm->rank == root ? r : NULL, n, root);
+        kyi_shm_op(&pl, KYI_SHM_REDUCE, in_place ? NULL : s, tm->rank == root ? r : NULL, n, root);
         return run_now(&pl);
     }
     KYI_CHECK(hier_op(call, tm, KY_COLL_ALLREDUCE, NULL, NULL, 0, &pl, &hier));
@@ -339,7 +351,7 @@ int ky_team_barrier(ky_team_t team)
     int shm, hier;
     KYI_CHECK(use_shm(call, tm, -1, &shm));
     if (shm) {
-        shm_op(&pl, KYI_SHM_BARRIER, NULL, NULL, 0, -1);
+        kyi_shm_op(&pl, KYI_SHM_BARRIER, NULL, NULL, 0, -1);
         return run_now(&pl);
     }
     KYI_CHECK(kyi_hier_usable(call, tm, &hier));
@@ -402,6 +414,7 @@ int ky_coll_start(ky_coll_plan_t plan, void *stream)
     if (!plan) return kyi_fail(KY_ERR_ARG, call, "plan is NULL");
     if (plan->gpu) return kyi_gcoll_start(plan, stream);
     if (stream) return kyi_fail(KY_ERR_ARG, call, "stream must be NULL for a plan on host buffers");
+    if (plan->hp) return kyi_hplan_start(plan->hp);
     return kyi_plan_start(plan);
 }
 
@@ -410,6 +423,7 @@ int ky_coll_wait(ky_coll_plan_t plan)
     KYI_CHECK(kyi_require_init("ky_coll_wait"));
     if (!plan) return kyi_fail(KY_ERR_ARG, "ky_coll_wait", "plan is NULL");
     if (plan->gpu) return kyi_gcoll_wait(plan);
+    if (plan->hp) return kyi_hplan_wait(plan->hp);
     return kyi_plan_wait(plan);
 }
 
@@ -423,8 +437,10 @@ int ky_coll_plan_algo(ky_coll_plan_t plan, ky_coll_algo_t *algo)
 int ky_coll_free(ky_coll_plan_t plan)
 {
     if (!plan) return KY_OK;
-    if (plan->active == 1) return kyi_fail(KY_ERR_STATE, "ky_coll_free", "the plan is in flight: ky_coll_wait first");
+    if (plan->active == 1 || kyi_hplan_active(plan->hp))
+        return kyi_fail(KY_ERR_STATE, "ky_coll_free", "the plan is in flight: ky_coll_wait first");
     plan->call = "ky_coll_free";
+    kyi_hplan_free(plan->hp);
     kyi_gcoll_release(plan);
     kyi_plan_release(plan);
     free(plan);

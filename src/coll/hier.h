@@ -16,6 +16,18 @@ int kyi_hier_reduce(struct kyi_team *t, const void *s, void *r, size_t n, ky_dty
                     int gpu);
 int kyi_hier_allgather(struct kyi_team *t, const void *s, size_t b, void *r, int gpu);
 int kyi_hier_barrier(struct kyi_team *t);
+/* Persistent plans (host buffers) in three stages; *out stays NULL when some member cannot (no shared
+ * memory, KY_COLL_SHM=0): the caller builds a flat plan. Collective over t. */
+struct kyi_hplan;
+int kyi_hplan_allreduce(const char *call, struct kyi_team *t, const void *s, void *r, size_t n, ky_dtype_t dt,
+                        ky_op_t op, struct kyi_hplan **out);
+int kyi_hplan_allgather(const char *call, struct kyi_team *t, const void *s, size_t b, void *r,
+                        struct kyi_hplan **out);
+int kyi_hplan_start(struct kyi_hplan *hp);
+int kyi_hplan_wait(struct kyi_hplan *hp);
+void kyi_hplan_free(struct kyi_hplan *hp);
+int kyi_hplan_active(const struct kyi_hplan *hp);
+int kyi_hplan_algo(const struct kyi_hplan *hp); /* the algorithm of the stage across the nodes' leaders */
 /* The sub-teams, freed (ky_team_free of t: collective like it). */
 void kyi_hier_team_free(struct kyi_team *t);
 

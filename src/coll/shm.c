@@ -275,10 +275,13 @@ static void bcast_rounds(struct kyi_shm *s, struct kyi_team *t, struct kyi_coll_
     }
 }
 
+/* The hooks (hier.c's plans) run on this member's turn in the queue, so in start order on every member;
+ * the collective runs even when `before` failed, or the other members would wait in it forever. */
 static int run_one(struct kyi_coll_plan *pl)
 {
     struct kyi_team *t = pl->team;
     struct kyi_shm *s = t->shm;
+    int st = pl->before ? pl->before(pl->hook_arg) : KY_OK;
     switch (pl->shm_kind) {
     case KYI_SHM_ALLREDUCE: reduce_rounds(s, t, pl, -1); break;
     case KYI_SHM_REDUCE: reduce_rounds(s, t, pl, pl->shm_root); break;
@@ -286,7 +289,8 @@ static int run_one(struct kyi_coll_plan *pl)
     case KYI_SHM_BCAST: bcast_rounds(s, t, pl); break;
     default: arrive(s, t, pl->call); break; /* barrier */
     }
-    return KY_OK;
+    int a = pl->after ? pl->after(pl->hook_arg) : KY_OK;
+    return st ? st : a;
 }
 
 /* Run the started plans queued before (and including) `upto`. */

@@ -13,6 +13,9 @@ enum { KYI_SHM_NONE = 0, KYI_SHM_ALLREDUCE, KYI_SHM_ALLGATHER, KYI_SHM_BCAST, KY
 /* Whether collectives of `t` on host memory take the segment (made at the first call: collective over the
  * team; KY_COLL_SHM=0, members on several nodes or a failed set-up: no). */
 int kyi_shm_usable(const char *call, struct kyi_team *t, int *yes);
+/* Make pl (team and call set) a shared-memory collective of kind KYI_SHM_* (s NULL: in place; r NULL:
+ * no output; n: elements or, for allgather and bcast, bytes). */
+void kyi_shm_op(struct kyi_coll_plan *pl, int kind, const void *s, void *r, size_t n, int root);
 /* Start queues the plan (never waits); wait runs the team's queue up to and including pl. Blocking calls
  * are a start and a wait. */
 int kyi_shm_start(struct kyi_coll_plan *pl);

@@ -50,7 +50,7 @@ static kyi_cfg_t kyi_cfg[] = {
     /* coll */
     {"KY_ALLREDUCE_ALGO", KYI_CFG_STR, "auto", "allreduce algorithm: auto, shm, ring, neighbor, rd, bruck, reduce_bcast, oneshot or twoshot", 0},
     {"KY_ALLGATHER_ALGO", KYI_CFG_STR, "auto", "allgather algorithm: auto, shm, ring, neighbor, rd, bruck or oneshot", 0},
-    {"KY_COLL_HIER", KYI_CFG_LONG, "1", "blocking host allreduce, allgather, bcast, reduce and barrier of a team on several nodes run inside each node, across the nodes' leaders, inside again (0: one flat schedule)", 0},
+    {"KY_COLL_HIER", KYI_CFG_LONG, "1", "blocking allreduce, allgather, bcast, reduce and barrier (and persistent host allreduce and allgather plans) of a team on several nodes run inside each node, across the nodes' leaders, inside again (0: one flat schedule)", 0},
     {"KY_COLL_SHM", KYI_CFG_LONG, "1", "host collectives of teams on one node go through a shared-memory segment (0: MPI schedules)", 0},
     {"KY_COLL_SHM_SLOT", KYI_CFG_SIZE, "256K", "bytes per member and round of the shared-memory collectives (larger messages run in rounds)", 0},
     {"KY_COLL_SHM_ONESHOT_MAX", KYI_CFG_SIZE, "16K", "largest round a shared-memory allreduce runs one-shot (every member reduces everything); larger rounds reduce-scatter first (two members: always one-shot)", 0},
