@@ -1,7 +1,9 @@
 /* GPU collectives (gcoll.h): building the GPU part of a plan, starting it on a stream, waiting.
  *   nvl     one kernel launch (nvl_kernels.cu): stream-ordered, no host synchronisation, capturable
  *   staged  copy to pinned host memory on the stream, synchronise it, run the host schedule, copy back on
- *           the stream; needs the host in the middle, so it cannot be captured in a CUDA graph
+ *           the stream; needs the host in the middle, so it cannot be captured in a CUDA graph. Persistent
+ *           allreduce and allgather plans of teams on several nodes run the host part in hierarchical
+ *           stages (hier.c: the node's shared memory, then the leaders, then the node)
  *   self    a team of one: a device-to-device copy on the stream
  * Blocking calls use the team's context (its stream, its shared NVLink context with closing barriers, its
  * staging buffer); plans own theirs, made at init. */
@@ -9,6 +11,7 @@
 #include <string.h>
 
 #include "coll/gpu/gctx.h"
+#include "coll/hier.h"
 #include "comm/comm.h"
 #include "runtime/gpu.h"
 
@@ -29,6 +32,7 @@ struct kyi_gplan {
     char *dst;
     size_t d2h_off, d2h_len, h2d_off, h2d_len;
     size_t self_len;           /* self: bytes copied src -> dst */
+    struct kyi_hplan *hp;      /* staged persistent plans across nodes: the host part in hierarchical stages */
     cudaStream_t last;
     int started;
 };
@@ -142,6 +146,22 @@ static int host_part(struct kyi_coll_plan *pl, struct kyi_gplan *gp)
     return kyi_plan_scratch(&gp->host);
 }
 
+/* A persistent staged plan of a team on several nodes (no algorithm forced): its host part in hierarchical
+ * stages (hier.c) over the pinned buffer, in place. *yes 0: the caller builds the flat schedule. */
+static int host_hier(struct kyi_coll_plan *pl, struct kyi_gplan *gp, int allgather, size_t n, int *yes)
+{
+    *yes = 0;
+    if (kyi_coll_forced(allgather ? KY_COLL_ALLGATHER : KY_COLL_ALLREDUCE) != KY_ALGO_AUTO) return KY_OK;
+    int hier;
+    KYI_CHECK(kyi_hier_usable(pl->call, pl->team, &hier));
+    if (!hier) return KY_OK;
+    if (allgather) KYI_CHECK(kyi_hplan_allgather(pl->call, pl->team, NULL, n, gp->pinned, &gp->hp));
+    else KYI_CHECK(kyi_hplan_allreduce(pl->call, pl->team, NULL, gp->pinned, n, pl->dtype, pl->op, &gp->hp));
+    if (gp->hp) pl->algo = kyi_hplan_algo(gp->hp);
+    *yes = gp->hp != NULL;
+    return KY_OK;
+}
+
 int kyi_gcoll_allreduce(struct kyi_coll_plan *pl, const void *s, void *r, size_t n, int in_place, int root,
                         int persistent)
 {
@@ -169,6 +189,9 @@ int kyi_gcoll_allreduce(struct kyi_coll_plan *pl, const void *s, void *r, size_t
     KYI_CHECK(pinned_for(pl, gp, bytes, persistent));
     gp->d2h_len = bytes;
     gp->h2d_len = is_root ? bytes : 0;
+    int hier = 0;
+    if (persistent && root < 0) KYI_CHECK(host_hier(pl, gp, 0, n, &hier));
+    if (hier) return KY_OK;
     if (root < 0) pl->algo = kyi_sched_allreduce(&gp->host.sched, pl->algo, t->size, t->rank, n, es, 1);
     else kyi_sched_reduce_tree(&gp->host.sched, t->size, t->rank, root, KYI_B_R, bytes);
     return host_part(pl, gp);
@@ -200,6 +223,9 @@ int kyi_gcoll_allgather(struct kyi_coll_plan *pl, const void *s, size_t b, void 
     gp->d2h_off = (size_t)t->rank * b;
     gp->d2h_len = b;
     gp->h2d_len = all;
+    int hier = 0;
+    if (persistent) KYI_CHECK(host_hier(pl, gp, 1, b, &hier));
+    if (hier) return KY_OK;
     pl->algo = kyi_sched_allgather(&gp->host.sched, pl->algo, t->size, t->rank, b, KYI_B_R, gp->d2h_off, KYI_B_R, 0);
     return host_part(pl, gp);
 }
@@ -245,8 +271,13 @@ static int staged_run(struct kyi_coll_plan *pl, struct kyi_gplan *gp, cudaStream
     }
     e = cudaStreamSynchronize(s);
     if (e != cudaSuccess) return kyi_gx_cuda(e, pl->call, "cudaStreamSynchronize before staging");
-    KYI_CHECK(kyi_plan_start(&gp->host));
-    KYI_CHECK(kyi_plan_wait(&gp->host));
+    if (gp->hp) {
+        KYI_CHECK(kyi_hplan_start(gp->hp));
+        KYI_CHECK(kyi_hplan_wait(gp->hp));
+    } else {
+        KYI_CHECK(kyi_plan_start(&gp->host));
+        KYI_CHECK(kyi_plan_wait(&gp->host));
+    }
     if (gp->h2d_len) {
         e = cudaMemcpyAsync(gp->dst + gp->h2d_off, gp->pinned + gp->h2d_off, gp->h2d_len, cudaMemcpyDefault, s);
         if (e != cudaSuccess) return kyi_gx_cuda(e, pl->call, "cudaMemcpyAsync from the staging buffer");
@@ -302,6 +333,7 @@ int kyi_gcoll_release(struct kyi_coll_plan *pl)
     pl->gpu = NULL;
     if (gp->own_nvl) kyi_nvl_destroy(gp->nvl, pl->call);
     if (gp->own_pinned) kyi_gpu_host_free(gp->pinned);
+    kyi_hplan_free(gp->hp);
     kyi_plan_release(&gp->host);
     free(gp);
     return KY_OK;
