@@ -1,6 +1,6 @@
-/* Hierarchical host collectives (issue 4: "across nodes: inside the node, then across"). A team whose
+/* Hierarchical collectives (issue 4: "across nodes: inside the node, then across"). A team whose
  * members sit on several logical nodes, some node holding two or more of them, runs its blocking
- * allreduce, allgather, bcast and barrier in three stages:
+ * allreduce, allgather, bcast, reduce and barrier in three stages:
  *   1. inside each node, over the node's sub-team (one node: the shared-memory path, shm.c);
  *   2. across the nodes, over the leaders' sub-team (each node's lowest team rank; MPI schedules);
  *   3. inside each node again.
@@ -11,8 +11,8 @@
  * member of the node, the leaders exchange their nodes' blocks (padded to the largest node, as the API has
  * no allgatherv), each leader puts every block at its team rank, the node gets the whole result from its
  * leader. Reduce: to each node's leader, across the leaders to the root's leader, and inside the root's
- * node from its leader to the root when the root does not lead. Persistent allreduce and allgather plans of
- * host buffers take the same stages (end of file); GPU plans stay flat. GPU buffers (allreduce,
+ * node from its leader to the root when the root does not lead. Persistent allreduce and allgather plans
+ * take the same stages (end of file; GPU plans for their staged host part, gpu/gcoll.c). GPU buffers (allreduce,
  * bcast, allgather, reduce) take the same stages when the team's GPU path is the staged one (members on
  * several nodes): NVLink inside each node, host staging only across the leaders; their scratch is GPU
  * memory. */
