@@ -451,6 +451,37 @@ TEST(Coll, PersistentPlans)
     EXPECT_TRUE(kyt::all(ok && fail.empty())) << fail;
 }
 
+/* Under auto, a team of one rank per node runs the table of docs/api.md (src/coll/select.c). Checked where it
+ * applies: every rank its own node (no shared memory, no hierarchical stages) and nothing forced. */
+TEST(Coll, AutoFollowsTheTable)
+{
+    if (kyt::config("KY_NODE_SPLIT") != "rank" || kyt::config("KY_ALLREDUCE_ALGO") != "auto" ||
+        kyt::config("KY_ALLGATHER_ALGO") != "auto")
+        GTEST_SKIP() << "the table applies with KY_NODE_SPLIT=rank and nothing forced";
+    int p = ky_nranks();
+    std::vector<double> a(16384), r(16384);          /* 128 KiB vector */
+    std::vector<uint8_t> g(32768), gr(32768 * (size_t)p); /* 32 KiB per member: p * 32 KiB gathered */
+    struct Case { bool allreduce; size_t n; ky_coll_algo_t want; } cases[] = {
+        {true, 1, KY_ALGO_RD},
+        {true, 16384, p == 2 ? KY_ALGO_RD : KY_ALGO_RING},
+        {false, 16, KY_ALGO_RD},
+        {false, 32768, p == 2 ? KY_ALGO_RD : (p % 2 ? KY_ALGO_RING : KY_ALGO_NEIGHBOR)},
+    };
+    std::string fail;
+    for (const Case &c : cases) {
+        ky_coll_plan_t pl = nullptr;
+        int st = c.allreduce ? ky_allreduce_init(a.data(), r.data(), c.n, KY_DOUBLE, KY_SUM, KY_TEAM_WORLD, &pl)
+                             : ky_allgather_init(g.data(), c.n, gr.data(), KY_TEAM_WORLD, &pl);
+        ky_coll_algo_t got = KY_ALGO_AUTO;
+        if (st == KY_OK) ky_coll_plan_algo(pl, &got);
+        if (p > 1 && got != c.want && fail.empty())
+            fail = std::string(c.allreduce ? "allreduce " : "allgather ") + std::to_string(c.n) + ": " +
+                   ky_coll_algo_name(got) + ", table says " + ky_coll_algo_name(c.want);
+        ky_coll_free(pl);
+    }
+    EXPECT_TRUE(kyt::all(fail.empty())) << fail;
+}
+
 TEST(Coll, EnvForcedAlgorithm)
 {
     /* the env variant sets KY_ALLREDUCE_ALGO=bruck KY_ALLGATHER_ALGO=neighbor; otherwise auto */

@@ -1,8 +1,14 @@
 /* Algorithm choice. Order: ky_coll_set_algo override, then KY_ALLREDUCE_ALGO / KY_ALLGATHER_ALGO, then
- * the table below (docs/api.md, "Collectives"). The table comes from host runs on a 2-core CI machine
- * (bench/coll, 2-4 ranks, oversubscribed): few large steps beat many small ones for small vectors, and
- * bandwidth-optimal ring/neighbor win only once messages are large. It must be re-measured on the GPU
- * machine (issue 4) before it is trusted there. */
+ * the table below (docs/api.md, "Collectives"). It began from host runs on a 2-core CI machine (few large
+ * steps beat many small ones for small vectors; bandwidth-optimal ring/neighbor win once messages are
+ * large) and was corrected with the seed-size points measured on the GPU machine (nvidia-h200-x2,
+ * 2026-11-23, every algorithm forced, MPI schedules, 2-4 ranks; bench/results/.../coll_host_n*.jsonl):
+ *   allreduce 8 B      rd 4.1 / 7.4 / 8.1 us, bruck 4.6 / 8.9 / 7.9 (p = 2 / 3 / 4): rd for every p
+ *   allgather 16 B     rd 4.2 / 7.2 / 7.3, bruck 4.6 / 8.8 / 8.5: rd for every p
+ *   allgather 128 KiB  rd 44.5 / 113.3 / 111.3, ring 38.3 / 73.4 / 109.6, neighbor 39.3 / - / 97.9: rd only
+ *                      while the gathered result is small (<= 64 KiB), then neighbor or ring
+ * Sizes in between and across real nodes are not measured: a team on several nodes mostly runs the
+ * hierarchical stages (hier.c) and these schedules only between the nodes' leaders. */
 #include <stdatomic.h>
 #include <string.h>
 
@@ -52,8 +58,6 @@ int kyi_coll_forced(ky_coll_kind_t kind)
     return setting_algo[kind];
 }
 
-static int pow2(int p) { return (p & (p - 1)) == 0; }
-
 int kyi_coll_algo(ky_coll_kind_t kind, int p, size_t bytes)
 {
     int a = kyi_coll_forced(kind);
@@ -61,14 +65,12 @@ int kyi_coll_algo(ky_coll_kind_t kind, int p, size_t bytes)
     if (a != KY_ALGO_AUTO && a != KY_ALGO_ONESHOT && a != KY_ALGO_TWOSHOT && a != KY_ALGO_SHM) return a;
     if (kind == KY_COLL_ALLREDUCE) {
         /* bytes: the vector. Small: fewest steps; large: ring moves 2(p-1)/p of it instead of log2(p) x. */
-        if (bytes <= 2048) return pow2(p) ? KY_ALGO_RD : KY_ALGO_BRUCK;
         if (bytes < 64 * 1024 || p == 2) return KY_ALGO_RD;
         return KY_ALGO_RING;
     }
     /* bytes: one member's block; the gathered result is p times that. */
     size_t total = bytes * (size_t)p;
-    if (total <= 32 * 1024) return pow2(p) ? KY_ALGO_RD : KY_ALGO_BRUCK;
-    if (total <= 1024 * 1024) return KY_ALGO_RD;
+    if (total <= 64 * 1024) return KY_ALGO_RD;
     return p % 2 == 0 ? KY_ALGO_NEIGHBOR : KY_ALGO_RING;
 }
 
