@@ -122,7 +122,9 @@ static void open_home_run(size_t pg)
 
 int kyi_install(size_t pg, int write)
 {
-    KYI_CHECK(kyi_protect(pg, 1, PROT_READ));
+    /* A write goes straight to read-write in kyi_open_for_write: one protection change, not two. A thread
+     * touching the page in between faults, waits for the stripe lock held here, and finds it RW. */
+    if (!write) KYI_CHECK(kyi_protect(pg, 1, PROT_READ));
     kyi_dsm.state[pg] = KYI_PG_RO;
     pthread_mutex_lock(&kyi_dsm.lists_lock);
     kyi_vec_push(&kyi_dsm.held, pg);
