@@ -12,6 +12,12 @@
  *                    ky_sync / ky_sync_drop / ky_barrier with no dirty page, and ky_barrier after every rank
  *                    wrote 8 bytes into each of 16 pages homed at the next rank (16 diffs per rank; the
  *                    writes are not timed) | MPI_Barrier
+ *   view_fault, view_update
+ *                    the DSM view of a distributed array, whose homes are the blocks (--mem host|gpu places
+ *                    them): rank 0 reads one element of each of K rows (a page each) owned by rank 1 after
+ *                    ky_array_dsm_publish, time per page | ky_array_get of the same row; and rank 0 rewrites
+ *                    K rows of rank 1 through the view, then ky_array_dsm_collect, time per row | the same
+ *                    rows filled in a buffer, ky_array_put, ky_comm_barrier
  * Rank 0 measures; rank 1 is the home; further ranks take part in the collective calls. Table and
  * JSON lines (bench "dsm_micro", the pingpong record shape of docs/benchmarks.md). Flags: -n ITERS (fault
  * and sync iterations), -w WARMUP, --json FILE. */
@@ -216,6 +222,79 @@ static void bench_sync(size_t page)
     free(t), free(b);
 }
 
+/* (iv) the DSM view of a distributed array against the array's own get/put of the same rows */
+static void bench_view(size_t page)
+{
+    int me = ky_rank(), nr = ky_nranks(), rounds = g_o.iters / FAULT_PAGES > 3 ? g_o.iters / FAULT_PAGES : 3;
+    size_t cols = page / sizeof(double), dims[2] = {(size_t)nr * FAULT_PAGES, cols}; /* a row is a page */
+    int place = g_o.mem == KY_MEM_GPU ? KY_PLACE_GPU : KY_PLACE_HOST;
+    ky_array_t a;
+    BU_KY(ky_array_create(2, dims, sizeof(double), NULL, place, NULL, &a)); /* rows blocked over the ranks */
+    size_t lo[2], hi[2];
+    void *blk;
+    BU_KY(ky_array_local_n(a, 0, &blk, lo, hi));
+    double *row = malloc(page * FAULT_PAGES);
+    if (!row) bu_die(__FILE__, __LINE__, "view: out of memory");
+    for (size_t i = lo[0]; i < hi[0]; i++)
+        for (size_t j = 0; j < cols; j++) row[(i - lo[0]) * cols + j] = (double)(i * cols + j);
+    BU_KY(ky_array_put(a, lo, hi, row)); /* FAULT_PAGES rows each */
+    double *v;
+    BU_KY(ky_array_dsm_view(a, (void **)&v));
+    double *t[4];
+    for (int k = 0; k < 4; k++) t[k] = calloc(rounds, sizeof(double));
+    int ok_read = 1, ok_write = 1;
+    size_t r0 = FAULT_PAGES; /* rank 1's first row */
+    for (int r = -1; r < rounds; r++) { /* round -1: warm-up */
+        BU_KY(ky_array_dsm_publish(a)); /* drops every cached page: each first touch faults */
+        if (me == 0) {
+            double sum = 0, t0 = bu_now();
+            for (int i = 0; i < FAULT_PAGES; i++) sum += ((volatile double *)v)[(r0 + (size_t)i) * cols + 8];
+            double t1 = bu_now();
+            for (int i = 0; i < FAULT_PAGES; i++) {
+                size_t l[2] = {r0 + (size_t)i, 0}, h[2] = {r0 + (size_t)i + 1, cols};
+                BU_KY(ky_array_get(a, l, h, row));
+                sum -= row[8];
+            }
+            double t2 = bu_now();
+            ok_read &= sum == 0 && (r >= 0 || row[8] == (double)((r0 + FAULT_PAGES - 1) * cols + 8));
+            if (r >= 0) t[0][r] = (t1 - t0) / FAULT_PAGES, t[1][r] = (t2 - t1) / FAULT_PAGES;
+        }
+        /* rewrite K rows of rank 1: through the view and collect, then with put and a barrier */
+        BU_KY(ky_comm_barrier());
+        double t0 = bu_now();
+        if (me == 0)
+            for (size_t i = 0; i < (size_t)FAULT_PAGES * cols; i++) v[r0 * cols + i] = (double)(i + (size_t)r + 7);
+        BU_KY(ky_array_dsm_collect(a));
+        double t1 = bu_now();
+        if (me == 1) ok_write &= ((double *)blk)[0] == (double)(r + 7) || place == KY_PLACE_GPU;
+        BU_KY(ky_comm_barrier());
+        double t2 = bu_now();
+        if (me == 0) {
+            for (size_t i = 0; i < (size_t)FAULT_PAGES * cols; i++) row[i] = (double)(i + (size_t)r + 8);
+            size_t l[2] = {r0, 0}, h[2] = {r0 + FAULT_PAGES, cols};
+            BU_KY(ky_array_put(a, l, h, row));
+        }
+        BU_KY(ky_comm_barrier());
+        double t3 = bu_now();
+        if (me == 0 && r >= 0) t[2][r] = (t1 - t0) / FAULT_PAGES, t[3][r] = (t3 - t2) / FAULT_PAGES;
+    }
+    int ok = ok_read && ok_write;
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    bu_point_t p[2];
+    point(&p[0], "view_fault", page, rounds * FAULT_PAGES, bu_median(t[0], rounds), "ky_array_get",
+          bu_median(t[1], rounds), ok);
+    point(&p[1], "view_update", page, rounds * FAULT_PAGES, bu_median(t[2], rounds), "ky_array_put",
+          bu_median(t[3], rounds), ok);
+    p[0].mem = p[1].mem = bu_mem_name(g_o.mem);
+    emit("dsm view_fault: a row (one page) of another rank's block read through the array's DSM view",
+         "ky_array_get: the same row into a host buffer", &p[0], 1);
+    emit("dsm view_update: rows of another rank's block rewritten through the view, then ky_array_dsm_collect "
+         "(per row)", "ky_array_put: the same rows from a buffer, then ky_comm_barrier", &p[1], 1);
+    for (int k = 0; k < 4; k++) free(t[k]);
+    free(row);
+    BU_KY(ky_array_free(a));
+}
+
 int main(int argc, char **argv)
 {
     BU_KY(ky_init(&argc, &argv));
@@ -236,6 +315,7 @@ int main(int argc, char **argv)
     bench_fault(page);
     bench_preload(page);
     bench_sync(page);
+    bench_view(page);
     BU_KY(ky_finalize());
     return 0;
 }

@@ -1,7 +1,7 @@
 /* The DSM view of a distributed array (docs/api.md "DSM view of an array"): boundary conditions written as
  * plain code through one global pointer. A 2-D array is split into row blocks over every rank; each rank
- * fills the rows it owns, then the view makes the whole array one allocation of the global address space:
- * any rank reads any element with v[i * cols + j]. Here rank 0 alone sets the global boundary (first and
+ * fills the rows it owns, then the view makes the whole array one allocation of the global address space
+ * whose homes are the blocks themselves: any rank reads any element with v[i * cols + j]. Here rank 0 alone sets the global boundary (first and
  * last row and column, most of it owned by other ranks) through the view, ky_array_dsm_collect brings the
  * writes into the owners' blocks, and every rank checks its rows and reads a far element. Host placement;
  * with GPU placement the same calls work once the blocks' streams are synchronised. */
@@ -26,12 +26,12 @@ int main(int argc, char **argv)
         for (size_t j = 0; j < cols; j++) mine[(i - lo[0]) * stride[0] + j] = 1000.0 * (double)i + (double)j;
 
     double *v;
-    CHECK(ky_array_dsm_view(a, (void **)&v)); /* collective: the blocks published into the view */
+    CHECK(ky_array_dsm_view(a, (void **)&v)); /* collective: the blocks readable through v */
     if (me == 0) /* boundary condition: plain stores, most of them into rows other ranks own */
         for (size_t i = 0; i < rows; i++)
             for (size_t j = 0; j < cols; j++)
                 if (i == 0 || i == rows - 1 || j == 0 || j == cols - 1) v[i * cols + j] = -1.0;
-    CHECK(ky_array_dsm_collect(a)); /* collective: the view's values in the owners' blocks */
+    CHECK(ky_array_dsm_collect(a)); /* collective: the changed elements in the owners' blocks */
 
     int ok = 1;
     for (size_t i = lo[0]; i < hi[0]; i++)

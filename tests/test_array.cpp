@@ -460,6 +460,133 @@ TEST_F(Array, DsmView)
     }
 }
 
+/* The view's homes are the blocks: a 3-D array of 24-byte elements (so elements straddle page boundaries)
+ * over many pages, block-distributed along z with halos and cyclic along y. Checked: every rank reads the
+ * whole array through the view; ky_home_of of every element is its owner by the distribution's definition;
+ * interleaved writes of every rank (several ranks per page, straddling elements too) reach the blocks at a
+ * barrier (read back with ky_array_get); a preloaded box reads with no fault; a counter element updated under
+ * a lock by every rank and its threads; fetch_add and push refused. */
+struct Elem3 {
+    int64_t v[3];
+};
+
+TEST_F(Array, DsmViewHomesAreBlocks)
+{
+    void *gb;
+    size_t gn;
+    if (!kyt::all(ky_gas_range(&gb, &gn) == KY_OK)) GTEST_SKIP() << "no global address space (KY_PROGRESS_THREAD=0)";
+    int n = ky_nranks(), me = ky_rank();
+    const size_t dims[3] = {(size_t)(3 * n + 2), 37, 29};
+    const size_t total = dims[0] * dims[1] * dims[2];
+    ky_dist_t dist;
+    memset(&dist, 0, sizeof dist);
+    const int kinds[2][3] = {{KY_DIST_BLOCK, KY_DIST_BLOCK, KY_DIST_BLOCK}, {KY_DIST_BLOCK, KY_DIST_CYCLIC, KY_DIST_BLOCK}};
+    for (int variant = 0; variant < 2; variant++) {
+        for (int d = 0; d < 3; d++) {
+            dist.kind[d] = kinds[variant][d];
+            dist.bsize[d] = d == 1 && variant == 1 ? 2 : 0;
+            dist.parts[d] = d == variant ? n : 1; /* z blocks, or y cyclic blocks of 2 rows */
+        }
+        dist.blocks_per_rank = 1;
+        const int halo[3] = {variant == 0 ? 2 : 0, 0, 1};
+        std::string name = variant == 0 ? "z-blocks" : "y-cyclic";
+        ky_array_t a = nullptr;
+        ASSERT_TRUE(kyt::all(ky_array_create(3, dims, sizeof(Elem3), &dist, place, halo, &a) == KY_OK)) << ky_last_error();
+        auto val = [&](size_t e, int salt) {
+            Elem3 x;
+            for (int c = 0; c < 3; c++) x.v[c] = (int64_t)(e * 3 + (size_t)c) + (int64_t)salt * 1000003;
+            return x;
+        };
+        /* each owner fills its block through ky_array_put of its own box */
+        size_t lo[3], hi[3];
+        void *ptr = nullptr;
+        KYT_EXPECT_OK(ky_array_local_n(a, 0, &ptr, lo, hi));
+        std::vector<Elem3> box;
+        for (size_t z = lo[0]; z < hi[0]; z++)
+            for (size_t y = lo[1]; y < hi[1]; y++)
+                for (size_t x = lo[2]; x < hi[2]; x++) box.push_back(val((z * dims[1] + y) * dims[2] + x, 1));
+        if (variant == 0) KYT_EXPECT_OK(ky_array_put(a, lo, hi, box.data()));
+        else { /* cyclic: the owner's rows are not one box; one row at a time */
+            for (size_t y = 0; y < dims[1]; y++) {
+                if ((int)(y / 2 % (size_t)n) != me) continue;
+                for (size_t z = 0; z < dims[0]; z++) {
+                    std::vector<Elem3> row;
+                    for (size_t x = 0; x < dims[2]; x++) row.push_back(val((z * dims[1] + y) * dims[2] + x, 1));
+                    size_t l[3] = {z, y, 0}, h[3] = {z + 1, y + 1, dims[2]};
+                    KYT_EXPECT_OK(ky_array_put(a, l, h, row.data()));
+                }
+            }
+        }
+        Elem3 *v = nullptr;
+        KYT_EXPECT_OK(ky_array_dsm_view(a, (void **)&v));
+        ASSERT_TRUE(kyt::all(v != nullptr)) << name;
+        long bad = 0, bad_home = 0;
+        for (size_t e = 0; e < total; e++) {
+            Elem3 w = val(e, 1);
+            if (memcmp(&v[e], &w, sizeof w)) bad++;
+            size_t z = e / (dims[1] * dims[2]), y = e / dims[2] % dims[1];
+            int owner = variant == 0 ? ref_part(KY_DIST_BLOCK, 0, n, dims[0], z) : (int)(y / 2 % (size_t)n);
+            if (ky_home_of(&v[e]) != owner) bad_home++;
+        }
+        EXPECT_EQ(0, bad) << name << ": rank " << me << " read wrong elements through the view";
+        EXPECT_EQ(0, bad_home) << name << ": rank " << me << " ky_home_of differs from the distribution";
+        /* interleaved writes: element e by rank e % n */
+        for (size_t e = (size_t)me; e < total; e += (size_t)n) v[e] = val(e, 2);
+        KYT_EXPECT_OK(ky_array_dsm_collect(a));
+        std::vector<Elem3> all(total);
+        size_t zero[3] = {0, 0, 0};
+        KYT_EXPECT_OK(ky_array_get(a, zero, dims, all.data()));
+        bad = 0;
+        for (size_t e = 0; e < total; e++) {
+            Elem3 w = val(e, 2);
+            if (memcmp(&all[e], &w, sizeof w)) bad++;
+        }
+        EXPECT_EQ(0, bad) << name << ": rank " << me << " found elements written through the view missing in the blocks";
+        /* a preloaded box (two planes in the middle) reads without a fault */
+        size_t glb[3] = {dims[0], dims[1], dims[2]}, reg[3] = {2, dims[1], dims[2]};
+        Elem3 *corner = v + (dims[0] / 2 - 1) * dims[1] * dims[2];
+        KYT_EXPECT_OK(ky_preload_array(corner, glb, reg, 3, sizeof(Elem3), 0));
+        ky_dsm_stats_t s0, s1;
+        KYT_EXPECT_OK(ky_stats(&s0));
+        bad = 0;
+        for (size_t i = 0; i < 2 * dims[1] * dims[2]; i++) {
+            size_t e = (size_t)(corner - v) + i;
+            Elem3 w = val(e, 2);
+            if (memcmp(&corner[i], &w, sizeof w)) bad++;
+        }
+        KYT_EXPECT_OK(ky_stats(&s1));
+        EXPECT_EQ(0, bad) << name;
+        EXPECT_EQ(s0.read_faults, s1.read_faults) << name << ": reading a preloaded box of the view faulted";
+        /* a counter in the view, incremented under a lock by every rank's 3 threads */
+        KYT_EXPECT_OK(ky_barrier());
+        int64_t *counter = &v[total / 2].v[1];
+        std::vector<std::thread> th;
+        for (int t = 0; t < 3; t++)
+            th.emplace_back([&] {
+                for (int i = 0; i < 4; i++) {
+                    EXPECT_EQ(KY_OK, ky_lock(3));
+                    *counter += 1;
+                    EXPECT_EQ(KY_OK, ky_unlock(3));
+                }
+            });
+        for (auto &t : th) t.join();
+        KYT_EXPECT_OK(ky_barrier());
+        Elem3 c;
+        size_t cl[3] = {total / 2 / (dims[1] * dims[2]), total / 2 / dims[2] % dims[1], total / 2 % dims[2]};
+        size_t ch[3] = {cl[0] + 1, cl[1] + 1, cl[2] + 1};
+        KYT_EXPECT_OK(ky_array_get(a, cl, ch, &c));
+        EXPECT_EQ(val(total / 2, 2).v[1] + 12 * n, c.v[1]) << name << ": locked increments through the view lost";
+        EXPECT_EQ(val(total / 2, 2).v[1] + 12 * n, *counter) << name;
+        /* what a view cannot do */
+        EXPECT_EQ(LONG_MIN, ky_fetch_add((long *)&v[0].v[0], 1));
+        EXPECT_NE(std::string::npos, std::string(ky_last_error()).find("DSM view")) << ky_last_error();
+        size_t one[3] = {1, 1, 1};
+        KYT_EXPECT_STATUS(KY_ERR_UNSUPPORTED, ky_push_array(v, glb, one, 3, sizeof(Elem3), (me + 1) % n));
+        EXPECT_TRUE(kyt::all(!HasFailure())) << name;
+        KYT_EXPECT_OK(ky_array_free(a));
+    }
+}
+
 TEST_F(Array, DsmViewBadInput)
 {
     void *base = (void *)1;

@@ -28,9 +28,9 @@
  *
  * DSM view: ky_array_dsm_view gives the whole array as one allocation of the global address space (DSM
  * layer, kyoyu/dsm.h), C order over the global index space, readable and writable by every rank through
- * plain pointers; it is a second copy kept in step with the blocks by ky_array_dsm_publish (blocks ->
- * view) and ky_array_dsm_collect (view -> blocks). Its pages' homes follow dimension 0 (ky_mapalloc over
- * every rank), so with the default distribution each rank's rows are homed at that rank. */
+ * plain pointers. Its homes are the blocks themselves, in host or GPU memory: a page is read from its
+ * elements' owners when first touched, and the elements a rank changed through the view are written into
+ * the owners' blocks at the next ky_barrier (ky_array_dsm_collect) or ky_unlock; there is no second copy. */
 #ifndef KYOYU_ARRAY_H
 #define KYOYU_ARRAY_H
 
@@ -123,12 +123,14 @@ KY_API int ky_array_get(ky_array_t a, const size_t lo[], const size_t hi[], void
 KY_API int ky_array_put(ky_array_t a, const size_t lo[], const size_t hi[], const void *buf);
 
 /* DSM view (collective over all ranks, like create and free). ky_array_dsm_view makes the view at the first
- * call (later calls return the same pointer) and publishes the blocks into it: *base + elem * (row-major
- * global index) is then the element on every rank. After the blocks change (every rank's writes done, GPU
- * streams synchronised): ky_array_dsm_publish; it ends with ky_barrier, so every rank reads the new values.
- * After writes through the view: ky_array_dsm_collect (ky_barrier, then the view's values go into the
- * blocks; on return every owner's block holds them). Halos are not touched: exchange them afterwards.
- * ky_array_free frees the view. Dimensions of more than 2^31-1 elements: KY_ERR_UNSUPPORTED. */
+ * call (later calls return the same pointer) and ends with ky_barrier: *base + elem * (row-major global
+ * index) is then the element on every rank. After the blocks change (every rank's writes done, GPU streams
+ * synchronised): ky_array_dsm_publish (a ky_barrier: pages cached before are dropped, the next touch reads the
+ * blocks again). After writes through the view: ky_array_dsm_collect (a ky_barrier: the changed elements are
+ * in their owners' blocks on return). Within one interval the owner must not change elements that other ranks
+ * read through the view (a fault reads the block as it is then), and two ranks must not write the same
+ * element (writes are element-granular). Halos are not touched: exchange them afterwards. ky_fetch_add and
+ * ky_push_array on the view: KY_ERR_UNSUPPORTED. ky_array_free frees the view. */
 KY_API int ky_array_dsm_view(ky_array_t a, void **base);
 KY_API int ky_array_dsm_publish(ky_array_t a);
 KY_API int ky_array_dsm_collect(ky_array_t a);

@@ -93,6 +93,16 @@ void kyi_halo_mpi_free(struct kyi_array *a);
 /* 1 if the halo of a block of `seg` on `rank` goes by message rather than by put. */
 int kyi_halo_by_msg(const struct kyi_array *a, int rank, ky_seg_t seg);
 
+/* ---- region.c ---------------------------------------------------------------------------------------- */
+/* ky_array_get (put = 0) / ky_array_put (1) of box [lo, hi), errors naming `call`. */
+int kyi_array_region(const char *call, ky_array_t a, const size_t lo[], const size_t hi[], void *buf, int put);
+/* Row-major elements [e0, e1) of the global index space, moved between buf (dense) and the blocks. */
+int kyi_array_linear(const char *call, ky_array_t a, size_t e0, size_t e1, void *buf, int put);
+/* Bytes [b, b+n) of row-major element e (b + n <= elem), moved between buf and the owner's block. */
+int kyi_array_elem_bytes(ky_array_t a, size_t e, size_t b, size_t n, void *buf, int put);
+/* The rank that owns row-major element e. */
+int kyi_array_elem_owner(const struct kyi_array *a, size_t e);
+
 /* ---- checks shared by the calls ----------------------------------------------------------------------- */
 int kyi_array_check(const char *call, const struct kyi_array *a);
 int kyi_array_check_block(const char *call, const struct kyi_array *a, int k);

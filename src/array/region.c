@@ -42,7 +42,7 @@ static int cut(const char *call, const struct kyi_array *a, int d, size_t lo, si
     return KY_OK;
 }
 
-static int region(const char *call, ky_array_t a, const size_t lo[], const size_t hi[], void *buf, int put)
+int kyi_array_region(const char *call, ky_array_t a, const size_t lo[], const size_t hi[], void *buf, int put)
 {
     KYI_CHECK(kyi_array_check(call, a));
     if (!lo || !hi) return kyi_fail(KY_ERR_ARG, call, "%s is NULL", !lo ? "lo" : "hi");
@@ -104,10 +104,82 @@ static int region(const char *call, ky_array_t a, const size_t lo[], const size_
 
 int ky_array_get(ky_array_t a, const size_t lo[], const size_t hi[], void *buf)
 {
-    return region("ky_array_get", a, lo, hi, buf, 0);
+    return kyi_array_region("ky_array_get", a, lo, hi, buf, 0);
 }
 
 int ky_array_put(ky_array_t a, const size_t lo[], const size_t hi[], const void *buf)
 {
-    return region("ky_array_put", a, lo, hi, (void *)buf, 1);
+    return kyi_array_region("ky_array_put", a, lo, hi, (void *)buf, 1);
+}
+
+/* Global index of linear (row-major) element e. */
+static void unflatten(const struct kyi_array *a, size_t e, size_t g[])
+{
+    for (int d = a->ndim - 1; d >= 0; d--) {
+        g[d] = e % a->dims[d];
+        e /= a->dims[d];
+    }
+}
+
+int kyi_array_linear(const char *call, ky_array_t a, size_t e0, size_t e1, void *buf, int put)
+{
+    /* [e0, e1) as boxes that are dense in row-major order: fixed indices in the dimensions above d, a
+     * range along d, every index below. Taking the outermost d at which e0 is aligned gives at most two
+     * boxes per dimension. */
+    size_t inner[KY_ARRAY_MAX_DIMS];
+    inner[a->ndim - 1] = 1;
+    for (int d = a->ndim - 2; d >= 0; d--) inner[d] = inner[d + 1] * a->dims[d + 1];
+    char *p = buf;
+    while (e0 < e1) {
+        size_t g[KY_ARRAY_MAX_DIMS], lo[KY_ARRAY_MAX_DIMS], hi[KY_ARRAY_MAX_DIMS], k = 0;
+        unflatten(a, e0, g);
+        int d = 0;
+        for (; d < a->ndim; d++) {
+            if (e0 % inner[d]) continue;
+            k = (e1 - e0) / inner[d];
+            if (k > a->dims[d] - g[d]) k = a->dims[d] - g[d];
+            if (k) break;
+        }
+        for (int j = 0; j < a->ndim; j++) {
+            lo[j] = j < d ? g[j] : j == d ? g[d] : 0;
+            hi[j] = j < d ? g[j] + 1 : j == d ? g[d] + k : a->dims[j];
+        }
+        KYI_CHECK(kyi_array_region(call, a, lo, hi, p, put));
+        p += k * inner[d] * a->elem;
+        e0 += k * inner[d];
+    }
+    return KY_OK;
+}
+
+/* Where element e lives: its owner, segment and byte offset in the owner's block. */
+static void elem_place(const struct kyi_array *a, size_t e, int *rank, ky_seg_t *seg, size_t *off)
+{
+    size_t g[KY_ARRAY_MAX_DIMS], l[KY_ARRAY_MAX_DIMS], E[KY_ARRAY_MAX_DIMS], S[KY_ARRAY_MAX_DIMS], o = 0;
+    int c[KY_ARRAY_MAX_DIMS], k;
+    unflatten(a, e, g);
+    for (int d = 0; d < a->ndim; d++) c[d] = kyi_adist_part(a, d, g[d], &l[d]);
+    int part = kyi_adist_part_of(a, c);
+    kyi_adist_home(a, part, rank, &k);
+    kyi_adist_geom(a, part, NULL, E, S);
+    for (int d = 0; d < a->ndim; d++) o += (l[d] + (size_t)a->halo[d]) * S[d];
+    *seg = a->seg[k];
+    *off = o * a->elem;
+}
+
+int kyi_array_elem_bytes(ky_array_t a, size_t e, size_t b, size_t n, void *buf, int put)
+{
+    int rank;
+    ky_seg_t seg;
+    size_t off;
+    elem_place(a, e, &rank, &seg, &off);
+    return put ? ky_put(rank, seg, off + b, buf, n) : ky_get(buf, rank, seg, off + b, n);
+}
+
+int kyi_array_elem_owner(const struct kyi_array *a, size_t e)
+{
+    int rank;
+    ky_seg_t seg;
+    size_t off;
+    elem_place(a, e, &rank, &seg, &off);
+    return rank;
 }

@@ -28,6 +28,7 @@ int kyi_page_home(size_t pg, const kyi_alloc_t **out)
     size_t off = pg << kyi_dsm.page_shift;
     const kyi_alloc_t *a = kyi_alloc_find(off);
     if (out) *out = a;
+    if (a && a->store.read) return KYI_HOME_STORE;
     if (a) return a->home >= 0 ? a->home : a->page_home[(off - a->off) >> kyi_dsm.page_shift];
     if (off >= kyi_dsm.coll_end) {
         int r = (int)((off - kyi_dsm.coll_end) / kyi_dsm.slice_size);
@@ -78,7 +79,7 @@ static int open_home_pages(const kyi_alloc_t *a)
     int prot = kyi_dsm.snapshot ? PROT_READ : PROT_READ | PROT_WRITE;
     size_t run = 0;
     for (size_t i = 0; i <= n; i++) {
-        int mine = i < n && (a->home >= 0 ? a->home : a->page_home[i]) == kyi_rt.rank;
+        int mine = i < n && !a->store.read && (a->home >= 0 ? a->home : a->page_home[i]) == kyi_rt.rank;
         if (mine) {
             kyi_dsm.state[pg0 + i] = (uint8_t)home_state;
             kyi_dsm.fetched_at[pg0 + i] = now & ~KYI_FETCHED;
@@ -95,9 +96,10 @@ static int open_home_pages(const kyi_alloc_t *a)
 
 /* Allocate [off, off+bytes) in the table (table_lock held for writing by the caller). */
 static void *add_alloc(const char *call, size_t off, size_t bytes, size_t user_bytes, int collective, int home,
-                       int *page_home)
+                       int *page_home, const kyi_dsm_store_t *store)
 {
-    kyi_alloc_t a = {off, bytes, user_bytes, collective, home, page_home};
+    kyi_alloc_t a = {off, bytes, user_bytes, collective, home, page_home, {0}};
+    if (store) a.store = *store;
     if (insert_alloc(&a)) {
         free(page_home);
         kyi_fail(KY_ERR_NOMEM, call, "no memory for the allocation table");
@@ -121,7 +123,7 @@ static int agree(const char *call, const long *vals, int n)
     return KY_OK;
 }
 
-static void *coll_alloc(const char *call, size_t bytes, int home, int *page_home)
+static void *coll_alloc(const char *call, size_t bytes, int home, int *page_home, const kyi_dsm_store_t *store)
 {
     size_t rounded = (bytes + kyi_dsm.page - 1) & ~(kyi_dsm.page - 1);
     if (!rounded) rounded = kyi_dsm.page;
@@ -131,7 +133,7 @@ static void *coll_alloc(const char *call, size_t bytes, int home, int *page_home
     if (off == (size_t)-1)
         kyi_fail(KY_ERR_NOMEM, call, "%zu bytes do not fit in the global space's collective half (KY_GAS_SIZE=%zu)",
                  bytes, kyi_dsm.size);
-    else p = add_alloc(call, off, rounded, bytes, 1, home, page_home);
+    else p = add_alloc(call, off, rounded, bytes, 1, home, page_home, store);
     if (!p && off == (size_t)-1) free(page_home);
     pthread_rwlock_unlock(&kyi_dsm.table_lock);
     /* Every home knows the allocation before anybody's first fault on it reaches it. */
@@ -153,7 +155,21 @@ void *ky_alloc(size_t bytes, int home)
         kyi_fail(KY_ERR_ARG, call, "home %d is not a rank (0..%d)", home, kyi_rt.nranks - 1);
         return NULL;
     }
-    return coll_alloc(call, bytes, home, NULL);
+    return coll_alloc(call, bytes, home, NULL, NULL);
+}
+
+void *kyi_dsm_alloc_store(const char *call, size_t bytes, const kyi_dsm_store_t *store)
+{
+    if (kyi_require_dsm(call)) return NULL;
+    long v[2] = {(long)bytes, store ? (long)store->grain : 0};
+    if (agree(call, v, 2)) return NULL;
+    if (!store || !store->read || !store->write || !store->home_of || !store->grain) {
+        kyi_fail(KY_ERR_INTERNAL, call, "a store allocation needs read, write, home_of and a grain");
+        return NULL;
+    }
+    void *p = coll_alloc(call, bytes, -1, NULL, store);
+    if (p) kyi_dsm.nstores++;
+    return p;
 }
 
 /* mSMS mapping: block index per dimension, blocks numbered row-major, dealt cyclically over the ranks. */
@@ -218,7 +234,7 @@ void *ky_mapalloc(const int dims[], const int divs[], size_t elem, int first, in
         ph[i] = map_home(dims, divs, nd, e < total ? e : total - 1, first, count);
     }
     if (!npg) ph[0] = first;
-    return coll_alloc(call, bytes, -1, ph);
+    return coll_alloc(call, bytes, -1, ph, NULL);
 }
 
 void *ky_alloc_local(size_t bytes)
@@ -238,7 +254,7 @@ void *ky_alloc_local(size_t bytes)
     if (off == (size_t)-1)
         kyi_fail(KY_ERR_NOMEM, call, "%zu bytes do not fit in this rank's local slice (%zu bytes; raise KY_GAS_SIZE)",
                  bytes, kyi_dsm.slice_size);
-    else p = add_alloc(call, off, rounded, bytes, 0, kyi_rt.rank, NULL);
+    else p = add_alloc(call, off, rounded, bytes, 0, kyi_rt.rank, NULL, NULL);
     pthread_rwlock_unlock(&kyi_dsm.table_lock);
     return p;
 }
@@ -282,6 +298,7 @@ int ky_free(void *p)
     size_t i = (size_t)(a - kyi_dsm.allocs);
     release_pages(off >> kyi_dsm.page_shift, a->bytes >> kyi_dsm.page_shift);
     free(a->page_home);
+    if (a->store.read) kyi_dsm.nstores--;
     memmove(&kyi_dsm.allocs[i], &kyi_dsm.allocs[i + 1], (kyi_dsm.nallocs - i - 1) * sizeof *kyi_dsm.allocs);
     kyi_dsm.nallocs--;
     pthread_rwlock_unlock(&kyi_dsm.table_lock);
@@ -293,9 +310,14 @@ int ky_home_of(const void *p)
     static const char *call = "ky_home_of";
     KYI_CHECK(kyi_require_dsm(call));
     if (!kyi_in_gas(p)) return kyi_fail(KY_ERR_ARG, call, "%p is not in the global address space", p);
+    const kyi_alloc_t *a;
     pthread_rwlock_rdlock(&kyi_dsm.table_lock);
-    int h = kyi_page_home(kyi_pg(p), NULL);
+    int h = kyi_page_home(kyi_pg(p), &a);
+    kyi_dsm_store_t store = h == KYI_HOME_STORE ? a->store : (kyi_dsm_store_t){0};
+    size_t off = h == KYI_HOME_STORE ? (size_t)((const char *)p - kyi_dsm.base) - a->off : 0;
+    size_t user = h == KYI_HOME_STORE ? a->user_bytes : 0;
     pthread_rwlock_unlock(&kyi_dsm.table_lock);
+    if (h == KYI_HOME_STORE) h = off < user ? store.home_of(store.ctx, off) : -1;
     if (h < 0) return kyi_fail(KY_ERR_RANGE, call, "%p is not in a live allocation", p);
     return h;
 }

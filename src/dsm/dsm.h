@@ -33,6 +33,7 @@
 #include "comm/comm.h"
 #include "kyoyu.h"
 #include "kyoyu/dsm.h"
+#include "dsm/store.h"
 
 /* HOME_OPEN: writable without a snapshot, in an interval opened by ky_sync_nofetch. */
 enum { KYI_PG_NONE = 0, KYI_PG_RO, KYI_PG_RW, KYI_PG_FETCHING, KYI_PG_HOME_RO, KYI_PG_HOME_RW, KYI_PG_HOME_OPEN,
@@ -55,7 +56,11 @@ typedef struct {
     int collective;
     int home;               /* single home, or -1: per-page table */
     int *page_home;         /* [bytes / page] for ky_mapalloc */
+    kyi_dsm_store_t store;  /* store.read != NULL: homed in another layer's memory (store.h) */
 } kyi_alloc_t;
+
+/* kyi_page_home of a page of a store allocation: no rank is its home in the DSM's sense. */
+#define KYI_HOME_STORE (-2)
 
 typedef struct {
     size_t len, cap;
@@ -89,6 +94,7 @@ typedef struct {
     kyi_alloc_t *allocs;     /* sorted by off */
     size_t nallocs, cap_allocs;
     size_t coll_end, slice_size;
+    int nstores;             /* live store allocations (collective, so every rank has the same number) */
     /* page lists (under lists_lock) */
     pthread_mutex_t lists_lock;
     kyi_vec_t held;          /* cached pages homed elsewhere (RO or RW) */
@@ -130,7 +136,8 @@ static inline int kyi_in_gas(const void *p)
 int kyi_dsm_init(void);
 int kyi_dsm_finalize(void);
 /* Home of page pg (-1: not in an allocation this rank knows; for another rank's local slice the slice's
- * rank). *a receives the allocation when known. Caller holds table_lock for reading. */
+ * rank; KYI_HOME_STORE for a store allocation). *a receives the allocation when known. Caller holds
+ * table_lock for reading. */
 int kyi_page_home(size_t pg, const kyi_alloc_t **a);
 const kyi_alloc_t *kyi_alloc_find(size_t off);
 int kyi_require_dsm(const char *call);
@@ -228,11 +235,21 @@ void kyi_publish(int advance_epoch, int keep_open);
 /* The last step of a synchronisation: count it and install pushes that waited for it. */
 void kyi_sync_done(void);
 
+/* store.c: pages of store allocations (store.h) */
+/* Fill the data slots of pages [pg, pg+n) (store pages, possibly of several allocations) from their stores. */
+int kyi_store_fetch(const char *call, size_t pg, size_t n);
+/* Diff of dirty store page pg against its twin, as whole changed elements copied into `out` (stripe lock
+ * held); kyi_store_flush writes them and empties it (no lock held). */
+typedef struct kyi_store_runs kyi_store_runs_t;
+int kyi_store_diff(const char *call, kyi_store_runs_t **out, size_t pg);
+int kyi_store_flush(const char *call, kyi_store_runs_t **runs);
+
 /* sync.c */
-/* Send the diffs of every dirty cached page to their homes and wait until applied. keep: the pages stay
+/* Send the diffs of every dirty cached page to their homes and wait until applied; the changes of store
+ * pages are written too, or, with `defer`, handed back for the caller to write (kyi_store_flush). keep: the pages stay
  * cached read-only with the written data (lock release); else (ky_barrier, collective) they are left
  * mapped writable in state RO for the caller's invalidation, which must follow before any thread runs. */
-int kyi_flush_diffs(const char *call, int keep);
+int kyi_flush_diffs(const char *call, int keep, kyi_store_runs_t **defer);
 /* Cached pages of other homes: NONE (invalidate). */
 void kyi_invalidate_all(int dropped, int collective);
 

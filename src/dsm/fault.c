@@ -152,7 +152,7 @@ int kyi_touch_page(const char *call, size_t pg, int write)
             pthread_rwlock_rdlock(&kyi_dsm.table_lock);
             int home = kyi_page_home(pg, NULL);
             pthread_rwlock_unlock(&kyi_dsm.table_lock);
-            if (home < 0 || home == kyi_rt.rank) {
+            if (home == -1 || home == kyi_rt.rank) {
                 pthread_mutex_unlock(lk);
                 return kyi_fail(KY_ERR_RANGE, call, "address %p is in the global space but not in a live allocation",
                                 (void *)kyi_pg_app(pg));

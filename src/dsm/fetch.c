@@ -31,6 +31,11 @@ int kyi_fetch_start(const char *call, kyi_fetch_t *f, int home, size_t pg, size_
     f->pg = pg;
     f->n = n;
     f->direct = 0;
+    if (home == KYI_HOME_STORE) { /* an array view's page: read from the blocks, in this thread */
+        f->direct = 1;
+        f->req = MPI_REQUEST_NULL;
+        return kyi_store_fetch(call, pg, n);
+    }
     if (kyi_peer_read(home, pg, n) == KY_OK) { /* same node: copied from the home's memory already */
         f->direct = 1;
         f->req = MPI_REQUEST_NULL;

@@ -114,7 +114,7 @@ int ky_lock(int id)
     atomic_fetch_add(&held_here[id], 1);
     /* Acquire: our own writes go home first (so invalidating cannot lose them), then every cached page is
      * invalidated and re-fetched on use. */
-    int st = kyi_flush_diffs(call, 1);
+    int st = kyi_flush_diffs(call, 1, NULL);
     kyi_invalidate_all(0, 0);
     KYI_DSM_COUNT(lock_acquires, 1);
     KYI_DSM_COUNT(coherence_ns, kyi_now_ns() - t0);
@@ -129,7 +129,7 @@ int ky_unlock(int id)
     while (h > 0 && !atomic_compare_exchange_weak(&held_here[id], &h, h - 1)) {}
     if (h <= 0) return kyi_fail(KY_ERR_STATE, call, "lock %d is not held by this rank", id);
     uint64_t t0 = kyi_now_ns();
-    int st = kyi_flush_diffs(call, 1);
+    int st = kyi_flush_diffs(call, 1, NULL);
     kyi_publish(0, 0);
     uint64_t args[1] = {(uint64_t)id};
     int st2 = ky_am_short(id % kyi_rt.nranks, KYI_AM_DSM_UNLOCK, args, 1);
@@ -149,6 +149,10 @@ long ky_fetch_add(long *p, long v)
     pthread_rwlock_rdlock(&kyi_dsm.table_lock);
     int home = kyi_page_home(off >> kyi_dsm.page_shift, NULL);
     pthread_rwlock_unlock(&kyi_dsm.table_lock);
+    if (home == KYI_HOME_STORE) {
+        kyi_fail(KY_ERR_UNSUPPORTED, call, "%p is in an array's DSM view: fetch_add needs a DSM home (ky_alloc)", (void *)p);
+        return LONG_MIN;
+    }
     if (home < 0) {
         kyi_fail(KY_ERR_RANGE, call, "%p is not in a live allocation", (void *)p);
         return LONG_MIN;

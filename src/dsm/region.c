@@ -53,7 +53,7 @@ static int page_homes(const char *call, const kyi_vec_t *pages, int *home)
     int bad = -1;
     for (size_t i = 0; i < pages->len && bad < 0; i++) {
         home[i] = kyi_page_home(pages->v[i], NULL);
-        if (home[i] < 0) bad = (int)i;
+        if (home[i] == -1) bad = (int)i;
     }
     pthread_rwlock_unlock(&kyi_dsm.table_lock);
     if (bad >= 0)
@@ -157,6 +157,10 @@ int ky_push_array(void *base, const size_t glb[], const size_t region[], int ndi
     KYI_CHECK(region_pages(call, base, glb, region, ndim, elem, &pages));
     int *home = malloc((pages.len ? pages.len : 1) * sizeof *home);
     int st = home ? page_homes(call, &pages, home) : kyi_fail(KY_ERR_NOMEM, call, "no memory");
+    for (size_t i = 0; i < pages.len && !st; i++)
+        if (home[i] == KYI_HOME_STORE)
+            st = kyi_fail(KY_ERR_UNSUPPORTED, call, "%p is in an array's DSM view, whose homes are the blocks: "
+                          "nothing to push (ky_array_put moves data into blocks)", (void *)kyi_pg_app(pages.v[i]));
     size_t max = KYI_RUN_MAX_PAGES(kyi_dsm.page);
     for (size_t i = 0; i < pages.len && !st && to_rank != kyi_rt.rank;) {
         if (home[i] != kyi_rt.rank) {

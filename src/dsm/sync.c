@@ -158,7 +158,7 @@ static int diff_page(diffset_t *d, int home, size_t pg)
     return KY_OK;
 }
 
-int kyi_flush_diffs(const char *call, int keep)
+int kyi_flush_diffs(const char *call, int keep, kyi_store_runs_t **defer)
 {
     pthread_mutex_lock(&kyi_dsm.lists_lock);
     kyi_vec_t dirty = kyi_dsm.dirty;
@@ -169,6 +169,7 @@ int kyi_flush_diffs(const char *call, int keep)
         return KY_OK;
     }
     diffset_t d = {0};
+    kyi_store_runs_t *store_runs = NULL;
     d.out = calloc((size_t)kyi_rt.nranks, sizeof *d.out);
     d.max = ky_am_max_medium();
     d.release = keep;
@@ -185,12 +186,16 @@ int kyi_flush_diffs(const char *call, int keep)
             pthread_rwlock_rdlock(&kyi_dsm.table_lock);
             int home = kyi_page_home(pg, NULL);
             pthread_rwlock_unlock(&kyi_dsm.table_lock);
-            st = home < 0 ? KY_OK : diff_page(&d, home, pg); /* freed meanwhile: nothing to send */
+            if (home == KYI_HOME_STORE) st = kyi_store_diff(call, &store_runs, pg); /* written below, unlocked */
+            else st = home < 0 ? KY_OK : diff_page(&d, home, pg);                 /* freed meanwhile: nothing */
             kyi_dsm.state[pg] = KYI_PG_RO;
         }
         pthread_mutex_unlock(kyi_pg_lock(pg));
     }
     for (int r = 0; r < kyi_rt.nranks && !st; r++) st = send_out(&d, r);
+    if (defer) *defer = store_runs; /* array views: the caller writes them into the blocks later */
+    int sst = defer ? KY_OK : kyi_store_flush(call, &store_runs); /* or now, while the diffs travel */
+    if (sst && !st) st = sst;
     for (int i = 0; i < d.nacks; i++) {
         int s = kyi_dsm_wait(call, -1, &d.acks[i], NULL);
         if (!s && d.ack_val[i] < 0) s = kyi_fail((int)d.ack_val[i], call, "a home refused a diff (page freed?)");
@@ -243,8 +248,17 @@ static int synchronise(const char *call, int mode)
 {
     KYI_CHECK(kyi_require_dsm(call));
     uint64_t t0 = kyi_now_ns();
-    int st = mode == MODE_BARRIER ? kyi_flush_diffs(call, 0) : KY_OK;
+    kyi_store_runs_t *late = NULL;
+    int st = mode == MODE_BARRIER ? kyi_flush_diffs(call, 0, &late) : KY_OK;
     int st2 = ky_comm_barrier();
+    if (mode == MODE_BARRIER && kyi_dsm.nstores) {
+        /* Array views (store.h): their homes, the blocks, keep no synchronised version, so a rank's changes
+         * may land only once every rank has arrived (nobody reads the view of this interval any more), and
+         * must be complete before anybody reads again. Every rank knows whether views exist (collective). */
+        int s = kyi_store_flush(call, &late), s2 = ky_comm_barrier();
+        if (!st) st = s;
+        if (!st2) st2 = s2;
+    }
     /* Pages opened for a promised interval stay open while the promises go on: write-protecting a whole
      * home and opening it again costs about 0.2 us per 4 KiB page, per synchronisation. */
     /* The new interval's promise is in force before publish advances the interval and answers the
