@@ -542,6 +542,20 @@ TEST_F(Array, DsmViewHomesAreBlocks)
             if (memcmp(&all[e], &w, sizeof w)) bad++;
         }
         EXPECT_EQ(0, bad) << name << ": rank " << me << " found elements written through the view missing in the blocks";
+        /* 4 threads of every rank fault on the same and on different pages at once, after a publish */
+        KYT_EXPECT_OK(ky_array_dsm_publish(a));
+        std::atomic<long> tbad{0};
+        std::vector<std::thread> readers;
+        for (int t = 0; t < 4; t++)
+            readers.emplace_back([&, t] {
+                for (size_t i = 0; i < total; i++) {
+                    size_t e = (i + (size_t)t * total / 4) % total; /* each starts a quarter further on */
+                    Elem3 w = val(e, 2);
+                    if (memcmp(&v[e], &w, sizeof w)) tbad++;
+                }
+            });
+        for (auto &t : readers) t.join();
+        EXPECT_EQ(0, tbad.load()) << name << ": rank " << me << " threads read wrong elements through the view";
         /* a preloaded box (two planes in the middle) reads without a fault */
         size_t glb[3] = {dims[0], dims[1], dims[2]}, reg[3] = {2, dims[1], dims[2]};
         Elem3 *corner = v + (dims[0] / 2 - 1) * dims[1] * dims[2];
