@@ -250,7 +250,7 @@ static int synchronise(const char *call, int mode)
     uint64_t t0 = kyi_now_ns();
     kyi_store_runs_t *late = NULL;
     int st = mode == MODE_BARRIER ? kyi_flush_diffs(call, 0, &late) : KY_OK;
-    int st2 = ky_comm_barrier();
+    int st2 = ky_team_barrier(KY_TEAM_WORLD); /* arrival only (diffs were acked): no ky_quiet */
     if (mode == MODE_BARRIER && kyi_dsm.nstores) {
         /* Array views (store.h): their homes, the blocks, keep no synchronised version, so a rank's changes
          * may land only once every rank has arrived (nobody reads the view of this interval any more), and
