@@ -17,9 +17,8 @@
  *    synchronisation plus its own writes, never a later write of another rank (the home included).
  *  - ky_lock/ky_unlock: acquire/release; writes made before ky_unlock are seen by the next holder.
  * Collective calls (alloc, mapalloc, free of collective memory, barrier, sync, sync_drop) are made by one
- * thread per rank, all ranks in the same order; barrier and the syncs are also collectives of KY_TEAM_WORLD
- * (their arrival is ky_team_barrier), ordered like the program's own world collectives. With OpenMP use the
- * seed's pattern
+ * thread per rank, all ranks in the same order (the syncs' barriers use the DSM's own team, so other
+ * threads may run collectives of KY_TEAM_WORLD meanwhile). With OpenMP use the seed's pattern
  *     #pragma omp barrier / #pragma omp master / ky_sync(); / #pragma omp barrier
  * Every other call, and every fault, may come from any thread.
  *

@@ -45,7 +45,7 @@ static int view_home(void *ctx, size_t off)
 }
 
 /* Both are one ky_barrier now that the view reads the blocks: it writes the view's changes into the blocks
- * (diffs) and drops every cached page, so the next touch reads the blocks again. The comm barrier inside it
+ * (diffs) and drops every cached page, so the next touch reads the blocks again. The barrier inside it
  * also orders the owners' own writes to their blocks before anybody's next fault. */
 int ky_array_dsm_publish(ky_array_t a)
 {

@@ -95,6 +95,7 @@ typedef struct {
     size_t nallocs, cap_allocs;
     size_t coll_end, slice_size;
     int nstores;             /* live store allocations (collective, so every rank has the same number) */
+    ky_team_t team;          /* a copy of the world team for the synchronisations' barriers (sync.c) */
     /* page lists (under lists_lock) */
     pthread_mutex_t lists_lock;
     kyi_vec_t held;          /* cached pages homed elsewhere (RO or RW) */

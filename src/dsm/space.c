@@ -179,6 +179,9 @@ int kyi_dsm_init(void)
     KYI_CHECK(kyi_fault_install());
     kyi_dsm.ready = 1;
     kyi_peers_open();
+    /* The synchronisations' own team (sync.c): their barriers never mix with the program's collectives on
+     * KY_TEAM_WORLD, which another thread of a rank may be running meanwhile. */
+    KYI_CHECK(ky_team_split(KY_TEAM_WORLD, 0, kyi_rt.rank, &kyi_dsm.team));
     KYI_INFO(KYI_SUB_DSM, "global space at %p, %zu bytes, pages of %zu bytes, snapshots %s", (void *)base, size,
              page, kyi_dsm.snapshot == KYI_SNAP_ALL ? "on every home page" : kyi_dsm.snapshot ? "on shared home pages" : "off");
     return KY_OK;
@@ -189,6 +192,7 @@ int kyi_dsm_finalize(void)
     if (!kyi_dsm.ready) return KY_OK;
     if (kyi_config_long("KY_STATS")) ky_stats_print();
     ky_comm_barrier(); /* nobody fetches from or writes back to this rank any more */
+    ky_team_free(kyi_dsm.team);
     kyi_dsm.ready = 0;
     kyi_fault_uninstall();
     kyi_peers_close();

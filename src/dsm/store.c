@@ -29,7 +29,7 @@ int kyi_store_fetch(const char *call, size_t pg, size_t n)
 {
     for (size_t i = 0; i < n;) {
         size_t off = (pg + i) << kyi_dsm.page_shift;
-        store_alloc_t a;
+        store_alloc_t a = {0};
         KYI_CHECK(find_store(call, off, &a));
         /* the pages of this allocation; a run may go on into the next one */
         size_t end = (a.off + a.bytes) >> kyi_dsm.page_shift;
@@ -79,7 +79,7 @@ static int add_rec(const char *call, kyi_store_runs_t **runs, const kyi_dsm_stor
 
 int kyi_store_diff(const char *call, kyi_store_runs_t **out, size_t pg)
 {
-    store_alloc_t a;
+    store_alloc_t a = {0};
     KYI_CHECK(find_store(call, pg << kyi_dsm.page_shift, &a));
     size_t ps = (pg << kyi_dsm.page_shift) - a.off, pe = ps + kyi_dsm.page, g = a.store.grain;
     if (pe > a.user) pe = a.user;

@@ -2,7 +2,8 @@
  * pages, and the three collective calls ky_barrier, ky_sync and ky_sync_drop.
  *
  * Order inside a synchronisation: (1) diffs are applied at their homes and acknowledged, (2) every rank
- * arrives (comm barrier), (3) each home publishes (write-protects what it wrote, drops snapshots, advances
+ * arrives (a barrier of the DSM's own team: execution only, nothing of the DSM is left in flight in the
+ * comm layer), (3) each home publishes (write-protects what it wrote, drops snapshots, advances
  * its interval; fetches from ranks already past wait for this), (4) cached pages are invalidated (barrier)
  * or dropped (sync_drop). Diffs are byte-exact runs, so writes of different ranks to different bytes of one
  * page all survive. */
@@ -250,12 +251,12 @@ static int synchronise(const char *call, int mode)
     uint64_t t0 = kyi_now_ns();
     kyi_store_runs_t *late = NULL;
     int st = mode == MODE_BARRIER ? kyi_flush_diffs(call, 0, &late) : KY_OK;
-    int st2 = ky_team_barrier(KY_TEAM_WORLD); /* arrival only (diffs were acked): no ky_quiet */
+    int st2 = ky_team_barrier(kyi_dsm.team); /* arrival only (diffs were acked): no ky_quiet */
     if (mode == MODE_BARRIER && kyi_dsm.nstores) {
         /* Array views (store.h): their homes, the blocks, keep no synchronised version, so a rank's changes
          * may land only once every rank has arrived (nobody reads the view of this interval any more), and
          * must be complete before anybody reads again. Every rank knows whether views exist (collective). */
-        int s = kyi_store_flush(call, &late), s2 = ky_comm_barrier();
+        int s = kyi_store_flush(call, &late), s2 = ky_team_barrier(kyi_dsm.team); /* the puts were waited for */
         if (!st) st = s;
         if (!st2) st2 = s2;
     }
