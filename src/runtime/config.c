@@ -39,6 +39,7 @@ static kyi_cfg_t kyi_cfg[] = {
     {"KY_PROGRESS_THREAD", KYI_CFG_LONG, "1", "1: a thread per rank serves remote requests; 0: only inside Kyoyu calls and ky_poll", 0},
     {"KY_POLL_SPIN_US", KYI_CFG_LONG, "-1", "microseconds a waiter spins before yielding (-1: 20000, or 0 when oversubscribed)", 0},
     {"KY_PROGRESS_SPIN_US", KYI_CFG_LONG, "-1", "microseconds the idle progress thread spins before sleeping (-1: forever, or 0 when oversubscribed)", 0},
+    {"KY_POLL_YIELD_US", KYI_CFG_LONG, "200", "where ranks outnumber cores: microseconds a waiter polls with sched_yield before it sleeps between polls", 0},
     {"KY_POLL_SLEEP_MAX_US", KYI_CFG_LONG, "200", "longest sleep between polls of an idle waiter, microseconds", 0},
     /* comm: protocol */
     {"KY_EAGER_SIZE", KYI_CFG_SIZE, "16K", "payload bytes sent inside a request on the MPI path; larger go as a second message", 0},
