@@ -20,7 +20,7 @@
  *                    rows filled in a buffer, ky_array_put, ky_comm_barrier
  * Rank 0 measures; rank 1 is the home; further ranks take part in the collective calls. Table and
  * JSON lines (bench "dsm_micro", the pingpong record shape of docs/benchmarks.md). Flags: -n ITERS (fault
- * and sync iterations), -w WARMUP, --json FILE. */
+ * and sync iterations), -w WARMUP, --json FILE, --mem host|gpu (where the view's blocks live). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -298,7 +298,7 @@ static void bench_view(size_t page)
 int main(int argc, char **argv)
 {
     BU_KY(ky_init(&argc, &argv));
-    if (bu_parse(argc, argv, &g_o, "ky_bench_dsm", "ky_bench_dsm uses -n, -w, --json (others are ignored).\n")) {
+    if (bu_parse(argc, argv, &g_o, "ky_bench_dsm", "ky_bench_dsm uses -n, -w, --json, --mem (the view's blocks; others are ignored).\n")) {
         ky_finalize();
         return 1;
     }

@@ -84,6 +84,8 @@ SUITES = {
     "dsm": [
         Case("dsm_micro_shm", "ky_bench_dsm", "", DSM_MICRO, ranks=None, default_ranks=(2, 4)),
         Case("dsm_micro_mpi", "ky_bench_dsm", "", DSM_MICRO, SPLIT, ranks=None, default_ranks=(2, 4)),
+        # the array view's homes in GPU memory (view_fault, view_update with --mem gpu; the rest is host)
+        Case("dsm_micro_gpu", "ky_bench_dsm", "--mem gpu", DSM_MICRO, ONE_GPU, gpu=True, ranks=2),
         Case("dsm_stencil7", "ky_stencil", "--points 7 " + STENCIL_COMMON, STENCIL_DSM, ranks=None,
              default_ranks=(2, 4)),
         Case("dsm_stencil27", "ky_stencil", "--points 27 " + STENCIL_COMMON, STENCIL_DSM, ranks=None,
