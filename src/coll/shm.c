@@ -159,10 +159,12 @@ static int create(const char *call, struct kyi_team *t, struct kyi_shm **out)
         if (!st) KYI_INFO(KYI_SUB_COLL, "%s: no shared-memory segment for a team of %d; MPI schedules", call, t->size);
         return st;
     }
-    /* Single copy only if every member can read the next one's memory (the kernel may refuse). */
-    int nx = (s->me + 1) % s->p;
-    int64_t got = 0, cma = (int64_t)kyi_config_size("KY_COLL_SHM_CMA");
-    if (cma && (cma_read(s, nx, &got, *line_addr(s, nx), sizeof got) != KY_OK || got != 0x4b796f7975 + nx)) cma = 0;
+    /* Single copy only if every member can read every other one's memory (the kernel may refuse). */
+    int64_t cma = (int64_t)kyi_config_size("KY_COLL_SHM_CMA");
+    for (int j = 0; j < s->p && cma; j++) {
+        int64_t got = 0;
+        if (j != s->me && (cma_read(s, j, &got, *line_addr(s, j), sizeof got) != KY_OK || got != 0x4b796f7975 + j)) cma = 0;
+    }
     int64_t want = cma ? 1 : 0;
     KYI_CHECK(kyi_allreduce_min_i64(t, &want, 1, call));
     s->cma_min = want ? (size_t)cma : 0;
