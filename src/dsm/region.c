@@ -112,12 +112,21 @@ static int load(const char *call, void *base, const size_t glb[], const size_t r
         pthread_mutex_unlock(kyi_pg_lock(pg));
     }
     if (!st && (nnew || nref)) st = fetch_marked(call, &pages, home, want);
+    /* New read-only pages: one protection change per run of pages (a call per page was a third of a
+     * same-node preload), before the states change, so a thread that finds a page RO can read it. */
+    kyi_vec_t fresh = {0};
+    if (!st && !rw && nnew) {
+        for (size_t i = 0; i < pages.len; i++)
+            if (want[i] == 1) kyi_vec_push(&fresh, pages.v[i]);
+        kyi_protect_runs(fresh.v, fresh.len, PROT_READ);
+    }
     for (size_t i = 0; i < pages.len && want; i++) {
         if (!want[i]) continue;
         size_t pg = pages.v[i];
         pthread_mutex_lock(kyi_pg_lock(pg));
         if (want[i] == 1) {
             if (st) kyi_dsm.state[pg] = KYI_PG_NONE;
+            else if (fresh.len) kyi_dsm.state[pg] = KYI_PG_RO;
             else st = kyi_install(pg, rw);
             pthread_cond_broadcast(&kyi_dsm.fetched[pg % KYI_DSM_STRIPES]);
         } else if (!st && kyi_dsm.state[pg] == KYI_PG_RW) {
@@ -125,6 +134,12 @@ static int load(const char *call, void *base, const size_t glb[], const size_t r
             memcpy(kyi_pg_twin(pg), kyi_pg_data(pg), kyi_dsm.page);
         }
         pthread_mutex_unlock(kyi_pg_lock(pg));
+    }
+    if (fresh.len) {
+        pthread_mutex_lock(&kyi_dsm.lists_lock);
+        for (size_t i = 0; i < fresh.len; i++) kyi_vec_push(&kyi_dsm.held, fresh.v[i]);
+        pthread_mutex_unlock(&kyi_dsm.lists_lock);
+        free(fresh.v);
     }
     if (!st) {
         if (refresh) KYI_DSM_COUNT(pages_overloaded, nref + nnew);
