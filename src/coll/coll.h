@@ -40,6 +40,8 @@ const char *kyi_dtype_name(int t);
 const char *kyi_op_name(int op);
 /* dst[i] = dst[i] op src[i] for i < n elements. */
 void kyi_reduce_local(void *dst, const void *src, size_t n, ky_dtype_t t, ky_op_t op);
+/* dst = first op src, element-wise (no overlap): saves copying `first` into dst. */
+void kyi_reduce_local3(void *dst, const void *first, const void *src, size_t n, ky_dtype_t t, ky_op_t op);
 
 /* ---- schedules (sched_*.c) ---------------------------------------------------------------------------- */
 

@@ -25,16 +25,16 @@ const char *kyi_op_name(int op)
     return op >= 0 && op < KY_OP_COUNT ? n[op] : "(unknown op)";
 }
 
-/* One loop per (type, op): the compiler vectorises each. */
-#define KYI_REDUCE_LOOPS(T)                                                                                  \
+/* One loop per (type, op): the compiler vectorises each. d[i] = a[i] op b[i]. */
+#define KYI_REDUCE_LOOPS(T, A)                                                                               \
     do {                                                                                                     \
         T *d = dst;                                                                                          \
-        const T *s = src;                                                                                    \
+        const T *a = A, *s = src;                                                                            \
         switch (op) {                                                                                        \
-        case KY_SUM: for (size_t i = 0; i < n; i++) d[i] = d[i] + s[i]; break;                               \
-        case KY_PROD: for (size_t i = 0; i < n; i++) d[i] = d[i] * s[i]; break;                              \
-        case KY_MIN: for (size_t i = 0; i < n; i++) d[i] = s[i] < d[i] ? s[i] : d[i]; break;                 \
-        case KY_MAX: for (size_t i = 0; i < n; i++) d[i] = s[i] > d[i] ? s[i] : d[i]; break;                 \
+        case KY_SUM: for (size_t i = 0; i < n; i++) d[i] = a[i] + s[i]; break;                               \
+        case KY_PROD: for (size_t i = 0; i < n; i++) d[i] = a[i] * s[i]; break;                              \
+        case KY_MIN: for (size_t i = 0; i < n; i++) d[i] = s[i] < a[i] ? s[i] : a[i]; break;                 \
+        case KY_MAX: for (size_t i = 0; i < n; i++) d[i] = s[i] > a[i] ? s[i] : a[i]; break;                 \
         default: break;                                                                                      \
         }                                                                                                    \
     } while (0)
@@ -42,10 +42,22 @@ const char *kyi_op_name(int op)
 void kyi_reduce_local(void *restrict dst, const void *restrict src, size_t n, ky_dtype_t t, ky_op_t op)
 {
     switch (t) {
-    case KY_INT32: KYI_REDUCE_LOOPS(int32_t); break;
-    case KY_INT64: KYI_REDUCE_LOOPS(int64_t); break;
-    case KY_FLOAT: KYI_REDUCE_LOOPS(float); break;
-    case KY_DOUBLE: KYI_REDUCE_LOOPS(double); break;
+    case KY_INT32: KYI_REDUCE_LOOPS(int32_t, dst); break;
+    case KY_INT64: KYI_REDUCE_LOOPS(int64_t, dst); break;
+    case KY_FLOAT: KYI_REDUCE_LOOPS(float, dst); break;
+    case KY_DOUBLE: KYI_REDUCE_LOOPS(double, dst); break;
+    default: break;
+    }
+}
+
+void kyi_reduce_local3(void *restrict dst, const void *restrict first, const void *restrict src, size_t n,
+                       ky_dtype_t t, ky_op_t op)
+{
+    switch (t) {
+    case KY_INT32: KYI_REDUCE_LOOPS(int32_t, first); break;
+    case KY_INT64: KYI_REDUCE_LOOPS(int64_t, first); break;
+    case KY_FLOAT: KYI_REDUCE_LOOPS(float, first); break;
+    case KY_DOUBLE: KYI_REDUCE_LOOPS(double, first); break;
     default: break;
     }
 }
