@@ -170,7 +170,11 @@ static int create(const char *call, struct kyi_team *t, struct kyi_shm **out)
         if (j != s->me && (cma_read(s, j, &got, *line_addr(s, j), sizeof got) != KY_OK || got != 0x4b796f7975 + j)) cma = 0;
     }
     int64_t want = cma ? 1 : 0;
-    KYI_CHECK(kyi_allreduce_min_i64(t, &want, 1, call));
+    st = kyi_allreduce_min_i64(t, &want, 1, call);
+    if (st) {
+        unmap(s);
+        return st;
+    }
     s->cma_min = want ? (size_t)cma : 0;
     if (!want && cma) KYI_INFO(KYI_SUB_COLL, "%s: process_vm_readv between the members is refused: no single copy", call);
     KYI_INFO(KYI_SUB_COLL, "%s: shared-memory collectives for a team of %d (%zu bytes; single copy %s)", call, t->size,
