@@ -177,9 +177,8 @@ int kyi_array_elem_bytes(ky_array_t a, size_t e, size_t b, size_t n, void *buf, 
 
 int kyi_array_elem_owner(const struct kyi_array *a, size_t e)
 {
-    int rank;
-    ky_seg_t seg;
-    size_t off;
-    elem_place(a, e, &rank, &seg, &off);
-    return rank;
+    size_t g[KY_ARRAY_MAX_DIMS];
+    int rank = -1, k;
+    unflatten(a, e, g);
+    return ky_array_owner((ky_array_t)a, g, &rank, &k) == KY_OK ? rank : -1;
 }

@@ -310,14 +310,10 @@ int ky_home_of(const void *p)
     static const char *call = "ky_home_of";
     KYI_CHECK(kyi_require_dsm(call));
     if (!kyi_in_gas(p)) return kyi_fail(KY_ERR_ARG, call, "%p is not in the global address space", p);
-    const kyi_alloc_t *a;
     pthread_rwlock_rdlock(&kyi_dsm.table_lock);
-    int h = kyi_page_home(kyi_pg(p), &a);
-    kyi_dsm_store_t store = h == KYI_HOME_STORE ? a->store : (kyi_dsm_store_t){0};
-    size_t off = h == KYI_HOME_STORE ? (size_t)((const char *)p - kyi_dsm.base) - a->off : 0;
-    size_t user = h == KYI_HOME_STORE ? a->user_bytes : 0;
+    int h = kyi_page_home(kyi_pg(p), NULL);
     pthread_rwlock_unlock(&kyi_dsm.table_lock);
-    if (h == KYI_HOME_STORE) h = off < user ? store.home_of(store.ctx, off) : -1;
+    if (h == KYI_HOME_STORE) return kyi_store_home(call, (size_t)((const char *)p - kyi_dsm.base));
     if (h < 0) return kyi_fail(KY_ERR_RANGE, call, "%p is not in a live allocation", p);
     return h;
 }

@@ -239,6 +239,8 @@ void kyi_sync_done(void);
 /* store.c: pages of store allocations (store.h) */
 /* Fill the data slots of pages [pg, pg+n) (store pages, possibly of several allocations) from their stores. */
 int kyi_store_fetch(const char *call, size_t pg, size_t n);
+/* ky_home_of of byte `off` of the space, in a store allocation: the store's answer. */
+int kyi_store_home(const char *call, size_t off);
 /* Diff of dirty store page pg against its twin, as whole changed elements copied into `out` (stripe lock
  * held); kyi_store_flush writes them and empties it (no lock held). */
 typedef struct kyi_store_runs kyi_store_runs_t;

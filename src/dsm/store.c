@@ -25,6 +25,15 @@ static int find_store(const char *call, size_t off, store_alloc_t *out)
     return KY_OK;
 }
 
+int kyi_store_home(const char *call, size_t off)
+{
+    store_alloc_t a = {0};
+    KYI_CHECK(find_store(call, off, &a));
+    if (off - a.off >= a.user)
+        return kyi_fail(KY_ERR_RANGE, call, "%p is not in a live allocation", (void *)(kyi_dsm.base + off));
+    return a.store.home_of(a.store.ctx, off - a.off);
+}
+
 int kyi_store_fetch(const char *call, size_t pg, size_t n)
 {
     for (size_t i = 0; i < n;) {

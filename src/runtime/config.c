@@ -54,7 +54,7 @@ static kyi_cfg_t kyi_cfg[] = {
     {"KY_COLL_HIER", KYI_CFG_LONG, "1", "blocking allreduce, allgather, bcast, reduce and barrier (and persistent host allreduce and allgather plans) of a team on several nodes run inside each node, across the nodes' leaders, inside again (0: one flat schedule)", 0},
     {"KY_COLL_SHM", KYI_CFG_LONG, "1", "host collectives of teams on one node go through a shared-memory segment (0: MPI schedules)", 0},
     {"KY_COLL_SHM_SLOT", KYI_CFG_SIZE, "256K", "bytes per member and round of the shared-memory collectives (larger messages run in rounds)", 0},
-    {"KY_COLL_SHM_CMA", KYI_CFG_SIZE, "16K", "shared-memory allgather and bcast of at least this many bytes per member copy once, straight from the other processes' buffers (process_vm_readv), instead of twice through the segment (0: never)", 0},
+    {"KY_COLL_SHM_CMA", KYI_CFG_SIZE, "16K", "shared-memory allgather, bcast and reduce of at least this many bytes per member copy once, straight from the other processes' buffers (process_vm_readv), instead of twice through the segment (0: never)", 0},
     {"KY_COLL_SHM_ONESHOT_MAX", KYI_CFG_SIZE, "16K", "largest round a shared-memory allreduce runs one-shot (every member reduces everything); larger rounds reduce-scatter first (two members: always one-shot)", 0},
     {"KY_COLL_YIELD_US", KYI_CFG_LONG, "200", "microseconds a collective polls (yielding the core) before backing off to sleeps", 0},
     {"KY_COLL_GPU_PATH", KYI_CFG_STR, "auto", "GPU collectives: auto (NVLink kernels inside one node when GPUs reach each other), staged (always through pinned host memory)", 0},

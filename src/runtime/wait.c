@@ -1,6 +1,7 @@
 /* Waiting without melting down when ranks outnumber cores (4 ranks and their progress threads on 2 cores in
  * CI): spin only when the host has a core per busy thread, then yield (200 ms, or KY_POLL_YIELD_US when
- * oversubscribed), then sleep with a growing interval capped by KY_POLL_SLEEP_MAX_US. Every wait is bounded by KY_TIMEOUT and ends the job with a message. */
+ * oversubscribed), then sleep with a growing interval capped by KY_POLL_SLEEP_MAX_US. Every wait is
+ * bounded by KY_TIMEOUT and ends the job with a message. */
 #define _GNU_SOURCE
 #include <sched.h>
 #include <time.h>
