@@ -10,9 +10,13 @@
  *  - ky_barrier: execution synchronisation; every write made before it by any rank is visible after it on
  *    every rank (changed bytes go back to their homes, cached copies are invalidated). Writes of different
  *    ranks to different bytes of one page all survive.
- *  - ky_sync: execution synchronisation only; cached copies (and local writes to them) stay.
- *  - ky_sync_drop: execution synchronisation; cached copies of pages homed elsewhere are discarded with any
- *    local writes to them (redundant halo computation, seed 000 Fig. 7).
+ *  - Every byte has an owner (ky_mapalloc: its element's rank in the mapping; else the page's home). Every
+ *    synchronisation publishes each rank's writes to its own elements, even on a page homed at a neighbour
+ *    (a block that does not end on a page boundary): ranks fetching the page afterwards see them.
+ *  - ky_sync: execution synchronisation; cached copies (and local writes to them) stay.
+ *  - ky_sync_drop: execution synchronisation; cached copies of pages homed elsewhere are discarded, and with
+ *    them every rank's writes to other owners' elements (a home's too); writes to one's own elements are
+ *    always kept (redundant halo computation, seed 000 Fig. 7, at any block size).
  *  - Between two synchronisations a rank reading a page homed elsewhere sees it as it was at the last
  *    synchronisation plus its own writes, never a later write of another rank (the home included).
  *  - ky_lock/ky_unlock: acquire/release; writes made before ky_unlock are seen by the next holder.
@@ -81,7 +85,8 @@ KY_API int ky_sync_nostore(void);
  *  - preload: every page the region touches is fetched now in bulk (contiguous pages of one home in one
  *    transfer) and cached read-only (rw = 0) or read-write (rw = 1: no fault on the first write).
  *  - overload: the same region, already preloaded, is refreshed from the homes into the cached pages
- *    without page-state changes and without faults (use ky_sync, not sync_drop/barrier, in between).
+ *    without page-state changes and without faults (use ky_sync, not sync_drop/barrier, in between). The
+ *    caller's writes to its own elements stay; its writes to other owners' elements are replaced.
  *  - push: called by the home; the region's pages homed at the caller are sent to `to_rank`, which caches
  *    them read-only ahead of need (SCASH's update). Pages not homed at the caller are skipped. */
 KY_API int ky_preload_array(void *base, const size_t glb[], const size_t region[], int ndim, size_t elem, int rw);
@@ -92,10 +97,20 @@ KY_API int ky_push_array(void *base, const size_t glb[], const size_t region[], 
 #define KY_DSM_LOCKS 65536
 KY_API int ky_lock(int id);
 KY_API int ky_unlock(int id);
+/* Acquire lock id only if no rank (no thread of this rank either) holds it now: KY_OK acquired (release with
+ * ky_unlock), KY_PENDING held elsewhere (nothing changed), or an error. */
+KY_API int ky_trylock(int id);
 
 /* Atomically adds v to the long at global address p (8-byte aligned) at its home; returns the old value.
  * On bad input returns LONG_MIN with the reason in ky_last_error(). */
 KY_API long ky_fetch_add(long *p, long v);
+
+/* Atomic compare-and-swap at the home of the `bytes`-wide word at global address p (bytes 4 or 8, p aligned
+ * to it): if it equals `expected` it becomes `desired`. *old (may be NULL) receives the value found, so the
+ * swap happened iff *old == expected. 4-byte words are compared and stored as uint32_t (pass the value in
+ * the low 32 bits). Like ky_fetch_add, visible to later fetches at once; read such words with it, not with
+ * plain loads of a cached copy. */
+KY_API int ky_compare_swap(void *p, size_t bytes, uint64_t expected, uint64_t desired, uint64_t *old);
 
 /* Per-rank statistics since ky_init (or the last ky_stats_reset). */
 typedef struct {

@@ -96,15 +96,17 @@ static int open_home_pages(const kyi_alloc_t *a)
 
 /* Allocate [off, off+bytes) in the table (table_lock held for writing by the caller). */
 static void *add_alloc(const char *call, size_t off, size_t bytes, size_t user_bytes, int collective, int home,
-                       int *page_home, const kyi_dsm_store_t *store)
+                       int *page_home, kyi_map_t *map, const kyi_dsm_store_t *store)
 {
-    kyi_alloc_t a = {off, bytes, user_bytes, collective, home, page_home, {0}};
+    kyi_alloc_t a = {off, bytes, user_bytes, collective, home, page_home, map, {0}};
     if (store) a.store = *store;
     if (insert_alloc(&a)) {
         free(page_home);
+        free(map);
         kyi_fail(KY_ERR_NOMEM, call, "no memory for the allocation table");
         return NULL;
     }
+    if (map) kyi_map_mark_mixed(map, off >> kyi_dsm.page_shift, user_bytes);
     if (open_home_pages(kyi_alloc_find(off)) < 0) return NULL;
     return kyi_dsm.base + off;
 }
@@ -123,7 +125,8 @@ static int agree(const char *call, const long *vals, int n)
     return KY_OK;
 }
 
-static void *coll_alloc(const char *call, size_t bytes, int home, int *page_home, const kyi_dsm_store_t *store)
+static void *coll_alloc(const char *call, size_t bytes, int home, int *page_home, kyi_map_t *map,
+                        const kyi_dsm_store_t *store)
 {
     size_t rounded = (bytes + kyi_dsm.page - 1) & ~(kyi_dsm.page - 1);
     if (!rounded) rounded = kyi_dsm.page;
@@ -133,8 +136,8 @@ static void *coll_alloc(const char *call, size_t bytes, int home, int *page_home
     if (off == (size_t)-1)
         kyi_fail(KY_ERR_NOMEM, call, "%zu bytes do not fit in the global space's collective half (KY_GAS_SIZE=%zu)",
                  bytes, kyi_dsm.size);
-    else p = add_alloc(call, off, rounded, bytes, 1, home, page_home, store);
-    if (!p && off == (size_t)-1) free(page_home);
+    else p = add_alloc(call, off, rounded, bytes, 1, home, page_home, map, store);
+    if (!p && off == (size_t)-1) free(page_home), free(map);
     pthread_rwlock_unlock(&kyi_dsm.table_lock);
     /* Every home knows the allocation before anybody's first fault on it reaches it. */
     if (p && ky_comm_barrier() != KY_OK) return NULL;
@@ -155,7 +158,7 @@ void *ky_alloc(size_t bytes, int home)
         kyi_fail(KY_ERR_ARG, call, "home %d is not a rank (0..%d)", home, kyi_rt.nranks - 1);
         return NULL;
     }
-    return coll_alloc(call, bytes, home, NULL, NULL);
+    return coll_alloc(call, bytes, home, NULL, NULL, NULL);
 }
 
 void *kyi_dsm_alloc_store(const char *call, size_t bytes, const kyi_dsm_store_t *store)
@@ -167,7 +170,7 @@ void *kyi_dsm_alloc_store(const char *call, size_t bytes, const kyi_dsm_store_t 
         kyi_fail(KY_ERR_INTERNAL, call, "a store allocation needs read, write, home_of and a grain");
         return NULL;
     }
-    void *p = coll_alloc(call, bytes, -1, NULL, store);
+    void *p = coll_alloc(call, bytes, -1, NULL, NULL, store);
     if (p) kyi_dsm.nstores++;
     return p;
 }
@@ -234,7 +237,13 @@ void *ky_mapalloc(const int dims[], const int divs[], size_t elem, int first, in
         ph[i] = map_home(dims, divs, nd, e < total ? e : total - 1, first, count);
     }
     if (!npg) ph[0] = first;
-    return coll_alloc(call, bytes, -1, ph, NULL);
+    kyi_map_t *map = kyi_map_new(dims, divs, nd, elem, first, count);
+    if (!map) {
+        free(ph);
+        kyi_fail(KY_ERR_NOMEM, call, "no memory for the element mapping");
+        return NULL;
+    }
+    return coll_alloc(call, bytes, -1, ph, map, NULL);
 }
 
 void *ky_alloc_local(size_t bytes)
@@ -254,7 +263,7 @@ void *ky_alloc_local(size_t bytes)
     if (off == (size_t)-1)
         kyi_fail(KY_ERR_NOMEM, call, "%zu bytes do not fit in this rank's local slice (%zu bytes; raise KY_GAS_SIZE)",
                  bytes, kyi_dsm.slice_size);
-    else p = add_alloc(call, off, rounded, bytes, 0, kyi_rt.rank, NULL, NULL);
+    else p = add_alloc(call, off, rounded, bytes, 0, kyi_rt.rank, NULL, NULL, NULL);
     pthread_rwlock_unlock(&kyi_dsm.table_lock);
     return p;
 }
@@ -265,6 +274,7 @@ static void release_pages(size_t pg, size_t n)
     for (size_t i = 0; i < n; i++) kyi_wait_unsent(pg + i);
     kyi_protect(pg, n, PROT_NONE);
     memset(kyi_dsm.state + pg, KYI_PG_NONE, n);
+    memset(kyi_dsm.mixed + pg, 0, n);
     size_t off = pg << kyi_dsm.page_shift, len = n << kyi_dsm.page_shift;
     for (int v = 0; v < 3; v++)
         fallocate(kyi_dsm.memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)(v * kyi_dsm.size + off), (off_t)len);
@@ -298,6 +308,7 @@ int ky_free(void *p)
     size_t i = (size_t)(a - kyi_dsm.allocs);
     release_pages(off >> kyi_dsm.page_shift, a->bytes >> kyi_dsm.page_shift);
     free(a->page_home);
+    free(a->map);
     if (a->store.read) kyi_dsm.nstores--;
     memmove(&kyi_dsm.allocs[i], &kyi_dsm.allocs[i + 1], (kyi_dsm.nallocs - i - 1) * sizeof *kyi_dsm.allocs);
     kyi_dsm.nallocs--;

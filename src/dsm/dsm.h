@@ -47,7 +47,16 @@ enum { KYI_SNAP_OFF = 0, KYI_SNAP_ALL = 1, KYI_SNAP_SHARED = 2 };
 
 /* Active-message indices of the DSM (the range reserved for upper layers). */
 enum { KYI_AM_DSM_FETCH = 200, KYI_AM_DSM_DIFF, KYI_AM_DSM_PUSH, KYI_AM_DSM_FADD, KYI_AM_DSM_LOCK,
-       KYI_AM_DSM_UNLOCK, KYI_AM_DSM_GRANT };
+       KYI_AM_DSM_UNLOCK, KYI_AM_DSM_GRANT, KYI_AM_DSM_CAS };
+
+/* The element mapping of a ky_mapalloc allocation (mSMS): who owns each element, whatever page it is on. */
+typedef struct {
+    int nd, dims[15], divs[15];
+    size_t elem;
+    int first, count;
+    int inner_dim;           /* the innermost dimension cut into several blocks (-1: none, one owner) */
+    size_t inner;            /* elements per index of inner_dim (product of the extents inside it) */
+} kyi_map_t;
 
 /* One allocation. Collective ones are known to every rank; local ones only to their home. */
 typedef struct {
@@ -56,6 +65,7 @@ typedef struct {
     int collective;
     int home;               /* single home, or -1: per-page table */
     int *page_home;         /* [bytes / page] for ky_mapalloc */
+    kyi_map_t *map;         /* ky_mapalloc: the element owners (owner.c) */
     kyi_dsm_store_t store;  /* store.read != NULL: homed in another layer's memory (store.h) */
 } kyi_alloc_t;
 
@@ -83,6 +93,10 @@ typedef struct {
                               * its allocation); same-node readers write it under the home's stripe lock */
     uint8_t *state;          /* [npages], in the shared meta part (peer.c) */
     uint8_t *sending;        /* [npages] zero-copy replies in flight from a home page (serve.c) */
+    _Atomic long replies;    /* zero-copy and pooled replies not yet released (finalize waits for them) */
+    uint8_t *mixed;          /* [npages] 1: the page holds elements of several owners (ky_mapalloc, owner.c) */
+    _Atomic uint64_t acquires; /* lock acquisitions begun: a fetch that overlaps one is done again (locks.c) */
+    pthread_mutex_t release_lock; /* lock acquire/release flushes and publishes, one at a time (locks.c) */
     pthread_mutex_t *stripe; /* [KYI_DSM_STRIPES] process-shared: same-node ranks take them too */
     pthread_cond_t *fetched; /* [KYI_DSM_STRIPES] */
     struct kyi_meta *meta;   /* this rank's meta part (epoch, stripes, states) */
@@ -186,7 +200,7 @@ static inline uint64_t kyi_home_epoch(void) { return atomic_load_explicit(&kyi_d
  * only if some rank fetched it (or it was allocated) within the last shared_window intervals. */
 static inline int kyi_pg_guarded(size_t pg, uint64_t epoch)
 {
-    if (kyi_dsm.snapshot != KYI_SNAP_SHARED) return kyi_dsm.snapshot != KYI_SNAP_OFF;
+    if (kyi_dsm.snapshot != KYI_SNAP_SHARED || kyi_dsm.mixed[pg]) return kyi_dsm.snapshot != KYI_SNAP_OFF;
     uint32_t f = kyi_dsm.fetched_at[pg];
     if ((f & KYI_FETCHED) && kyi_dsm.sticky) return 1;
     return (((uint32_t)epoch - f) & ~KYI_FETCHED) <= kyi_dsm.shared_window;
@@ -225,16 +239,38 @@ int kyi_dsm_wait(const char *call, int peer, MPI_Request *r, int *count);
 /* serve.c: home side and handlers */
 int kyi_serve_register(void);
 void kyi_serve_pool_free(void);
+/* The atomics at their home (locks.c calls them directly when the home is the caller). */
+int64_t kyi_fadd_local(size_t off, int64_t v);
+uint64_t kyi_cas_local(size_t off, size_t bytes, uint64_t expected, uint64_t desired);
 /* Wait until no reply is being sent from home page pg's data or snapshot (before changing them). */
 void kyi_wait_unsent(size_t pg);
 /* Copy the synchronised version of home pages [pg, pg+n) into dst. */
 void kyi_serve_copy(char *dst, size_t pg, size_t n);
+/* Home page pg (stripe lock held), mixed and written since the synchronisation: the bytes of other owners go
+ * back to the synchronised version (the snapshot), as a cached copy's writes to them would be dropped
+ * (ky_sync_drop, ky_overload_array). Nothing to do on other pages. */
+void kyi_revert_foreign(size_t pg);
 /* The home's synchronisation: write-protect the pages it wrote, drop their snapshots, advance the
  * interval and answer requests that were waiting for it. keep_open: pages opened by ky_sync_nofetch stay
  * open (the next interval is another promised one). */
-void kyi_publish(int advance_epoch, int keep_open);
+void kyi_publish(int advance_epoch, int keep_open, int drop);
 /* The last step of a synchronisation: count it and install pushes that waited for it. */
 void kyi_sync_done(void);
+
+/* owner.c: which rank owns which bytes of a page (not the same as the page's home: a page straddling two
+ * ky_mapalloc blocks is homed at the owner of its first byte) */
+/* Call fn(ctx, offset in page, length, owner) for each maximal run of page pg's bytes with one owner, in
+ * order; bytes past the allocation's size belong to the page's home. Stops at and returns fn's first
+ * nonzero result. Caller holds table_lock for reading. */
+typedef int (*kyi_owner_fn)(void *ctx, size_t off, size_t len, int owner);
+int kyi_owner_runs(size_t pg, kyi_owner_fn fn, void *ctx);
+/* Element size of page pg's allocation for element-wise writes back (1 where there are no elements). */
+size_t kyi_owner_grain(size_t pg);
+/* Build a ky_mapalloc allocation's mapping and mark its pages mixed; NULL when out of memory. */
+kyi_map_t *kyi_map_new(const int *dims, const int *divs, int nd, size_t elem, int first, int count);
+void kyi_map_mark_mixed(const kyi_map_t *m, size_t pg0, size_t user_bytes);
+/* Owner of element e of a mapping. */
+int kyi_map_owner(const kyi_map_t *m, size_t e);
 
 /* store.c: pages of store allocations (store.h) */
 /* Fill the data slots of pages [pg, pg+n) (store pages, possibly of several allocations) from their stores. */
@@ -245,6 +281,9 @@ int kyi_store_home(const char *call, size_t off);
  * held); kyi_store_flush writes them and empties it (no lock held). */
 typedef struct kyi_store_runs kyi_store_runs_t;
 int kyi_store_diff(const char *call, kyi_store_runs_t **out, size_t pg);
+/* The same for the elements this rank owns only (store.home_of), which then count as written back (their
+ * twin follows the data). */
+int kyi_store_diff_owned(const char *call, kyi_store_runs_t **out, size_t pg);
 int kyi_store_flush(const char *call, kyi_store_runs_t **runs);
 
 /* sync.c */
@@ -255,6 +294,12 @@ int kyi_store_flush(const char *call, kyi_store_runs_t **runs);
 int kyi_flush_diffs(const char *call, int keep, kyi_store_runs_t **defer);
 /* Cached pages of other homes: NONE (invalidate). */
 void kyi_invalidate_all(int dropped, int collective);
+/* A synchronisation other than ky_barrier: the bytes of dirty cached pages that this rank owns go to their
+ * homes (applied at the homes' publish, as a home's own writes would be seen), changed elements whole; the
+ * pages stay dirty for the rest. Store pages' owned elements are handed back in *defer. */
+int kyi_flush_owned(const char *call, kyi_store_runs_t **defer);
+/* Lock acquire: every cached page goes (dirty ones after their diffs are applied at home). */
+int kyi_acquire_invalidate(const char *call);
 
 /* locks.c */
 int kyi_locks_register(void);

@@ -159,7 +159,13 @@ int kyi_touch_page(const char *call, size_t pg, int write)
             }
             kyi_dsm.state[pg] = KYI_PG_FETCHING;
             pthread_mutex_unlock(lk);
-            st = kyi_fetch_run(call, home, pg, 1);
+            /* A lock acquired by a sibling thread meanwhile may have been released by its previous holder
+             * after the home answered: fetch again, so the new holder never reads the older version. */
+            uint64_t acq;
+            do {
+                acq = atomic_load(&kyi_dsm.acquires);
+                st = kyi_fetch_run(call, home, pg, 1);
+            } while (st == KY_OK && atomic_load(&kyi_dsm.acquires) != acq);
             pthread_mutex_lock(lk);
             if (st == KY_OK) st = kyi_install(pg, write == 1);
             else kyi_dsm.state[pg] = KYI_PG_NONE;

@@ -12,8 +12,6 @@
 
 #include "dsm/dsm.h"
 
-int64_t kyi_fadd_local(size_t off, int64_t v);
-
 typedef struct waiter {
     int rank, tag;
     struct waiter *next;
@@ -36,16 +34,23 @@ static void grant(int rank, int tag)
     kyi_send_deferred(&ok, sizeof ok, rank, tag, kyi_comm.rep);
 }
 
+/* args: lock id, reply tag, try (1: answer KY_PENDING at once instead of queueing) */
 static void on_lock(ky_am_token_t t, void *payload, size_t nb, const uint64_t *a, int na)
 {
-    (void)payload, (void)nb, (void)na;
-    int src = ky_am_source(t), id = (int)a[0], tag = (int)a[1];
+    (void)payload, (void)nb;
+    int src = ky_am_source(t), id = (int)a[0], tag = (int)a[1], try_only = na > 2 && a[2];
     pthread_mutex_lock(&mgr_lock);
     lockq_t *q = managed(id);
     if (q->holder < 0) {
         q->holder = src;
         pthread_mutex_unlock(&mgr_lock);
         grant(src, tag);
+        return;
+    }
+    if (try_only) {
+        pthread_mutex_unlock(&mgr_lock);
+        int64_t busy = KY_PENDING;
+        kyi_send_deferred(&busy, sizeof busy, src, tag, kyi_comm.rep);
         return;
     }
     waiter_t *w = malloc(sizeof *w);
@@ -98,9 +103,9 @@ static int check_id(const char *call, int id)
     return KY_OK;
 }
 
-int ky_lock(int id)
+/* Ask the manager of lock id for it (try: do not queue); KY_OK granted, KY_PENDING busy (try only). */
+static int acquire(const char *call, int id, int try_only)
 {
-    static const char *call = "ky_lock";
     KYI_CHECK(check_id(call, id));
     uint64_t t0 = kyi_now_ns();
     int mgr_rank = id % kyi_rt.nranks, tag = (int)kyi_new_tag();
@@ -108,18 +113,26 @@ int ky_lock(int id)
     MPI_Request r;
     if (MPI_Irecv(&ok, 8, MPI_BYTE, mgr_rank, tag, kyi_comm.rep, &r) != MPI_SUCCESS)
         return kyi_fail(KY_ERR_MPI, call, "MPI_Irecv for the grant of lock %d failed", id);
-    uint64_t args[2] = {(uint64_t)id, (uint64_t)tag};
-    KYI_CHECK(ky_am_short(mgr_rank, KYI_AM_DSM_LOCK, args, 2));
+    uint64_t args[3] = {(uint64_t)id, (uint64_t)tag, (uint64_t)try_only};
+    KYI_CHECK(ky_am_short(mgr_rank, KYI_AM_DSM_LOCK, args, 3));
     KYI_CHECK(kyi_dsm_wait(call, mgr_rank, &r, NULL));
+    if (ok == KY_PENDING) return KY_PENDING;
+    if (ok != KY_OK) return kyi_fail((int)ok, call, "rank %d refused lock %d", mgr_rank, id);
     atomic_fetch_add(&held_here[id], 1);
-    /* Acquire: our own writes go home first (so invalidating cannot lose them), then every cached page is
-     * invalidated and re-fetched on use. */
-    int st = kyi_flush_diffs(call, 1, NULL);
-    kyi_invalidate_all(0, 0);
+    /* Acquire: cached pages go, so reads see what earlier holders wrote; this rank's own writes (any
+     * thread's) go home first. One acquire or release of this rank at a time: a release must not return
+     * while another thread still has its diffs in flight (they would reach the home after the next holder
+     * read it). */
+    pthread_mutex_lock(&kyi_dsm.release_lock);
+    int st = kyi_acquire_invalidate(call);
+    pthread_mutex_unlock(&kyi_dsm.release_lock);
     KYI_DSM_COUNT(lock_acquires, 1);
     KYI_DSM_COUNT(coherence_ns, kyi_now_ns() - t0);
     return st;
 }
+
+int ky_lock(int id) { return acquire("ky_lock", id, 0); }
+int ky_trylock(int id) { return acquire("ky_trylock", id, 1); }
 
 int ky_unlock(int id)
 {
@@ -129,8 +142,12 @@ int ky_unlock(int id)
     while (h > 0 && !atomic_compare_exchange_weak(&held_here[id], &h, h - 1)) {}
     if (h <= 0) return kyi_fail(KY_ERR_STATE, call, "lock %d is not held by this rank", id);
     uint64_t t0 = kyi_now_ns();
+    /* Every write of this rank so far, whoever's thread made it, is at its home and published before the
+     * manager hears of the release. */
+    pthread_mutex_lock(&kyi_dsm.release_lock);
     int st = kyi_flush_diffs(call, 1, NULL);
-    kyi_publish(0, 0);
+    kyi_publish(0, 0, 0);
+    pthread_mutex_unlock(&kyi_dsm.release_lock);
     uint64_t args[1] = {(uint64_t)id};
     int st2 = ky_am_short(id % kyi_rt.nranks, KYI_AM_DSM_UNLOCK, args, 1);
     KYI_DSM_COUNT(coherence_ns, kyi_now_ns() - t0);
@@ -169,6 +186,42 @@ long ky_fetch_add(long *p, long v)
         return LONG_MIN;
     }
     return (long)reply[1];
+}
+
+int ky_compare_swap(void *p, size_t bytes, uint64_t expected, uint64_t desired, uint64_t *old)
+{
+    static const char *call = "ky_compare_swap";
+    KYI_CHECK(kyi_require_dsm(call));
+    if (bytes != 4 && bytes != 8) return kyi_fail(KY_ERR_ARG, call, "word size %zu: 4 or 8 bytes", bytes);
+    if (!kyi_in_gas(p) || ((uintptr_t)p & (bytes - 1)))
+        return kyi_fail(KY_ERR_ARG, call, "%p is not a %zu-byte aligned address in the global space", p, bytes);
+    if (bytes == 4 && (expected >> 32 || desired >> 32))
+        return kyi_fail(KY_ERR_ARG, call, "4-byte compare-and-swap of values wider than 32 bits (%#llx, %#llx)",
+                        (unsigned long long)expected, (unsigned long long)desired);
+    size_t off = (size_t)((char *)p - kyi_dsm.base);
+    pthread_rwlock_rdlock(&kyi_dsm.table_lock);
+    int home = kyi_page_home(off >> kyi_dsm.page_shift, NULL);
+    pthread_rwlock_unlock(&kyi_dsm.table_lock);
+    if (home == KYI_HOME_STORE)
+        return kyi_fail(KY_ERR_UNSUPPORTED, call, "%p is in an array's DSM view: atomics need a DSM home (ky_alloc)", p);
+    if (home < 0) return kyi_fail(KY_ERR_RANGE, call, "%p is not in a live allocation", p);
+    uint64_t found;
+    if (home == kyi_rt.rank) {
+        found = kyi_cas_local(off, bytes, expected, desired);
+    } else {
+        int tag = (int)kyi_new_tag();
+        int64_t reply[2] = {KY_ERR_INTERNAL, 0};
+        MPI_Request r;
+        if (MPI_Irecv(reply, 16, MPI_BYTE, home, tag, kyi_comm.rep, &r) != MPI_SUCCESS)
+            return kyi_fail(KY_ERR_MPI, call, "MPI_Irecv for the answer of rank %d failed", home);
+        uint64_t args[5] = {off, bytes, expected, desired, (uint64_t)tag};
+        KYI_CHECK(ky_am_short(home, KYI_AM_DSM_CAS, args, 5));
+        KYI_CHECK(kyi_dsm_wait(call, home, &r, NULL));
+        if (reply[0] < 0) return kyi_fail((int)reply[0], call, "rank %d refused the compare-and-swap at %p", home, p);
+        found = (uint64_t)reply[1];
+    }
+    if (old) *old = found;
+    return KY_OK;
 }
 
 /* ---- statistics ------------------------------------------------------------------------------------- */

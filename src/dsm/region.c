@@ -84,6 +84,17 @@ static int fetch_marked(const char *call, const kyi_vec_t *pages, const int *hom
     return st ? st : st2;
 }
 
+/* Overload of a dirty page that holds elements of this rank: the refresh replaces the others' elements;
+ * this rank's own keep its writes (saved in the page's snapshot slot, unused by a cached page) and stay
+ * dirty, the twin of the rest follows the refreshed data. */
+static int keep_own_run(void *ctx, size_t off, size_t len, int owner)
+{
+    size_t pg = *(const size_t *)ctx;
+    if (owner == kyi_rt.rank) memcpy(kyi_pg_data(pg) + off, kyi_pg_snap(pg) + off, len);
+    else memcpy(kyi_pg_twin(pg) + off, kyi_pg_data(pg) + off, len);
+    return 0;
+}
+
 static int load(const char *call, void *base, const size_t glb[], const size_t region[], int ndim, size_t elem, int rw,
                 int refresh)
 {
@@ -98,7 +109,15 @@ static int load(const char *call, void *base, const size_t glb[], const size_t r
     /* Claim the pages: NONE -> FETCHING (new); held pages are refreshed by overload, left by preload. */
     for (size_t i = 0; i < pages.len && !st; i++) {
         size_t pg = pages.v[i];
-        if (home[i] == kyi_rt.rank) continue;
+        if (home[i] == kyi_rt.rank) {
+            /* the home's own copy: an overload drops its writes to other owners' elements, like anyone's */
+            if (refresh && kyi_dsm.mixed[pg]) {
+                pthread_mutex_lock(kyi_pg_lock(pg));
+                kyi_revert_foreign(pg);
+                pthread_mutex_unlock(kyi_pg_lock(pg));
+            }
+            continue;
+        }
         pthread_mutex_lock(kyi_pg_lock(pg));
         int s = kyi_dsm.state[pg];
         if (s == KYI_PG_NONE) {
@@ -106,12 +125,21 @@ static int load(const char *call, void *base, const size_t glb[], const size_t r
             want[i] = 1, nnew++;
         } else if (refresh && (s == KYI_PG_RO || s == KYI_PG_RW)) {
             want[i] = 2, nref++;
+            if (s == KYI_PG_RW && kyi_dsm.mixed[pg]) {
+                memcpy(kyi_pg_snap(pg), kyi_pg_data(pg), kyi_dsm.page);
+                want[i] = 3;
+            }
         } else if (!refresh && rw && s == KYI_PG_RO) {
             st = kyi_open_for_write(pg);
         }
         pthread_mutex_unlock(kyi_pg_lock(pg));
     }
-    if (!st && (nnew || nref)) st = fetch_marked(call, &pages, home, want);
+    /* As a fault does: a lock acquired by a sibling thread meanwhile means fetching again. */
+    uint64_t acq;
+    do {
+        acq = atomic_load(&kyi_dsm.acquires);
+        if (!st && (nnew || nref)) st = fetch_marked(call, &pages, home, want);
+    } while (!st && (nnew || nref) && atomic_load(&kyi_dsm.acquires) != acq);
     /* New read-only pages: one protection change per run of pages (a call per page was a third of a
      * same-node preload), before the states change, so a thread that finds a page RO can read it. */
     kyi_vec_t fresh = {0};
@@ -129,6 +157,10 @@ static int load(const char *call, void *base, const size_t glb[], const size_t r
             else if (fresh.len) kyi_dsm.state[pg] = KYI_PG_RO;
             else st = kyi_install(pg, rw);
             pthread_cond_broadcast(&kyi_dsm.fetched[pg % KYI_DSM_STRIPES]);
+        } else if (!st && kyi_dsm.state[pg] == KYI_PG_RW && want[i] == 3) {
+            pthread_rwlock_rdlock(&kyi_dsm.table_lock);
+            kyi_owner_runs(pg, keep_own_run, &pg);
+            pthread_rwlock_unlock(&kyi_dsm.table_lock);
         } else if (!st && kyi_dsm.state[pg] == KYI_PG_RW) {
             /* Refreshed data is the home's, not a local write: the twin follows it. */
             memcpy(kyi_pg_twin(pg), kyi_pg_data(pg), kyi_dsm.page);

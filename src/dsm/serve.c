@@ -82,6 +82,7 @@ static char *reply_buf(size_t bytes)
 
 static void reply_buf_release(void *p)
 {
+    atomic_fetch_sub(&kyi_dsm.replies, 1);
     char *b = (char *)p - POOL_HDR;
     int c = *(int *)b;
     if (c < POOL_CLASSES) {
@@ -111,11 +112,17 @@ typedef struct {
     size_t pg, n;
 } inflight_t;
 
-static void inflight_release(void *p)
+static void inflight_unclaim(inflight_t *f)
 {
-    inflight_t *f = p;
     for (size_t i = 0; i < f->n; i++) __atomic_fetch_sub(&kyi_dsm.sending[f->pg + i], 1, __ATOMIC_RELEASE);
     free(f);
+}
+
+/* The engine's release of a sent reply (ky_finalize waits until every one has come: kyi_dsm.replies). */
+static void inflight_release(void *p)
+{
+    inflight_unclaim(p);
+    atomic_fetch_sub(&kyi_dsm.replies, 1);
 }
 
 void kyi_wait_unsent(size_t pg)
@@ -158,13 +165,14 @@ static int serve_direct(int src, size_t pg, size_t n, int tag)
     }
     if (i < n) { /* not one place: give the claimed pages back, copy instead */
         f->pg = pg, f->n = i;
-        inflight_release(f);
+        inflight_unclaim(f);
         return 0;
     }
     f->pg = pg, f->n = n;
     size_t bytes = n << kyi_dsm.page_shift;
     KYI_DSM_COUNT(pages_served, n);
     KYI_DSM_COUNT(bytes_served, bytes);
+    atomic_fetch_add(&kyi_dsm.replies, 1);
     kyi_send_deferred_release(kind == 1 ? kyi_pg_data(pg) : kyi_pg_snap(pg), bytes, src, tag, kyi_comm.rep,
                               inflight_release, f);
     return 1;
@@ -186,6 +194,7 @@ static void serve_now(int src, size_t pg, size_t n, int tag)
     kyi_serve_copy(buf, pg, n);
     KYI_DSM_COUNT(pages_served, n);
     KYI_DSM_COUNT(bytes_served, bytes);
+    atomic_fetch_add(&kyi_dsm.replies, 1);
     kyi_send_deferred_release(buf, bytes, src, tag, kyi_comm.rep, reply_buf_release, buf);
 }
 
@@ -386,6 +395,44 @@ int64_t kyi_fadd_local(size_t off, int64_t v)
     return old;
 }
 
+/* Compare-and-swap at the home, on the data and, where the home wrote the page since the synchronisation,
+ * on its snapshot too (later fetches see the result at once, as with fetch-add). */
+uint64_t kyi_cas_local(size_t off, size_t bytes, uint64_t expected, uint64_t desired)
+{
+    size_t pg = off >> kyi_dsm.page_shift;
+    pthread_mutex_lock(kyi_pg_lock(pg));
+    kyi_wait_unsent(pg);
+    uint64_t old;
+    char *p = kyi_dsm.svc + off;
+    if (bytes == 4) {
+        uint32_t e = (uint32_t)expected;
+        __atomic_compare_exchange_n((uint32_t *)p, &e, (uint32_t)desired, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+        old = e;
+    } else {
+        uint64_t e = expected;
+        __atomic_compare_exchange_n((uint64_t *)p, &e, desired, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+        old = e;
+    }
+    if (old == (bytes == 4 ? (uint32_t)expected : expected) && kyi_dsm.snapshot && kyi_dsm.state[pg] == KYI_PG_HOME_RW)
+        memcpy(kyi_pg_snap(pg) + (off & (kyi_dsm.page - 1)), p, bytes);
+    pthread_mutex_unlock(kyi_pg_lock(pg));
+    return old;
+}
+
+/* args: offset, bytes, expected, desired, reply tag */
+static void on_cas(ky_am_token_t t, void *payload, size_t nb, const uint64_t *a, int na)
+{
+    (void)payload, (void)nb, (void)na;
+    int src = ky_am_source(t);
+    size_t off = a[0], bytes = a[1];
+    int64_t reply[2] = {KY_OK, 0};
+    if ((bytes != 4 && bytes != 8) || off + bytes > kyi_dsm.size || (off & (bytes - 1)) ||
+        !homed_here(off >> kyi_dsm.page_shift, 1))
+        reply[0] = KY_ERR_RANGE;
+    else reply[1] = (int64_t)kyi_cas_local(off, bytes, a[2], a[3]);
+    kyi_send_deferred(reply, sizeof reply, src, (int)a[4], kyi_comm.rep);
+}
+
 static void on_fadd(ky_am_token_t t, void *payload, size_t nb, const uint64_t *a, int na)
 {
     (void)payload, (void)nb, (void)na;
@@ -397,8 +444,43 @@ static void on_fadd(ky_am_token_t t, void *payload, size_t nb, const uint64_t *a
     kyi_send_deferred(reply, sizeof reply, src, (int)a[2], kyi_comm.rep);
 }
 
-void kyi_publish(int advance_epoch, int keep_open)
+static int revert_run(void *ctx, size_t off, size_t len, int owner)
 {
+    size_t pg = *(const size_t *)ctx;
+    if (owner != kyi_rt.rank) memcpy(kyi_pg_data(pg) + off, kyi_pg_snap(pg) + off, len);
+    return 0;
+}
+
+/* ky_sync_drop at a home: its writes of this interval to other owners' elements on mixed pages go back to
+ * the synchronised version, as a cached copy's would (mixed pages are always guarded, so the written ones
+ * have a snapshot). The owners' own writes arrive after this, in the pending diffs. */
+static void revert_foreign(void)
+{
+    pthread_mutex_lock(&kyi_dsm.lists_lock);
+    kyi_vec_t w = {0};
+    for (size_t i = 0; i < kyi_dsm.written.len; i++)
+        if (kyi_dsm.mixed[kyi_dsm.written.v[i]]) kyi_vec_push(&w, kyi_dsm.written.v[i]);
+    pthread_mutex_unlock(&kyi_dsm.lists_lock);
+    for (size_t i = 0; i < w.len; i++) {
+        pthread_mutex_lock(kyi_pg_lock(w.v[i]));
+        kyi_revert_foreign(w.v[i]);
+        pthread_mutex_unlock(kyi_pg_lock(w.v[i]));
+    }
+    free(w.v);
+}
+
+void kyi_revert_foreign(size_t pg)
+{
+    if (!kyi_dsm.snapshot || kyi_dsm.state[pg] != KYI_PG_HOME_RW || !kyi_dsm.mixed[pg]) return;
+    kyi_wait_unsent(pg);
+    pthread_rwlock_rdlock(&kyi_dsm.table_lock);
+    kyi_owner_runs(pg, revert_run, &pg);
+    pthread_rwlock_unlock(&kyi_dsm.table_lock);
+}
+
+void kyi_publish(int advance_epoch, int keep_open, int drop)
+{
+    if (drop) revert_foreign();
     if (advance_epoch) apply_pending();
     if (advance_epoch && kyi_dsm.open_interval && !keep_open) {
         /* The promised interval is over: back to write-protected home pages. */
@@ -484,5 +566,6 @@ int kyi_serve_register(void)
     KYI_CHECK(ky_am_register(KYI_AM_DSM_FETCH, on_fetch));
     KYI_CHECK(ky_am_register(KYI_AM_DSM_DIFF, on_diff));
     KYI_CHECK(ky_am_register(KYI_AM_DSM_PUSH, on_push));
+    KYI_CHECK(ky_am_register(KYI_AM_DSM_CAS, on_cas));
     return ky_am_register(KYI_AM_DSM_FADD, on_fadd);
 }

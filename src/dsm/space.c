@@ -167,6 +167,10 @@ int kyi_dsm_init(void)
         if (fd >= 0) close(fd);
         return KY_OK; /* the lower layers still work */
     }
+    /* one byte a page, touched only where allocations are */
+    void *mixed = mmap(NULL, kyi_dsm.npages, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (mixed == MAP_FAILED) return kyi_fail(KY_ERR_SYSTEM, "ky_init", "no memory for the page table of the global space");
+    kyi_dsm.mixed = mixed;
     kyi_dsm.base = base;
     kyi_dsm.svc = svc;
     kyi_dsm.memfd = fd;
@@ -174,6 +178,7 @@ int kyi_dsm_init(void)
     pthread_rwlock_init(&kyi_dsm.table_lock, NULL);
     pthread_mutex_init(&kyi_dsm.lists_lock, NULL);
     pthread_mutex_init(&kyi_dsm.epoch_lock, NULL);
+    pthread_mutex_init(&kyi_dsm.release_lock, NULL);
     KYI_CHECK(kyi_serve_register());
     KYI_CHECK(kyi_locks_register());
     KYI_CHECK(kyi_fault_install());
@@ -192,12 +197,22 @@ int kyi_dsm_finalize(void)
     if (!kyi_dsm.ready) return KY_OK;
     if (kyi_config_long("KY_STATS")) ky_stats_print();
     ky_comm_barrier(); /* nobody fetches from or writes back to this rank any more */
+    /* Replies already received may not be released yet: the engine releases them (and touches the page
+     * table) when it next tests them, which must happen before the memory goes. */
+    kyi_waiter_t w;
+    kyi_waiter_init(&w, "ky_finalize", "the global space's replies to be released", -1);
+    while (atomic_load(&kyi_dsm.replies) > 0) {
+        kyi_progress_deferred();
+        kyi_waiter_pause(&w);
+    }
     ky_team_free(kyi_dsm.team);
     kyi_dsm.ready = 0;
     kyi_fault_uninstall();
     kyi_peers_close();
     munmap(kyi_dsm.svc, 3 * kyi_dsm.size + kyi_dsm.meta_bytes);
     munmap(kyi_dsm.base, kyi_dsm.size);
+    munmap(kyi_dsm.mixed, kyi_dsm.npages);
+    for (size_t i = 0; i < kyi_dsm.nallocs; i++) free(kyi_dsm.allocs[i].map);
     close(kyi_dsm.memfd);
     for (size_t i = 0; i < kyi_dsm.nallocs; i++) free(kyi_dsm.allocs[i].page_home);
     free(kyi_dsm.allocs);

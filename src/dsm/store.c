@@ -86,7 +86,8 @@ static int add_rec(const char *call, kyi_store_runs_t **runs, const kyi_dsm_stor
     return KY_OK;
 }
 
-int kyi_store_diff(const char *call, kyi_store_runs_t **out, size_t pg)
+/* owned: only the elements this rank holds (store.home_of), whose twin then follows the data. */
+static int store_diff(const char *call, kyi_store_runs_t **out, size_t pg, int owned)
 {
     store_alloc_t a = {0};
     KYI_CHECK(find_store(call, pg << kyi_dsm.page_shift, &a));
@@ -102,9 +103,11 @@ int kyi_store_diff(const char *call, kyi_store_runs_t **out, size_t pg)
             k = (s + 256) / g;
             continue;
         }
-        if (memcmp(d + (s - ps), t + (s - ps), e - s) != 0) {
+        if (memcmp(d + (s - ps), t + (s - ps), e - s) != 0 &&
+            (!owned || a.store.home_of(a.store.ctx, k * g) == kyi_rt.rank)) {
             if (re != s) {
                 if (re > rs) KYI_CHECK(add_rec(call, out, &a.store, rs, re - rs, d + (rs - ps)));
+                if (re > rs && owned) memcpy((char *)t + (rs - ps), d + (rs - ps), re - rs);
                 rs = s;
             }
             re = e;
@@ -113,9 +116,13 @@ int kyi_store_diff(const char *call, kyi_store_runs_t **out, size_t pg)
         k++;
     }
     if (re > rs) KYI_CHECK(add_rec(call, out, &a.store, rs, re - rs, d + (rs - ps)));
+    if (re > rs && owned) memcpy((char *)t + (rs - ps), d + (rs - ps), re - rs);
     if (any) KYI_DSM_COUNT(diffs, 1);
     return KY_OK;
 }
+
+int kyi_store_diff(const char *call, kyi_store_runs_t **out, size_t pg) { return store_diff(call, out, pg, 0); }
+int kyi_store_diff_owned(const char *call, kyi_store_runs_t **out, size_t pg) { return store_diff(call, out, pg, 1); }
 
 int kyi_store_flush(const char *call, kyi_store_runs_t **runs)
 {

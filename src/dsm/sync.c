@@ -159,23 +159,51 @@ static int diff_page(diffset_t *d, int home, size_t pg)
     return KY_OK;
 }
 
-int kyi_flush_diffs(const char *call, int keep, kyi_store_runs_t **defer)
+static int diffset_init(diffset_t *d, const char *call, int release)
+{
+    memset(d, 0, sizeof *d);
+    d->out = calloc((size_t)kyi_rt.nranks, sizeof *d->out);
+    d->max = ky_am_max_medium();
+    d->release = release;
+    d->call = call;
+    return d->out ? KY_OK : kyi_fail(KY_ERR_NOMEM, call, "no memory for diffs");
+}
+
+/* Send what is left, wait until every home applied (or queued) its diffs, free; st: the caller's status. */
+static int diffset_finish(diffset_t *d, int st)
+{
+    for (int r = 0; r < kyi_rt.nranks && !st && d->out; r++) st = send_out(d, r);
+    for (int i = 0; i < d->nacks; i++) {
+        int s = kyi_dsm_wait(d->call, -1, &d->acks[i], NULL);
+        if (!s && d->ack_val[i] < 0) s = kyi_fail((int)d->ack_val[i], d->call, "a home refused a diff (page freed?)");
+        if (s && !st) st = s;
+    }
+    for (int r = 0; r < kyi_rt.nranks && d->out; r++) free(d->out[r].buf);
+    free(d->out);
+    free(d->acks);
+    free(d->ack_val);
+    return st;
+}
+
+static kyi_vec_t take_list(kyi_vec_t *v)
 {
     pthread_mutex_lock(&kyi_dsm.lists_lock);
-    kyi_vec_t dirty = kyi_dsm.dirty;
-    memset(&kyi_dsm.dirty, 0, sizeof kyi_dsm.dirty);
+    kyi_vec_t out = *v;
+    memset(v, 0, sizeof *v);
     pthread_mutex_unlock(&kyi_dsm.lists_lock);
+    return out;
+}
+
+int kyi_flush_diffs(const char *call, int keep, kyi_store_runs_t **defer)
+{
+    kyi_vec_t dirty = take_list(&kyi_dsm.dirty);
     if (!dirty.len) {
         free(dirty.v);
         return KY_OK;
     }
-    diffset_t d = {0};
+    diffset_t d;
     kyi_store_runs_t *store_runs = NULL;
-    d.out = calloc((size_t)kyi_rt.nranks, sizeof *d.out);
-    d.max = ky_am_max_medium();
-    d.release = keep;
-    d.call = call;
-    int st = d.out ? KY_OK : kyi_fail(KY_ERR_NOMEM, call, "no memory for diffs");
+    int st = diffset_init(&d, call, keep);
     for (size_t i = 0; i < dirty.len && !st; i++) {
         size_t pg = dirty.v[i];
         pthread_mutex_lock(kyi_pg_lock(pg));
@@ -197,16 +225,123 @@ int kyi_flush_diffs(const char *call, int keep, kyi_store_runs_t **defer)
     if (defer) *defer = store_runs; /* array views: the caller writes them into the blocks later */
     int sst = defer ? KY_OK : kyi_store_flush(call, &store_runs); /* or now, while the diffs travel */
     if (sst && !st) st = sst;
-    for (int i = 0; i < d.nacks; i++) {
-        int s = kyi_dsm_wait(call, -1, &d.acks[i], NULL);
-        if (!s && d.ack_val[i] < 0) s = kyi_fail((int)d.ack_val[i], call, "a home refused a diff (page freed?)");
-        if (s && !st) st = s;
-    }
-    for (int r = 0; r < kyi_rt.nranks && d.out; r++) free(d.out[r].buf);
-    free(d.out);
-    free(d.acks);
-    free(d.ack_val);
+    st = diffset_finish(&d, st);
     free(dirty.v);
+    return st;
+}
+
+/* ---- the owner's bytes of mixed pages --------------------------------------------------------------- */
+
+typedef struct {
+    diffset_t *d;
+    int home, st;
+    size_t pg, grain, phase; /* phase: the page's offset in its allocation, modulo the element size */
+} owned_t;
+
+/* Changed elements of a run this rank owns go whole (a byte-exact diff would merge with another rank's
+ * writes to the same element, such as a neighbour's redundant halo computation); the twin follows them. */
+static int owned_run(void *ctx, size_t off, size_t len, int owner)
+{
+    owned_t *o = ctx;
+    char *a = kyi_pg_data(o->pg), *b = kyi_pg_twin(o->pg);
+    if (owner != kyi_rt.rank || memcmp(a + off, b + off, len) == 0) return 0;
+    size_t end = off + len, rs = off, re = off;
+    for (size_t x = off; x < end;) {
+        size_t next = x + (o->grain - (o->phase + x) % o->grain);
+        if (next > end) next = end;
+        if (memcmp(a + x, b + x, next - x) != 0) {
+            if (re != x) {
+                if (re > rs && (o->st = add_run(o->d, o->home, o->pg, rs, re - rs, a + rs))) return o->st;
+                memcpy(b + rs, a + rs, re - rs);
+                rs = x;
+            }
+            re = next;
+        }
+        x = next;
+    }
+    if (re > rs && (o->st = add_run(o->d, o->home, o->pg, rs, re - rs, a + rs))) return o->st;
+    memcpy(b + rs, a + rs, re - rs);
+    return 0;
+}
+
+int kyi_flush_owned(const char *call, kyi_store_runs_t **defer)
+{
+    pthread_mutex_lock(&kyi_dsm.lists_lock);
+    kyi_vec_t dirty = {0};
+    for (size_t i = 0; i < kyi_dsm.dirty.len; i++) kyi_vec_push(&dirty, kyi_dsm.dirty.v[i]);
+    pthread_mutex_unlock(&kyi_dsm.lists_lock);
+    if (!dirty.len) return KY_OK;
+    diffset_t d;
+    int st = diffset_init(&d, call, 0); /* applied at the homes' publish, like a barrier's */
+    for (size_t i = 0; i < dirty.len && !st; i++) {
+        size_t pg = dirty.v[i];
+        pthread_mutex_lock(kyi_pg_lock(pg));
+        pthread_rwlock_rdlock(&kyi_dsm.table_lock);
+        const kyi_alloc_t *a = NULL;
+        int home = kyi_page_home(pg, &a), rw = kyi_dsm.state[pg] == KYI_PG_RW;
+        if (rw && kyi_dsm.mixed[pg] && home >= 0 && a) {
+            size_t g = kyi_owner_grain(pg);
+            owned_t o = {&d, home, KY_OK, pg, g, ((pg << kyi_dsm.page_shift) - a->off) % g};
+            kyi_owner_runs(pg, owned_run, &o);
+            st = o.st;
+        }
+        pthread_rwlock_unlock(&kyi_dsm.table_lock);
+        if (rw && home == KYI_HOME_STORE) st = kyi_store_diff_owned(call, defer, pg); /* written after arrival */
+        pthread_mutex_unlock(kyi_pg_lock(pg));
+    }
+    free(dirty.v);
+    return diffset_finish(&d, st);
+}
+
+/* ---- lock acquire ----------------------------------------------------------------------------------- */
+
+int kyi_acquire_invalidate(const char *call)
+{
+    /* Fetches already under way may carry data older than the lock's previous holder's release: they see
+     * this count change and fetch again (fault.c, region.c). */
+    atomic_fetch_add(&kyi_dsm.acquires, 1);
+    kyi_vec_t held = take_list(&kyi_dsm.held), gone = {0};
+    free(take_list(&kyi_dsm.dirty).v); /* every dirty page is held: all handled below */
+    diffset_t d;
+    int st = diffset_init(&d, call, 1);
+    kyi_store_runs_t *store_runs = NULL;
+    uint64_t n = 0;
+    for (size_t i = 0; i < held.len; i++) {
+        size_t pg = held.v[i];
+        pthread_mutex_lock(kyi_pg_lock(pg));
+        int s = kyi_dsm.state[pg];
+        if (s == KYI_PG_RO || s == KYI_PG_RW) {
+            kyi_protect(pg, 1, PROT_NONE);
+            if (s == KYI_PG_RW && !st) {
+                /* Written by a sibling thread (under another lock, or none): its bytes go home first. Until
+                 * they are applied the page stays FETCHING, so this rank's threads wait instead of fetching
+                 * a version without their own writes. */
+                pthread_rwlock_rdlock(&kyi_dsm.table_lock);
+                int home = kyi_page_home(pg, NULL);
+                pthread_rwlock_unlock(&kyi_dsm.table_lock);
+                if (home == KYI_HOME_STORE) st = kyi_store_diff(call, &store_runs, pg);
+                else if (home >= 0) st = diff_page(&d, home, pg);
+                kyi_dsm.state[pg] = KYI_PG_FETCHING;
+                kyi_vec_push(&gone, pg);
+            } else {
+                kyi_dsm.state[pg] = KYI_PG_NONE;
+            }
+            n++;
+        }
+        pthread_mutex_unlock(kyi_pg_lock(pg));
+    }
+    int sst = kyi_store_flush(call, &store_runs);
+    st = diffset_finish(&d, st ? st : sst);
+    for (size_t i = 0; i < gone.len; i++) {
+        size_t pg = gone.v[i];
+        pthread_mutex_lock(kyi_pg_lock(pg));
+        kyi_dsm.state[pg] = KYI_PG_NONE;
+        pthread_cond_broadcast(&kyi_dsm.fetched[pg % KYI_DSM_STRIPES]);
+        pthread_mutex_unlock(kyi_pg_lock(pg));
+    }
+    free(held.v);
+    free(gone.v);
+    KYI_DSM_COUNT(invalidations, n);
     return st;
 }
 
@@ -250,9 +385,12 @@ static int synchronise(const char *call, int mode)
     KYI_CHECK(kyi_require_dsm(call));
     uint64_t t0 = kyi_now_ns();
     kyi_store_runs_t *late = NULL;
-    int st = mode == MODE_BARRIER ? kyi_flush_diffs(call, 0, &late) : KY_OK;
+    /* A barrier sends every change home; the others send the bytes a rank owns on pages homed elsewhere
+     * (mixed pages: a block that does not end on a page boundary), which fetchers must see after any
+     * synchronisation, as they see a home's own writes. */
+    int st = mode == MODE_BARRIER ? kyi_flush_diffs(call, 0, &late) : kyi_flush_owned(call, &late);
     int st2 = ky_team_barrier(kyi_dsm.team); /* arrival only (diffs were acked): no ky_quiet */
-    if (mode == MODE_BARRIER && kyi_dsm.nstores) {
+    if (kyi_dsm.nstores) {
         /* Array views (store.h): their homes, the blocks, keep no synchronised version, so a rank's changes
          * may land only once every rank has arrived (nobody reads the view of this interval any more), and
          * must be complete before anybody reads again. Every rank knows whether views exist (collective). */
@@ -265,7 +403,7 @@ static int synchronise(const char *call, int mode)
     /* The new interval's promise is in force before publish advances the interval and answers the
      * fetches that were waiting for it. */
     kyi_dsm.nostore_interval = mode == MODE_NOSTORE;
-    kyi_publish(1, mode == MODE_NOFETCH || mode == MODE_NOSTORE);
+    kyi_publish(1, mode == MODE_NOFETCH || mode == MODE_NOSTORE, mode == MODE_DROP);
     if (mode == MODE_NOFETCH && kyi_dsm.snapshot) {
         /* Nobody will fetch until the next synchronisation: open every home page, no snapshots. */
         kyi_home_pages_set(KYI_PG_HOME_RO, KYI_PG_HOME_OPEN, PROT_READ | PROT_WRITE);

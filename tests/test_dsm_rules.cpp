@@ -1,0 +1,305 @@
+/* The global address space's rules where programs written independently of it found them broken: locks
+ * held by sibling threads at once, writes to one's own elements on pages homed at a neighbour (blocks that
+ * are not page multiples) through ky_sync_drop and ky_overload_array, writes through a read-write preload
+ * into the neighbours' planes, and the atomics (ky_trylock, ky_compare_swap). References are computed
+ * another way: closed formulas of (step, index), counts, MPI_Allgather of what each rank did. */
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+
+#include "kyt.h"
+
+namespace {
+
+size_t page() { return ky_page_size(); }
+
+/* A thread pool of T threads per rank running body(t) once each. */
+void run_threads(int T, const std::function<void(int)> &body)
+{
+    std::vector<std::thread> th;
+    for (int t = 0; t < T; t++) th.emplace_back(body, t);
+    for (auto &x : th) x.join();
+}
+
+/* One thread per rank increments a counter under lock 1 while its siblings take and release their own locks
+ * and touch no memory: every increment must survive (a sibling's release used to return while the worker's
+ * diff was still in flight, and the next holder read the counter before it arrived). */
+TEST(DsmRules, SiblingLocksLoseNothing)
+{
+    int n = kyt::nranks(), me = kyt::rank(), K = kyt::scaled(1500, 200), S = 3;
+    long *ctr = (long *)ky_alloc(sizeof(long), n - 1);
+    ASSERT_TRUE(ctr);
+    KYT_EXPECT_OK(ky_barrier());
+    std::atomic<int> bad{0};
+    run_threads(S + 1, [&](int t) {
+        for (int k = 0; k < K; k++) {
+            if (t == 0) {
+                if (ky_lock(1) != KY_OK) bad++;
+                (*ctr)++;
+                if (ky_unlock(1) != KY_OK) bad++;
+            } else {
+                int id = 100 + me * 8 + t;
+                if (ky_lock(id) != KY_OK || ky_unlock(id) != KY_OK) bad++;
+            }
+        }
+    });
+    KYT_EXPECT_OK(ky_barrier());
+    long got = *ctr;
+    EXPECT_EQ((long)n * K, got) << "lost " << (long)n * K - got << " increments";
+    EXPECT_TRUE(kyt::all(bad == 0 && got == (long)n * K));
+    KYT_EXPECT_OK(ky_free(ctr));
+}
+
+/* ArgoDSM's lock stress pattern: nested locks, the outer one shared by a quarter of the threads. */
+TEST(DsmRules, NestedLocksFromManyThreads)
+{
+    int n = kyt::nranks(), T = 8, K = kyt::scaled(150, 30);
+    long *ctr = (long *)ky_alloc(2 * sizeof(long), 0);
+    ASSERT_TRUE(ctr);
+    KYT_EXPECT_OK(ky_barrier());
+    std::atomic<int> bad{0};
+    run_threads(T, [&](int t) {
+        for (int k = 0; k < K; k++) {
+            if (ky_lock(100 + t % 4) || ky_lock(200)) bad++;
+            (*ctr)++;
+            ctr[1] += 2; /* a second word of the same page, under the same lock */
+            if (ky_unlock(200) || ky_unlock(100 + t % 4)) bad++;
+        }
+    });
+    KYT_EXPECT_OK(ky_barrier());
+    long want = (long)n * T * K;
+    EXPECT_EQ(want, ctr[0]);
+    EXPECT_EQ(2 * want, ctr[1]);
+    EXPECT_TRUE(kyt::all(bad == 0 && ctr[0] == want && ctr[1] == 2 * want));
+    KYT_EXPECT_OK(ky_free(ctr));
+}
+
+/* A z-slab array whose planes are not page multiples; every page boundary inside it is shared by two
+ * owners. elem: double (8) or a 24-byte record. */
+struct Slabs {
+    int nz, ny, nx, n, me, st, ed;
+    size_t elem;
+    char *a;
+    Slabs(int nz_, int ny_, int nx_, size_t elem_) : nz(nz_), ny(ny_), nx(nx_), elem(elem_)
+    {
+        n = kyt::nranks(), me = kyt::rank();
+        int dims[] = {nz, ny, nx, -1}, divs[] = {n, 1, 1, -1};
+        a = (char *)ky_mapalloc(dims, divs, elem, 0, n);
+        int bs = (nz + n - 1) / n;
+        st = std::min(nz, me * bs), ed = std::min(nz, st + bs);
+    }
+    size_t idx(int z, int y, int x) const { return ((size_t)z * ny + y) * nx + x; }
+    /* the first 8 bytes of an element as a double; records are filled from it */
+    void put(int z, int y, int x, double v)
+    {
+        char *p = a + idx(z, y, x) * elem;
+        for (size_t o = 0; o < elem; o += 8) memcpy(p + o, &v, 8), v += 0.5;
+    }
+    bool is(int z, int y, int x, double v) const
+    {
+        const char *p = a + idx(z, y, x) * elem;
+        for (size_t o = 0; o < elem; o += 8, v += 0.5)
+            if (memcmp(p + o, &v, 8) != 0) return false;
+        return true;
+    }
+    int owner(int z) const { return z / ((nz + n - 1) / n); }
+};
+
+double value(int step, size_t i) { return step * 1e7 + (double)i; }
+
+/* Seed 000 Fig. 7's pattern on slabs that do not start on page boundaries: each step every rank writes its
+ * own planes and (redundantly, with other values) its neighbours' nearest planes, then ky_sync_drop. Its own
+ * writes must all survive, whether the page holding them is homed at itself or at the neighbour, and the
+ * neighbours' redundant writes must all be gone. */
+TEST(DsmRules, SyncDropKeepsOwnElementsOnSharedPages)
+{
+    for (size_t elem : {(size_t)8, (size_t)24}) {
+        Slabs s(5 * kyt::nranks() + 2, 36, 40, elem);
+        ASSERT_TRUE(s.a);
+        bool ok = true;
+        int steps = kyt::scaled(4, 2);
+        for (int step = 1; step <= steps; step++) {
+            for (int z = s.st; z < s.ed; z++)
+                for (int y = 0; y < s.ny; y++)
+                    for (int x = 0; x < s.nx; x++) s.put(z, y, x, value(step, s.idx(z, y, x)));
+            for (int z : {s.st - 1, s.ed}) /* the neighbours' nearest planes: thrown away */
+                if (z >= 0 && z < s.nz && s.st < s.ed)
+                    for (int y = 0; y < s.ny; y++)
+                        for (int x = 0; x < s.nx; x++) s.put(z, y, x, -1.0 - s.me);
+            KYT_EXPECT_OK(ky_sync_drop());
+            for (int z = 0; z < s.nz && ok; z++)
+                for (int y = 0; y < s.ny && ok; y++)
+                    for (int x = 0; x < s.nx && ok; x++)
+                        if (!s.is(z, y, x, value(step, s.idx(z, y, x)))) {
+                            double got;
+                            memcpy(&got, s.a + s.idx(z, y, x) * elem, 8);
+                            ADD_FAILURE() << "elem " << elem << " step " << step << " (" << z << "," << y << "," << x
+                                          << ") owner " << s.owner(z) << " home " << ky_home_of(s.a + s.idx(z, y, x) * elem)
+                                          << ": " << got << ", expected " << value(step, s.idx(z, y, x));
+                            ok = false;
+                        }
+            KYT_EXPECT_OK(ky_sync());
+        }
+        EXPECT_TRUE(kyt::all(ok));
+        KYT_EXPECT_OK(ky_free(s.a));
+    }
+}
+
+/* ky_sync (no drop) makes a rank's writes to its own elements on a neighbour-homed page visible to ranks
+ * that fetch the page afterwards, as a home's writes are. */
+TEST(DsmRules, SyncPublishesOwnElementsOnSharedPages)
+{
+    Slabs s(3 * kyt::nranks() + 1, 37, 53, 8);
+    ASSERT_TRUE(s.a);
+    for (int z = s.st; z < s.ed; z++)
+        for (int y = 0; y < s.ny; y++)
+            for (int x = 0; x < s.nx; x++) s.put(z, y, x, value(3, s.idx(z, y, x)));
+    KYT_EXPECT_OK(ky_sync());
+    /* the pages this rank wrote as a cached copy stay as they are (ky_sync keeps them): not checked */
+    size_t mine_lo = s.idx(s.st, 0, 0) * 8 / page(), mine_hi = (s.idx(s.ed, 0, 0) * 8 - 1) / page();
+    auto held = [&](size_t e) {
+        size_t pg = e * 8 / page();
+        return s.st < s.ed && pg >= mine_lo && pg <= mine_hi && ky_home_of(s.a + pg * page()) != s.me;
+    };
+    bool ok = true;
+    for (int z = 0; z < s.nz && ok; z++)
+        for (int y = 0; y < s.ny && ok; y++)
+            for (int x = 0; x < s.nx && ok; x++)
+                if (!held(s.idx(z, y, x)) && !s.is(z, y, x, value(3, s.idx(z, y, x)))) {
+                    double got;
+                    memcpy(&got, s.a + s.idx(z, y, x) * 8, 8);
+                    ADD_FAILURE() << "(" << z << "," << y << "," << x << ") owner " << s.owner(z) << " home "
+                                  << ky_home_of(s.a + s.idx(z, y, x) * 8) << ": " << got;
+                    ok = false;
+                }
+    EXPECT_TRUE(kyt::all(ok));
+    KYT_EXPECT_OK(ky_barrier());
+    KYT_EXPECT_OK(ky_free(s.a));
+}
+
+/* Writes through a read-write preload: each rank writes the odd x of its neighbours' nearest planes, the
+ * owners the even x of their own planes; all of it is visible after ky_barrier. Then the same with
+ * ky_overload_array between: it refreshes the neighbours' elements (the local writes to them are dropped)
+ * and keeps the rank's own. */
+TEST(DsmRules, PreloadWritesIntoNeighboursSurviveBarrier)
+{
+    Slabs s(24, 37, 53, 8);
+    ASSERT_TRUE(s.a);
+    for (int z = s.st; z < s.ed; z++)
+        for (int y = 0; y < s.ny; y++)
+            for (int x = 0; x < s.nx; x++) s.put(z, y, x, value(0, s.idx(z, y, x)));
+    KYT_EXPECT_OK(ky_barrier());
+    int lo = std::max(s.st - 1, 0), hi = std::min(s.ed + 1, s.nz);
+    size_t glb[3] = {(size_t)s.nz, (size_t)s.ny, (size_t)s.nx}, reg[3] = {(size_t)(hi - lo), (size_t)s.ny, (size_t)s.nx};
+    if (s.st < s.ed) KYT_EXPECT_OK(ky_preload_array(s.a + s.idx(lo, 0, 0) * 8, glb, reg, 3, 8, 1));
+    auto mine = [&](int z, int x) { return s.owner(z) == s.me ? x % 2 == 0 : x % 2 == 1; };
+    for (int z = lo; z < hi && s.st < s.ed; z++)
+        for (int y = 0; y < s.ny; y++)
+            for (int x = 0; x < s.nx; x++)
+                if (mine(z, x) && (s.owner(z) == s.me || z == s.st - 1 || z == s.ed)) s.put(z, y, x, value(1, s.idx(z, y, x)));
+    KYT_EXPECT_OK(ky_barrier());
+    auto expect1 = [&](int z, int y, int x) {
+        int oz = s.owner(z), b = (s.nz + s.n - 1) / s.n;
+        bool first = z == oz * b && oz > 0, last = z == std::min(s.nz, (oz + 1) * b) - 1 && oz < s.n - 1;
+        bool odd_written = x % 2 == 1 && (first || last);
+        return x % 2 == 0 || odd_written ? value(1, s.idx(z, y, x)) : value(0, s.idx(z, y, x));
+    };
+    bool ok = true;
+    for (int z = 0; z < s.nz && ok; z++)
+        for (int y = 0; y < s.ny && ok; y++)
+            for (int x = 0; x < s.nx && ok; x++)
+                if (!s.is(z, y, x, expect1(z, y, x))) {
+                    ADD_FAILURE() << "(" << z << "," << y << "," << x << ") owner " << s.owner(z) << " after the barrier";
+                    ok = false;
+                }
+    /* overload: own writes kept, neighbours' refreshed */
+    if (s.st < s.ed) KYT_EXPECT_OK(ky_preload_array(s.a + s.idx(lo, 0, 0) * 8, glb, reg, 3, 8, 1));
+    for (int z = lo; z < hi && s.st < s.ed; z++)
+        for (int x = 0; x < s.nx; x++) s.put(z, 1, x, s.owner(z) == s.me ? value(2, s.idx(z, 1, x)) : -5.0);
+    if (s.st < s.ed) KYT_EXPECT_OK(ky_overload_array(s.a + s.idx(lo, 0, 0) * 8, glb, reg, 3, 8, 1));
+    for (int z = lo; z < hi && s.st < s.ed && ok; z++)
+        for (int x = 0; x < s.nx && ok; x++) {
+            double want = s.owner(z) == s.me ? value(2, s.idx(z, 1, x)) : expect1(z, 1, x);
+            if (!s.is(z, 1, x, want)) {
+                ADD_FAILURE() << "rank " << s.me << " (" << z << ",1," << x << ") owner " << s.owner(z) << " after the overload: "
+                              << ((double *)s.a)[s.idx(z, 1, x)] << " expected " << want;
+                ok = false;
+            }
+        }
+    KYT_EXPECT_OK(ky_barrier());
+    for (int z = 0; z < s.nz && ok; z++)
+        for (int x = 0; x < s.nx && ok; x++)
+            if (!s.is(z, 1, x, value(2, s.idx(z, 1, x)))) {
+                ADD_FAILURE() << "(" << z << ",1," << x << ") owner " << s.owner(z) << " after the second barrier";
+                ok = false;
+            }
+    EXPECT_TRUE(kyt::all(ok));
+    KYT_EXPECT_OK(ky_free(s.a));
+}
+
+/* A spin lock on ky_trylock and one on ky_compare_swap (4- and 8-byte words), from 3 threads per rank. */
+TEST(DsmRules, TrylockAndCompareSwapExclude)
+{
+    int n = kyt::nranks(), me = kyt::rank(), T = 3, K = kyt::scaled(100, 20);
+    long *c = (long *)ky_alloc(4 * sizeof(long), n - 1);
+    ASSERT_TRUE(c);
+    uint32_t *w4 = (uint32_t *)(c + 2);
+    uint64_t *w8 = (uint64_t *)(c + 3);
+    KYT_EXPECT_OK(ky_barrier());
+    std::atomic<int> bad{0};
+    run_threads(T, [&](int t) {
+        uint64_t mark = (uint64_t)(me * T + t + 1);
+        for (int k = 0; k < K; k++) {
+            int st;
+            while ((st = ky_trylock(7)) == KY_PENDING) std::this_thread::yield();
+            if (st != KY_OK) bad++;
+            c[0]++;
+            if (ky_unlock(7)) bad++;
+            /* compare-and-swap locks: the counters are read and written with the atomics themselves */
+            uint64_t old = 0;
+            for (;;) {
+                if (ky_compare_swap(w4, 4, 0, mark, &old)) bad++;
+                if (old == 0) break;
+                std::this_thread::yield();
+            }
+            ky_fetch_add(c + 1, 1);
+            if (ky_compare_swap(w4, 4, mark, 0, &old) || old != mark) bad++;
+            if (ky_compare_swap(w8, 8, (uint64_t)k << 40, (uint64_t)k << 40, &old)) bad++; /* may or may not match */
+        }
+    });
+    KYT_EXPECT_OK(ky_barrier());
+    long want = (long)n * T * K;
+    EXPECT_EQ(want, c[0]);
+    EXPECT_EQ(want, ky_fetch_add(c + 1, 0));
+    uint64_t old = 1;
+    KYT_EXPECT_OK(ky_compare_swap(w4, 4, 0, 0, &old));
+    EXPECT_EQ(0u, old);
+    /* 8 bytes: exactly one of the ranks' swaps from 0 wins */
+    KYT_EXPECT_OK(ky_barrier());
+    KYT_EXPECT_OK(ky_compare_swap(w8, 8, 0, 0x100000000ull + me, &old));
+    int won = old == 0, wins = (int)kyt::sum((uint64_t)won);
+    EXPECT_EQ(1, wins);
+    EXPECT_TRUE(kyt::all(bad == 0 && c[0] == want));
+    KYT_EXPECT_OK(ky_barrier());
+    KYT_EXPECT_OK(ky_free(c));
+}
+
+TEST(DsmRules, AtomicsRefuseBadInput)
+{
+    long *c = (long *)ky_alloc(2 * sizeof(long), 0);
+    ASSERT_TRUE(c);
+    uint64_t old;
+    long local = 0;
+    KYT_EXPECT_STATUS(KY_ERR_ARG, ky_compare_swap(c, 2, 0, 1, &old));
+    KYT_EXPECT_STATUS(KY_ERR_ARG, ky_compare_swap((char *)c + 2, 4, 0, 1, &old));
+    KYT_EXPECT_STATUS(KY_ERR_ARG, ky_compare_swap((char *)c + 4, 8, 0, 1, &old));
+    KYT_EXPECT_STATUS(KY_ERR_ARG, ky_compare_swap(c, 4, 1ull << 32, 1, &old));
+    KYT_EXPECT_STATUS(KY_ERR_ARG, ky_compare_swap(&local, 8, 0, 1, &old));
+    EXPECT_NE(nullptr, strstr(ky_last_error(), "ky_compare_swap"));
+    KYT_EXPECT_STATUS(KY_ERR_ARG, ky_trylock(-1));
+    KYT_EXPECT_STATUS(KY_ERR_ARG, ky_trylock(KY_DSM_LOCKS));
+    KYT_EXPECT_OK(ky_barrier());
+    KYT_EXPECT_OK(ky_free(c));
+}
+
+} // namespace
