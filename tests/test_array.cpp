@@ -3,6 +3,8 @@
  * subset, stream-ordered GPU exchanges and bad input. Every value is checked against a serial reference
  * written here: a cell's value is a function of its global index, and ownership is recomputed from the
  * distribution's definition (not from Kyoyu's arithmetic). Placement: host, or GPU with KY_TEST_MEMKIND=gpu. */
+#include <climits>
+
 #include "kyt.h"
 
 namespace {
@@ -599,6 +601,92 @@ TEST_F(Array, DsmViewHomesAreBlocks)
         EXPECT_TRUE(kyt::all(!HasFailure())) << name;
         KYT_EXPECT_OK(ky_array_free(a));
     }
+}
+
+/* The view over rows of one page each, block-distributed, 4 per rank (ky_bench_dsm's view case): in host or
+ * GPU memory (KY_TEST_MEMKIND=gpu; on a machine of one GPU all ranks' blocks are on that device, so the view's
+ * gets and puts are CUDA IPC copies within one GPU, or staged through the owner with KY_PATH_GPU=mpi). Three
+ * rounds of: the owner writes its block directly (a device copy with GPU placement) and publishes; every rank
+ * reads the next rank's rows through the view, a fault per page into the DSM's host page, and compares them
+ * with ky_array_get; every rank rewrites the next rank's rows through the view (whole pages of diffs) and
+ * collects; the owner finds them in its block (read back by a device copy, never a host load of a GPU
+ * block); the owner rewrites its rows with ky_array_put, publishes, and every rank reads the whole array. */
+TEST_F(Array, DsmViewPageRows)
+{
+    void *gb;
+    size_t gn;
+    if (!kyt::all(ky_gas_range(&gb, &gn) == KY_OK)) GTEST_SKIP() << "no global address space (KY_PROGRESS_THREAD=0)";
+    const int n = ky_nranks(), me = ky_rank(), next = (me + 1) % n;
+    const size_t R = 4, cols = ky_page_size() / sizeof(val_t);
+    Config c;
+    memset(&c, 0, sizeof c);
+    c.name = "page_rows";
+    c.ndim = 2;
+    c.dims[0] = (size_t)n * R;
+    c.dims[1] = cols;
+    c.dist.kind[0] = c.dist.kind[1] = KY_DIST_BLOCK;
+    c.dist.parts[0] = n;
+    c.dist.parts[1] = 1;
+    c.dist.blocks_per_rank = 1;
+    ky_array_t a = nullptr;
+    ASSERT_TRUE(kyt::all(ky_array_create(2, c.dims, sizeof(val_t), &c.dist, place, c.halo, &a) == KY_OK)) << ky_last_error();
+    size_t lo[2], hi[2];
+    void *blk = nullptr;
+    KYT_EXPECT_OK(ky_array_local_n(a, 0, &blk, lo, hi));
+    EXPECT_EQ((size_t)me * R, lo[0]);
+    EXPECT_EQ(R, hi[0] - lo[0]);
+    int dev = -2;
+    KYT_EXPECT_OK(ky_array_device(a, 0, &dev));
+    EXPECT_EQ(place == KY_PLACE_GPU, dev >= 0) << "block 0 on device " << dev;
+    val_t *v = nullptr;
+    KYT_EXPECT_OK(ky_array_dsm_view(a, (void **)&v));
+    ASSERT_TRUE(kyt::all(v != nullptr));
+    auto want = [&](size_t row, size_t col, int salt) {
+        size_t g[2] = {row, col};
+        return f(g, c.dims, 2, salt);
+    };
+    std::vector<val_t> buf(cols);
+    long bad_read = 0, bad_get = 0, bad_all = 0;
+    size_t bad_block = 0;
+    for (int round = 0; round < 3; round++) {
+        const int salt = 20 + 3 * round;
+        kyt::all(true); /* nobody reads the view of the last round any more: the owners change their blocks */
+        fill_owned(c, a, salt);
+        KYT_EXPECT_OK(ky_array_dsm_publish(a));
+        /* one element of each of the next rank's rows (a fault per page), then the rows whole */
+        for (size_t i = 0; i < R; i++) {
+            size_t row = (size_t)next * R + i;
+            if (((volatile val_t *)v)[row * cols + 8] != want(row, 8, salt)) bad_read++;
+        }
+        for (size_t i = 0; i < R; i++) {
+            size_t row = (size_t)next * R + i, l[2] = {row, 0}, h[2] = {row + 1, cols};
+            KYT_EXPECT_OK(ky_array_get(a, l, h, buf.data()));
+            for (size_t j = 0; j < cols; j++)
+                if (buf[j] != v[row * cols + j] || buf[j] != want(row, j, salt)) bad_get++;
+        }
+        /* the next rank's rows rewritten through the view: every element, so every page is a whole diff */
+        for (size_t i = 0; i < R; i++)
+            for (size_t j = 0; j < cols; j++) {
+                size_t row = (size_t)next * R + i;
+                v[row * cols + j] = want(row, j, salt + 1);
+            }
+        KYT_EXPECT_OK(ky_array_dsm_collect(a));
+        bad_block += check_block_values(c, a, salt + 1, false);
+        /* the owner's own rows through ky_array_put; after publish everybody reads them */
+        std::vector<val_t> mine(R * cols);
+        for (size_t i = 0; i < R; i++)
+            for (size_t j = 0; j < cols; j++) mine[i * cols + j] = want(lo[0] + i, j, salt + 2);
+        KYT_EXPECT_OK(ky_array_put(a, lo, hi, mine.data()));
+        KYT_EXPECT_OK(ky_array_dsm_publish(a));
+        for (size_t e = 0; e < c.dims[0] * cols; e++)
+            if (v[e] != want(e / cols, e % cols, salt + 2)) bad_all++;
+    }
+    EXPECT_EQ(0, bad_read) << "rank " << me << ": wrong elements read through the view";
+    EXPECT_EQ(0, bad_get) << "rank " << me << ": view and ky_array_get disagree";
+    EXPECT_EQ(0u, bad_block) << "rank " << me << ": rows written through the view missing in the block";
+    EXPECT_EQ(0, bad_all) << "rank " << me << ": rows put by their owners not seen through the view";
+    EXPECT_TRUE(kyt::all(!HasFailure()));
+    KYT_EXPECT_OK(ky_array_free(a));
 }
 
 TEST_F(Array, DsmViewBadInput)
