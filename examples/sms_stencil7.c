@@ -1,9 +1,9 @@
 /* sms_stencil7: seed 000's Fig. 7 (7-point stencil with temporal blocking on the mSMS API, include/sms.h)
  * with its elided parts filled in and nothing else changed. What was added or fixed is marked [filled in]
  * or [fixed]:
- *  - line 1's "...": headers, MAX/MIN, and NZ..BT overridable with -D (defaults small for CI; NY*NX*8 is
- *    64 KiB so every rank's z slab starts on a page boundary, which sms_sync_drop needs: a rank's writes to
- *    a page homed elsewhere are dropped);
+ *  - line 1's "...": headers, MAX/MIN, and NZ..BT overridable with -D (defaults small for CI; any NY, NX:
+ *    sms_sync_drop keeps every rank's writes to its own planes even on a page homed at its neighbour, and
+ *    the test example_sms_stencil7_unaligned runs it on planes of 36 x 40 doubles);
  *  - "データ初期化 or 入力" (initialise or read the data): each rank fills its own z slab of A and B;
  *  - the figure's missing braces and semicolon, and private(y, x) on the omp loop (y and x are declared at
  *    the top of main, so without it the threads would share them);

@@ -82,8 +82,6 @@ typedef struct {
 int st_dsm_open(int variant, const st_params_t *p, st_arrays_t *a, st_result_t *r);
 int st_dsm_rep(int variant, const st_params_t *p, st_arrays_t *a, st_result_t *r);
 void st_dsm_close(const st_params_t *p, st_arrays_t *a, const double *ref, st_result_t *r);
-/* Whether faults/preload can run: every slab starts on a page boundary. Else a message in why. */
-int st_slabs_page_aligned(const st_params_t *p, char *why, size_t len);
 /* mpi_variant.c: the same three steps for the MPI baseline */
 int st_mpi_open(const st_params_t *p, st_arrays_t *a, st_result_t *r);
 int st_mpi_rep(const st_params_t *p, st_arrays_t *a, st_result_t *r);
