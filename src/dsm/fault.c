@@ -160,12 +160,16 @@ int kyi_touch_page(const char *call, size_t pg, int write)
             kyi_dsm.state[pg] = KYI_PG_FETCHING;
             pthread_mutex_unlock(lk);
             /* A lock acquired by a sibling thread meanwhile may have been released by its previous holder
-             * after the home answered: fetch again, so the new holder never reads the older version. */
-            uint64_t acq;
-            do {
-                acq = atomic_load(&kyi_dsm.acquires);
+             * after the home answered: fetch again, so the new holder never reads the older version. The
+             * second time with acquires held off (they invalidate under release_lock), so a rank whose
+             * threads take locks all the time cannot starve a fault. */
+            uint64_t acq = atomic_load(&kyi_dsm.acquires);
+            st = kyi_fetch_run(call, home, pg, 1);
+            if (st == KY_OK && atomic_load(&kyi_dsm.acquires) != acq) {
+                pthread_mutex_lock(&kyi_dsm.release_lock);
                 st = kyi_fetch_run(call, home, pg, 1);
-            } while (st == KY_OK && atomic_load(&kyi_dsm.acquires) != acq);
+                pthread_mutex_unlock(&kyi_dsm.release_lock);
+            }
             pthread_mutex_lock(lk);
             if (st == KY_OK) st = kyi_install(pg, write == 1);
             else kyi_dsm.state[pg] = KYI_PG_NONE;

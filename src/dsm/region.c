@@ -134,12 +134,15 @@ static int load(const char *call, void *base, const size_t glb[], const size_t r
         }
         pthread_mutex_unlock(kyi_pg_lock(pg));
     }
-    /* As a fault does: a lock acquired by a sibling thread meanwhile means fetching again. */
-    uint64_t acq;
-    do {
-        acq = atomic_load(&kyi_dsm.acquires);
-        if (!st && (nnew || nref)) st = fetch_marked(call, &pages, home, want);
-    } while (!st && (nnew || nref) && atomic_load(&kyi_dsm.acquires) != acq);
+    /* As a fault does: a lock acquired by a sibling thread meanwhile means fetching again, with acquires
+     * held off. */
+    uint64_t acq = atomic_load(&kyi_dsm.acquires);
+    if (!st && (nnew || nref)) st = fetch_marked(call, &pages, home, want);
+    if (!st && (nnew || nref) && atomic_load(&kyi_dsm.acquires) != acq) {
+        pthread_mutex_lock(&kyi_dsm.release_lock);
+        st = fetch_marked(call, &pages, home, want);
+        pthread_mutex_unlock(&kyi_dsm.release_lock);
+    }
     /* New read-only pages: one protection change per run of pages (a call per page was a third of a
      * same-node preload), before the states change, so a thread that finds a page RO can read it. */
     kyi_vec_t fresh = {0};
