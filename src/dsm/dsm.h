@@ -140,6 +140,8 @@ static inline size_t kyi_pg(const void *p) { return (size_t)((const char *)p - k
 static inline char *kyi_pg_data(size_t pg) { return kyi_dsm.svc + (pg << kyi_dsm.page_shift); }
 static inline char *kyi_pg_snap(size_t pg) { return kyi_dsm.svc + kyi_dsm.size + (pg << kyi_dsm.page_shift); }
 static inline char *kyi_pg_twin(size_t pg) { return kyi_dsm.svc + 2 * kyi_dsm.size + (pg << kyi_dsm.page_shift); }
+/* Where a fetch lands: the data slot, or (scratch) the snapshot slot, which a cached page does not use. */
+static inline char *kyi_pg_dst(size_t pg, int scratch) { return scratch ? kyi_pg_snap(pg) : kyi_pg_data(pg); }
 static inline char *kyi_pg_app(size_t pg) { return kyi_dsm.base + (pg << kyi_dsm.page_shift); }
 static inline pthread_mutex_t *kyi_pg_lock(size_t pg) { return &kyi_dsm.stripe[pg % KYI_DSM_STRIPES]; }
 static inline int kyi_in_gas(const void *p)
@@ -218,7 +220,7 @@ void kyi_peers_open(void);
 void kyi_peers_close(void);
 /* Copy pages [pg, pg+n) of same-node home `home` straight from its memory: KY_OK, or KY_PENDING when the
  * message path must do it (not mapped, the home not yet in the requester's interval, a page not live). */
-int kyi_peer_read(int home, size_t pg, size_t n);
+int kyi_peer_read(int home, size_t pg, size_t n, int scratch);
 
 /* fetch.c: requester side */
 /* Fetch pages [pg, pg+n) (one home) into their data slots; the pages must be FETCHING or held by the
@@ -230,8 +232,9 @@ typedef struct {
     int home;
     size_t pg, n;
     int direct;              /* already copied by kyi_peer_read */
+    int scratch;             /* into the pages' snapshot slots (an overload merges them under the page locks) */
 } kyi_fetch_t;
-int kyi_fetch_start(const char *call, kyi_fetch_t *f, int home, size_t pg, size_t n);
+int kyi_fetch_start(const char *call, kyi_fetch_t *f, int home, size_t pg, size_t n, int scratch);
 int kyi_fetch_wait(const char *call, kyi_fetch_t *f, int nf);
 /* Wait for an MPI request with KY_TIMEOUT; *count receives the received byte count when st != NULL. */
 int kyi_dsm_wait(const char *call, int peer, MPI_Request *r, int *count);
@@ -274,7 +277,7 @@ int kyi_map_owner(const kyi_map_t *m, size_t e);
 
 /* store.c: pages of store allocations (store.h) */
 /* Fill the data slots of pages [pg, pg+n) (store pages, possibly of several allocations) from their stores. */
-int kyi_store_fetch(const char *call, size_t pg, size_t n);
+int kyi_store_fetch(const char *call, size_t pg, size_t n, int scratch);
 /* ky_home_of of byte `off` of the space, in a store allocation: the store's answer. */
 int kyi_store_home(const char *call, size_t off);
 /* Diff of dirty store page pg against its twin, as whole changed elements copied into `out` (stripe lock

@@ -23,7 +23,7 @@ int kyi_dsm_wait(const char *call, int peer, MPI_Request *r, int *count)
     }
 }
 
-int kyi_fetch_start(const char *call, kyi_fetch_t *f, int home, size_t pg, size_t n)
+int kyi_fetch_start(const char *call, kyi_fetch_t *f, int home, size_t pg, size_t n, int scratch)
 {
     size_t bytes = n << kyi_dsm.page_shift;
     if (bytes > (size_t)1 << 30) return kyi_fail(KY_ERR_INTERNAL, call, "fetch of %zu bytes in one message", bytes);
@@ -31,18 +31,19 @@ int kyi_fetch_start(const char *call, kyi_fetch_t *f, int home, size_t pg, size_
     f->pg = pg;
     f->n = n;
     f->direct = 0;
+    f->scratch = scratch;
     if (home == KYI_HOME_STORE) { /* an array view's page: read from the blocks, in this thread */
         f->direct = 1;
         f->req = MPI_REQUEST_NULL;
-        return kyi_store_fetch(call, pg, n);
+        return kyi_store_fetch(call, pg, n, scratch);
     }
-    if (kyi_peer_read(home, pg, n) == KY_OK) { /* same node: copied from the home's memory already */
+    if (kyi_peer_read(home, pg, n, scratch) == KY_OK) { /* same node: copied from the home's memory already */
         f->direct = 1;
         f->req = MPI_REQUEST_NULL;
         return KY_OK;
     }
     int tag = (int)kyi_new_tag();
-    if (MPI_Irecv(kyi_pg_data(pg), (int)bytes, MPI_BYTE, home, tag, kyi_comm.rep, &f->req) != MPI_SUCCESS)
+    if (MPI_Irecv(kyi_pg_dst(pg, scratch), (int)bytes, MPI_BYTE, home, tag, kyi_comm.rep, &f->req) != MPI_SUCCESS)
         return kyi_fail(KY_ERR_MPI, call, "MPI_Irecv for pages from rank %d failed", home);
     pthread_mutex_lock(&kyi_dsm.epoch_lock);
     uint64_t epoch = kyi_dsm.epoch;
@@ -67,7 +68,7 @@ int kyi_fetch_wait(const char *call, kyi_fetch_t *f, int nf)
         else st = kyi_dsm_wait(call, f[i].home, &f[i].req, &count);
         if (!st && (size_t)count != bytes) {
             int64_t remote = 0;
-            if (count == 8) memcpy(&remote, kyi_pg_data(f[i].pg), 8);
+            if (count == 8) memcpy(&remote, kyi_pg_dst(f[i].pg, f[i].scratch), 8);
             st = kyi_fail(count == 8 ? (int)remote : KY_ERR_INTERNAL, call,
                           "rank %d refused pages at %p (+%zu bytes): %s", f[i].home, (void *)kyi_pg_app(f[i].pg), bytes,
                           count == 8 ? "not in a live allocation homed there" : "short reply");
@@ -84,6 +85,6 @@ int kyi_fetch_wait(const char *call, kyi_fetch_t *f, int nf)
 int kyi_fetch_run(const char *call, int home, size_t pg, size_t n)
 {
     kyi_fetch_t f;
-    KYI_CHECK(kyi_fetch_start(call, &f, home, pg, n));
+    KYI_CHECK(kyi_fetch_start(call, &f, home, pg, n, 0));
     return kyi_fetch_wait(call, &f, 1);
 }

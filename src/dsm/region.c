@@ -74,8 +74,11 @@ static int fetch_marked(const char *call, const kyi_vec_t *pages, const int *hom
             continue;
         }
         size_t j = i + 1;
-        while (j < pages->len && want[j] && home[j] == home[i] && pages->v[j] == pages->v[j - 1] + 1 && j - i < max) j++;
-        st = kyi_fetch_start(call, &f[nf], home[i], pages->v[i], j - i);
+        /* new pages (1) land in their data slots, refreshed ones (2) in their scratch slots: one kind a run */
+        while (j < pages->len && want[j] == want[i] && home[j] == home[i] && pages->v[j] == pages->v[j - 1] + 1 &&
+               j - i < max)
+            j++;
+        st = kyi_fetch_start(call, &f[nf], home[i], pages->v[i], j - i, want[i] == 2);
         if (!st) nf++;
         i = j;
     }
@@ -84,15 +87,32 @@ static int fetch_marked(const char *call, const kyi_vec_t *pages, const int *hom
     return st ? st : st2;
 }
 
-/* Overload of a dirty page that holds elements of this rank: the refresh replaces the others' elements;
- * this rank's own keep its writes (saved in the page's snapshot slot, unused by a cached page) and stay
- * dirty, the twin of the rest follows the refreshed data. */
-static int keep_own_run(void *ctx, size_t off, size_t len, int owner)
+/* Overload of a dirty page that holds elements of this rank: the refresh (in the scratch slot) replaces the
+ * others' elements, data and twin; this rank's own keep their writes and stay dirty. */
+static int refresh_run(void *ctx, size_t off, size_t len, int owner)
 {
     size_t pg = *(const size_t *)ctx;
-    if (owner == kyi_rt.rank) memcpy(kyi_pg_data(pg) + off, kyi_pg_snap(pg) + off, len);
-    else memcpy(kyi_pg_twin(pg) + off, kyi_pg_data(pg) + off, len);
+    if (owner == kyi_rt.rank) return 0;
+    memcpy(kyi_pg_data(pg) + off, kyi_pg_snap(pg) + off, len);
+    memcpy(kyi_pg_twin(pg) + off, kyi_pg_snap(pg) + off, len);
     return 0;
+}
+
+/* Install a refreshed page (stripe lock held). The fetch went to the scratch slot, so a sibling thread's
+ * acquire could diff and drop the page meanwhile without seeing half-fetched data: then there is nothing
+ * to refresh (the next access fetches it). */
+static void refresh_page(size_t pg)
+{
+    int s = kyi_dsm.state[pg];
+    if (s == KYI_PG_RW && kyi_dsm.mixed[pg]) {
+        pthread_rwlock_rdlock(&kyi_dsm.table_lock);
+        kyi_owner_runs(pg, refresh_run, &pg);
+        pthread_rwlock_unlock(&kyi_dsm.table_lock);
+    } else if (s == KYI_PG_RW || s == KYI_PG_RO) {
+        memcpy(kyi_pg_data(pg), kyi_pg_snap(pg), kyi_dsm.page);
+        /* refreshed data is the home's, not a local write: the twin follows it */
+        if (s == KYI_PG_RW) memcpy(kyi_pg_twin(pg), kyi_pg_snap(pg), kyi_dsm.page);
+    }
 }
 
 static int load(const char *call, void *base, const size_t glb[], const size_t region[], int ndim, size_t elem, int rw,
@@ -105,6 +125,11 @@ static int load(const char *call, void *base, const size_t glb[], const size_t r
     int *home = malloc((pages.len ? pages.len : 1) * sizeof *home);
     char *want = calloc(pages.len ? pages.len : 1, 1);
     int st = home && want ? page_homes(call, &pages, home) : kyi_fail(KY_ERR_NOMEM, call, "no memory");
+    /* An overload replaces data of pages this rank holds. A sibling thread's lock release may be sending
+     * the same page's diff home right now (the page already read-only again): a refresh fetched before the
+     * home applied it would wipe this rank's own writes. So overloads, releases and acquires of a rank go
+     * one at a time. */
+    if (refresh) pthread_mutex_lock(&kyi_dsm.release_lock);
     size_t nnew = 0, nref = 0;
     /* Claim the pages: NONE -> FETCHING (new); held pages are refreshed by overload, left by preload. */
     for (size_t i = 0; i < pages.len && !st; i++) {
@@ -125,10 +150,6 @@ static int load(const char *call, void *base, const size_t glb[], const size_t r
             want[i] = 1, nnew++;
         } else if (refresh && (s == KYI_PG_RO || s == KYI_PG_RW)) {
             want[i] = 2, nref++;
-            if (s == KYI_PG_RW && kyi_dsm.mixed[pg]) {
-                memcpy(kyi_pg_snap(pg), kyi_pg_data(pg), kyi_dsm.page);
-                want[i] = 3;
-            }
         } else if (!refresh && rw && s == KYI_PG_RO) {
             st = kyi_open_for_write(pg);
         }
@@ -138,7 +159,7 @@ static int load(const char *call, void *base, const size_t glb[], const size_t r
      * held off. */
     uint64_t acq = atomic_load(&kyi_dsm.acquires);
     if (!st && (nnew || nref)) st = fetch_marked(call, &pages, home, want);
-    if (!st && (nnew || nref) && atomic_load(&kyi_dsm.acquires) != acq) {
+    if (!st && (nnew || nref) && !refresh && atomic_load(&kyi_dsm.acquires) != acq) {
         pthread_mutex_lock(&kyi_dsm.release_lock);
         st = fetch_marked(call, &pages, home, want);
         pthread_mutex_unlock(&kyi_dsm.release_lock);
@@ -160,13 +181,8 @@ static int load(const char *call, void *base, const size_t glb[], const size_t r
             else if (fresh.len) kyi_dsm.state[pg] = KYI_PG_RO;
             else st = kyi_install(pg, rw);
             pthread_cond_broadcast(&kyi_dsm.fetched[pg % KYI_DSM_STRIPES]);
-        } else if (!st && kyi_dsm.state[pg] == KYI_PG_RW && want[i] == 3) {
-            pthread_rwlock_rdlock(&kyi_dsm.table_lock);
-            kyi_owner_runs(pg, keep_own_run, &pg);
-            pthread_rwlock_unlock(&kyi_dsm.table_lock);
-        } else if (!st && kyi_dsm.state[pg] == KYI_PG_RW) {
-            /* Refreshed data is the home's, not a local write: the twin follows it. */
-            memcpy(kyi_pg_twin(pg), kyi_pg_data(pg), kyi_dsm.page);
+        } else if (!st) {
+            refresh_page(pg);
         }
         pthread_mutex_unlock(kyi_pg_lock(pg));
     }
@@ -181,6 +197,7 @@ static int load(const char *call, void *base, const size_t glb[], const size_t r
         else KYI_DSM_COUNT(pages_preloaded, nnew);
     }
     free(home);
+    if (refresh) pthread_mutex_unlock(&kyi_dsm.release_lock);
     free(want);
     free(pages.v);
     KYI_DSM_COUNT(coherence_ns, kyi_now_ns() - t0);

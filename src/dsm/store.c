@@ -34,7 +34,7 @@ int kyi_store_home(const char *call, size_t off)
     return a.store.home_of(a.store.ctx, off - a.off);
 }
 
-int kyi_store_fetch(const char *call, size_t pg, size_t n)
+int kyi_store_fetch(const char *call, size_t pg, size_t n, int scratch)
 {
     for (size_t i = 0; i < n;) {
         size_t off = (pg + i) << kyi_dsm.page_shift;
@@ -44,7 +44,7 @@ int kyi_store_fetch(const char *call, size_t pg, size_t n)
         size_t end = (a.off + a.bytes) >> kyi_dsm.page_shift;
         if (end > pg + n) end = pg + n;
         size_t lo = off - a.off, hi = (end << kyi_dsm.page_shift) - a.off, rd = hi < a.user ? hi : a.user;
-        char *dst = kyi_pg_data(pg + i);
+        char *dst = kyi_pg_dst(pg + i, scratch);
         if (rd > lo) KYI_CHECK(a.store.read(a.store.ctx, lo, rd - lo, dst));
         if (rd < lo) rd = lo;
         if (hi > rd) memset(dst + (rd - lo), 0, hi - rd); /* the rounding past the caller's size */
