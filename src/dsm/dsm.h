@@ -176,6 +176,9 @@ void kyi_fault_uninstall(void);
 int kyi_open_for_write(size_t pg);
 /* Stripe lock held. A cached page whose data just arrived becomes RO (held), then RW when `write`. */
 int kyi_install(size_t pg, int write);
+/* The same after a fetch begun when kyi_dsm.acquires was *acq: KY_PENDING (nothing changed) if a lock
+ * acquire has begun since, so the caller fetches again. */
+int kyi_install_checked(size_t pg, int write, const uint64_t *acq);
 /* Make page pg present for the application (read, or write when `write`), as a fault would. */
 int kyi_touch_page(const char *call, size_t pg, int write);
 

@@ -120,17 +120,27 @@ static void open_home_run(size_t pg)
     if (m) kyi_protect(pg + 1, m, PROT_READ | PROT_WRITE);
 }
 
-int kyi_install(size_t pg, int write)
+int kyi_install_checked(size_t pg, int write, const uint64_t *acq)
 {
+    /* A fetch that overlapped a sibling thread's lock acquire may hold data older than the lock's previous
+     * release. The acquire counts itself and takes the held list in one step under lists_lock; checking the
+     * count and joining the list in one step here means either the acquire sees this page (and drops it)
+     * or this check sees the acquire (KY_PENDING: fetch again). The page stays inaccessible until then. */
+    pthread_mutex_lock(&kyi_dsm.lists_lock);
+    if (acq && atomic_load(&kyi_dsm.acquires) != *acq) {
+        pthread_mutex_unlock(&kyi_dsm.lists_lock);
+        return KY_PENDING;
+    }
+    kyi_vec_push(&kyi_dsm.held, pg);
+    pthread_mutex_unlock(&kyi_dsm.lists_lock);
     /* A write goes straight to read-write in kyi_open_for_write: one protection change, not two. A thread
      * touching the page in between faults, waits for the stripe lock held here, and finds it RW. */
     if (!write) KYI_CHECK(kyi_protect(pg, 1, PROT_READ));
     kyi_dsm.state[pg] = KYI_PG_RO;
-    pthread_mutex_lock(&kyi_dsm.lists_lock);
-    kyi_vec_push(&kyi_dsm.held, pg);
-    pthread_mutex_unlock(&kyi_dsm.lists_lock);
     return write ? kyi_open_for_write(pg) : KY_OK;
 }
+
+int kyi_install(size_t pg, int write) { return kyi_install_checked(pg, write, NULL); }
 
 int kyi_touch_page(const char *call, size_t pg, int write)
 {
@@ -165,14 +175,17 @@ int kyi_touch_page(const char *call, size_t pg, int write)
              * threads take locks all the time cannot starve a fault. */
             uint64_t acq = atomic_load(&kyi_dsm.acquires);
             st = kyi_fetch_run(call, home, pg, 1);
-            if (st == KY_OK && atomic_load(&kyi_dsm.acquires) != acq) {
-                pthread_mutex_lock(&kyi_dsm.release_lock);
+            pthread_mutex_lock(lk);
+            if (st == KY_OK) st = kyi_install_checked(pg, write == 1, &acq);
+            if (st == KY_PENDING) {
+                pthread_mutex_unlock(lk);
+                pthread_mutex_lock(&kyi_dsm.release_lock); /* no acquire can run meanwhile */
                 st = kyi_fetch_run(call, home, pg, 1);
+                pthread_mutex_lock(lk);
+                if (st == KY_OK) st = kyi_install(pg, write == 1);
                 pthread_mutex_unlock(&kyi_dsm.release_lock);
             }
-            pthread_mutex_lock(lk);
-            if (st == KY_OK) st = kyi_install(pg, write == 1);
-            else kyi_dsm.state[pg] = KYI_PG_NONE;
+            if (st != KY_OK) kyi_dsm.state[pg] = KYI_PG_NONE;
             pthread_cond_broadcast(&kyi_dsm.fetched[pg % KYI_DSM_STRIPES]);
         }
         /* Anything else: another thread made the page present meanwhile. */

@@ -129,7 +129,7 @@ static int load(const char *call, void *base, const size_t glb[], const size_t r
      * the same page's diff home right now (the page already read-only again): a refresh fetched before the
      * home applied it would wipe this rank's own writes. So overloads, releases and acquires of a rank go
      * one at a time. */
-    if (refresh) pthread_mutex_lock(&kyi_dsm.release_lock);
+    pthread_mutex_lock(&kyi_dsm.release_lock); /* and preloads too: no acquire meanwhile (fault.c says why) */
     size_t nnew = 0, nref = 0;
     /* Claim the pages: NONE -> FETCHING (new); held pages are refreshed by overload, left by preload. */
     for (size_t i = 0; i < pages.len && !st; i++) {
@@ -155,15 +155,7 @@ static int load(const char *call, void *base, const size_t glb[], const size_t r
         }
         pthread_mutex_unlock(kyi_pg_lock(pg));
     }
-    /* As a fault does: a lock acquired by a sibling thread meanwhile means fetching again, with acquires
-     * held off. */
-    uint64_t acq = atomic_load(&kyi_dsm.acquires);
     if (!st && (nnew || nref)) st = fetch_marked(call, &pages, home, want);
-    if (!st && (nnew || nref) && !refresh && atomic_load(&kyi_dsm.acquires) != acq) {
-        pthread_mutex_lock(&kyi_dsm.release_lock);
-        st = fetch_marked(call, &pages, home, want);
-        pthread_mutex_unlock(&kyi_dsm.release_lock);
-    }
     /* New read-only pages: one protection change per run of pages (a call per page was a third of a
      * same-node preload), before the states change, so a thread that finds a page RO can read it. */
     kyi_vec_t fresh = {0};
@@ -197,7 +189,7 @@ static int load(const char *call, void *base, const size_t glb[], const size_t r
         else KYI_DSM_COUNT(pages_preloaded, nnew);
     }
     free(home);
-    if (refresh) pthread_mutex_unlock(&kyi_dsm.release_lock);
+    pthread_mutex_unlock(&kyi_dsm.release_lock);
     free(want);
     free(pages.v);
     KYI_DSM_COUNT(coherence_ns, kyi_now_ns() - t0);

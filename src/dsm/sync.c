@@ -299,8 +299,11 @@ int kyi_acquire_invalidate(const char *call)
 {
     /* Fetches already under way may carry data older than the lock's previous holder's release: they see
      * this count change and fetch again (fault.c, region.c). */
+    pthread_mutex_lock(&kyi_dsm.lists_lock); /* counted and taken in one step (kyi_install_checked) */
     atomic_fetch_add(&kyi_dsm.acquires, 1);
-    kyi_vec_t held = take_list(&kyi_dsm.held), gone = {0};
+    kyi_vec_t held = kyi_dsm.held, gone = {0};
+    memset(&kyi_dsm.held, 0, sizeof kyi_dsm.held);
+    pthread_mutex_unlock(&kyi_dsm.lists_lock);
     free(take_list(&kyi_dsm.dirty).v); /* every dirty page is held: all handled below */
     diffset_t d;
     int st = diffset_init(&d, call, 1);
