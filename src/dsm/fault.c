@@ -187,8 +187,16 @@ int kyi_touch_page(const char *call, size_t pg, int write)
             }
             if (st != KY_OK) kyi_dsm.state[pg] = KYI_PG_NONE;
             pthread_cond_broadcast(&kyi_dsm.fetched[pg % KYI_DSM_STRIPES]);
+        } else {
+            /* Another thread made the page present meanwhile, or a protection change raced with another one
+             * and the mapping lags the state: a new local allocation's pages set read-only by
+             * open_home_pages after a sibling's open_home_run had opened them (a store then faulted forever).
+             * Make the mapping match the state (same result when it already does). */
+            int writable = s == KYI_PG_RW || s == KYI_PG_HOME_RW || s == KYI_PG_HOME_FREE || s == KYI_PG_HOME_OPEN;
+            if (write && writable) st = kyi_protect(pg, 1, PROT_READ | PROT_WRITE);
+            else if (!write && (writable || s == KYI_PG_RO || s == KYI_PG_HOME_RO))
+                st = kyi_protect(pg, 1, writable ? PROT_READ | PROT_WRITE : PROT_READ);
         }
-        /* Anything else: another thread made the page present meanwhile. */
         pthread_mutex_unlock(lk);
         return st;
     }
