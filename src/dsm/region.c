@@ -74,11 +74,12 @@ static int fetch_marked(const char *call, const kyi_vec_t *pages, const int *hom
             continue;
         }
         size_t j = i + 1;
-        /* new pages (1) land in their data slots, refreshed ones (2) in their scratch slots: one kind a run */
+        /* new (1) and refreshed (2) pages land in their data slots, refreshed dirty pages holding this rank's
+         * own elements (3) in their scratch slots: one kind a run */
         while (j < pages->len && want[j] == want[i] && home[j] == home[i] && pages->v[j] == pages->v[j - 1] + 1 &&
                j - i < max)
             j++;
-        st = kyi_fetch_start(call, &f[nf], home[i], pages->v[i], j - i, want[i] == 2);
+        st = kyi_fetch_start(call, &f[nf], home[i], pages->v[i], j - i, want[i] == 3);
         if (!st) nf++;
         i = j;
     }
@@ -98,20 +99,18 @@ static int refresh_run(void *ctx, size_t off, size_t len, int owner)
     return 0;
 }
 
-/* Install a refreshed page (stripe lock held). The fetch went to the scratch slot, so a sibling thread's
- * acquire could diff and drop the page meanwhile without seeing half-fetched data: then there is nothing
- * to refresh (the next access fetches it). */
-static void refresh_page(size_t pg)
+/* Install a refreshed page (stripe lock held; the rank's acquires and releases are held off, so the page
+ * is still in the state it was claimed in). */
+static void refresh_page(size_t pg, int scratch)
 {
     int s = kyi_dsm.state[pg];
-    if (s == KYI_PG_RW && kyi_dsm.mixed[pg]) {
+    if (s == KYI_PG_RW && scratch) {
         pthread_rwlock_rdlock(&kyi_dsm.table_lock);
         kyi_owner_runs(pg, refresh_run, &pg);
         pthread_rwlock_unlock(&kyi_dsm.table_lock);
-    } else if (s == KYI_PG_RW || s == KYI_PG_RO) {
-        memcpy(kyi_pg_data(pg), kyi_pg_snap(pg), kyi_dsm.page);
+    } else if (s == KYI_PG_RW) {
         /* refreshed data is the home's, not a local write: the twin follows it */
-        if (s == KYI_PG_RW) memcpy(kyi_pg_twin(pg), kyi_pg_snap(pg), kyi_dsm.page);
+        memcpy(kyi_pg_twin(pg), kyi_pg_data(pg), kyi_dsm.page);
     }
 }
 
@@ -149,7 +148,7 @@ static int load(const char *call, void *base, const size_t glb[], const size_t r
             kyi_dsm.state[pg] = KYI_PG_FETCHING;
             want[i] = 1, nnew++;
         } else if (refresh && (s == KYI_PG_RO || s == KYI_PG_RW)) {
-            want[i] = 2, nref++;
+            want[i] = s == KYI_PG_RW && kyi_dsm.mixed[pg] ? 3 : 2, nref++;
         } else if (!refresh && rw && s == KYI_PG_RO) {
             st = kyi_open_for_write(pg);
         }
@@ -174,7 +173,7 @@ static int load(const char *call, void *base, const size_t glb[], const size_t r
             else st = kyi_install(pg, rw);
             pthread_cond_broadcast(&kyi_dsm.fetched[pg % KYI_DSM_STRIPES]);
         } else if (!st) {
-            refresh_page(pg);
+            refresh_page(pg, want[i] == 3);
         }
         pthread_mutex_unlock(kyi_pg_lock(pg));
     }
