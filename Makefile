@@ -6,6 +6,16 @@
 #   make build      configure (Ninja if present) and build into build/
 #   make test       deps + build + the CPU tests (ctest -L cpu)
 #   make test-gpu   build + the GPU tests (ctest -L gpu); skipped when no GPU is found
+#   make test-asan  AddressSanitizer build (+ LeakSanitizer) in build-asan/, CPU only, then the DSM tests and
+#                   the runtime and comm basics: ctest -L '^(dsm|runtime|seg|rma|am|barrier|threads|sms)$' with
+#                   ASAN_OPTIONS handle_segv=0 (the DSM's own SIGSEGV handler serves the page faults),
+#                   allow_user_segv_handler=1, detect_leaks=1 (Open MPI's: tests/sanitizers/lsan.supp)
+#   make test-tsan  ThreadSanitizer build in build-tsan/, CPU only, then ctest -L
+#                   '^(dsm|runtime|seg|barrier|threads|sms)$' (not rma, am: Open MPI writes their buffers behind
+#                   TSan's back) with KY_GAS_BASE=0x1000000000 (the global space inside TSan's application
+#                   range), TSAN_OPTIONS report_signal_unsafe=0 (page faults are served in the signal handler),
+#                   Open MPI's reports suppressed (tests/sanitizers/tsan.supp), OMP_THREAD_LIMIT=1 (libgomp is
+#                   not instrumented: its barriers would look like races)
 #   make bench      build + bench/run_all.sh
 #   make demo       deps + build + the DSM stencil on 4 local ranks: faults, preload, barrier against MPI, checked
 #                   against a serial run (build/bin/kyrun -n 4 build/bin/ky_stencil --variant all --check)
@@ -13,6 +23,7 @@
 #   make clean
 # Variables: BUILD=build  JOBS=<cores>  CMAKE_ARGS="-DKY_ENABLE_CUDA=OFF ..."  CTEST_ARGS="-R rma"
 #            DEMO_RANKS=4  DEMO_ARGS="--nz 128 ..."  PREFIX=/usr/local
+#            SAN_LABELS='^(dsm|...)$'  TSAN_LABELS=...  ASAN_BUILD=build-asan  TSAN_BUILD=build-tsan  TSAN_GAS_BASE=0x1000000000
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eo pipefail -c
@@ -25,9 +36,19 @@ DEMO_RANKS ?= 4
 # 128^3 doubles per array, 32 steps, best of 3: a few seconds on 2 cores with 4 ranks
 DEMO_ARGS ?= --nz 128 --ny 128 --nx 128 --nt 32 --bt 4 --reps 3 --points 7,27
 DEPS_DIR := .deps
+# Sanitizer runs (test-asan, test-tsan): their build folders and the CTest labels they run.
+ASAN_BUILD ?= build-asan
+TSAN_BUILD ?= build-tsan
+SAN_LABELS ?= ^(dsm|runtime|seg|rma|am|barrier|threads|sms)$$
+# ThreadSanitizer leaves out rma and am: there Open MPI itself writes the program's buffers (a get's data,
+# on the progress thread) and orders that with atomics TSan cannot see, so every test reports false races.
+TSAN_LABELS ?= ^(dsm|runtime|seg|barrier|threads|sms)$$
+# Inside ThreadSanitizer's low application range (4 KiB .. 512 GiB on x86-64 Linux); the default
+# 0x300000000000 is TSan's metadata.
+TSAN_GAS_BASE ?= 0x1000000000
 GENERATOR := $(if $(shell command -v ninja 2>/dev/null),Ninja,Unix Makefiles)
 
-.PHONY: all help deps build test test-gpu bench demo install clean
+.PHONY: all help deps build test test-gpu test-asan test-tsan bench demo install clean
 
 all: build
 
@@ -98,6 +119,27 @@ test-gpu:
 	@if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then echo "test-gpu: no GPU found, skipping"; exit 0; fi; \
 	$(MAKE) --no-print-directory build; \
 	ctest --test-dir $(BUILD) -L gpu --output-on-failure $(CTEST_ARGS)
+
+# ---- sanitizers: the DSM and the runtime/comm basics under AddressSanitizer and ThreadSanitizer ------------
+# Each configures and builds its own folder (CUDA off), then runs the labelled tests there. Options the
+# caller already has in ASAN_OPTIONS / TSAN_OPTIONS come after ours, so they win.
+SAN_SUPP := $(CURDIR)/tests/sanitizers
+
+test-asan:
+	@$(MAKE) --no-print-directory build BUILD=$(ASAN_BUILD) \
+	    CMAKE_ARGS="-DKY_SANITIZE=address -DKY_ENABLE_CUDA=OFF $(CMAKE_ARGS)"; \
+	export ASAN_OPTIONS="handle_segv=0:allow_user_segv_handler=1:detect_leaks=1:fast_unwind_on_malloc=0$${ASAN_OPTIONS:+:$$ASAN_OPTIONS}"; \
+	export LSAN_OPTIONS="suppressions=$(SAN_SUPP)/lsan.supp:print_suppressions=0$${LSAN_OPTIONS:+:$$LSAN_OPTIONS}"; \
+	echo "test-asan: ASAN_OPTIONS=$$ASAN_OPTIONS"; \
+	ctest --test-dir $(ASAN_BUILD) -L '$(SAN_LABELS)' -LE '^gpu$$' --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
+test-tsan:
+	@$(MAKE) --no-print-directory build BUILD=$(TSAN_BUILD) \
+	    CMAKE_ARGS="-DKY_SANITIZE=thread -DKY_ENABLE_CUDA=OFF $(CMAKE_ARGS)"; \
+	export TSAN_OPTIONS="report_signal_unsafe=0 second_deadlock_stack=1 suppressions=$(SAN_SUPP)/tsan.supp$${TSAN_OPTIONS:+ $$TSAN_OPTIONS}"; \
+	export KY_GAS_BASE=$(TSAN_GAS_BASE) OMP_THREAD_LIMIT=1; \
+	echo "test-tsan: TSAN_OPTIONS=$$TSAN_OPTIONS KY_GAS_BASE=$$KY_GAS_BASE OMP_THREAD_LIMIT=1"; \
+	ctest --test-dir $(TSAN_BUILD) -L '$(TSAN_LABELS)' -LE '^gpu$$' --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
 # ---- benchmarks and demo ---------------------------------------------------------------------------------
 bench: build

@@ -13,3 +13,7 @@ set_tests_properties(install_consumer PROPERTIES
 # The launcher: dry-run command lines (Open MPI and a fake MPICH), errors, --info, a real 2-rank run.
 add_test(NAME kyrun COMMAND sh "${PROJECT_SOURCE_DIR}/cmake/check_kyrun.sh" "${CMAKE_RUNTIME_OUTPUT_DIRECTORY}")
 set_tests_properties(kyrun PROPERTIES LABELS "cpu;tools" TIMEOUT 180 PROCESSORS 2)
+# More ranks than cores with OMP_NUM_THREADS set higher still: kyrun must still oversubscribe.
+add_test(NAME kyrun.omp_threads
+         COMMAND sh "${PROJECT_SOURCE_DIR}/cmake/check_kyrun_omp.sh" "${CMAKE_RUNTIME_OUTPUT_DIRECTORY}")
+set_tests_properties(kyrun.omp_threads PROPERTIES LABELS "cpu;tools" TIMEOUT 120 PROCESSORS 2)

@@ -9,7 +9,7 @@ ok() { echo "ok   $*"; }
 bad() { echo "FAIL $*"; fail=1; }
 has() { case "$1" in *"$2"*) return 0 ;; esac; return 1; }
 
-cores="$(nproc 2>/dev/null || echo 1)"
+cores="$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc 2>/dev/null || echo 1)"
 big=$((cores + 1))
 out="$(KY_DEMO_SETTING=7 KYRUN_DRYRUN=1 "$kyrun" -n "$big" --gpus-per-rank 2 --node-split -- prog a "b c")"
 echo "dry run: $out"

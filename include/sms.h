@@ -14,8 +14,11 @@
  *
  * mSMS programs do not check return values, so a failing call here prints Kyoyu's reason
  * ("sms_mapalloc: rank 1: ky_mapalloc: ...") and calls abort(); the launcher then ends the other ranks.
- * sms_rank and sms_nprocs are values, not variables: they cannot be named in OpenMP data clauses
- * (firstprivate(sms_rank) does not compile); copy them into a local variable first. */
+ * sms_rank, sms_nprocs and sms_nproc (the spelling of the seed's Fig. 10) are global ints, as in mSMS,
+ * defined in libkyoyu (src/sms_names.c): ky_init (so sms_startup) sets them to the rank and the rank count,
+ * and before it they hold 0 and 0. Being variables, they can be named in OpenMP data clauses, as the
+ * seed's Figs. 9-11 do: firstprivate(bt, numgpus, sms_rank, sms_nprocs, st, size). Read them, never
+ * assign them. */
 #ifndef KYOYU_SMS_H
 #define KYOYU_SMS_H
 
@@ -25,9 +28,11 @@
 #include "kyoyu.h"
 #include "kyoyu/dsm.h"
 
-#define sms_rank (ky_rank())
-#define sms_nprocs (ky_nranks())
-#define sms_nproc sms_nprocs /* the spelling of the seed's Fig. 10 */
+KY_EXTERN_C_BEGIN
+extern KY_API int sms_rank;   /* ky_rank() once ky_init has run */
+extern KY_API int sms_nprocs; /* ky_nranks() once ky_init has run */
+extern KY_API int sms_nproc;  /* the same as sms_nprocs */
+KY_EXTERN_C_END
 
 static inline void sms_die_(const char *call, int status)
 {

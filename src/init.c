@@ -1,5 +1,6 @@
 /* ky_init / ky_finalize: every layer's set-up in layer order (runtime, comm, dsm) and teardown in reverse.
- * The collectives need no set-up of their own (teams and plans are made on demand). */
+ * The collectives need no set-up of their own (teams and plans are made on demand). ky_init also fills in
+ * the mSMS rank variables of sms.h (sms_names.c). */
 #include "kyoyu.h"
 #include "runtime/log.h"
 #include "runtime/runtime.h"
@@ -10,10 +11,12 @@ int kyi_comm_init(void);
 int kyi_comm_finalize(void);
 int kyi_dsm_init(void);
 int kyi_dsm_finalize(void);
+void kyi_sms_names_set(int rank, int nranks);
 
 int ky_init(int *argc, char ***argv)
 {
     KYI_CHECK(kyi_rt_init(argc, argv));
+    kyi_sms_names_set(kyi_rt.rank, kyi_rt.nranks);
     int st = kyi_comm_init();
     if (st) kyi_fatal("rank %d: ky_init: the comm layer failed to start: %s", kyi_rt.rank, ky_last_error());
     st = kyi_dsm_init();

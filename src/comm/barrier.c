@@ -17,9 +17,13 @@ int ky_barrier_notify(void)
     KYI_CHECK(ky_quiet());
     pthread_mutex_lock(&bar_lock);
     int st = KY_OK;
-    if (bar_active) st = kyi_fail(KY_ERR_STATE, call, "another thread notified concurrently");
-    else if (MPI_Ibarrier(kyi_comm.bar, &bar_req) != MPI_SUCCESS) st = kyi_fail(KY_ERR_MPI, call, "MPI_Ibarrier failed");
-    else bar_active = 1;
+    if (bar_active) {
+        st = kyi_fail(KY_ERR_STATE, call, "another thread notified concurrently");
+    } else {
+        kyi_hb_release(KYI_HB_BARRIER); /* comm.h: this thread's accesses precede what is served after it */
+        if (MPI_Ibarrier(kyi_comm.bar, &bar_req) != MPI_SUCCESS) st = kyi_fail(KY_ERR_MPI, call, "MPI_Ibarrier failed");
+        else bar_active = 1;
+    }
     pthread_mutex_unlock(&bar_lock);
     return st;
 }
@@ -32,7 +36,10 @@ static int bar_test(const char *call, int *done)
         return kyi_fail(KY_ERR_STATE, call, "no barrier was notified");
     }
     MPI_Test(&bar_req, done, MPI_STATUS_IGNORE);
-    if (*done) bar_active = 0;
+    if (*done) {
+        bar_active = 0;
+        kyi_hb_acquire(KYI_HB_BARRIER); /* comm.h: what the engine served before the barrier is done */
+    }
     pthread_mutex_unlock(&bar_lock);
     return KY_OK;
 }

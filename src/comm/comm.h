@@ -12,6 +12,7 @@
 
 #include "kyoyu.h"
 #include "runtime/gpu.h"
+#include "runtime/hb.h"
 #include "runtime/log.h"
 #include "runtime/runtime.h"
 
@@ -51,6 +52,16 @@ typedef struct {
 } kyi_comm_t;
 
 extern kyi_comm_t kyi_comm;
+
+/* ThreadSanitizer (runtime/hb.h): the barrier promises that every remote access this rank served before it
+ * is complete when it ends, and that the program's accesses before it precede every request served after
+ * it. One token states both: released by the engine after serving a request and by ky_barrier_notify,
+ * acquired by the engine before serving one and by the barrier's completion. */
+#define KYI_HB_BARRIER ((void *)&kyi_comm.bar)
+/* And a reply: what a handler did before answering (a put into this rank's own segment, served for one of
+ * its threads) precedes the waiter's return. Released before every deferred send, acquired where a thread's
+ * wait or test sees its requests complete (kyi_wait_reqs, kyi_test_reqs). */
+#define KYI_HB_REPLY ((void *)&kyi_comm.rep)
 
 /* Statistics (atomics, updated on every path). */
 typedef struct {

@@ -55,6 +55,7 @@ int kyi_send_deferred_release(const void *buf, size_t n, int dest, int tag, MPI_
     d->buf = (void *)buf;
     d->release = release;
     d->ctx = ctx;
+    kyi_hb_release(KYI_HB_REPLY); /* comm.h */
     if (MPI_Isend(buf, (int)n, MPI_BYTE, dest, tag, comm, &d->req) != MPI_SUCCESS) {
         release(ctx);
         free(d);
@@ -114,7 +115,9 @@ static int poll_once(void)
         }
         kyi_hdr_t *h = (kyi_hdr_t *)rbuf;
         if (h->op == KYI_OP_STOP) return -1;
+        kyi_hb_acquire(KYI_HB_BARRIER);
         kyi_serve(h, rbuf + sizeof(kyi_hdr_t), (size_t)count - sizeof(kyi_hdr_t), st.MPI_SOURCE);
+        kyi_hb_release(KYI_HB_BARRIER);
         handled++;
     }
     kyi_progress_deferred();
@@ -184,6 +187,7 @@ int kyi_test_reqs(int n, MPI_Request *reqs, int *done)
 {
     if (MPI_Testall(n, reqs, done, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
         return kyi_fail(KY_ERR_MPI, "kyi_test_reqs", "MPI_Testall failed");
+    if (*done) kyi_hb_acquire(KYI_HB_REPLY);
     return KY_OK;
 }
 
@@ -195,7 +199,10 @@ int kyi_wait_reqs(const char *call, int peer, int n, MPI_Request *reqs)
         int done = 0;
         if (MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
             return kyi_fail(KY_ERR_MPI, call, "MPI_Testall failed waiting on rank %d", peer);
-        if (done) return KY_OK;
+        if (done) {
+            kyi_hb_acquire(KYI_HB_REPLY);
+            return KY_OK;
+        }
         if (!kyi_comm.progress_thread && kyi_progress_poll() > 0) continue;
         kyi_waiter_pause(&w);
     }

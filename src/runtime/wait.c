@@ -4,6 +4,7 @@
  * bounded by KY_TIMEOUT and ends the job with a message. */
 #define _GNU_SOURCE
 #include <sched.h>
+#include <stdatomic.h>
 #include <time.h>
 
 #include "runtime/config.h"
@@ -20,29 +21,40 @@ uint64_t kyi_now_ns(void)
 /* Spin budgets in ns. A waiter with a core to itself spins (then yields) long, because sleeping between
  * polls throttles MPI transfers that only progress while someone polls; the progress engine spins without
  * end by default. Oversubscribed hosts never spin. */
+/* The settings below are read once, by whichever waiting thread comes first (the progress thread and the
+ * program's threads wait at once): relaxed atomics, since any of the racing readers computes the same value. */
 static uint64_t spin_ns(int engine)
 {
-    static long cached[2] = {-2, -2};
-    if (cached[engine] == -2) {
-        long v = kyi_config_long(engine ? "KY_PROGRESS_SPIN_US" : "KY_POLL_SPIN_US");
-        if (v < 0) v = kyi_rt.oversubscribed ? 0 : (engine ? -1 : 20000);
-        cached[engine] = v;
+    static _Atomic long cached[2] = {-2, -2};
+    long c = atomic_load_explicit(&cached[engine], memory_order_relaxed);
+    if (c == -2) {
+        c = kyi_config_long(engine ? "KY_PROGRESS_SPIN_US" : "KY_POLL_SPIN_US");
+        if (c < 0) c = kyi_rt.oversubscribed ? 0 : (engine ? -1 : 20000);
+        atomic_store_explicit(&cached[engine], c, memory_order_relaxed);
     }
-    return cached[engine] < 0 ? UINT64_MAX : (uint64_t)cached[engine] * 1000ull;
+    return c < 0 ? UINT64_MAX : (uint64_t)c * 1000ull;
 }
 
 static long sleep_cap_us(void)
 {
-    static long cached = -1;
-    if (cached < 0) cached = kyi_config_long("KY_POLL_SLEEP_MAX_US");
-    return cached < 1 ? 1 : cached;
+    static _Atomic long cached = -1;
+    long c = atomic_load_explicit(&cached, memory_order_relaxed);
+    if (c < 0) {
+        c = kyi_config_long("KY_POLL_SLEEP_MAX_US");
+        atomic_store_explicit(&cached, c, memory_order_relaxed);
+    }
+    return c < 1 ? 1 : c;
 }
 
 static double timeout_s(void)
 {
-    static double cached = -1;
-    if (cached < 0) cached = kyi_config_double("KY_TIMEOUT");
-    return cached;
+    static _Atomic double cached = -1;
+    double c = atomic_load_explicit(&cached, memory_order_relaxed);
+    if (c < 0) {
+        c = kyi_config_double("KY_TIMEOUT");
+        atomic_store_explicit(&cached, c, memory_order_relaxed);
+    }
+    return c;
 }
 
 void kyi_waiter_init(kyi_waiter_t *w, const char *call, const char *what, int peer)
