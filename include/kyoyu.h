@@ -9,6 +9,7 @@
 #include "kyoyu/coll.h"
 #include "kyoyu/dsm.h"
 #include "kyoyu/array.h"
+#include "kyoyu/sparse.h"
 
 #define KY_VERSION_MAJOR 0
 #define KY_VERSION_MINOR 1

@@ -1,0 +1,116 @@
+/* Internal: the sparse layer's matrix and exchange plans, shared by its files. A matrix keeps its rows on
+ * the host always (the reader and generators build them there; CPU kernels use them) and, with GPU
+ * placement, a device copy. An exchange plan maps the rows' global columns onto an "extended" vector: the
+ * padded gathered vector of the allgather scheme, or [local piece | ghosts] of the halo scheme. */
+#ifndef KYI_SPARSE_SPARSE_H
+#define KYI_SPARSE_SPARSE_H
+
+#include <stdint.h>
+#include "kyoyu/comm.h"
+#include "kyoyu/coll.h"
+#include "kyoyu/sparse.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { KYI_XCH_ALLGATHER = 0, KYI_XCH_HALO = 1, KYI_XCH_COUNT = 2 };
+
+typedef struct kyi_sp_plan {
+    int kind;
+    int64_t next;          /* length of the extended vector */
+    int64_t loc_off;       /* where this rank's piece starts in it */
+    int *col;              /* host: columns mapped into the extended vector (local_nnz) */
+    void *d_col;           /* GPU copy */
+    int nbuf;              /* halo: 2 extended vectors used alternately (pipelined CG) */
+    double *ext[2];        /* the extended vectors (host or GPU); halo: segment memory */
+    ky_seg_t seg[2];
+    /* allgather */
+    int64_t maxloc;
+    int algo;
+    ky_coll_plan_t ag[2];
+    /* halo */
+    int nsend, nrecv;
+    int *send_peer;        /* [nsend] */
+    int64_t *send_off;     /* [nsend + 1] into send_idx / sendbuf */
+    uint64_t *send_dst;    /* [nsend] byte offset of my entries in the peer's extended vector */
+    int *send_idx;         /* local indices to pack */
+    void *d_send_idx;
+    double *sendbuf;       /* host or GPU */
+    int *recv_peer;        /* [nrecv] */
+    int64_t nghost;
+    ky_seg_t flagseg;      /* host: nranks uint64 per rank, flag[s] = last epoch received from s */
+    volatile uint64_t *flags;
+    uint64_t *epoch_src;   /* registered-free source of the flag values */
+    uint64_t epoch;
+} kyi_sp_plan_t;
+
+struct kyi_csr {
+    int64_t n, nnz;
+    int64_t row_lo, row_hi, nloc, lnnz;
+    int64_t *starts;       /* [nranks + 1] first row of every rank */
+    int memkind, device;
+    int64_t *rowptr, *gcol;/* host, public form (ky_csr_local) */
+    double *val;
+    int *rp32;             /* host row pointers as int for the kernels */
+    void *d_rowptr, *d_val;/* GPU copies */
+    int vec_width;         /* GPU: threads per row of the SpMV kernel */
+    int ag_algo;           /* allgather algorithm a new allgather plan uses */
+    kyi_sp_plan_t *plan[KYI_XCH_COUNT];
+};
+typedef struct kyi_csr kyi_csr_t;
+
+/* Host rows of this rank while a matrix is built (reader, generators). */
+typedef struct {
+    int64_t n, row_lo, row_hi;
+    int64_t *rowptr, *col;
+    double *val;
+} kyi_rows_t;
+
+/* Partition [0, n) over the ranks by rows or by the per-row counts (NULL: rows). starts: nranks + 1. */
+void kyi_sp_partition(int64_t n, const int64_t *row_nnz, int part, int nranks, int64_t *starts);
+/* Collective: every rank agrees on status (the minimum); a rank that was fine records that another failed. */
+int kyi_sp_agree(const char *call, int status);
+/* Collective: a matrix from rows (taken over: freed or kept). */
+int kyi_sp_from_rows(const char *call, kyi_rows_t *rows, const ky_csr_opts_t *opts, ky_csr_t *out);
+/* Build (once) and return the exchange plan of a kind; collective. */
+int kyi_sp_plan_get(kyi_csr_t *A, int kind, kyi_sp_plan_t **out);
+void kyi_sp_plan_free(kyi_csr_t *A, kyi_sp_plan_t *P);
+/* Exchange the local piece at ext[buf] + loc_off to the other ranks' extended vectors (collective).
+ * GPU: stream is synchronised first (halo) or the collective is enqueued on it (allgather). */
+int kyi_sp_exchange(kyi_csr_t *A, kyi_sp_plan_t *P, int buf, void *stream);
+/* Rebuild the allgather's coll plan for another algorithm (collective). */
+int kyi_sp_plan_set_algo(kyi_csr_t *A, kyi_sp_plan_t *P, int algo);
+
+/* Generators (gen.c, npb.c): fill this rank's rows; collective only through kyi_sp_partition's inputs. */
+int kyi_sp_gen_poisson(const char *call, int64_t m, int points, int part, kyi_rows_t *rows);
+int kyi_sp_gen_standin(const char *call, const char *name, int part, kyi_rows_t *rows);
+int kyi_sp_gen_npb(const char *call, char cls, int part, kyi_rows_t *rows);
+
+/* CPU solver (cg_cpu.c) and kernels. */
+int kyi_sp_cg_cpu(kyi_csr_t *A, const double *b, double *x, const ky_cg_opts_t *o, ky_cg_result_t *res);
+void kyi_sp_spmv_cpu(const kyi_csr_t *A, const int *col, const double *xext, double *y);
+
+/* GPU back end (gpu/sp_gpu.cu, or gpu/sp_gpu_none.c: every call KY_ERR_UNSUPPORTED). */
+int kyi_sp_gpu_built(void);
+int kyi_sp_gpu_upload(kyi_csr_t *A);
+int kyi_sp_gpu_plan_upload(kyi_csr_t *A, kyi_sp_plan_t *P);
+int kyi_sp_gpu_free(void *p);
+int kyi_sp_gpu_alloc(kyi_csr_t *A, size_t bytes, void **p);
+int kyi_sp_gpu_pack(kyi_csr_t *A, kyi_sp_plan_t *P, const double *src, void *stream);
+int kyi_sp_gpu_spmv(kyi_csr_t *A, kyi_sp_plan_t *P, const double *xext, double *y, void *stream);
+int kyi_sp_gpu_copy(double *dst, const double *src, int64_t n, void *stream);
+int kyi_sp_gpu_sync(void *stream);
+int kyi_sp_cg_gpu(kyi_csr_t *A, const double *b, double *x, const ky_cg_opts_t *o, ky_cg_result_t *res);
+/* NPB's vector steps on GPU vectors: out[0] = x'z, out[1] = z'z (local), then x = s z. */
+int kyi_sp_gpu_dot2(const double *x, const double *z, int64_t n, double out[2]);
+int kyi_sp_gpu_scale(double *x, const double *z, double s, int64_t n);
+int kyi_sp_gpu_fill(double *x, double v, int64_t n);
+
+double kyi_sp_now(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
