@@ -41,6 +41,7 @@
  * leaves operations or syncs out, to narrow a failure down. */
 #include <pthread.h>
 #include <sched.h>
+#include <time.h>
 
 #include <chrono>
 #include <climits>
@@ -157,6 +158,12 @@ constexpr int kStripes = 8, kLockBase = 300, kLockGlobal = 299;
 constexpr int kCounters = 24, kCounterStride = 131; /* longs apart: counters on many pages and homes */
 constexpr int kCasWords = 32;                       /* 16 uint32 then 16 uint64 */
 constexpr int kSlotsPerRound = 48;
+uint64_t mono_ns()
+{
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 long lock_amount(uint64_t tag) { return 1 + (long)((tag >> 8) % 9); } /* what a lock op adds to its sum */
 
 struct Box {
@@ -261,6 +268,14 @@ class Stress {
     /* per thread: fetch_add(counter 0) old values, claims won, last fetch_add values seen */
     std::vector<std::vector<long>> f0_olds;
     std::vector<std::vector<std::pair<int, uint64_t>>> won;
+    /* What each lock holder of this round saw (KY_TEST_STRESS_LOCKLOG=DIR writes them there on a log
+     * failure, one file per rank: which holder missed which update, on one monotonic clock). */
+    struct LockSeen {
+        int t, k, stripe;
+        long c, sum;
+        uint64_t tag, t_in, t_out;
+    };
+    std::vector<std::vector<LockSeen>> lock_seen;
     std::atomic<long> cnt[OP_NTYPES + 6] = {};
     std::atomic<int> holder[kStripes + 1] = {}; /* thread + 1 of this rank holding a stripe (or the global) lock */
     enum { C_CHECKED = OP_NTYPES, C_SKIPPED, C_BUSY, C_CASRETRY, C_WON, C_VERIFIED };
@@ -285,6 +300,7 @@ class Stress {
     void update_reference();
     void check_data(int t);
     void check_specials();
+    void dump_lock_seen(int stripe) const;
     std::string where(size_t e) const;
     std::string origin(size_t e, const void *bytes) const;
     std::string describe_write(const WRec &w) const;
@@ -339,7 +355,7 @@ bool Stress::setup()
     else rounds = kyt::scaled(prof.rounds, 3);
     lock_cap = (size_t)ops_per_round * n * T / kStripes / 2 + 32;
     pthread_barrier_init(&bar, nullptr, (unsigned)T);
-    f0_olds.resize(T), won.resize(T);
+    f0_olds.resize(T), won.resize(T), lock_seen.resize(T);
 
     bool ok = true;
     auto add = [&](const char *name, void *base, int kind, std::vector<size_t> dims, bool region) {
@@ -950,6 +966,7 @@ void Stress::op_lock(int t, int s, int k, const Op &op)
         fail("round %d (%s) interval %d (after %s) thread %d op %d: under lock %d the count of stripe %d is %ld but "
              "log slot %ld already holds %s: this holder did not see the previous holder's count",
              P.round, structure().c_str(), s, sync_name(P.begin[s]), t, k, id, stripe, c, c, lock_entry(prev).c_str());
+    LockSeen seen = {t, k, stripe, c, d[1], op.v, mono_ns(), 0};
     d[2 + (size_t)c % lock_cap] = (long)op.v;
     d[0] = c + 1;
     d[1] += lock_amount(op.v);
@@ -966,6 +983,8 @@ void Stress::op_lock(int t, int s, int k, const Op &op)
     }
     holder[stripe] = 0;
     if ((st = ky_unlock(id)) != KY_OK) fail("ky_unlock(%d) -> %d: %s", id, st, ky_last_error());
+    seen.t_out = mono_ns();
+    lock_seen[t].push_back(seen);
     cnt[OP_LOCK]++;
 }
 
@@ -1110,6 +1129,22 @@ void Stress::check_data(int t)
     }
 }
 
+void Stress::dump_lock_seen(int stripe) const
+{
+    const char *dir = getenv("KY_TEST_STRESS_LOCKLOG");
+    if (!dir || !*dir) return;
+    std::string path = std::string(dir) + "/locklog." + std::to_string(me) + ".txt";
+    FILE *f = fopen(path.c_str(), "a");
+    if (!f) return;
+    for (int t = 0; t < T; t++)
+        for (const LockSeen &x : lock_seen[t])
+            if (x.stripe == stripe)
+                fprintf(f, "round %d stripe %d rank %d thread %d op %d saw count %ld sum %ld wrote tag %llx in %llu out %llu\n",
+                        P.round, stripe, me, x.t, x.k, x.c, x.sum, (unsigned long long)x.tag,
+                        (unsigned long long)x.t_in, (unsigned long long)x.t_out);
+    fclose(f);
+}
+
 void Stress::check_specials()
 {
     /* lock-protected logs: count, sum, and the set of entries of this round */
@@ -1128,6 +1163,7 @@ void Stress::check_specials()
                  P.round, structure().c_str(), k, kLockBase + k, ky_home_of(d), d[0], want_c, d[1], want_s,
                  missing.size(), P.lock_n[k], missing.empty() ? "" : ", first: ",
                  missing.empty() ? "" : lock_entry(missing[0]).c_str());
+            dump_lock_seen(k);
         }
         lock_count[k] = want_c, lock_sum[k] = want_s;
     }
@@ -1197,7 +1233,7 @@ void Stress::check_specials()
                  P.round, i, every[i], base0 + i);
             break;
         }
-    for (int t = 0; t < T; t++) f0_olds[t].clear(), won[t].clear();
+    for (int t = 0; t < T; t++) f0_olds[t].clear(), won[t].clear(), lock_seen[t].clear();
 }
 
 bool Stress::run()

@@ -219,6 +219,7 @@ int kyi_dsm_finalize(void)
     free(kyi_dsm.held.v);
     free(kyi_dsm.dirty.v);
     free(kyi_dsm.written.v);
+    free(kyi_dsm.freed.v);
     kyi_serve_pool_free();
     memset(&kyi_dsm, 0, sizeof kyi_dsm);
     return KY_OK;

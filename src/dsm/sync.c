@@ -299,12 +299,17 @@ int kyi_acquire_invalidate(const char *call)
 {
     /* Fetches already under way may carry data older than the lock's previous holder's release: they see
      * this count change and fetch again (fault.c, region.c). */
-    pthread_mutex_lock(&kyi_dsm.lists_lock); /* counted and taken in one step (kyi_install_checked) */
+    /* Counted, and both lists taken, in one step (kyi_install_checked). Every page dirty now is in the held
+     * list taken here and is handled below; a page installed (and written) after this step belongs to the
+     * new lists and must stay on them: taking the dirty list a moment later dropped such a page's entry,
+     * and its writes never went home (the next release sent no diff, the next barrier invalidated them). */
+    pthread_mutex_lock(&kyi_dsm.lists_lock);
     atomic_fetch_add(&kyi_dsm.acquires, 1);
     kyi_vec_t held = kyi_dsm.held, gone = {0};
     memset(&kyi_dsm.held, 0, sizeof kyi_dsm.held);
+    free(kyi_dsm.dirty.v);
+    memset(&kyi_dsm.dirty, 0, sizeof kyi_dsm.dirty);
     pthread_mutex_unlock(&kyi_dsm.lists_lock);
-    free(take_list(&kyi_dsm.dirty).v); /* every dirty page is held: all handled below */
     diffset_t d;
     int st = diffset_init(&d, call, 1);
     kyi_store_runs_t *store_runs = NULL;
