@@ -1,0 +1,244 @@
+/* ky_himeno's options and process grid: the original's sizes (XS .. XL) or any --grid IxJxK, the
+ * decompositions (the seed's i, j and i-j, plus k and 3-D) or an explicit --dims, and the checks that turn a
+ * grid too small for the decomposition or dims that do not multiply to the rank count into a clear error. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "himeno.h"
+
+void hg_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: kyrun -n R ky_himeno [SIZE] [options]\n"
+            "  SIZE                XS (32x32x64), S (64x64x128), M (128x128x256), L (256x256x512),\n"
+            "                      XL (512x512x1024) points, boundaries included (default S)\n"
+            "  --grid IxJxK        any grid of at least 3 points per dimension instead of SIZE\n"
+            "  --decomp D          i, j, k, ij (the seed's i-j) or 3d (default ij)\n"
+            "  --dims AxBxC        the process grid itself (A*B*C = R); overrides --decomp\n"
+            "  --iters N           timed iterations (default 100)\n"
+            "  --warmup W          untimed iterations before them; the fields start again after (default 2)\n"
+            "  --target SEC        the original's procedure: 3 rehearsal iterations size the loop to SEC s\n"
+            "  --mem host|gpu      CPU (OpenMP) or GPU (CUDA) kernels and segments (default host)\n"
+            "  --gosa am|allreduce|both  residual by active messages to rank 0 and back (the seed's),\n"
+            "                      by ky_allreduce, or both, checked equal (default am)\n"
+            "  --pack none|k|jk|all  faces packed into one ky_put, per dimension (default k: the k faces'\n"
+            "                      blocks are single floats; i and j faces go by ky_put / ky_put_strided)\n"
+            "  --variant ky|mpi|ky,mpi  Kyoyu's one-sided halos and/or the hand-written MPI baseline\n"
+            "                      (host staging of GPU faces); both: ratios in the same run (default ky)\n"
+            "  --check             rank 0 runs the original algorithm serially; gosa must agree to 1e-6\n"
+            "  --bcoef X           b[0..2] = X instead of 0 (makes the diagonal terms and edge halos count)\n"
+            "  --threads N         OpenMP threads per rank (default OMP_NUM_THREADS)\n"
+            "  --json FILE         append one JSON record per variant (docs/benchmarks.md)\n"
+            "  -q                  no per-rank phase table\n"
+            "  -h, --help          this text\n"
+            "Exit status: 0; 1 if a check failed; 2 on bad arguments; 77 with --mem gpu and no GPU.\n");
+}
+
+static int fail(char *err, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, len, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static int parse_triple(const char *s, int v[3])
+{
+    char tail;
+    return sscanf(s, "%dx%dx%d%c", &v[0], &v[1], &v[2], &tail) == 3 ? 0 : -1;
+}
+
+static int set_size(const char *s, int g[3])
+{
+    static const struct { const char *name; int i, j, k; } sizes[] = {
+        {"XS", 32, 32, 64}, {"S", 64, 64, 128}, {"M", 128, 128, 256}, {"L", 256, 256, 512}, {"XL", 512, 512, 1024}};
+    for (size_t n = 0; n < sizeof sizes / sizeof sizes[0]; n++)
+        if (strcasecmp(s, sizes[n].name) == 0) {
+            g[0] = sizes[n].i, g[1] = sizes[n].j, g[2] = sizes[n].k;
+            return 0;
+        }
+    return -1;
+}
+
+/* The most square split of n into a x b (a >= b): the seed's i-j decomposition. */
+static void split2(int n, int *a, int *b)
+{
+    int best = 1;
+    for (int f = 1; f * f <= n; f++)
+        if (n % f == 0) best = f;
+    *a = n / best, *b = best;
+}
+
+/* n over three dimensions as evenly as possible, larger factors first (MPI_Dims_create's rule). */
+static void split3(int n, int d[3])
+{
+    d[0] = d[1] = d[2] = 1;
+    int m = n;
+    for (int f = 2; m > 1;) {
+        if (m % f) {
+            f++;
+            continue;
+        }
+        m /= f;
+        int lo = 0;
+        for (int x = 1; x < 3; x++)
+            if (d[x] < d[lo]) lo = x;
+        d[lo] *= f;
+    }
+    /* larger factors first: i gets the most ranks, k (contiguous) the fewest */
+    for (int x = 0; x < 3; x++)
+        for (int y = x + 1; y < 3; y++)
+            if (d[y] > d[x]) {
+                int t = d[x];
+                d[x] = d[y], d[y] = t;
+            }
+}
+
+int hg_parse(int argc, char **argv, int nranks, hg_opts_t *o, char *err, size_t len)
+{
+    memset(o, 0, sizeof *o);
+    set_size("S", o->grid);
+    strcpy(o->size, "S");
+    strcpy(o->decomp, "ij");
+    o->iters = 100, o->warmup = 2, o->gosa = HG_GOSA_AM, o->pack = 1 << 2, o->variants = HG_VAR_KY;
+    int have_dims = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        char *end;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) return 1;
+        if (!strcmp(a, "-q")) {
+            o->quiet = 1;
+            continue;
+        }
+        if (!strcmp(a, "--check")) {
+            o->check = 1;
+            continue;
+        }
+        if (a[0] != '-') {
+            if (set_size(a, o->grid)) return fail(err, len, "unknown size '%s' (XS, S, M, L or XL)", a);
+            snprintf(o->size, sizeof o->size, "%s", a);
+            for (char *c = o->size; *c; c++) *c = (char)(*c >= 'a' && *c <= 'z' ? *c - 32 : *c);
+            continue;
+        }
+        if (!v) return fail(err, len, "%s needs a value", a);
+        i++;
+        if (!strcmp(a, "--grid")) {
+            if (parse_triple(v, o->grid)) return fail(err, len, "--grid %s: expected IxJxK, e.g. 65x65x129", v);
+            strcpy(o->size, "grid");
+        } else if (!strcmp(a, "--dims")) {
+            if (parse_triple(v, o->dims)) return fail(err, len, "--dims %s: expected AxBxC, e.g. 2x2x1", v);
+            have_dims = 1;
+        } else if (!strcmp(a, "--decomp")) {
+            if (strcmp(v, "i") && strcmp(v, "j") && strcmp(v, "k") && strcmp(v, "ij") && strcmp(v, "3d"))
+                return fail(err, len, "--decomp %s: expected i, j, k, ij or 3d", v);
+            snprintf(o->decomp, sizeof o->decomp, "%s", v);
+        } else if (!strcmp(a, "--iters") || !strcmp(a, "--warmup") || !strcmp(a, "--threads")) {
+            long n = strtol(v, &end, 10);
+            int min = strcmp(a, "--iters") ? 0 : 1;
+            if (*end || n < min || n > 100000000) return fail(err, len, "%s %s: expected an integer >= %d", a, v, min);
+            *(!strcmp(a, "--iters") ? &o->iters : !strcmp(a, "--warmup") ? &o->warmup : &o->threads) = (int)n;
+        } else if (!strcmp(a, "--target")) {
+            o->target = strtod(v, &end);
+            if (*end || !(o->target > 0)) return fail(err, len, "--target %s: expected seconds > 0", v);
+        } else if (!strcmp(a, "--bcoef")) {
+            o->bcoef = strtof(v, &end);
+            if (*end) return fail(err, len, "--bcoef %s: expected a number", v);
+        } else if (!strcmp(a, "--mem")) {
+            if (strcmp(v, "host") && strcmp(v, "gpu")) return fail(err, len, "--mem %s: expected host or gpu", v);
+            o->gpu = !strcmp(v, "gpu");
+        } else if (!strcmp(a, "--gosa")) {
+            if (!strcmp(v, "am")) o->gosa = HG_GOSA_AM;
+            else if (!strcmp(v, "allreduce")) o->gosa = HG_GOSA_ALLREDUCE;
+            else if (!strcmp(v, "both")) o->gosa = HG_GOSA_BOTH;
+            else return fail(err, len, "--gosa %s: expected am, allreduce or both", v);
+        } else if (!strcmp(a, "--pack")) {
+            if (!strcmp(v, "none")) o->pack = 0;
+            else if (!strcmp(v, "k")) o->pack = 4;
+            else if (!strcmp(v, "jk")) o->pack = 6;
+            else if (!strcmp(v, "all")) o->pack = 7;
+            else return fail(err, len, "--pack %s: expected none, k, jk or all", v);
+        } else if (!strcmp(a, "--variant")) {
+            o->variants = 0;
+            char buf[64];
+            snprintf(buf, sizeof buf, "%s", v);
+            for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
+                if (!strcmp(t, "ky")) o->variants |= HG_VAR_KY;
+                else if (!strcmp(t, "mpi")) o->variants |= HG_VAR_MPI;
+                else return fail(err, len, "--variant %s: expected ky, mpi or ky,mpi", v);
+            }
+        } else if (!strcmp(a, "--json")) {
+            o->json = v;
+        } else {
+            return fail(err, len, "unknown option %s (--help lists them)", a);
+        }
+    }
+    for (int d = 0; d < 3; d++)
+        if (o->grid[d] < 3 || o->grid[d] > 1 << 20)
+            return fail(err, len, "grid %dx%dx%d: every dimension needs 3 .. 2^20 points", o->grid[0], o->grid[1],
+                        o->grid[2]);
+    if (have_dims) {
+        if (o->dims[0] < 1 || o->dims[1] < 1 || o->dims[2] < 1 ||
+            (long)o->dims[0] * o->dims[1] * o->dims[2] != nranks)
+            return fail(err, len, "--dims %dx%dx%d: the factors must be >= 1 and multiply to the rank count %d",
+                        o->dims[0], o->dims[1], o->dims[2], nranks);
+        strcpy(o->decomp, "dims");
+    } else if (!strcmp(o->decomp, "i") || !strcmp(o->decomp, "j") || !strcmp(o->decomp, "k")) {
+        o->dims[0] = o->dims[1] = o->dims[2] = 1;
+        o->dims[o->decomp[0] - 'i'] = nranks;
+    } else if (!strcmp(o->decomp, "ij")) {
+        split2(nranks, &o->dims[0], &o->dims[1]);
+        o->dims[2] = 1;
+    } else {
+        split3(nranks, o->dims);
+    }
+    /* every rank needs two points along each split dimension: one it sends, one beside the ghost layer */
+    static const char axis[] = "ijk";
+    for (int d = 0; d < 3; d++)
+        if (o->grid[d] / o->dims[d] < 2)
+            return fail(err, len,
+                        "grid %dx%dx%d is too small for %dx%dx%d ranks: %d points along %c cannot be split %d ways "
+                        "(each rank needs at least 2)",
+                        o->grid[0], o->grid[1], o->grid[2], o->dims[0], o->dims[1], o->dims[2], o->grid[d], axis[d],
+                        o->dims[d]);
+    return 0;
+}
+
+void hg_block_of(const hg_opts_t *o, int rank, hg_block_t *b)
+{
+    memset(b, 0, sizeof *b);
+    b->rank = rank;
+    b->coord[0] = rank / (o->dims[1] * o->dims[2]);
+    b->coord[1] = rank / o->dims[2] % o->dims[1];
+    b->coord[2] = rank % o->dims[2];
+    for (int d = 0; d < 3; d++) {
+        int N = o->grid[d], P = o->dims[d], c = b->coord[d];
+        b->lo[d] = (int)((long)N * c / P);
+        b->n[d] = (int)((long)N * (c + 1) / P) - b->lo[d];
+        b->ext[d] = b->n[d] + 2;
+        /* global interior points 1 .. N-2 only */
+        int g0 = b->lo[d] > 1 ? b->lo[d] : 1, g1 = b->lo[d] + b->n[d] < N - 1 ? b->lo[d] + b->n[d] : N - 1;
+        b->ub[d] = g0 - b->lo[d] + 1;
+        b->ue[d] = g1 - b->lo[d] + 1;
+        if (b->ue[d] < b->ub[d]) b->ue[d] = b->ub[d];
+        for (int s = 0; s < 2; s++) {
+            int cc = c + (s ? 1 : -1);
+            if (cc < 0 || cc >= P) {
+                b->nbr[d][s] = -1;
+                continue;
+            }
+            int co[3] = {b->coord[0], b->coord[1], b->coord[2]};
+            co[d] = cc;
+            b->nbr[d][s] = (co[0] * o->dims[1] + co[1]) * o->dims[2] + co[2];
+        }
+    }
+    b->vol = (size_t)b->ext[0] * b->ext[1] * b->ext[2];
+    size_t f0 = (size_t)b->ext[1] * b->ext[2], f1 = (size_t)b->ext[0] * b->ext[2], f2 = (size_t)b->ext[0] * b->ext[1];
+    b->slot = f0 > f1 ? f0 : f1;
+    if (f2 > b->slot) b->slot = f2;
+}
+
+const char *hg_variant_name(int v) { return v == HG_VAR_MPI ? "mpi" : "ky"; }

@@ -1,0 +1,40 @@
+/* ky_himeno without CUDA: the GPU calls exist and say so, so that main.c needs no #ifdef. */
+#include <stdio.h>
+
+#include "himeno.h"
+
+static int none(char *err, size_t len)
+{
+    snprintf(err, len, "this ky_himeno was built without CUDA");
+    return -1;
+}
+
+int hg_gpu_count(void) { return 0; }
+int hg_gpu_select(int device, char *err, size_t len) { (void)device; return none(err, len); }
+int hg_gpu_alloc(void **ptr, size_t bytes, char *err, size_t len) { (void)ptr, (void)bytes; return none(err, len); }
+int hg_gpu_host_alloc(void **ptr, size_t bytes, char *err, size_t len) { (void)ptr, (void)bytes; return none(err, len); }
+void hg_gpu_free(void *ptr) { (void)ptr; }
+void hg_gpu_host_free(void *ptr) { (void)ptr; }
+int hg_gpu_copy(void *dst, const void *src, size_t bytes, char *err, size_t len)
+{
+    (void)dst, (void)src, (void)bytes;
+    return none(err, len);
+}
+int hg_gpu_jacobi(const hg_block_t *b, const hg_coef_t *cf, const float *p, float *q, float omega, double *d_gosa,
+                  char *err, size_t len)
+{
+    (void)b, (void)cf, (void)p, (void)q, (void)omega, (void)d_gosa;
+    return none(err, len);
+}
+int hg_gpu_pack(const hg_block_t *b, const float *f, const hg_box_t *x, float *buf, char *err, size_t len)
+{
+    (void)b, (void)f, (void)x, (void)buf;
+    return none(err, len);
+}
+int hg_gpu_unpack(const hg_block_t *b, float *f, const hg_box_t *x, const float *buf, char *err, size_t len)
+{
+    (void)b, (void)f, (void)x, (void)buf;
+    return none(err, len);
+}
+int hg_gpu_sync(char *err, size_t len) { return none(err, len); }
+double hg_gpu_copy_bw(void) { return 0.0; }

@@ -1,0 +1,151 @@
+/* ky_himeno: the Himeno benchmark (RIKEN, the 19-point point-Jacobi of the pressure Poisson equation, single
+ * precision, 34 flops per point) on Kyoyu's one-sided layer, as seed 004 ran it on GPUs over GASNet/TCA.
+ * Shared declarations of the program's files:
+ *   args.c      options, sizes, the process grid (decompositions i, j, k, ij, 3d, --dims) and its checks
+ *   kernel_cpu.c  the arrays' initial values, the OpenMP kernel, face packing, the serial reference
+ *   kernel_gpu.cu the CUDA kernel, packing and GPU memory (gpu_none.c in builds without CUDA)
+ *   halo_ky.c   halos by ky_put_strided / ky_put on Kyoyu segments, with put + flag completion
+ *   halo_mpi.c  the hand-written MPI baseline (GPU faces staged through pinned host buffers)
+ *   gosa.c      the residual summed per iteration: active messages to rank 0 and back, or ky_allreduce
+ *   main.c      the iteration loop, the check against the serial reference, the output and JSON
+ *
+ * Layout: the global grid is I x J x K points (boundaries included; the original's mimax, mjmax, mkmax),
+ * p[i][j][k] with k fastest. Ranks form a dims[0] x dims[1] x dims[2] grid; each owns a block of points and
+ * keeps one ghost layer on each side (local index 0 and n+1). Points on the global boundary are never
+ * updated. The original's copy of wrk2 back into p is a swap of two buffers (same values bit for bit). */
+#ifndef KY_HIMENO_H
+#define KY_HIMENO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HG_FLOPS_PER_POINT 34.0
+/* Bytes each updated point must move per iteration with ping-pong buffers: 13 floats read (p once, a[4],
+ * b[3], c[3], bnd, wrk1) and one written (the new p): 14 x 4 B. The original's copy-back would add 8. */
+#define HG_BYTES_PER_POINT 56.0
+
+enum { HG_GOSA_AM = 1, HG_GOSA_ALLREDUCE = 2, HG_GOSA_BOTH = 3 };
+enum { HG_VAR_KY = 1, HG_VAR_MPI = 2 };
+
+typedef struct {
+    int grid[3];        /* points I, J, K, boundaries included */
+    char size[8];       /* XS .. XL, or "grid" */
+    int dims[3];        /* process grid */
+    char decomp[8];     /* i, j, k, ij, 3d, or dims (given by --dims) */
+    int iters;          /* timed iterations */
+    int warmup;         /* untimed iterations, then the fields start again from their initial values */
+    double target;      /* > 0: the original's procedure: 3 rehearsal iterations size the loop to target s */
+    int gpu;            /* CUDA kernels, arrays and segments in GPU memory */
+    int gosa;           /* HG_GOSA_* */
+    int pack;           /* bit d set: faces of dimension d are packed and moved by one ky_put */
+    int variants;       /* HG_VAR_* bits, run in this order: ky, then mpi */
+    int check;          /* rank 0 runs the serial reference and compares gosa (1e-6 relative) */
+    int threads;        /* OpenMP threads per rank (0: as OMP_NUM_THREADS says) */
+    int quiet;          /* no per-rank phase table */
+    float bcoef;        /* value of b[0..2] (0 in the benchmark; nonzero makes the edge halos matter) */
+    const char *json;   /* append one record per variant */
+} hg_opts_t;
+
+/* One rank's block. Local index l along dimension d is global lo[d] + l - 1. */
+typedef struct {
+    int rank;
+    int coord[3];
+    int lo[3], n[3];    /* owned global points [lo, lo + n) */
+    int ext[3];         /* n + 2 */
+    int ub[3], ue[3];   /* local range updated by the kernel (global interior points only) */
+    int nbr[3][2];      /* neighbour rank per dimension and side (0: lower, 1: upper), -1 at the boundary */
+    size_t vol;         /* ext[0] * ext[1] * ext[2] */
+    size_t slot;        /* floats in one packed-face receive slot: the largest face */
+} hg_block_t;
+
+/* A box of local indices, half open. */
+typedef struct {
+    int lo[3], hi[3];
+} hg_box_t;
+
+/* The coefficient arrays of one block (host or GPU memory; vol floats per plane of a, b, c). */
+typedef struct {
+    float *a, *b, *c, *bnd, *wrk1;
+} hg_coef_t;
+
+/* Phase times of a run, seconds summed over the timed iterations. */
+typedef struct {
+    double total, kernel, halo, reduce;
+} hg_phase_t;
+
+/* args.c */
+int hg_parse(int argc, char **argv, int nranks, hg_opts_t *o, char *err, size_t errlen); /* 0, 1 (help), -1 */
+void hg_usage(FILE *out);
+void hg_block_of(const hg_opts_t *o, int rank, hg_block_t *b);
+const char *hg_variant_name(int v);
+
+/* kernel_cpu.c (host memory) */
+void hg_init_values(const hg_opts_t *o, const hg_block_t *b, float *p, hg_coef_t *cf);
+double hg_cpu_jacobi(const hg_block_t *b, const hg_coef_t *cf, const float *p, float *q, float omega);
+void hg_cpu_pack(const hg_block_t *b, const float *f, const hg_box_t *x, float *buf);
+void hg_cpu_unpack(const hg_block_t *b, float *f, const hg_box_t *x, const float *buf);
+double hg_block_sum(const hg_block_t *b, const float *p);    /* sum of the owned interior points */
+/* The original algorithm on the whole grid, serially (the check): gosa of the last of `iters` iterations
+ * summed in double (gosa_d) and in float in the original's loop order (gosa_f), and the sum of p's
+ * interior points after them. Returns 0, or -1 when out of memory. */
+int hg_reference(const int grid[3], int iters, float bcoef, double *gosa_d, float *gosa_f, double *psum);
+
+/* kernel_gpu.cu (gpu_none.c without CUDA): every call returns 0 or -1 with a message in err. */
+int hg_gpu_count(void);
+int hg_gpu_select(int device, char *err, size_t errlen);
+int hg_gpu_alloc(void **ptr, size_t bytes, char *err, size_t errlen);
+int hg_gpu_host_alloc(void **ptr, size_t bytes, char *err, size_t errlen); /* pinned */
+void hg_gpu_free(void *ptr);
+void hg_gpu_host_free(void *ptr);
+int hg_gpu_copy(void *dst, const void *src, size_t bytes, char *err, size_t errlen); /* any direction */
+/* The kernel: q = p + omega * ss on the update range, gosa (sum of ss^2 in double) into *d_gosa. */
+int hg_gpu_jacobi(const hg_block_t *b, const hg_coef_t *cf, const float *p, float *q, float omega,
+                  double *d_gosa, char *err, size_t errlen);
+int hg_gpu_pack(const hg_block_t *b, const float *f, const hg_box_t *x, float *buf, char *err, size_t errlen);
+int hg_gpu_unpack(const hg_block_t *b, float *f, const hg_box_t *x, const float *buf, char *err, size_t errlen);
+int hg_gpu_sync(char *err, size_t errlen);
+/* Device-to-device copy bandwidth of a 1 GiB buffer, GB/s (read + write bytes per second): the floor. */
+double hg_gpu_copy_bw(void);
+
+/* halo_ky.c / halo_mpi.c: exchange the ghost layers of field buffer `buf` (0 or 1). */
+typedef struct hg_ky_halo hg_ky_halo_t;
+int hg_ky_halo_create(const hg_opts_t *o, const hg_block_t *b, hg_ky_halo_t **h, float **field0, float **field1);
+int hg_ky_halo_exchange(hg_ky_halo_t *h, int buf, uint64_t seq);
+void hg_ky_halo_destroy(hg_ky_halo_t *h);
+typedef struct hg_mpi_halo hg_mpi_halo_t;
+int hg_mpi_halo_create(const hg_opts_t *o, const hg_block_t *b, hg_mpi_halo_t **h);
+int hg_mpi_halo_exchange(hg_mpi_halo_t *h, float *field);
+void hg_mpi_halo_destroy(hg_mpi_halo_t *h);
+/* The faces of dimension d, side s (0 lower, 1 upper): what this rank sends, and where it lands in the
+ * neighbour's local indices (the neighbour's block nb), and the ghost box this rank receives into. */
+void hg_face_boxes(const hg_block_t *b, const hg_block_t *nb, int d, int s, hg_box_t *send, hg_box_t *dst,
+                   hg_box_t *recv);
+size_t hg_box_count(const hg_box_t *x);
+
+/* gosa.c */
+int hg_gosa_setup(const hg_opts_t *o);
+/* Sum of every rank's local gosa. gpu: local is in device memory (d_local), else *h_local. */
+int hg_gosa_sum(const hg_opts_t *o, int mode, const double *h_local, double *d_local, double *d_sum,
+                uint64_t iter, double *out);
+int hg_gosa_mpi(const hg_opts_t *o, const double *h_local, double *d_local, double *out);
+
+/* main.c */
+void hg_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+double hg_now(void);
+
+#define HG_KY(call)                                                                                       \
+    do {                                                                                                  \
+        int s_ = (call);                                                                                  \
+        if (s_ != 0) hg_fail("%s:%d: %s: %s", __FILE__, __LINE__, #call, ky_last_error());                \
+    } while (0)
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

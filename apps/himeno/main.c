@@ -1,0 +1,396 @@
+/* ky_himeno: the Himeno benchmark on Kyoyu (apps/himeno/README.md). One launch runs the chosen variants on
+ * the same grid and decomposition: Kyoyu's one-sided halos with gosa by active messages or ky_allreduce, and
+ * the hand-written MPI baseline; prints what the original prints (grid, iterations, gosa, MFLOPS), a table
+ * of the phases per rank, the ratio to the baseline, and with --check the serial original's gosa.
+ *
+ *   kyrun -n 4 ky_himeno M --mem gpu --decomp ij --iters 200 --variant ky,mpi --json himeno.jsonl
+ *
+ * Exit status: 0; 1 if a check failed; 2 on bad arguments; 77 with --mem gpu where a rank has no GPU. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <kyoyu.h>
+#include <mpi.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "himeno.h"
+
+static const float g_omega = 0.8f;
+
+void hg_fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "ky_himeno: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+    fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 3);
+    exit(3);
+}
+
+double hg_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Everything one variant's run needs: the block, the two p buffers, the coefficients, the exchange. */
+typedef struct {
+    const hg_opts_t *o;
+    hg_block_t b;
+    int variant;
+    float *f[2];           /* p and wrk2 (Kyoyu segment for the ky variant) */
+    const float *p0;       /* host copy of the initial p (ghosts included) */
+    hg_coef_t cf;          /* host or GPU */
+    double *d_gosa;        /* GPU: [0] this rank's gosa, [1] the sum */
+    hg_ky_halo_t *ky;
+    hg_mpi_halo_t *mpi;
+    uint64_t seq;          /* exchanges so far (the flag value of the next) */
+    int cur;               /* which f holds p */
+    char err[256];
+} hg_run_t;
+
+static void reset_fields(hg_run_t *r)
+{
+    size_t bytes = r->b.vol * sizeof(float);
+    for (int x = 0; x < 2; x++) {
+        if (!r->o->gpu) memcpy(r->f[x], r->p0, bytes);
+        else if (hg_gpu_copy(r->f[x], r->p0, bytes, r->err, sizeof r->err))
+            hg_fail("rank %d: initial p: %s", r->b.rank, r->err);
+    }
+    r->cur = 0;
+}
+
+/* One iteration: kernel (p -> wrk2), halos of wrk2, gosa over all ranks, swap. Adds to ph. */
+static double iterate(hg_run_t *r, hg_phase_t *ph)
+{
+    const hg_opts_t *o = r->o;
+    float *p = r->f[r->cur], *q = r->f[1 - r->cur];
+    double t0 = hg_now(), local = 0.0, gosa = 0.0;
+    if (o->gpu) {
+        if (hg_gpu_jacobi(&r->b, &r->cf, p, q, g_omega, r->d_gosa, r->err, sizeof r->err) ||
+            hg_gpu_sync(r->err, sizeof r->err))
+            hg_fail("rank %d: kernel: %s", r->b.rank, r->err);
+    } else {
+        local = hg_cpu_jacobi(&r->b, &r->cf, p, q, g_omega);
+    }
+    double t1 = hg_now();
+    if (r->variant == HG_VAR_KY) HG_KY(hg_ky_halo_exchange(r->ky, 1 - r->cur, ++r->seq));
+    else hg_mpi_halo_exchange(r->mpi, q);
+    double t2 = hg_now();
+    if (r->variant == HG_VAR_KY)
+        HG_KY(hg_gosa_sum(o, o->gosa, o->gpu ? NULL : &local, r->d_gosa, r->d_gosa + 1, r->seq, &gosa));
+    else
+        hg_gosa_mpi(o, o->gpu ? NULL : &local, r->d_gosa, &gosa);
+    double t3 = hg_now();
+    r->cur = 1 - r->cur;
+    if (ph) ph->kernel += t1 - t0, ph->halo += t2 - t1, ph->reduce += t3 - t2, ph->total += t3 - t0;
+    return gosa;
+}
+
+typedef struct {
+    int ran, iters;
+    double gosa, time, psum;   /* time: slowest rank's loop; psum: sum of the interior of p after the loop */
+    hg_phase_t ph_max, ph_avg;
+    ky_comm_stats_t st;        /* rank 0's, for the loop */
+} hg_result_t;
+
+static void run_variant(const hg_opts_t *o, hg_run_t *r, hg_result_t *res)
+{
+    memset(res, 0, sizeof *res);
+    for (int w = 0; w < o->warmup; w++) iterate(r, NULL);
+    reset_fields(r);
+    int nn = o->iters;
+    if (o->target > 0) {   /* the original: 3 rehearsal iterations, then nn = target / (cpu / 3) */
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = hg_now(), cpu;
+        for (int i = 0; i < 3; i++) iterate(r, NULL);
+        double t = hg_now() - t0;
+        MPI_Allreduce(&t, &cpu, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        nn = (int)(o->target / (cpu / 3.0));
+        if (nn < 1) nn = 1;
+        if (r->b.rank == 0)
+            printf(" Rehearsal: 3 iterations in %f s; the loop will be executed %d times\n", cpu, nn);
+        reset_fields(r);
+    }
+    hg_phase_t ph = {0, 0, 0, 0};
+    double gosa = 0.0;
+    ky_comm_stats_reset();
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = hg_now();
+    for (int n = 0; n < nn; n++) gosa = iterate(r, &ph);
+    double t = hg_now() - t0;
+    ky_comm_stats(&res->st);
+    MPI_Allreduce(&t, &res->time, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(&ph, &res->ph_max, 4, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(&ph, &res->ph_avg, 4, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    double *a = &res->ph_avg.total;
+    for (int x = 0; x < 4; x++) a[x] /= ky_nranks();
+    /* the field after the loop, for --check */
+    size_t bytes = r->b.vol * sizeof(float);
+    float *host = malloc(bytes);
+    if (!host) hg_fail("rank %d: out of memory", r->b.rank);
+    if (!o->gpu) memcpy(host, r->f[r->cur], bytes);
+    else if (hg_gpu_copy(host, r->f[r->cur], bytes, r->err, sizeof r->err)) hg_fail("rank %d: %s", r->b.rank, r->err);
+    double mine = hg_block_sum(&r->b, host);
+    free(host);
+    MPI_Allreduce(&mine, &res->psum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    if (!o->quiet) {   /* the per-rank table, in rank order */
+        double row[4] = {ph.kernel, ph.halo, ph.reduce, ph.total}, *all = NULL;
+        if (r->b.rank == 0) all = malloc(sizeof row * (size_t)ky_nranks());
+        MPI_Gather(row, 4, MPI_DOUBLE, all, 4, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+        if (r->b.rank == 0 && all) {
+            printf("  rank  coords     block (IxJxK)        kernel_s    halo_s  reduce_s   total_s  halo ms/it\n");
+            for (int q = 0; q < ky_nranks(); q++) {
+                hg_block_t qb;
+                hg_block_of(o, q, &qb);
+                char c[32], bl[32];
+                snprintf(c, sizeof c, "%d,%d,%d", qb.coord[0], qb.coord[1], qb.coord[2]);
+                snprintf(bl, sizeof bl, "%dx%dx%d", qb.n[0], qb.n[1], qb.n[2]);
+                printf("  %4d  %-9s  %-18s  %9.4f %9.4f %9.4f %9.4f  %9.4f\n", q, c, bl, all[4 * q], all[4 * q + 1],
+                       all[4 * q + 2], all[4 * q + 3], 1e3 * all[4 * q + 1] / nn);
+            }
+            free(all);
+        }
+    }
+    res->ran = 1, res->iters = nn, res->gosa = gosa;
+}
+
+static const char *machine(void)
+{
+    static char host[256];
+    const char *m = getenv("KY_BENCH_MACHINE");
+    if (m && *m) return m;
+    return gethostname(host, sizeof host - 1) == 0 ? host : "unknown";
+}
+
+static double mflops(const hg_opts_t *o, int nn, double t)
+{
+    return (double)(o->grid[0] - 2) * (o->grid[1] - 2) * (o->grid[2] - 2) * HG_FLOPS_PER_POINT * nn / t * 1e-6;
+}
+
+static void print_result(const hg_opts_t *o, int v, const hg_result_t *r, const hg_result_t *base, double floor_GBs)
+{
+    static const char *gm[] = {"", "active messages", "ky_allreduce", "active messages + ky_allreduce"};
+    printf("\n[%s] %s, gosa by %s, %s memory\n", hg_variant_name(v),
+           v == HG_VAR_KY ? "Kyoyu one-sided halos (ky_put_strided / ky_put + flags)"
+                          : (o->gpu ? "hand-written MPI + CUDA, faces staged through pinned host memory"
+                                    : "hand-written MPI, packed faces"),
+           v == HG_VAR_KY ? gm[o->gosa] : "MPI_Allreduce", o->gpu ? "GPU" : "host");
+    printf(" Loop executed for %d times\n", r->iters);
+    printf(" Gosa : %e \n", r->gosa);
+    printf(" MFLOPS measured : %f\tcpu : %f\n", mflops(o, r->iters, r->time), r->time);
+    printf(" Score based on Pentium III 600MHz : %f\n", mflops(o, r->iters, r->time) / 82.84);
+    double it = r->time / r->iters;
+    printf(" per iteration (slowest rank): %.3f ms; phases max/avg over ranks, ms: kernel %.3f/%.3f halo %.3f/%.3f "
+           "reduce %.3f/%.3f\n",
+           1e3 * it, 1e3 * r->ph_max.kernel / r->iters, 1e3 * r->ph_avg.kernel / r->iters,
+           1e3 * r->ph_max.halo / r->iters, 1e3 * r->ph_avg.halo / r->iters, 1e3 * r->ph_max.reduce / r->iters,
+           1e3 * r->ph_avg.reduce / r->iters);
+    if (floor_GBs > 0) {
+        hg_block_t b0;
+        hg_block_of(o, 0, &b0);
+        double pts = (double)(b0.ue[0] - b0.ub[0]) * (b0.ue[1] - b0.ub[1]) * (b0.ue[2] - b0.ub[2]);
+        double fl = pts * HG_BYTES_PER_POINT / (floor_GBs * 1e9);
+        printf(" HBM roofline (rank 0's %.0f points x %.0f B at the %.0f GB/s copy floor): %.3f ms; kernel at %.0f%%, "
+               "whole iteration at %.0f%%\n",
+               pts, HG_BYTES_PER_POINT, floor_GBs, 1e3 * fl, 100 * fl / (r->ph_max.kernel / r->iters), 100 * fl / it);
+    }
+    if (base && base->ran && v != HG_VAR_MPI)
+        printf(" vs MPI baseline: %.3fx the speed (%.4f s vs %.4f s); halo per iteration %.3f ms vs %.3f ms (%.2fx)\n",
+               base->time / r->time, r->time, base->time, 1e3 * r->ph_max.halo / r->iters,
+               1e3 * base->ph_max.halo / base->iters,
+               base->ph_max.halo > 0 ? (r->ph_max.halo / r->iters) / (base->ph_max.halo / base->iters) : 0.0);
+    if (v == HG_VAR_KY)
+        printf(" comm (rank 0): plan hits %llu, misses %llu; active messages sent %llu, handled %llu\n",
+               (unsigned long long)r->st.plan_hits, (unsigned long long)r->st.plan_misses,
+               (unsigned long long)r->st.am_sent, (unsigned long long)r->st.am_handled);
+}
+
+static void json_write(const hg_opts_t *o, int v, const hg_result_t *r, const hg_result_t *base, double floor_GBs,
+                       int verified)
+{
+    FILE *f = fopen(o->json, "a");
+    if (!f) {
+        fprintf(stderr, "ky_himeno: rank 0: --json %s: cannot open\n", o->json);
+        return;
+    }
+    char date[16];
+    time_t now = time(NULL);
+    strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
+    int split = ky_nnodes() > 1;
+    double it = r->time / r->iters;
+    hg_block_t b0;
+    hg_block_of(o, 0, &b0);
+    double pts = (double)(b0.ue[0] - b0.ub[0]) * (b0.ue[1] - b0.ub[1]) * (b0.ue[2] - b0.ub[2]);
+    static const char *gm[] = {"", "am", "allreduce", "both"};
+    fprintf(f,
+            "{\"bench\":\"himeno\",\"case\":\"himeno_%s_%s_%s_%s%s_n%d\",\"kind\":\"%s\",\"date\":\"%s\","
+            "\"version\":\"%s\",\"ranks\":%d,\"size\":\"%s\",\"grid\":\"%dx%dx%d\",\"dims\":\"%dx%dx%d\","
+            "\"decomp\":\"%s\",\"mem\":\"%s\",\"variant\":\"%s\",\"gosa_by\":\"%s\",\"pack\":%d,\"path\":\"%s\","
+            "\"iters\":%d,\"time_s\":%.6g,\"ms_per_iter\":%.6g,\"mflops\":%.6g,\"gosa\":%.9g,"
+            "\"phases\":{\"kernel\":%.6g,\"halo\":%.6g,\"reduce\":%.6g},"
+            "\"phases_avg\":{\"kernel\":%.6g,\"halo\":%.6g,\"reduce\":%.6g},\"bytes_per_point\":%.0f",
+            o->gpu ? "gpu" : "host", hg_variant_name(v), o->size, o->decomp, split ? "_split" : "", ky_nranks(),
+            machine(), date, ky_version(), ky_nranks(), o->size, o->grid[0], o->grid[1], o->grid[2], o->dims[0],
+            o->dims[1], o->dims[2], o->decomp, o->gpu ? "gpu" : "host", hg_variant_name(v),
+            v == HG_VAR_KY ? gm[o->gosa] : "mpi_allreduce", o->pack, split ? "split" : "node", r->iters, r->time,
+            1e3 * it, mflops(o, r->iters, r->time), r->gosa, r->ph_max.kernel, r->ph_max.halo, r->ph_max.reduce,
+            r->ph_avg.kernel, r->ph_avg.halo, r->ph_avg.reduce, HG_BYTES_PER_POINT);
+    if (floor_GBs > 0) {
+        double fl = pts * HG_BYTES_PER_POINT / (floor_GBs * 1e9);
+        fprintf(f, ",\"floor_GBs\":%.6g,\"bw_GBs\":%.6g,\"kernel_bw_GBs\":%.6g,\"roofline_pct\":%.4g,"
+                   "\"kernel_roofline_pct\":%.4g",
+                floor_GBs, pts * HG_BYTES_PER_POINT / it / 1e9,
+                pts * HG_BYTES_PER_POINT / (r->ph_max.kernel / r->iters) / 1e9, 100 * fl / it,
+                100 * fl / (r->ph_max.kernel / r->iters));
+    }
+    if (v == HG_VAR_KY)
+        fprintf(f, ",\"plan_hits\":%llu,\"plan_misses\":%llu", (unsigned long long)r->st.plan_hits,
+                (unsigned long long)r->st.plan_misses);
+    if (base && base->ran && v != HG_VAR_MPI)
+        fprintf(f, ",\"baseline\":\"%s\",\"base_time_s\":%.6g,\"ratio\":%.6g,\"halo_ratio\":%.6g",
+                o->gpu ? "mpi_cuda_staged" : "mpi", base->time, base->time / r->time,
+                base->ph_max.halo > 0 ? (r->ph_max.halo / r->iters) / (base->ph_max.halo / base->iters) : 0.0);
+    if (verified >= 0) fprintf(f, ",\"verified\":%s", verified ? "true" : "false");
+    fprintf(f, "}\n");
+    fclose(f);
+}
+
+int main(int argc, char **argv)
+{
+    if (ky_init(&argc, &argv) != KY_OK) {
+        fprintf(stderr, "ky_himeno: ky_init: %s\n", ky_last_error());
+        return 3;
+    }
+    int me = ky_rank(), nr = ky_nranks();
+    hg_opts_t o;
+    char err[512];
+    int pr = hg_parse(argc, argv, nr, &o, err, sizeof err);
+    if (pr != 0) {
+        if (me == 0) {
+            if (pr > 0) hg_usage(stdout);
+            else fprintf(stderr, "ky_himeno: %s\n", err);
+        }
+        ky_finalize();
+        return pr > 0 ? 0 : 2;
+    }
+#ifdef _OPENMP
+    if (o.threads > 0) omp_set_num_threads(o.threads);
+#endif
+    if (o.gpu) {   /* every rank needs a GPU, or none runs: exit 77 (CTest's skip) */
+        int have = ky_ngpus() > 0 && hg_gpu_count() > 0, all = 0;
+        MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        if (!all) {
+            if (me == 0) printf("ky_himeno: --mem gpu: no GPU found on every rank, skipping\n");
+            ky_finalize();
+            return 77;
+        }
+        int dev = 0;
+        HG_KY(ky_gpu_device(0, &dev));
+        if (hg_gpu_select(dev, err, sizeof err)) hg_fail("rank %d: GPU %d: %s", me, dev, err);
+    }
+    hg_block_t b;
+    hg_block_of(&o, me, &b);
+    /* initial values on the host, then (GPU runs) copied once */
+    size_t v = b.vol;
+    float *p0 = malloc(v * sizeof(float)), *hc = malloc(12 * v * sizeof(float));
+    if (!p0 || !hc) hg_fail("rank %d: out of memory for a %zu-point block", me, v);
+    hg_coef_t hcf = {hc, hc + 4 * v, hc + 7 * v, hc + 10 * v, hc + 11 * v}, cf = hcf;
+    hg_init_values(&o, &b, p0, &hcf);
+    double *d_gosa = NULL;
+    if (o.gpu) {
+        float *dc;
+        if (hg_gpu_alloc((void **)&dc, 12 * v * sizeof(float), err, sizeof err) ||
+            hg_gpu_copy(dc, hc, 12 * v * sizeof(float), err, sizeof err) ||
+            hg_gpu_alloc((void **)&d_gosa, 2 * sizeof(double), err, sizeof err))
+            hg_fail("rank %d: GPU arrays (%zu MB): %s", me, 13 * v * sizeof(float) >> 20, err);
+        cf = (hg_coef_t){dc, dc + 4 * v, dc + 7 * v, dc + 10 * v, dc + 11 * v};
+    }
+    HG_KY(hg_gosa_setup(&o));
+    double floor_GBs = 0.0;
+    if (o.gpu) {   /* rank 0 alone, so that ranks sharing its GPU do not disturb the measurement */
+        if (me == 0) floor_GBs = hg_gpu_copy_bw();
+        MPI_Bcast(&floor_GBs, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    }
+    if (me == 0) {
+        printf("ky_himeno: %d rank(s), %s kernels, %s\n", nr, o.gpu ? "CUDA" : "OpenMP",
+               o.gpu ? "GPU segments" : "host segments");
+        printf("mimax = %d mjmax = %d mkmax = %d\n", o.grid[0], o.grid[1], o.grid[2]);
+        printf("imax = %d jmax = %d kmax =%d\n", o.grid[0] - 1, o.grid[1] - 1, o.grid[2] - 1);
+        printf("I-decomp = %d J-decomp = %d K-decomp =%d   (%s)\n", o.dims[0], o.dims[1], o.dims[2], o.decomp);
+    }
+    hg_result_t res[3];
+    memset(res, 0, sizeof res);
+    for (int var = HG_VAR_KY; var <= HG_VAR_MPI; var++) {
+        if (!(o.variants & var)) continue;
+        hg_run_t r;
+        memset(&r, 0, sizeof r);
+        r.o = &o, r.b = b, r.variant = var, r.p0 = p0, r.cf = cf, r.d_gosa = d_gosa;
+        if (var == HG_VAR_KY) {
+            HG_KY(hg_ky_halo_create(&o, &b, &r.ky, &r.f[0], &r.f[1]));
+        } else {
+            for (int x = 0; x < 2; x++)
+                if (o.gpu ? hg_gpu_alloc((void **)&r.f[x], v * sizeof(float), err, sizeof err)
+                          : !(r.f[x] = malloc(v * sizeof(float))))
+                    hg_fail("rank %d: MPI variant's fields: %s", me, o.gpu ? err : "out of memory");
+            if (hg_mpi_halo_create(&o, &b, &r.mpi)) hg_fail("rank %d: MPI baseline set-up failed", me);
+        }
+        reset_fields(&r);
+        run_variant(&o, &r, &res[var]);
+        if (var == HG_VAR_KY) {
+            hg_ky_halo_destroy(r.ky);
+        } else {
+            hg_mpi_halo_destroy(r.mpi);
+            for (int x = 0; x < 2; x++) o.gpu ? hg_gpu_free(r.f[x]) : free(r.f[x]);
+        }
+    }
+    int failed = 0, verified = -1;
+    double ref_d = 0, ref_ps = 0;
+    float ref_f = 0;
+    if (o.check && me == 0) {
+        int nn = res[HG_VAR_KY].ran ? res[HG_VAR_KY].iters : res[HG_VAR_MPI].iters;
+        if (hg_reference(o.grid, nn, o.bcoef, &ref_d, &ref_f, &ref_ps))
+            hg_fail("rank 0: the serial reference needs %zu MB", (size_t)16 * o.grid[0] * o.grid[1] * o.grid[2] * 4 >> 20);
+        verified = 1;
+    }
+    if (me == 0) {
+        for (int var = HG_VAR_KY; var <= HG_VAR_MPI; var++) {
+            if (!res[var].ran) continue;
+            print_result(&o, var, &res[var], var == HG_VAR_KY ? &res[HG_VAR_MPI] : NULL, floor_GBs);
+            if (o.check) {
+                double eg = fabs(res[var].gosa - ref_d) / fabs(ref_d), ep = fabs(res[var].psum - ref_ps) / fabs(ref_ps);
+                int ok = eg <= 1e-6 && ep <= 1e-6 && res[var].iters == (res[HG_VAR_KY].ran ? res[HG_VAR_KY].iters : res[var].iters);
+                printf(" check against the serial original (%d iterations): gosa %.9e vs %.9e (float sum in the "
+                       "original's order: %.6e), rel. error %.2e; sum of p %.12e vs %.12e, rel. error %.2e: %s\n",
+                       res[var].iters, res[var].gosa, ref_d, (double)ref_f, eg, res[var].psum, ref_ps, ep,
+                       ok ? "OK" : "FAIL");
+                if (!ok) failed = 1, verified = 0;
+            }
+        }
+        if (o.json)
+            for (int var = HG_VAR_KY; var <= HG_VAR_MPI; var++)
+                if (res[var].ran)
+                    json_write(&o, var, &res[var], var == HG_VAR_KY ? &res[HG_VAR_MPI] : NULL, floor_GBs, verified);
+        fflush(stdout);
+    }
+    MPI_Bcast(&failed, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (o.gpu) {
+        hg_gpu_free(cf.a);
+        hg_gpu_free(d_gosa);
+    }
+    free(p0);
+    free(hc);
+    HG_KY(ky_finalize());
+    return failed ? 1 : 0;
+}

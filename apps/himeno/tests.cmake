@@ -1,0 +1,81 @@
+# ky_himeno's tests (included from apps/himeno/CMakeLists.txt). CPU (label cpu, himeno): every decomposition
+# and rank count 1-4 against the serial original (--check: gosa and the field's sum within 1e-6 relative;
+# exit 1 and "FAIL" otherwise), gosa by active messages and by ky_allreduce (both: checked equal), packed and
+# strided faces, the MPI baseline, nonzero b (the diagonal terms need the edge ghosts), every rank its own
+# node, no progress thread; and the bad arguments. Small grids: a second or two each on 2 cores.
+# GPU (label gpu): the same checks with --mem gpu, ranks sharing one GPU where only one exists; exit 77 (skip)
+# without a GPU.
+if(NOT COMMAND ky_add_mpi_test)
+    return()
+endif()
+set(_hg_env KY_TIMEOUT=60 OMP_NUM_THREADS=1)
+set(_hg_fail "FAIL|ERROR|rel. error [1-9]")
+set(_hg_grid --grid 13x12x17 --iters 6 --warmup 1 --check -q)
+# decomposition name -> rank counts
+set(_hg_cases "i:1,2,3,4" "j:2,3,4" "k:2,3,4" "ij:2,3,4" "3d:3,4")
+foreach(c ${_hg_cases})
+    string(REPLACE ":" ";" c "${c}")
+    list(GET c 0 dec)
+    list(GET c 1 ranks)
+    string(REPLACE "," ";" ranks "${ranks}")
+    foreach(n ${ranks})
+        ky_add_mpi_test(NAME himeno.${dec}.n${n} COMMAND ky_himeno ${_hg_grid} --decomp ${dec} --gosa both
+                        --variant ky,mpi RANKS ${n} ENV ${_hg_env} LABELS himeno TIMEOUT 120 FAIL_REGEX "${_hg_fail}"
+                        PASS_REGEX "check against the serial original[^\n]*OK")
+    endforeach()
+endforeach()
+# every factorisation of 4 ranks over three dimensions, strided (unpacked) and fully packed faces, b != 0
+foreach(dims 4x1x1 1x4x1 1x1x4 2x2x1 2x1x2 1x2x2)
+    ky_add_mpi_test(NAME himeno.dims${dims}.n4 COMMAND ky_himeno ${_hg_grid} --dims ${dims} --bcoef 0.05 --pack none
+                    RANKS 4 ENV ${_hg_env} LABELS himeno TIMEOUT 120 FAIL_REGEX "${_hg_fail}"
+                    PASS_REGEX "check against the serial original[^\n]*OK")
+endforeach()
+ky_add_mpi_test(NAME himeno.pack_all.bcoef.n4 COMMAND ky_himeno ${_hg_grid} --dims 2x1x2 --bcoef 0.05 --pack all
+                RANKS 4 ENV ${_hg_env} LABELS himeno TIMEOUT 120 FAIL_REGEX "${_hg_fail}"
+                PASS_REGEX "check against the serial original[^\n]*OK")
+ky_add_mpi_test(NAME himeno.3d.bcoef.n4.omp2 COMMAND ky_himeno --grid 20x18x24 --iters 5 --check --decomp 3d
+                --bcoef 0.1 --variant ky,mpi RANKS 4 ENV KY_TIMEOUT=60 OMP_NUM_THREADS=2 LABELS himeno TIMEOUT 120
+                FAIL_REGEX "${_hg_fail}" PASS_REGEX "check against the serial original[^\n]*OK")
+# every remote access over MPI (KY_NODE_SPLIT=rank), and with no progress thread (the flags and the gosa
+# messages advance in ky_poll)
+ky_add_mpi_test(NAME himeno.ij.n4.split COMMAND ky_himeno ${_hg_grid} --decomp ij --gosa both --bcoef 0.05 RANKS 4
+                ENV ${_hg_env} KY_NODE_SPLIT=rank LABELS himeno TIMEOUT 120 FAIL_REGEX "${_hg_fail}"
+                PASS_REGEX "check against the serial original[^\n]*OK")
+ky_add_mpi_test(NAME himeno.3d.n3.noprog_split COMMAND ky_himeno ${_hg_grid} --dims 1x3x1 --gosa both RANKS 3
+                ENV ${_hg_env} KY_NODE_SPLIT=rank KY_PROGRESS_THREAD=0 LABELS himeno TIMEOUT 120
+                FAIL_REGEX "${_hg_fail}" PASS_REGEX "check against the serial original[^\n]*OK")
+# size XS, the original's own grid, 2 ranks
+ky_add_mpi_test(NAME himeno.XS.n2 COMMAND ky_himeno XS --iters 3 --warmup 0 --check RANKS 2 ENV ${_hg_env}
+                LABELS himeno TIMEOUT 120 FAIL_REGEX "${_hg_fail}" PASS_REGEX "check against the serial original[^\n]*OK")
+# bad arguments: a clear message, exit status 2
+ky_add_mpi_test(NAME himeno.bad.dims_product COMMAND ky_himeno --dims 2x2x1 RANKS 3 ENV ${_hg_env}
+                LABELS himeno TIMEOUT 60 PASS_REGEX "--dims 2x2x1: the factors must be >= 1 and multiply to the rank count 3")
+ky_add_mpi_test(NAME himeno.bad.grid_too_small COMMAND ky_himeno --grid 5x40x40 --decomp i RANKS 4 ENV ${_hg_env}
+                LABELS himeno TIMEOUT 60 PASS_REGEX "grid 5x40x40 is too small for 4x1x1 ranks")
+ky_add_mpi_test(NAME himeno.bad.size COMMAND ky_himeno XXL RANKS 1 ENV ${_hg_env} LABELS himeno TIMEOUT 60
+                PASS_REGEX "unknown size 'XXL'")
+ky_add_mpi_test(NAME himeno.bad.grid_syntax COMMAND ky_himeno --grid 64x64 RANKS 1 ENV ${_hg_env} LABELS himeno
+                TIMEOUT 60 PASS_REGEX "--grid 64x64: expected IxJxK")
+ky_add_mpi_test(NAME himeno.bad.option COMMAND ky_himeno --frobnicate 1 RANKS 1 ENV ${_hg_env} LABELS himeno
+                TIMEOUT 60 PASS_REGEX "unknown option --frobnicate")
+ky_add_mpi_test(NAME himeno.help COMMAND ky_himeno --help RANKS 1 ENV ${_hg_env} LABELS himeno TIMEOUT 60
+                PASS_REGEX "usage: kyrun -n R ky_himeno")
+if(KY_HAVE_CUDA AND COMMAND ky_add_gpu_test)
+    set(_hg_gpu --mem gpu --grid 21x18x35 --iters 6 --warmup 1 --check -q --variant ky,mpi --gosa both)
+    foreach(c "i:1,2" "ij:4" "3d:4" "k:2")
+        string(REPLACE ":" ";" c "${c}")
+        list(GET c 0 dec)
+        list(GET c 1 ranks)
+        string(REPLACE "," ";" ranks "${ranks}")
+        foreach(n ${ranks})
+            ky_add_gpu_test(NAME gpu.himeno.${dec}.n${n} COMMAND ky_himeno ${_hg_gpu} --decomp ${dec} RANKS ${n}
+                            ENV KY_TIMEOUT=120 LABELS himeno TIMEOUT 180 FAIL_REGEX "${_hg_fail}")
+            set_tests_properties(gpu.himeno.${dec}.n${n} PROPERTIES SKIP_RETURN_CODE 77)
+        endforeach()
+    endforeach()
+    ky_add_gpu_test(NAME gpu.himeno.3d.n4.split_bcoef COMMAND ky_himeno ${_hg_gpu} --decomp 3d --bcoef 0.05 --pack none
+                    RANKS 4 ENV KY_TIMEOUT=120 KY_NODE_SPLIT=rank LABELS himeno TIMEOUT 180 FAIL_REGEX "${_hg_fail}")
+    ky_add_gpu_test(NAME gpu.himeno.ij.n2.packall COMMAND ky_himeno ${_hg_gpu} --decomp ij --bcoef 0.05 --pack all
+                    RANKS 2 ENV KY_TIMEOUT=120 LABELS himeno TIMEOUT 180 FAIL_REGEX "${_hg_fail}")
+    set_tests_properties(gpu.himeno.3d.n4.split_bcoef gpu.himeno.ij.n2.packall PROPERTIES SKIP_RETURN_CODE 77)
+endif()
