@@ -57,6 +57,7 @@ static void rows_free(kyi_rows_t *r)
 static void csr_free_local(kyi_csr_t *A)
 {
     if (!A) return;
+    if (A->gws) kyi_sp_gpu_ws_free(A);
     for (int k = 0; k < KYI_XCH_COUNT; k++)
         if (A->plan[k]) kyi_sp_plan_free(A, A->plan[k]);
     if (A->d_rowptr) kyi_sp_gpu_free(A->d_rowptr);

@@ -57,6 +57,7 @@ struct kyi_csr {
     int vec_width;         /* GPU: threads per row of the SpMV kernel */
     int ag_algo;           /* allgather algorithm a new allgather plan uses */
     kyi_sp_plan_t *plan[KYI_XCH_COUNT];
+    void *gws;             /* GPU solver workspace (stream, vectors, scalars, allreduce plans), kept between solves */
 };
 typedef struct kyi_csr kyi_csr_t;
 
@@ -106,6 +107,7 @@ int kyi_sp_cg_gpu(kyi_csr_t *A, const double *b, double *x, const ky_cg_opts_t *
 int kyi_sp_gpu_dot2(const double *x, const double *z, int64_t n, double out[2]);
 int kyi_sp_gpu_scale(double *x, const double *z, double s, int64_t n);
 int kyi_sp_gpu_fill(double *x, double v, int64_t n);
+void kyi_sp_gpu_ws_free(kyi_csr_t *A);
 
 double kyi_sp_now(void);
 

@@ -23,3 +23,4 @@ int kyi_sp_gpu_dot2(const double *x, const double *z, int64_t n, double out[2])
 int kyi_sp_gpu_scale(double *x, const double *z, double s, int64_t n)
 { (void)x; (void)z; (void)s; (void)n; return NO_CUDA("ky_npb_cg_run"); }
 int kyi_sp_gpu_fill(double *x, double v, int64_t n) { (void)x; (void)v; (void)n; return NO_CUDA("ky_npb_cg_run"); }
+void kyi_sp_gpu_ws_free(kyi_csr_t *A) { (void)A; }

@@ -1,0 +1,348 @@
+/* The sparse layer's GPU back end, part 2: CG on device vectors. Three kernels per iteration, no host
+ * synchronisation in the loop:
+ *   K1  q = A p and p'q (fused; block 0 also moves last iteration's r'r into rho)
+ *   K2  alpha = rho / p'q on the device; x += alpha p, r -= alpha q and r'r (fused); breakdown check
+ *   K3  beta = r'r / rho; p = r + beta p; convergence check against rtol
+ * With several ranks the two dots are summed by stream-ordered allreduce plans (coll's GPU path) and p is
+ * exchanged between K3 and K1: allgather plan on the stream, or the halo (pack kernel, one stream
+ * synchronisation, one-sided puts). Scheme "graph" captures one iteration (kernels and collectives) in a
+ * CUDA graph and replays it; with rtol the host looks at the state every check_every iterations. */
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/log.h"
+#include "runtime/runtime.h"
+#include "sparse/sparse.h"
+#include "sparse/gpu/sp_kernels.cuh"
+
+#define CU(expr)                                                                                         \
+    do {                                                                                                 \
+        cudaError_t e_ = (expr);                                                                         \
+        if (e_ != cudaSuccess) return kyi_fail(KY_ERR_CUDA, "ky_cg", "%s: %s", #expr, cudaGetErrorString(e_)); \
+    } while (0)
+
+typedef struct {
+    cudaStream_t s;
+    int64_t n;
+    double *r, *q;
+    double *S, *L;      /* device scalars: S as in sp_kernels.cuh (+ [1] p'q, [2] r'r summed), L local sums */
+    double *h;          /* pinned host copy of S */
+    ky_coll_plan_t ar_pq, ar_rr;
+} gws_t;
+
+extern "C" void kyi_sp_gpu_ws_free(kyi_csr_t *A)
+{
+    gws_t *w = (gws_t *)A->gws;
+    if (!w) return;
+    if (w->ar_pq) ky_coll_free(w->ar_pq);
+    if (w->ar_rr) ky_coll_free(w->ar_rr);
+    cudaFree(w->r);
+    cudaFree(w->q);
+    cudaFree(w->S);
+    cudaFreeHost(w->h);
+    if (w->s) cudaStreamDestroy(w->s);
+    free(w);
+    A->gws = NULL;
+}
+
+static int ws_get(kyi_csr_t *A, gws_t **out)
+{
+    if (A->gws) { *out = (gws_t *)A->gws; return KY_OK; }
+    gws_t *w = (gws_t *)calloc(1, sizeof *w);
+    if (!w) return kyi_fail(KY_ERR_NOMEM, "ky_cg", "GPU workspace");
+    A->gws = w;
+    CU(cudaSetDevice(A->device));
+    CU(cudaStreamCreateWithFlags(&w->s, cudaStreamNonBlocking));
+    size_t b = sizeof(double) * (size_t)(A->nloc + 1);
+    CU(cudaMalloc(&w->r, b));
+    CU(cudaMalloc(&w->q, b));
+    CU(cudaMalloc(&w->S, 16 * sizeof(double)));
+    CU(cudaMemset(w->S, 0, 16 * sizeof(double)));
+    CU(cudaMallocHost(&w->h, 16 * sizeof(double)));
+    w->L = w->S + 8;
+    w->n = A->nloc;
+    if (kyi_rt.nranks > 1) {
+        KYI_CHECK(ky_allreduce_init(w->L + 0, w->S + 1, 1, KY_DOUBLE, KY_SUM, KY_TEAM_WORLD, &w->ar_pq));
+        KYI_CHECK(ky_allreduce_init(w->L + 1, w->S + 2, 1, KY_DOUBLE, KY_SUM, KY_TEAM_WORLD, &w->ar_rr));
+    }
+    *out = w;
+    return KY_OK;
+}
+
+template <int V>
+__global__ void k1_spmv_dot(int n, const int *rp, const int *col, const double *val, const double *pe,
+                            const double *p, double *q, double *S, double *pq_acc, const double *rr_glob,
+                            double *rr_acc)
+{
+    if (kyi_sp_stopped(S)) return;
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        S[0] = *rr_glob; /* rho of this iteration */
+        *rr_acc = 0.0;
+    }
+    int row = (int)((blockIdx.x * (size_t)blockDim.x + threadIdx.x) / V);
+    double s = kyi_sp_row<V>(row, n, rp, col, val, pe), c = 0.0;
+    if ((threadIdx.x & (V - 1)) == 0 && row < n) {
+        q[row] = s;
+        c = p[row] * s;
+    }
+    kyi_sp_block_add(c, pq_acc);
+}
+
+__global__ void k2_update(int n, double *x, double *r, const double *p, const double *q, double *S,
+                          const double *pq_glob, double *rr_acc, int allow_indef)
+{
+    if (kyi_sp_stopped(S)) return;
+    double pq = *pq_glob, rho = S[0];
+    bool bad = !isfinite(pq) || (allow_indef ? pq == 0.0 : !(pq > 0.0));
+    if (bad) {
+        if (blockIdx.x == 0 && threadIdx.x == 0) { S[6] = pq; S[4] = 2.0; }
+        return;
+    }
+    double alpha = rho / pq, acc = 0.0;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        x[i] += alpha * p[i];
+        double ri = r[i] - alpha * q[i];
+        r[i] = ri;
+        acc += ri * ri;
+    }
+    kyi_sp_block_add(acc, rr_acc);
+    if (blockIdx.x == 0 && threadIdx.x == 0) S[5] += 1.0;
+}
+
+__global__ void k3_direction(int n, const double *r, double *p, double *S, const double *rr_glob, double *pq_acc,
+                             double rtol2)
+{
+    if (blockIdx.x == 0 && threadIdx.x == 0) *pq_acc = 0.0; /* nobody reads p'q in this kernel */
+    if (kyi_sp_stopped(S)) return;
+    double rr = *rr_glob, rho = S[0];
+    if (!isfinite(rr)) {
+        if (blockIdx.x == 0 && threadIdx.x == 0) { S[6] = rr; S[4] = 2.0; }
+        return;
+    }
+    if (rtol2 > 0 && rr < rtol2 * S[3]) {
+        if (blockIdx.x == 0 && threadIdx.x == 0) S[4] = 1.0;
+        return;
+    }
+    double beta = rr / rho;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) p[i] = r[i] + beta * p[i];
+}
+
+__global__ void k_init(int n, const double *b, const double *ax, double *r, double *p, double *rr_acc)
+{
+    double acc = 0.0;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        double ri = ax ? b[i] - ax[i] : b[i];
+        r[i] = ri;
+        p[i] = ri;
+        acc += ri * ri;
+    }
+    kyi_sp_block_add(acc, rr_acc);
+}
+
+__global__ void k_start(double *S, const double *rr_glob)
+{
+    S[3] = *rr_glob;
+    S[4] = 0.0;
+    S[5] = 0.0;
+    S[6] = 0.0;
+}
+
+typedef struct {
+    kyi_csr_t *A;
+    kyi_sp_plan_t *P;
+    gws_t *w;
+    double *x, *p, *pe;
+    const ky_cg_opts_t *o;
+    unsigned gridv, grid1;
+    ky_cg_result_t *res;
+    int timers;
+} iter_t;
+
+#define PHASE(acc, stmt)                                                                                 \
+    do {                                                                                                 \
+        double t0_ = it->timers ? kyi_sp_now() : 0;                                                      \
+        int st_ = (stmt);                                                                                \
+        if (st_ != KY_OK) return st_;                                                                    \
+        if (it->timers) {                                                                                \
+            CU(cudaStreamSynchronize(it->w->s));                                                         \
+            it->res->acc += kyi_sp_now() - t0_;                                                          \
+        }                                                                                                \
+    } while (0)
+
+static int launch_k1(iter_t *it)
+{
+    kyi_csr_t *A = it->A;
+    gws_t *w = it->w;
+    int n = (int)A->nloc, multi = kyi_rt.nranks > 1;
+    const int *rp = (const int *)A->d_rowptr, *col = (const int *)it->P->d_col;
+    const double *val = (const double *)A->d_val;
+    double *rr_glob = multi ? w->S + 2 : w->L + 1;
+    unsigned g = it->grid1;
+#define K1(V) k1_spmv_dot<V><<<g, KYI_SP_BLOCK, 0, w->s>>>(n, rp, col, val, it->pe, it->p, w->q, w->S, w->L, rr_glob, w->L + 1)
+    switch (A->vec_width) {
+    case 2: K1(2); break;
+    case 4: K1(4); break;
+    case 8: K1(8); break;
+    case 16: K1(16); break;
+    default: K1(32); break;
+    }
+#undef K1
+    CU(cudaGetLastError());
+    return KY_OK;
+}
+
+static int launch_k2(iter_t *it)
+{
+    gws_t *w = it->w;
+    int multi = kyi_rt.nranks > 1;
+    k2_update<<<it->gridv, KYI_SP_BLOCK, 0, w->s>>>((int)it->A->nloc, it->x, w->r, it->p, w->q, w->S,
+                                                   multi ? w->S + 1 : w->L, w->L + 1, it->o->allow_indefinite);
+    CU(cudaGetLastError());
+    return KY_OK;
+}
+
+static int launch_k3(iter_t *it)
+{
+    gws_t *w = it->w;
+    int multi = kyi_rt.nranks > 1;
+    k3_direction<<<it->gridv, KYI_SP_BLOCK, 0, w->s>>>((int)it->A->nloc, w->r, it->p, w->S, multi ? w->S + 2 : w->L + 1,
+                                                      w->L, it->o->rtol * it->o->rtol);
+    CU(cudaGetLastError());
+    return KY_OK;
+}
+
+static int allreduce(ky_coll_plan_t plan, cudaStream_t s)
+{
+    return kyi_rt.nranks > 1 ? ky_coll_start(plan, (void *)s) : KY_OK;
+}
+
+/* One iteration, enqueued (and, for the halo, partly run from the host). */
+static int iteration(iter_t *it)
+{
+    gws_t *w = it->w;
+    PHASE(t_exchange, kyi_sp_exchange(it->A, it->P, 0, w->s));
+    PHASE(t_spmv, launch_k1(it));
+    PHASE(t_allreduce, allreduce(w->ar_pq, w->s));
+    PHASE(t_axpy, launch_k2(it));
+    PHASE(t_allreduce, allreduce(w->ar_rr, w->s));
+    PHASE(t_axpy, launch_k3(it));
+    return KY_OK;
+}
+
+static int read_state(gws_t *w)
+{
+    CU(cudaMemcpyAsync(w->h, w->S, 16 * sizeof(double), cudaMemcpyDeviceToHost, w->s));
+    CU(cudaStreamSynchronize(w->s));
+    return KY_OK;
+}
+
+extern "C" int kyi_sp_cg_gpu(kyi_csr_t *A, const double *b, double *x, const ky_cg_opts_t *o, ky_cg_result_t *res)
+{
+    const char *call = "ky_cg";
+    int multi = kyi_rt.nranks > 1;
+    int kind = o->scheme == KY_CG_HALO ? KYI_XCH_HALO : KYI_XCH_ALLGATHER;
+    if (o->scheme == KY_CG_PIPELINED)
+        return kyi_fail(KY_ERR_UNSUPPORTED, call, "scheme 'pipelined' runs on host matrices only in this version");
+    if (o->scheme == KY_CG_GRAPH && !multi) kind = KYI_XCH_ALLGATHER; /* one rank: nothing to exchange */
+    kyi_sp_plan_t *P;
+    gws_t *w;
+    A->ag_algo = o->allgather_algo;
+    KYI_CHECK(kyi_sp_plan_get(A, kind, &P));
+    KYI_CHECK(kyi_sp_plan_set_algo(A, P, o->allgather_algo));
+    KYI_CHECK(ws_get(A, &w));
+    CU(cudaSetDevice(A->device));
+    CU(cudaDeviceSynchronize()); /* the caller's b and x, written on any stream, are complete */
+    int n = (int)A->nloc;
+    iter_t it;
+    memset(&it, 0, sizeof it);
+    it.A = A;
+    it.P = P;
+    it.w = w;
+    it.x = x;
+    it.pe = P->ext[0];
+    it.p = P->ext[0] + P->loc_off;
+    it.o = o;
+    it.res = res;
+    it.timers = o->timers && o->scheme != KY_CG_GRAPH;
+    int sms = 132;
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, A->device);
+    it.gridv = (unsigned)((n + KYI_SP_BLOCK - 1) / KYI_SP_BLOCK);
+    if (it.gridv > (unsigned)(8 * sms)) it.gridv = (unsigned)(8 * sms);
+    if (it.gridv == 0) it.gridv = 1;
+    it.grid1 = (unsigned)(((size_t)n * A->vec_width + KYI_SP_BLOCK - 1) / KYI_SP_BLOCK);
+    if (it.grid1 == 0) it.grid1 = 1;
+    double t0 = kyi_sp_now();
+
+    /* r = b - A x, p = r, r'r */
+    CU(cudaMemsetAsync(w->L, 0, 2 * sizeof(double), w->s));
+    if (o->x0_zero) {
+        CU(cudaMemsetAsync(x, 0, sizeof(double) * (size_t)(n > 0 ? n : 0), w->s));
+        k_init<<<it.gridv, KYI_SP_BLOCK, 0, w->s>>>(n, b, NULL, w->r, it.p, w->L + 1);
+    } else {
+        CU(cudaMemcpyAsync(it.p, x, sizeof(double) * (size_t)n, cudaMemcpyDeviceToDevice, w->s));
+        KYI_CHECK(kyi_sp_exchange(A, P, 0, w->s));
+        KYI_CHECK(kyi_sp_gpu_spmv(A, P, it.pe, w->q, w->s));
+        k_init<<<it.gridv, KYI_SP_BLOCK, 0, w->s>>>(n, b, w->q, w->r, it.p, w->L + 1);
+    }
+    CU(cudaGetLastError());
+    KYI_CHECK(allreduce(w->ar_rr, w->s));
+    k_start<<<1, 1, 0, w->s>>>(w->S, multi ? w->S + 2 : w->L + 1);
+    KYI_CHECK(read_state(w));
+    res->norm0 = sqrt(w->h[3]);
+    if (w->h[3] == 0.0 || !isfinite(w->h[3])) {
+        res->t_total = kyi_sp_now() - t0;
+        if (!isfinite(w->h[3])) { res->breakdown = 1; return kyi_fail(KY_ERR_ARG, call, "initial residual is not finite"); }
+        res->converged = 1;
+        return KY_OK;
+    }
+    int check = o->rtol > 0 ? (o->check_every > 0 ? o->check_every : 10) : o->max_iters;
+    res->launches_per_iter = 3 + (multi ? 2 : 0) + (multi && kind == KYI_XCH_ALLGATHER ? 1 : 0) +
+                             (multi && kind == KYI_XCH_HALO ? 1 : 0);
+    res->syncs_per_iter = multi && kind == KYI_XCH_HALO ? 1 : 0;
+    cudaGraphExec_t exec = NULL;
+    if (o->scheme == KY_CG_GRAPH) {
+        if (multi && kind == KYI_XCH_HALO) return kyi_fail(KY_ERR_UNSUPPORTED, call, "graph scheme needs the allgather exchange");
+        cudaGraph_t g;
+        CU(cudaStreamBeginCapture(w->s, cudaStreamCaptureModeThreadLocal));
+        int st = iteration(&it);
+        cudaError_t e = cudaStreamEndCapture(w->s, &g);
+        if (st != KY_OK) return st;
+        if (e != cudaSuccess)
+            return kyi_fail(KY_ERR_UNSUPPORTED, call, "the iteration could not be captured in a CUDA graph (%s): the "
+                            "collectives must run on the NVLink path", cudaGetErrorString(e));
+        CU(cudaGraphInstantiate(&exec, g, 0));
+        cudaGraphDestroy(g);
+        res->launches_per_iter = 1;
+        res->syncs_per_iter = 0;
+    }
+    int done = 0, st = KY_OK;
+    for (int k = 0; k < o->max_iters && !done && st == KY_OK;) {
+        int chunk = o->max_iters - k < check ? o->max_iters - k : check;
+        for (int j = 0; j < chunk && st == KY_OK; j++) {
+            if (exec) {
+                cudaError_t e = cudaGraphLaunch(exec, w->s);
+                if (e != cudaSuccess) st = kyi_fail(KY_ERR_CUDA, call, "cudaGraphLaunch: %s", cudaGetErrorString(e));
+            } else {
+                st = iteration(&it);
+            }
+        }
+        k += chunk;
+        if (st == KY_OK) st = read_state(w);
+        if (st == KY_OK && w->h[4] != 0.0) done = 1;
+    }
+    if (exec) cudaGraphExecDestroy(exec);
+    if (st != KY_OK) return st;
+    res->t_total = kyi_sp_now() - t0;
+    res->iterations = (int)w->h[5];
+    double rr = multi ? w->h[2] : w->h[9];
+    res->rel_residual = sqrt(rr / w->h[3]);
+    res->converged = w->h[4] == 1.0;
+    if (w->h[4] == 2.0) {
+        res->breakdown = 1;
+        return kyi_fail(KY_ERR_ARG, call, "CG breakdown at iteration %d: %s = %g (the matrix is not positive definite)",
+                        res->iterations + 1, isfinite(w->h[6]) ? "p'Ap" : "a value", w->h[6]);
+    }
+    return KY_OK;
+}

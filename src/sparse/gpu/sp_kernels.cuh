@@ -1,0 +1,50 @@
+/* Internal: the sparse layer's CUDA kernels, shared by sp_gpu.cu (SpMV, pack, vector helpers) and cg_gpu.cu
+ * (the CG iteration). Scalars of the iteration live in device memory so no kernel waits for the host:
+ * S[0] rho (r'r of the last iteration), S[3] ||r0||^2, S[4] state (0 running, 1 converged, 2 breakdown),
+ * S[5] iterations done, S[6] the value that broke down. Every kernel of the iteration reads the state once
+ * per block (uniform, before any __syncthreads) and returns when the solve has stopped, so a graph may be
+ * replayed past the end at the cost of empty launches. */
+#ifndef KYI_SPARSE_GPU_KERNELS_CUH
+#define KYI_SPARSE_GPU_KERNELS_CUH
+
+#include <cuda_runtime.h>
+
+#define KYI_SP_BLOCK 256
+
+/* Add v of every thread of the block into *target (one atomic per block). */
+__device__ __forceinline__ void kyi_sp_block_add(double v, double *target)
+{
+    __shared__ double sh[KYI_SP_BLOCK / 32];
+    for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
+    int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    if (lane == 0) sh[w] = v;
+    __syncthreads();
+    if (w == 0) {
+        v = lane < (int)(blockDim.x / 32) ? sh[lane] : 0.0;
+        for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
+        if (lane == 0 && v != 0.0) atomicAdd(target, v);
+    }
+}
+
+/* One row per group of V lanes; returns the row's sum on lane 0 of the group (others: partial). */
+template <int V>
+__device__ __forceinline__ double kyi_sp_row(int row, int n, const int *rp, const int *col, const double *val,
+                                             const double *xe)
+{
+    int lane = threadIdx.x & (V - 1);
+    double s = 0.0;
+    if (row < n)
+        for (int k = rp[row] + lane; k < rp[row + 1]; k += V) s += val[k] * __ldg(xe + col[k]);
+    for (int off = V / 2; off > 0; off >>= 1) s += __shfl_down_sync(0xffffffffu, s, off, V);
+    return s;
+}
+
+__device__ __forceinline__ bool kyi_sp_stopped(const double *S)
+{
+    __shared__ int stop;
+    if (threadIdx.x == 0) stop = S[4] != 0.0;
+    __syncthreads();
+    return stop != 0;
+}
+
+#endif
