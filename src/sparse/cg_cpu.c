@@ -13,6 +13,8 @@
 #include "runtime/runtime.h"
 #include "sparse/sparse.h"
 
+/* ||r|| / ||r0|| below which a non-positive p'Ap is rounding noise of a converged solve */
+#define ROUNDOFF 1e-14
 #define OMP_MIN 50000 /* below this many entries a parallel region costs more than it saves */
 
 static double dot(const double *a, const double *b, int64_t n)
@@ -83,6 +85,10 @@ static int classic(kyi_csr_t *A, kyi_sp_plan_t *P, const double *b, double *x, c
         TOC(ta, res->t_allreduce);
         if (st != KY_OK) break;
         double pq = red[0];
+        if (breakdown_check(pq, o) && sqrt(rr) < ROUNDOFF * res->norm0) {
+            res->converged = 1; /* residual at round-off: p'Ap is noise, not a breakdown */
+            break;
+        }
         if (breakdown_check(pq, o)) {
             res->breakdown = 1;
             st = kyi_fail(KY_ERR_ARG, call, "CG breakdown at iteration %d: p'Ap = %g (the matrix is not positive definite)", k, pq);
@@ -199,6 +205,10 @@ static int pipelined(kyi_csr_t *A, kyi_sp_plan_t *P, const double *b, double *x,
         if (i == o->max_iters) break;
         double beta = i > 0 ? gamma / gamma_old : 0.0;
         double denom = i > 0 ? delta - beta * gamma / alpha_old : delta;
+        if (breakdown_check(denom, o) && res->rel_residual < ROUNDOFF) {
+            res->converged = 1; /* residual at round-off: the denominator is noise, not a breakdown */
+            break;
+        }
         if (breakdown_check(denom, o)) {
             res->breakdown = 1;
             st = kyi_fail(KY_ERR_ARG, call, "CG breakdown at iteration %d: p'Ap = %g (the matrix is not positive definite)", i + 1, denom);

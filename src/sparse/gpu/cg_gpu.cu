@@ -96,8 +96,9 @@ __global__ void k2_update(int n, double *x, double *r, const double *p, const do
     if (kyi_sp_stopped(S)) return;
     double pq = *pq_glob, rho = S[0];
     bool bad = !isfinite(pq) || (allow_indef ? pq == 0.0 : !(pq > 0.0));
-    if (bad) {
-        if (blockIdx.x == 0 && threadIdx.x == 0) { S[6] = pq; S[4] = 2.0; }
+    if (bad) { /* at round-off (||r|| < 1e-14 ||r0||) p'Ap is noise: converged, not broken down */
+        bool noise = isfinite(pq) && rho < 1e-28 * S[3];
+        if (blockIdx.x == 0 && threadIdx.x == 0) { S[6] = pq; S[4] = noise ? 1.0 : 2.0; }
         return;
     }
     double alpha = rho / pq, acc = 0.0;
