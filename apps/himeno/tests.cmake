@@ -47,6 +47,13 @@ ky_add_mpi_test(NAME himeno.3d.n3.noprog_split COMMAND ky_himeno ${_hg_grid} --d
 # size XS, the original's own grid, 2 ranks
 ky_add_mpi_test(NAME himeno.XS.n2 COMMAND ky_himeno XS --iters 3 --warmup 0 --check RANKS 2 ENV ${_hg_env}
                 LABELS himeno TIMEOUT 120 FAIL_REGEX "${_hg_fail}" PASS_REGEX "check against the serial original[^\n]*OK")
+# the original program's own output: himenoBMTxps.c (RIKEN, C+MPI) on one rank, size S, prints gosa
+# 3.288628e-03 after its 3 rehearsal iterations and 3.390654e-05 after 3 + 2700 (summed in float in its loop
+# order; run on this project's CI machine, 2026-11-25, bench/himeno/baselines.sh). The serial reference, which
+# the decompositions are checked against, must print the same digits for its float sum.
+ky_add_mpi_test(NAME himeno.original_S.n1 COMMAND ky_himeno S --iters 3 --warmup 0 --check -q RANKS 1 ENV ${_hg_env}
+                LABELS himeno TIMEOUT 120 FAIL_REGEX "${_hg_fail}"
+                PASS_REGEX "float sum in the original's order: 3.288628e-03[^\n]*OK")
 # bad arguments: a clear message, exit status 2
 ky_add_mpi_test(NAME himeno.bad.dims_product COMMAND ky_himeno --dims 2x2x1 RANKS 3 ENV ${_hg_env}
                 LABELS himeno TIMEOUT 60 PASS_REGEX "--dims 2x2x1: the factors must be >= 1 and multiply to the rank count 3")

@@ -50,6 +50,13 @@ STENCIL_GPU = {"full": "--nx 512 --ny 512 --nz 512 --bt 4 --steps 64",
                "cpu": "--nx 256 --ny 256 --nz 128 --bt 4 --steps 16 --check",
                "quick": "--small"}
 
+# apps/himeno (issue 16): iterations per size (the kernel moves 56 B per point: M 0.23 GB, L 1.9 GB, XL
+# 15 GB per iteration); warm-up iterations are not timed and the fields start again after them.
+HIMENO_M = {"full": "--iters 1000 --warmup 20", "cpu": "--iters 20 --warmup 2", "quick": "--grid 34x34x66 --iters 4 --warmup 1"}
+HIMENO_L = {"full": "--iters 300 --warmup 10", "cpu": "--iters 5 --warmup 1", "quick": "--grid 34x34x66 --iters 4 --warmup 1"}
+HIMENO_XL = {"full": "--iters 60 --warmup 3", "cpu": "--iters 2 --warmup 1", "quick": "--grid 34x34x66 --iters 4 --warmup 1"}
+HIMENO_HOST = {"full": "--iters 100 --warmup 3", "cpu": "--iters 10 --warmup 1", "quick": "--grid 34x34x66 --iters 4 --warmup 1"}
+
 SPLIT = {"KY_NODE_SPLIT": "rank"}
 ONE_GPU = {"KY_GPUS_PER_RANK": "1"}
 
@@ -100,6 +107,35 @@ SUITES = {
              default_ranks=(1, 2, 4)),
         Case("stencil_gpu_split", "ky_stencil_gpu", "--weak --pts both", STENCIL_GPU, dict(ONE_GPU, **SPLIT),
              gpu=True, ranks=None, default_ranks=(2, 4)),
+    ],
+    # issue 16: Himeno (apps/himeno) on the one-sided layer; every case also runs the hand-written MPI(+CUDA,
+    # host-staged) baseline in the same launch (--variant ky,mpi: ratio, halo_ratio). One GPU: sizes M, L, XL;
+    # ranks sharing the GPU and every rank its own node; CPU ranks against the same kernels. The third-party
+    # baselines (public CUDA Himenos, the original C+MPI) run from bench/himeno/baselines.sh in the same job.
+    # himeno_scale_*: the 4-GPU strong scaling of issue 24 (ranks 1, 2, 4; one decomposition per case).
+    "himeno": [
+        Case("himeno_gpu_M", "ky_himeno", "M --mem gpu --variant ky,mpi --gosa am", HIMENO_M, ONE_GPU, gpu=True, ranks=1),
+        Case("himeno_gpu_L", "ky_himeno", "L --mem gpu --variant ky,mpi --gosa am", HIMENO_L, ONE_GPU, gpu=True, ranks=1),
+        Case("himeno_gpu_XL", "ky_himeno", "XL --mem gpu --variant ky,mpi --gosa am", HIMENO_XL, ONE_GPU, gpu=True,
+             ranks=1),
+        Case("himeno_gpu_L_allreduce", "ky_himeno", "L --mem gpu --variant ky --gosa allreduce", HIMENO_L, ONE_GPU,
+             gpu=True, ranks=1),
+        Case("himeno_gpu_shared_M", "ky_himeno", "M --mem gpu --variant ky,mpi --decomp ij --gosa both", HIMENO_M,
+             ONE_GPU, gpu=True, ranks=None, default_ranks=(2, 4)),
+        Case("himeno_gpu_split_M", "ky_himeno", "M --mem gpu --variant ky,mpi --decomp ij --gosa both", HIMENO_M,
+             dict(ONE_GPU, **SPLIT), gpu=True, ranks=None, default_ranks=(2,)),
+        Case("himeno_host_M", "ky_himeno", "M --mem host --dims 2x2x1 --threads 1 --variant ky,mpi", HIMENO_HOST,
+             ranks=4),
+        Case("himeno_scale_L_ij", "ky_himeno", "L --mem gpu --variant ky,mpi --decomp ij", HIMENO_L, ONE_GPU,
+             gpu=True, ranks=None, default_ranks=(1, 2, 4)),
+        Case("himeno_scale_XL_ij", "ky_himeno", "XL --mem gpu --variant ky,mpi --decomp ij", HIMENO_XL, ONE_GPU,
+             gpu=True, ranks=None, default_ranks=(1, 2, 4)),
+        Case("himeno_scale_XL_i", "ky_himeno", "XL --mem gpu --variant ky,mpi --decomp i", HIMENO_XL, ONE_GPU,
+             gpu=True, ranks=None, default_ranks=(2, 4)),
+        Case("himeno_scale_XL_j", "ky_himeno", "XL --mem gpu --variant ky,mpi --decomp j", HIMENO_XL, ONE_GPU,
+             gpu=True, ranks=None, default_ranks=(2, 4)),
+        Case("himeno_scale_XL_3d", "ky_himeno", "XL --mem gpu --variant ky,mpi --decomp 3d", HIMENO_XL, ONE_GPU,
+             gpu=True, ranks=None, default_ranks=(4,)),
     ],
 }
 
