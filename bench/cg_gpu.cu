@@ -1,0 +1,261 @@
+/* bench_cg: Kyoyu's CG (ky_cg on GPU matrices, each scheme) against two baselines in the same process:
+ *   cusparse  single-GPU CG with cuSPARSE SpMV and cuBLAS dot/axpy/scal, written as a user would (pointer
+ *             mode host: every dot returns its value to the host), whole matrix on rank 0's GPU (1 rank)
+ *   seed      the seed's scheme with MPI + CUDA: cuSPARSE SpMV on the rank's rows against the whole vector,
+ *             the vector gathered by cudaMemcpy to the host + MPI_Allgatherv + cudaMemcpy back, dots by
+ *             cuBLAS + MPI_Allreduce (several ranks)
+ * Fixed iteration count (the seed's 1000), the fastest of --reps solves; b = A * ones. Prints a table with
+ * time per iteration and the ratio Kyoyu / baseline, and JSON lines (--json FILE). Matrices by Kyoyu's
+ * generators (stand-ins, Poisson, NPB) or a Matrix Market file. */
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cusparse.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <string>
+#include <vector>
+
+#include <kyoyu.h>
+
+#define CK(x)                                                                                            \
+    do {                                                                                                 \
+        auto e_ = (x);                                                                                   \
+        if ((int)e_ != 0) { fprintf(stderr, "bench_cg: %s:%d: %s failed (%d)\n", __FILE__, __LINE__, #x, (int)e_); MPI_Abort(MPI_COMM_WORLD, 1); } \
+    } while (0)
+
+static double now()
+{
+    timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
+struct Local {
+    int64_t n, lo, hi, nnz;
+    std::vector<int> rp, col;
+    std::vector<double> val;
+};
+
+static Local local_rows(ky_csr_t A)
+{
+    ky_csr_info_t in;
+    ky_csr_info(A, &in);
+    const int64_t *rp, *col;
+    const double *val;
+    ky_csr_local(A, &rp, &col, &val);
+    Local L;
+    L.n = in.n;
+    L.lo = in.row_lo;
+    L.hi = in.row_hi;
+    L.nnz = rp[L.hi - L.lo];
+    for (int64_t i = 0; i <= L.hi - L.lo; i++) L.rp.push_back((int)rp[i]);
+    for (int64_t k = 0; k < L.nnz; k++) { L.col.push_back((int)col[k]); L.val.push_back(val[k]); }
+    return L;
+}
+
+/* Baseline CG; gathered = 0: single GPU, whole matrix; 1: the seed's allgather scheme over MPI. */
+static double baseline(const Local &L, int iters, int gathered, double *relres)
+{
+    int p, me;
+    MPI_Comm_size(MPI_COMM_WORLD, &p);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    int nl = (int)(L.hi - L.lo), N = (int)L.n;
+    cusparseHandle_t sh;
+    cublasHandle_t bh;
+    CK(cusparseCreate(&sh));
+    CK(cublasCreate(&bh));
+    int *drp, *dcol;
+    double *dval, *x, *r, *pfull, *q, *b;
+    CK(cudaMalloc(&drp, sizeof(int) * (nl + 1)));
+    CK(cudaMalloc(&dcol, sizeof(int) * (L.nnz + 1)));
+    CK(cudaMalloc(&dval, sizeof(double) * (L.nnz + 1)));
+    CK(cudaMalloc(&x, sizeof(double) * (nl + 1)));
+    CK(cudaMalloc(&r, sizeof(double) * (nl + 1)));
+    CK(cudaMalloc(&q, sizeof(double) * (nl + 1)));
+    CK(cudaMalloc(&b, sizeof(double) * (nl + 1)));
+    CK(cudaMalloc(&pfull, sizeof(double) * (N + 1)));
+    CK(cudaMemcpy(drp, L.rp.data(), sizeof(int) * (nl + 1), cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dcol, L.col.data(), sizeof(int) * L.nnz, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dval, L.val.data(), sizeof(double) * L.nnz, cudaMemcpyHostToDevice));
+    double *pl = pfull + L.lo; /* the rank's piece of p, inside the gathered vector */
+    cusparseSpMatDescr_t mA;
+    cusparseDnVecDescr_t vp, vq;
+    CK(cusparseCreateCsr(&mA, nl, N, L.nnz, drp, dcol, dval, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                         CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
+    CK(cusparseCreateDnVec(&vp, N, pfull, CUDA_R_64F));
+    CK(cusparseCreateDnVec(&vq, nl, q, CUDA_R_64F));
+    double one = 1.0, zero = 0.0;
+    size_t bufsz = 0;
+    void *buf = NULL;
+    CK(cusparseSpMV_bufferSize(sh, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mA, vp, &zero, vq, CUDA_R_64F,
+                               CUSPARSE_SPMV_ALG_DEFAULT, &bufsz));
+    CK(cudaMalloc(&buf, bufsz ? bufsz : 8));
+    std::vector<double> hfull(N + 1, 1.0), hloc(nl + 1);
+    std::vector<int> counts(p), displs(p);
+    {
+        int64_t mine[2] = {L.lo, L.hi};
+        std::vector<int64_t> all(2 * p);
+        MPI_Allgather(mine, 2, MPI_INT64_T, all.data(), 2, MPI_INT64_T, MPI_COMM_WORLD);
+        for (int k = 0; k < p; k++) { displs[k] = (int)all[2 * k]; counts[k] = (int)(all[2 * k + 1] - all[2 * k]); }
+    }
+    auto gather = [&]() {
+        if (!gathered) return;
+        CK(cudaMemcpy(hloc.data(), pl, sizeof(double) * nl, cudaMemcpyDeviceToHost));
+        MPI_Allgatherv(hloc.data(), nl, MPI_DOUBLE, hfull.data(), counts.data(), displs.data(), MPI_DOUBLE, MPI_COMM_WORLD);
+        CK(cudaMemcpy(pfull, hfull.data(), sizeof(double) * N, cudaMemcpyHostToDevice));
+    };
+    auto dot = [&](const double *u, const double *v) {
+        double d;
+        CK(cublasDdot(bh, nl, u, 1, v, 1, &d));
+        if (gathered) MPI_Allreduce(MPI_IN_PLACE, &d, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        return d;
+    };
+    /* b = A * ones; x = 0; r = b; p = r */
+    CK(cudaMemcpy(pfull, hfull.data(), sizeof(double) * N, cudaMemcpyHostToDevice));
+    CK(cusparseSpMV(sh, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mA, vp, &zero, vq, CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, buf));
+    CK(cudaMemcpy(b, q, sizeof(double) * nl, cudaMemcpyDeviceToDevice));
+    CK(cudaMemset(x, 0, sizeof(double) * nl));
+    CK(cudaMemcpy(r, b, sizeof(double) * nl, cudaMemcpyDeviceToDevice));
+    CK(cudaMemcpy(pl, r, sizeof(double) * nl, cudaMemcpyDeviceToDevice));
+    double rr = dot(r, r), rr0 = rr;
+    CK(cudaDeviceSynchronize());
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = now();
+    for (int k = 0; k < iters; k++) {
+        gather();
+        CK(cusparseSpMV(sh, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mA, vp, &zero, vq, CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, buf));
+        double alpha = rr / dot(pl, q), malpha = -alpha;
+        CK(cublasDaxpy(bh, nl, &alpha, pl, 1, x, 1));
+        CK(cublasDaxpy(bh, nl, &malpha, q, 1, r, 1));
+        double rrn = dot(r, r), beta = rrn / rr;
+        rr = rrn;
+        CK(cublasDscal(bh, nl, &beta, pl, 1));
+        CK(cublasDaxpy(bh, nl, &one, r, 1, pl, 1));
+    }
+    CK(cudaDeviceSynchronize());
+    double t = now() - t0;
+    MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    *relres = sqrt(rr / rr0);
+    cusparseDestroySpMat(mA);
+    cusparseDestroyDnVec(vp);
+    cusparseDestroyDnVec(vq);
+    cudaFree(buf); cudaFree(drp); cudaFree(dcol); cudaFree(dval); cudaFree(x); cudaFree(r); cudaFree(q); cudaFree(b); cudaFree(pfull);
+    cublasDestroy(bh);
+    cusparseDestroy(sh);
+    return t / iters;
+}
+
+int main(int argc, char **argv)
+{
+    std::string mats = "standin:nasa2910,standin:s1rmq4m1,standin:nd3k,standin:Pres_Poisson,standin:nd6k,standin:smt";
+    std::string schemes = "graph,allgather,halo";
+    const char *json = NULL;
+    int iters = 1000, reps = 3;
+    for (int i = 1; i < argc; i++) {
+        std::string o = argv[i];
+        if (o == "--help") { printf("usage: bench_cg [--matrix SPEC,...] [--scheme S,...] [--iters N] [--reps R] [--json FILE]\n"); return 0; }
+        if (i + 1 >= argc) { fprintf(stderr, "bench_cg: %s needs a value\n", argv[i]); return 2; }
+        const char *v = argv[++i];
+        if (o == "--matrix") mats = v;
+        else if (o == "--scheme") schemes = v;
+        else if (o == "--iters") iters = atoi(v);
+        else if (o == "--reps") reps = atoi(v);
+        else if (o == "--json") json = v;
+        else { fprintf(stderr, "bench_cg: unknown option %s\n", o.c_str()); return 2; }
+    }
+    if (ky_init(&argc, &argv) != KY_OK) { fprintf(stderr, "bench_cg: %s\n", ky_last_error()); return 1; }
+    int me = ky_rank(), p = ky_nranks();
+    if (ky_ngpus() == 0) {
+        if (me == 0) printf("bench_cg: skipped: no GPU\n");
+        ky_finalize();
+        return 0;
+    }
+    FILE *js = me == 0 && json ? fopen(json, "a") : NULL;
+    if (me == 0)
+        printf("%-22s %7s %9s %-16s %6s %11s %10s %9s\n", "matrix", "N", "nnz", "impl", "ranks", "us/iter", "rel.res", "ratio");
+    size_t a = 0;
+    while (a <= mats.size()) {
+        size_t e = mats.find(',', a);
+        if (e == std::string::npos) e = mats.size();
+        std::string spec = mats.substr(a, e - a);
+        a = e + 1;
+        if (spec.empty()) continue;
+        ky_csr_t A;
+        ky_csr_opts_t co = {KY_PART_ROWS, KY_MEM_GPU};
+        int st = spec.find(':') != std::string::npos ? ky_csr_generate(spec.c_str(), &co, &A) : ky_csr_read_mm(spec.c_str(), &co, &A);
+        if (st != KY_OK) { if (me == 0) fprintf(stderr, "bench_cg: %s: %s\n", spec.c_str(), ky_last_error()); continue; }
+        Local L = local_rows(A);
+        int nl = (int)(L.hi - L.lo);
+        ky_csr_info_t info;
+        ky_csr_info(A, &info);
+        double *ones, *b, *x;
+        cudaMalloc(&ones, sizeof(double) * (nl + 1));
+        cudaMalloc(&b, sizeof(double) * (nl + 1));
+        cudaMalloc(&x, sizeof(double) * (nl + 1));
+        std::vector<double> h(nl + 1, 1.0);
+        cudaMemcpy(ones, h.data(), sizeof(double) * nl, cudaMemcpyHostToDevice);
+        ky_spmv(A, ones, b, NULL);
+        double base_rr = 0, base = 0, seed_rr = 0, seed = 0;
+        if (p == 1) {
+            base = 1e30;
+            for (int k = 0; k < reps; k++) { double t = baseline(L, iters, 0, &base_rr); base = t < base ? t : base; }
+        } else {
+            seed = 1e30;
+            for (int k = 0; k < reps; k++) { double t = baseline(L, iters, 1, &seed_rr); seed = t < seed ? t : seed; }
+        }
+        double ref = p == 1 ? base : seed;
+        const char *refname = p == 1 ? "cusparse" : "seed_mpi_cuda";
+        if (me == 0) {
+            printf("%-22s %7lld %9lld %-16s %6d %11.2f %10.2e %9s\n", spec.c_str(), (long long)info.n, (long long)info.nnz,
+                   refname, p, 1e6 * ref, p == 1 ? base_rr : seed_rr, "1.00");
+            if (js) fprintf(js, "{\"bench\": \"cg\", \"matrix\": \"%s\", \"N\": %lld, \"nnz\": %lld, \"impl\": \"%s\", \"ranks\": %d, \"iters\": %d, \"us_per_iter\": %.4f, \"rel_residual\": %.3e, \"ratio\": 1.0}\n",
+                        spec.c_str(), (long long)info.n, (long long)info.nnz, refname, p, iters, 1e6 * ref, p == 1 ? base_rr : seed_rr);
+        }
+        size_t s0 = 0;
+        while (s0 <= schemes.size()) {
+            size_t s1 = schemes.find(',', s0);
+            if (s1 == std::string::npos) s1 = schemes.size();
+            std::string sn = schemes.substr(s0, s1 - s0);
+            s0 = s1 + 1;
+            if (sn.empty()) continue;
+            ky_cg_opts_t o;
+            ky_cg_opts_default(&o);
+            o.scheme = ky_cg_scheme_parse(sn.c_str());
+            o.max_iters = iters;
+            double best = 1e30;
+            ky_cg_result_t r;
+            memset(&r, 0, sizeof r);
+            int ok = 1;
+            for (int k = 0; k < reps && ok; k++) {
+                if (ky_cg(A, b, x, &o, &r) != KY_OK) {
+                    ok = 0;
+                    if (me == 0) printf("%-22s %7s %9s ky_%-13s %6d %s\n", spec.c_str(), "", "", sn.c_str(), p, ky_last_error());
+                    break;
+                }
+                double t = r.t_total / (r.iterations > 0 ? r.iterations : 1);
+                ky_allreduce(KY_IN_PLACE, &t, 1, KY_DOUBLE, KY_MAX, KY_TEAM_WORLD);
+                best = t < best ? t : best;
+            }
+            if (!ok) continue;
+            if (me == 0) {
+                printf("%-22s %7lld %9lld ky_%-13s %6d %11.2f %10.2e %9.2f  (%d launches, %d syncs per iteration, %d iterations)\n",
+                       spec.c_str(), (long long)info.n, (long long)info.nnz, sn.c_str(), p, 1e6 * best, r.rel_residual,
+                       best / ref, r.launches_per_iter, r.syncs_per_iter, r.iterations);
+                if (js) fprintf(js, "{\"bench\": \"cg\", \"matrix\": \"%s\", \"N\": %lld, \"nnz\": %lld, \"impl\": \"ky_%s\", \"ranks\": %d, \"iters\": %d, \"us_per_iter\": %.4f, \"rel_residual\": %.3e, \"ratio\": %.4f, \"baseline\": \"%s\", \"launches_per_iter\": %d, \"syncs_per_iter\": %d}\n",
+                            spec.c_str(), (long long)info.n, (long long)info.nnz, sn.c_str(), p, r.iterations, 1e6 * best,
+                            r.rel_residual, best / ref, refname, r.launches_per_iter, r.syncs_per_iter);
+            }
+        }
+        cudaFree(ones);
+        cudaFree(b);
+        cudaFree(x);
+        ky_csr_destroy(A);
+    }
+    if (js) fclose(js);
+    ky_finalize();
+    return 0;
+}
