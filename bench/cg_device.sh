@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The CG work of one GPU-machine call (issue: distributed CG, seed 001): builds only the sparse layer's
+# targets, runs its GPU tests, bench_cg (Kyoyu vs cuSPARSE+cuBLAS on one GPU at the seed's six sizes; vs the
+# seed's MPI+CUDA scheme with 2 ranks on the GPU), ky_cg on the real s1rmq4m1 and NPB CG class C on the GPU,
+# and ky_cg on CPU ranks. Carry .scratch/googletest (when the machine has no GoogleTest) and .scratch/cg
+# (s1rmq4m1.mtx). Everything lands in $OUT (or .scratch/cg-device): logs, results/*.jsonl, summary.txt.
+set -u
+root="$(cd -P -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root" || exit 1
+export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 OMPI_ALLOW_RUN_AS_ROOT=1 \
+       OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 KY_TIMEOUT=120
+out="${OUT:-$root/.scratch/cg-device}"
+mkdir -p "$out/results"
+S="$out/summary.txt"
+note() { echo "$*" | tee -a "$S"; }
+step() { # name limit command...
+    local name=$1 lim=$2 t0=$SECONDS
+    shift 2
+    timeout --kill-after=5 "$lim" "$@" >"$out/$name.log" 2>&1
+    note "step $name: exit $? in $((SECONDS - t0)) s"
+}
+note "cg_device $(date -u +%FT%TZ) $(hostname): $(nvidia-smi -L 2>/dev/null | head -4 | tr '\n' ';')"
+gt=""
+[ -d /usr/src/googletest ] || gt="-DKY_GTEST_SOURCE=$root/.scratch/googletest"
+B=build-cgdev
+step configure 120 cmake -S . -B $B -DKY_BUILD_EXAMPLES=OFF -DCMAKE_BUILD_TYPE=Release $gt
+step build 240 cmake --build $B -j16 --target kyoyu ky_cg bench_cg test_sparse
+K=$B/bin/kyrun
+step tests 150 env KY_TEST_MATRIX_DIR=$root/.scratch/cg ctest --test-dir $B -R '^gpu\.sparse' --output-on-failure
+grep -E 'tests passed|Failed|Passed' "$out/tests.log" | tee -a "$S"
+step bench1 120 $K -n 1 $B/bin/bench_cg --iters 1000 --reps 3 --json "$out/results/bench_cg_n1.jsonl"
+cat "$out/bench1.log" | tee -a "$S"
+step bench2 60 $K -n 2 $B/bin/bench_cg --iters 1000 --reps 2 --scheme allgather,halo,graph \
+    --matrix standin:nasa2910,standin:nd6k,standin:smt --json "$out/results/bench_cg_n2.jsonl"
+cat "$out/bench2.log" | tee -a "$S"
+step s1rmq4m1 60 $K -n 1 $B/bin/ky_cg --matrix $root/.scratch/cg/s1rmq4m1.mtx --mem gpu --scheme all --rtol 1e-8 \
+    --iters 20000 --json "$out/results/ky_cg_s1rmq4m1_gpu.json"
+cat "$out/s1rmq4m1.log" | tee -a "$S"
+step npbC 120 $K -n 1 $B/bin/ky_cg --matrix npb:C --mem gpu --scheme graph,allgather --json "$out/results/ky_cg_npbC_gpu.json"
+cat "$out/npbC.log" | tee -a "$S"
+for n in 1 2 4; do
+    step cpu_n$n 40 env OMP_NUM_THREADS=$((16 / n)) $K -n $n $B/bin/ky_cg --matrix standin:nd6k --scheme all --iters 200 \
+        --json "$out/results/ky_cg_nd6k_cpu_n$n.json"
+    grep -E '^  [a-z]' "$out/cpu_n$n.log" | tee -a "$S"
+done
