@@ -251,14 +251,16 @@ int ky_spmv(ky_csr_t A, const double *x, double *y, void *stream)
     if (A->nloc > 0 && (!x || !y)) return kyi_fail(KY_ERR_ARG, call, "x or y is NULL");
     kyi_sp_plan_t *P;
     KYI_CHECK(kyi_sp_plan_get(A, KYI_XCH_HALO, &P));
-    double *xl = P->ext[0] + P->loc_off;
+    /* the two extended vectors alternate: a neighbour one call ahead never writes ghosts being read */
+    int buf = (int)((P->epoch + 1) & 1);
+    double *xl = P->ext[buf] + P->loc_off;
     if (A->memkind == KY_MEM_GPU) {
         KYI_CHECK(kyi_sp_gpu_copy(xl, x, A->nloc, stream));
-        KYI_CHECK(kyi_sp_exchange(A, P, 0, stream));
-        return kyi_sp_gpu_spmv(A, P, P->ext[0], y, stream);
+        KYI_CHECK(kyi_sp_exchange(A, P, buf, stream));
+        return kyi_sp_gpu_spmv(A, P, P->ext[buf], y, stream);
     }
     memcpy(xl, x, sizeof(double) * (size_t)A->nloc);
-    KYI_CHECK(kyi_sp_exchange(A, P, 0, NULL));
-    kyi_sp_spmv_cpu(A, P->col, P->ext[0], y);
+    KYI_CHECK(kyi_sp_exchange(A, P, buf, NULL));
+    kyi_sp_spmv_cpu(A, P->col, P->ext[buf], y);
     return KY_OK;
 }
