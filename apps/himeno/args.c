@@ -31,6 +31,8 @@ void hg_usage(FILE *out)
             "  --check             rank 0 runs the original algorithm serially; gosa must agree to 1e-6\n"
             "  --bcoef X           b[0..2] = X instead of 0 (makes the diagonal terms and edge halos count)\n"
             "  --threads N         OpenMP threads per rank (default OMP_NUM_THREADS)\n"
+            "  --block BXxBYxBZxN  GPU kernel: threads per block along k, j, i and points per thread along i\n"
+            "                      (default: a few shapes timed at start-up, the fastest kept)\n"
             "  --json FILE         append one JSON record per variant (docs/benchmarks.md)\n"
             "  -q                  no per-rank phase table\n"
             "  -h, --help          this text\n"
@@ -106,6 +108,7 @@ int hg_parse(int argc, char **argv, int nranks, hg_opts_t *o, char *err, size_t 
     strcpy(o->decomp, "ij");
     o->iters = 100, o->warmup = 2, o->gosa = HG_GOSA_AM, o->pack = 1 << 2, o->variants = HG_VAR_KY;
     int have_dims = 0;
+    o->tune = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         char *end;
@@ -132,6 +135,13 @@ int hg_parse(int argc, char **argv, int nranks, hg_opts_t *o, char *err, size_t 
         } else if (!strcmp(a, "--dims")) {
             if (parse_triple(v, o->dims)) return fail(err, len, "--dims %s: expected AxBxC, e.g. 2x2x1", v);
             have_dims = 1;
+        } else if (!strcmp(a, "--block")) {
+            char tail;
+            int *x = o->block;
+            if (sscanf(v, "%dx%dx%dx%d%c", &x[0], &x[1], &x[2], &x[3], &tail) != 4 || x[0] < 32 || x[0] % 32 ||
+                x[1] < 1 || x[2] < 1 || x[3] < 1 || x[0] * x[1] * x[2] > 1024)
+                return fail(err, len, "--block %s: expected BXxBYxBZxN, BX a multiple of 32, at most 1024 threads", v);
+            o->tune = 0;
         } else if (!strcmp(a, "--decomp")) {
             if (strcmp(v, "i") && strcmp(v, "j") && strcmp(v, "k") && strcmp(v, "ij") && strcmp(v, "3d"))
                 return fail(err, len, "--decomp %s: expected i, j, k, ij or 3d", v);

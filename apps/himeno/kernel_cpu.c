@@ -51,6 +51,8 @@ double hg_cpu_jacobi(const hg_block_t *b, const hg_coef_t *cf, const float *rest
     for (int i = b->ub[0]; i < b->ue[0]; i++)
         for (int j = b->ub[1]; j < b->ue[1]; j++) {
             size_t x0 = IDX(b, i, j, 0);
+            /* simd: a vectorised sum may add in another order (gosa is double; the field is unchanged) */
+#pragma omp simd reduction(+ : gosa)
             for (int k = b->ub[2]; k < b->ue[2]; k++) {
                 size_t x = x0 + (size_t)k;
                 float s0 = HG_POINT(p, A, B, C, BND, W1, v, x, si, sj);

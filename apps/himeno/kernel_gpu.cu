@@ -1,7 +1,7 @@
 /* ky_himeno's GPU side: the Himeno kernel in CUDA, face packing, GPU memory and the copy-bandwidth floor.
- * The kernel is memory bound (56 bytes per point, 34 flops): each thread owns one (j, k) column and marches
- * HG_ICHUNK points along i, so the 13 coefficient streams are read once, coalesced along k, and the 19 reads
- * of p hit L1/L2 (three i-planes of a block's columns stay resident). Built with -fmad=false: the same
+ * The kernel is memory bound (56 bytes per point, 34 flops): threads run along k (coalesced), the 13
+ * coefficient streams are read once and the 19 reads of p hit L1/L2. The block shape and the points each
+ * thread takes along i are settable (--block, or measured at start-up by --tune, the default on GPUs). Built with -fmad=false: the same
  * float operations as the CPU kernel and the serial reference, so every decomposition gives the same field.
  * gosa: each thread sums ss^2 in double, warps and blocks reduce, one atomicAdd per block. */
 #include <cuda_runtime.h>
@@ -9,9 +9,9 @@
 
 #include "himeno.h"
 
-#define HG_BX 64
-#define HG_BY 4
-#define HG_ICHUNK 8
+/* Thread-block shape and points per thread along i: hg_gpu_set_shape (ky_himeno --block, or its tuning). */
+static int g_bx = 64, g_by = 4, g_bz = 2, g_ich = 1;
+#define HG_MAX_THREADS 1024
 
 static cudaStream_t g_stream;  /* one stream for kernels and packing; created by hg_gpu_select */
 
@@ -68,24 +68,23 @@ extern "C" int hg_gpu_sync(char *err, size_t len)
 }
 
 struct hg_dev_block {
-    int ub0, ue0, ub1, ue1, ub2, ue2;
+    int ub0, ue0, ub1, ue1, ub2, ue2, ich;
     size_t v, si, sj;
 };
 
-__global__ void __launch_bounds__(HG_BX *HG_BY) hg_jacobi_kernel(
+/* Thread (x, y, z) of a block updates k = x, j = y and i = z, z + bz, ... (ich points along i). */
+__global__ void __launch_bounds__(HG_MAX_THREADS) hg_jacobi_kernel(
     hg_dev_block g, const float *__restrict__ P, float *__restrict__ Q, const float *__restrict__ A,
     const float *__restrict__ B, const float *__restrict__ C, const float *__restrict__ BND,
     const float *__restrict__ W1, float omega, double *gosa)
 {
-    const int k = g.ub2 + blockIdx.x * HG_BX + threadIdx.x;
-    const int j = g.ub1 + blockIdx.y * HG_BY + threadIdx.y;
-    const int i0 = g.ub0 + blockIdx.z * HG_ICHUNK;
+    const int k = g.ub2 + blockIdx.x * blockDim.x + threadIdx.x;
+    const int j = g.ub1 + blockIdx.y * blockDim.y + threadIdx.y;
+    const int i0 = g.ub0 + blockIdx.z * blockDim.z * g.ich + threadIdx.z;
     const size_t v = g.v, si = g.si, sj = g.sj;
     double acc = 0.0;
     if (k < g.ue2 && j < g.ue1) {
-        const int i1 = min(i0 + HG_ICHUNK, g.ue0);
-#pragma unroll 4
-        for (int i = i0; i < i1; i++) {
+        for (int m = 0, i = i0; m < g.ich && i < g.ue0; m++, i += blockDim.z) {
             const size_t x = (size_t)i * si + (size_t)j * sj + (size_t)k;
             float s0 = A[x] * P[x + si] + A[v + x] * P[x + sj] + A[2 * v + x] * P[x + 1] +
                        B[x] * (P[x + si + sj] - P[x + si - sj] - P[x - si + sj] + P[x - si - sj]) +
@@ -98,26 +97,34 @@ __global__ void __launch_bounds__(HG_BX *HG_BY) hg_jacobi_kernel(
         }
     }
     for (int o = 16; o > 0; o >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, o);
-    __shared__ double part[HG_BX * HG_BY / 32];
-    const int t = threadIdx.y * HG_BX + threadIdx.x;
+    __shared__ double part[HG_MAX_THREADS / 32];
+    const int t = (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
+    const int nw = (blockDim.x * blockDim.y * blockDim.z + 31) / 32;
     if ((t & 31) == 0) part[t >> 5] = acc;
     __syncthreads();
     if (t == 0) {
         double s = 0.0;
-        for (int w = 0; w < HG_BX * HG_BY / 32; w++) s += part[w];
+        for (int w = 0; w < nw; w++) s += part[w];
         if (s != 0.0) atomicAdd(gosa, s);
     }
+}
+
+extern "C" int hg_gpu_set_shape(int bx, int by, int bz, int ich)
+{
+    if (bx < 32 || bx % 32 || by < 1 || bz < 1 || ich < 1 || bx * by * bz > HG_MAX_THREADS) return -1;
+    g_bx = bx, g_by = by, g_bz = bz, g_ich = ich;
+    return 0;
 }
 
 extern "C" int hg_gpu_jacobi(const hg_block_t *b, const hg_coef_t *cf, const float *p, float *q, float omega,
                              double *d_gosa, char *err, size_t len)
 {
-    hg_dev_block g = {b->ub[0], b->ue[0], b->ub[1], b->ue[1], b->ub[2], b->ue[2], b->vol,
+    hg_dev_block g = {b->ub[0], b->ue[0], b->ub[1], b->ue[1], b->ub[2], b->ue[2], g_ich, b->vol,
                       (size_t)b->ext[1] * b->ext[2], (size_t)b->ext[2]};
     HG_CU(cudaMemsetAsync(d_gosa, 0, sizeof(double), g_stream));
     int nk = b->ue[2] - b->ub[2], nj = b->ue[1] - b->ub[1], ni = b->ue[0] - b->ub[0];
     if (nk <= 0 || nj <= 0 || ni <= 0) return 0;
-    dim3 blk(HG_BX, HG_BY, 1), grd((nk + HG_BX - 1) / HG_BX, (nj + HG_BY - 1) / HG_BY, (ni + HG_ICHUNK - 1) / HG_ICHUNK);
+    dim3 blk(g_bx, g_by, g_bz), grd((nk + g_bx - 1) / g_bx, (nj + g_by - 1) / g_by, (ni + g_bz * g_ich - 1) / (g_bz * g_ich));
     hg_jacobi_kernel<<<grd, blk, 0, g_stream>>>(g, p, q, cf->a, cf->b, cf->c, cf->bnd, cf->wrk1, omega, d_gosa);
     HG_CU(cudaGetLastError());
     return 0;
