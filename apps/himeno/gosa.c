@@ -97,7 +97,7 @@ int hg_gosa_sum(const hg_opts_t *o, int mode, const double *h_local, double *d_l
     char err[256];
     double local = h_local ? *h_local : 0.0, am = 0.0, ar = 0.0;
     int rc;
-    if (o->gpu && (mode & HG_GOSA_AM) && hg_gpu_copy(&local, d_local, sizeof local, err, sizeof err))
+    if (!h_local && o->gpu && (mode & HG_GOSA_AM) && hg_gpu_copy(&local, d_local, sizeof local, err, sizeof err))
         hg_fail("rank %d: gosa: reading the kernel's sum: %s", ky_rank(), err);
     if ((mode & HG_GOSA_AM) && (rc = gosa_am(local, it, &am)) != KY_OK) return rc;
     if (mode & HG_GOSA_ALLREDUCE) {
@@ -120,7 +120,7 @@ int hg_gosa_mpi(const hg_opts_t *o, const double *h_local, double *d_local, doub
 {
     char err[256];
     double local = h_local ? *h_local : 0.0;
-    if (o->gpu && hg_gpu_copy(&local, d_local, sizeof local, err, sizeof err))
+    if (!h_local && o->gpu && hg_gpu_copy(&local, d_local, sizeof local, err, sizeof err))
         hg_fail("rank %d: gosa (MPI): %s", ky_rank(), err);
     if (MPI_Allreduce(&local, out, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD) != MPI_SUCCESS)
         hg_fail("rank %d: gosa: MPI_Allreduce failed", ky_rank());

@@ -105,6 +105,8 @@ int hg_gpu_host_alloc(void **ptr, size_t bytes, char *err, size_t errlen); /* pi
 void hg_gpu_free(void *ptr);
 void hg_gpu_host_free(void *ptr);
 int hg_gpu_copy(void *dst, const void *src, size_t bytes, char *err, size_t errlen); /* any direction */
+/* Queued after the kernel on its stream; complete at the next hg_gpu_sync. */
+int hg_gpu_copy_async(void *dst, const void *src, size_t bytes, char *err, size_t errlen);
 /* The kernel: q = p + omega * ss on the update range, gosa (sum of ss^2 in double) into *d_gosa. */
 int hg_gpu_jacobi(const hg_block_t *b, const hg_coef_t *cf, const float *p, float *q, float omega,
                   double *d_gosa, char *err, size_t errlen);
@@ -134,7 +136,8 @@ size_t hg_box_count(const hg_box_t *x);
 
 /* gosa.c */
 int hg_gosa_setup(const hg_opts_t *o);
-/* Sum of every rank's local gosa. gpu: local is in device memory (d_local), else *h_local. */
+/* Sum of every rank's local gosa: *h_local (host), or read from d_local (GPU) when h_local is NULL.
+ * ky_allreduce sums d_local into d_sum on GPU runs (the GPU-buffer path), h_local on host runs. */
 int hg_gosa_sum(const hg_opts_t *o, int mode, const double *h_local, double *d_local, double *d_sum,
                 uint64_t iter, double *out);
 int hg_gosa_mpi(const hg_opts_t *o, const double *h_local, double *d_local, double *out);

@@ -61,6 +61,12 @@ extern "C" int hg_gpu_copy(void *dst, const void *src, size_t bytes, char *err, 
     return 0;
 }
 
+extern "C" int hg_gpu_copy_async(void *dst, const void *src, size_t bytes, char *err, size_t len)
+{
+    HG_CU(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, g_stream));
+    return 0;
+}
+
 extern "C" int hg_gpu_sync(char *err, size_t len)
 {
     HG_CU(cudaStreamSynchronize(g_stream));

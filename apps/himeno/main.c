@@ -53,6 +53,7 @@ typedef struct {
     const float *p0;       /* host copy of the initial p (ghosts included) */
     hg_coef_t cf;          /* host or GPU */
     double *d_gosa;        /* GPU: [0] this rank's gosa, [1] the sum */
+    double *h_gosa;        /* GPU: pinned copy of d_gosa[0], queued behind the kernel (one synchronisation) */
     hg_ky_halo_t *ky;
     hg_mpi_halo_t *mpi;
     uint64_t seq;          /* exchanges so far (the flag value of the next) */
@@ -79,8 +80,10 @@ static double iterate(hg_run_t *r, hg_phase_t *ph)
     double t0 = hg_now(), local = 0.0, gosa = 0.0;
     if (o->gpu) {
         if (hg_gpu_jacobi(&r->b, &r->cf, p, q, g_omega, r->d_gosa, r->err, sizeof r->err) ||
+            hg_gpu_copy_async(r->h_gosa, r->d_gosa, sizeof(double), r->err, sizeof r->err) ||
             hg_gpu_sync(r->err, sizeof r->err))
             hg_fail("rank %d: kernel: %s", r->b.rank, r->err);
+        local = *r->h_gosa;
     } else {
         local = hg_cpu_jacobi(&r->b, &r->cf, p, q, g_omega);
     }
@@ -89,9 +92,9 @@ static double iterate(hg_run_t *r, hg_phase_t *ph)
     else hg_mpi_halo_exchange(r->mpi, q);
     double t2 = hg_now();
     if (r->variant == HG_VAR_KY)
-        HG_KY(hg_gosa_sum(o, o->gosa, o->gpu ? NULL : &local, r->d_gosa, r->d_gosa + 1, r->seq, &gosa));
+        HG_KY(hg_gosa_sum(o, o->gosa, &local, r->d_gosa, r->d_gosa + 1, r->seq, &gosa));
     else
-        hg_gosa_mpi(o, o->gpu ? NULL : &local, r->d_gosa, &gosa);
+        hg_gosa_mpi(o, &local, r->d_gosa, &gosa);
     double t3 = hg_now();
     r->cur = 1 - r->cur;
     if (ph) ph->kernel += t1 - t0, ph->halo += t2 - t1, ph->reduce += t3 - t2, ph->total += t3 - t0;
@@ -357,12 +360,13 @@ int main(int argc, char **argv)
     if (!p0 || !hc) hg_fail("rank %d: out of memory for a %zu-point block", me, v);
     hg_coef_t hcf = {hc, hc + 4 * v, hc + 7 * v, hc + 10 * v, hc + 11 * v}, cf = hcf;
     hg_init_values(&o, &b, p0, &hcf);
-    double *d_gosa = NULL;
+    double *d_gosa = NULL, *h_gosa = NULL;
     if (o.gpu) {
         float *dc;
         if (hg_gpu_alloc((void **)&dc, 12 * v * sizeof(float), err, sizeof err) ||
             hg_gpu_copy(dc, hc, 12 * v * sizeof(float), err, sizeof err) ||
-            hg_gpu_alloc((void **)&d_gosa, 2 * sizeof(double), err, sizeof err))
+            hg_gpu_alloc((void **)&d_gosa, 2 * sizeof(double), err, sizeof err) ||
+            hg_gpu_host_alloc((void **)&h_gosa, sizeof(double), err, sizeof err))
             hg_fail("rank %d: GPU arrays (%zu MB): %s", me, 13 * v * sizeof(float) >> 20, err);
         cf = (hg_coef_t){dc, dc + 4 * v, dc + 7 * v, dc + 10 * v, dc + 11 * v};
     }
@@ -386,7 +390,7 @@ int main(int argc, char **argv)
         if (!(o.variants & var)) continue;
         hg_run_t r;
         memset(&r, 0, sizeof r);
-        r.o = &o, r.b = b, r.variant = var, r.p0 = p0, r.cf = cf, r.d_gosa = d_gosa;
+        r.o = &o, r.b = b, r.variant = var, r.p0 = p0, r.cf = cf, r.d_gosa = d_gosa, r.h_gosa = h_gosa;
         if (var == HG_VAR_KY) {
             HG_KY(hg_ky_halo_create(&o, &b, &r.ky, &r.f[0], &r.f[1]));
         } else {
@@ -438,6 +442,7 @@ int main(int argc, char **argv)
     if (o.gpu) {
         hg_gpu_free(cf.a);
         hg_gpu_free(d_gosa);
+        hg_gpu_host_free(h_gosa);
     }
     free(p0);
     free(hc);

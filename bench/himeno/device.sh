@@ -50,6 +50,10 @@ step build "${HIMENO_LIMIT_BUILD:-240}" bash -c "cmake -S . -B $b -G Ninja -DCMA
     -DKY_BUILD_EXAMPLES=OFF -DKY_BUILD_BENCH=OFF && cmake --build $b -j $(nproc) --target ky_himeno"
 [ -x $b/bin/ky_himeno ] || { note "no ky_himeno: see himeno-build.log"; exit 1; }
 [ $tests = 1 ] && step tests "${HIMENO_LIMIT_TESTS:-150}" ctest --test-dir $b -R himeno -L gpu --output-on-failure
+# the original's size-S output on GPUs: its 3 + 2700 iterations (bench/himeno/baselines.sh run on one rank
+# printed gosa 3.390654e-05, summed in float); the serial reference's float sum must match, every rank's field too
+step check_S 90 bash -c "$b/bin/kyrun -n 1 --gpus-per-rank 1 $b/bin/ky_himeno S --mem gpu --iters 2703 --warmup 0 --check -q && \
+    $b/bin/kyrun -n 4 --gpus-per-rank 1 $b/bin/ky_himeno S --mem gpu --decomp 3d --iters 2703 --warmup 0 --check -q"
 date=$(date -u +%F)
 res="bench/results/$KY_BENCH_MACHINE/$date/himeno"
 mkdir -p "$res"
