@@ -57,9 +57,10 @@ static void rows_free(kyi_rows_t *r)
 static void csr_free_local(kyi_csr_t *A)
 {
     if (!A) return;
-    if (A->gws) kyi_sp_gpu_ws_free(A);
+    /* plans before the GPU workspace: a GPU coll plan looks at the stream it last ran on, the workspace's */
     for (int k = 0; k < KYI_XCH_COUNT; k++)
         if (A->plan[k]) kyi_sp_plan_free(A, A->plan[k]);
+    if (A->gws) kyi_sp_gpu_ws_free(A);
     if (A->d_rowptr) kyi_sp_gpu_free(A->d_rowptr);
     if (A->d_val) kyi_sp_gpu_free(A->d_val);
     free(A->starts);

@@ -87,8 +87,8 @@ static double pair_val(int64_t a, int64_t b)
 
 /* Band of half-width w plus the first `extra` rows of diagonal w+1 (and their mirrors): nnz(w) = N +
  * w(2N - w - 1) + 2 extra hits the seed's count exactly (its nnz - N is even, as for any symmetric matrix
- * with a full diagonal). Diagonal = (1 + 1e-3) sum |off-diagonal|: strictly diagonally dominant, so SPD,
- * with a condition number near 2e3 so CG needs hundreds of iterations as on the real matrices. */
+ * with a full diagonal). Diagonal = (1 + 1e-6) sum |off-diagonal|: strictly diagonally dominant, so SPD,
+ * with a condition number near 2e6 so CG runs the seed's 1000 iterations without reaching round-off. */
 static int64_t standin_row(int64_t n, int64_t w, int64_t extra, int64_t i, int64_t *col, double *val)
 {
     int64_t k = 0, d = 0;
@@ -101,7 +101,7 @@ static int64_t standin_row(int64_t n, int64_t w, int64_t extra, int64_t i, int64
         diag -= val[k++];
     }
     if (i < extra) { col[k] = i + w + 1; val[k] = pair_val(i, i + w + 1); diag -= val[k++]; }
-    val[d] = (1.0 + 1e-3) * (diag - 1.0); /* condition number near 2e3, like a real matrix */
+    val[d] = (1.0 + 1e-6) * (diag - 1.0); /* condition number near 2e6, like a real matrix */
     return k;
 }
 

@@ -28,8 +28,15 @@ typedef struct {
     int64_t n;
     double *r, *q;
     double *S, *L;      /* device scalars: S as in sp_kernels.cuh (+ [1] p'q, [2] r'r summed), L local sums */
-    double *h;          /* pinned host copy of S */
+    double *h;          /* pinned host copy of S; h[12..15]: staged reductions */
     ky_coll_plan_t ar_pq, ar_rr;
+    /* staged: ranks share a GPU. coll's GPU collectives wait on the GPU for the other members, and kernels of
+     * processes sharing one GPU are time-sliced, so each wait costs a scheduling quantum; the seed's host path
+     * (copy to the host, host collective, copy back) is used instead. Agreed by every rank. */
+    int staged;
+    double *hvec;       /* pinned host copy of the gathered vector */
+    ky_coll_plan_t ag_host;
+    int ag_algo;
 } gws_t;
 
 extern "C" void kyi_sp_gpu_ws_free(kyi_csr_t *A)
@@ -38,6 +45,8 @@ extern "C" void kyi_sp_gpu_ws_free(kyi_csr_t *A)
     if (!w) return;
     if (w->ar_pq) ky_coll_free(w->ar_pq);
     if (w->ar_rr) ky_coll_free(w->ar_rr);
+    if (w->ag_host) ky_coll_free(w->ag_host);
+    if (w->hvec) cudaFreeHost(w->hvec);
     cudaFree(w->r);
     cudaFree(w->q);
     cudaFree(w->S);
@@ -64,8 +73,16 @@ static int ws_get(kyi_csr_t *A, gws_t **out)
     w->L = w->S + 8;
     w->n = A->nloc;
     if (kyi_rt.nranks > 1) {
-        KYI_CHECK(ky_allreduce_init(w->L + 0, w->S + 1, 1, KY_DOUBLE, KY_SUM, KY_TEAM_WORLD, &w->ar_pq));
-        KYI_CHECK(ky_allreduce_init(w->L + 1, w->S + 2, 1, KY_DOUBLE, KY_SUM, KY_TEAM_WORLD, &w->ar_rr));
+        int me = kyi_rt.rank, shared = 0;
+        for (int r = 0; r < kyi_rt.nranks; r++)
+            if (r != me && kyi_rt.hw_node_of[r] == kyi_rt.hw_node_of[me] &&
+                kyi_rt.gpu_of[r * KYI_MAX_GPUS_PER_RANK] == kyi_rt.gpu_of[me * KYI_MAX_GPUS_PER_RANK])
+                shared = 1;
+        KYI_CHECK(ky_allreduce(&shared, &w->staged, 1, KY_INT32, KY_MAX, KY_TEAM_WORLD));
+        if (!w->staged) {
+            KYI_CHECK(ky_allreduce_init(w->L + 0, w->S + 1, 1, KY_DOUBLE, KY_SUM, KY_TEAM_WORLD, &w->ar_pq));
+            KYI_CHECK(ky_allreduce_init(w->L + 1, w->S + 2, 1, KY_DOUBLE, KY_SUM, KY_TEAM_WORLD, &w->ar_rr));
+        }
     }
     *out = w;
     return KY_OK;
@@ -122,7 +139,7 @@ __global__ void k3_direction(int n, const double *r, double *p, double *S, const
         if (blockIdx.x == 0 && threadIdx.x == 0) { S[6] = rr; S[4] = 2.0; }
         return;
     }
-    if (rtol2 > 0 && rr < rtol2 * S[3]) {
+    if ((rtol2 > 0 && rr < rtol2 * S[3]) || rr <= 1e-30 * S[3]) { /* asked for, or at round-off (1e-15) */
         if (blockIdx.x == 0 && threadIdx.x == 0) S[4] = 1.0;
         return;
     }
@@ -214,20 +231,52 @@ static int launch_k3(iter_t *it)
     return KY_OK;
 }
 
-static int allreduce(ky_coll_plan_t plan, cudaStream_t s)
+/* Sum local slot k (0: p'q, 1: r'r) over the ranks into S[1 + k]. */
+static int allreduce(gws_t *w, int k)
 {
-    return kyi_rt.nranks > 1 ? ky_coll_start(plan, (void *)s) : KY_OK;
+    if (kyi_rt.nranks == 1) return KY_OK;
+    if (!w->staged) return ky_coll_start(k == 0 ? w->ar_pq : w->ar_rr, (void *)w->s);
+    double *h = w->h + 12 + k;
+    CU(cudaMemcpyAsync(h, w->L + k, sizeof(double), cudaMemcpyDeviceToHost, w->s));
+    CU(cudaStreamSynchronize(w->s));
+    KYI_CHECK(ky_allreduce(KY_IN_PLACE, h, 1, KY_DOUBLE, KY_SUM, KY_TEAM_WORLD));
+    CU(cudaMemcpyAsync(w->S + 1 + k, h, sizeof(double), cudaMemcpyHostToDevice, w->s));
+    return KY_OK;
+}
+
+/* p's exchange: the plan's (stream-ordered allgather or halo puts), or the seed's host path when staged. */
+static int exchange(kyi_csr_t *A, kyi_sp_plan_t *P, gws_t *w)
+{
+    if (kyi_rt.nranks == 1) return KY_OK;
+    if (!w->staged || P->kind != KYI_XCH_ALLGATHER) return kyi_sp_exchange(A, P, 0, w->s);
+    if (!w->ag_host || w->ag_algo != P->algo) {
+        if (w->ag_host) ky_coll_free(w->ag_host);
+        w->ag_host = NULL;
+        if (!w->hvec) CU(cudaMallocHost(&w->hvec, sizeof(double) * (size_t)P->next));
+        KYI_CHECK(ky_coll_set_algo(KY_COLL_ALLGATHER, (ky_coll_algo_t)P->algo));
+        int st = ky_allgather_init(KY_IN_PLACE, sizeof(double) * (size_t)P->maxloc, w->hvec, KY_TEAM_WORLD, &w->ag_host);
+        ky_coll_set_algo(KY_COLL_ALLGATHER, KY_ALGO_AUTO);
+        KYI_CHECK(st);
+        w->ag_algo = P->algo;
+    }
+    CU(cudaMemcpyAsync(w->hvec + P->loc_off, P->ext[0] + P->loc_off, sizeof(double) * (size_t)A->nloc,
+                       cudaMemcpyDeviceToHost, w->s));
+    CU(cudaStreamSynchronize(w->s));
+    KYI_CHECK(ky_coll_start(w->ag_host, NULL));
+    KYI_CHECK(ky_coll_wait(w->ag_host));
+    CU(cudaMemcpyAsync(P->ext[0], w->hvec, sizeof(double) * (size_t)P->next, cudaMemcpyHostToDevice, w->s));
+    return KY_OK;
 }
 
 /* One iteration, enqueued (and, for the halo, partly run from the host). */
 static int iteration(iter_t *it)
 {
     gws_t *w = it->w;
-    PHASE(t_exchange, kyi_sp_exchange(it->A, it->P, 0, w->s));
+    PHASE(t_exchange, exchange(it->A, it->P, w));
     PHASE(t_spmv, launch_k1(it));
-    PHASE(t_allreduce, allreduce(w->ar_pq, w->s));
+    PHASE(t_allreduce, allreduce(w, 0));
     PHASE(t_axpy, launch_k2(it));
-    PHASE(t_allreduce, allreduce(w->ar_rr, w->s));
+    PHASE(t_allreduce, allreduce(w, 1));
     PHASE(t_axpy, launch_k3(it));
     return KY_OK;
 }
@@ -283,12 +332,12 @@ extern "C" int kyi_sp_cg_gpu(kyi_csr_t *A, const double *b, double *x, const ky_
         k_init<<<it.gridv, KYI_SP_BLOCK, 0, w->s>>>(n, b, NULL, w->r, it.p, w->L + 1);
     } else {
         CU(cudaMemcpyAsync(it.p, x, sizeof(double) * (size_t)n, cudaMemcpyDeviceToDevice, w->s));
-        KYI_CHECK(kyi_sp_exchange(A, P, 0, w->s));
+        KYI_CHECK(exchange(A, P, w));
         KYI_CHECK(kyi_sp_gpu_spmv(A, P, it.pe, w->q, w->s));
         k_init<<<it.gridv, KYI_SP_BLOCK, 0, w->s>>>(n, b, w->q, w->r, it.p, w->L + 1);
     }
     CU(cudaGetLastError());
-    KYI_CHECK(allreduce(w->ar_rr, w->s));
+    KYI_CHECK(allreduce(w, 1));
     k_start<<<1, 1, 0, w->s>>>(w->S, multi ? w->S + 2 : w->L + 1);
     KYI_CHECK(read_state(w));
     res->norm0 = sqrt(w->h[3]);
@@ -302,9 +351,14 @@ extern "C" int kyi_sp_cg_gpu(kyi_csr_t *A, const double *b, double *x, const ky_
     res->launches_per_iter = 3 + (multi ? 2 : 0) + (multi && kind == KYI_XCH_ALLGATHER ? 1 : 0) +
                              (multi && kind == KYI_XCH_HALO ? 1 : 0);
     res->syncs_per_iter = multi && kind == KYI_XCH_HALO ? 1 : 0;
+    if (w->staged) { /* device-to-host copies and synchronisations around every collective */
+        res->launches_per_iter = 3 + (kind == KYI_XCH_HALO ? 1 : 0);
+        res->syncs_per_iter = 3;
+    }
     cudaGraphExec_t exec = NULL;
     if (o->scheme == KY_CG_GRAPH) {
-        if (multi && kind == KYI_XCH_HALO) return kyi_fail(KY_ERR_UNSUPPORTED, call, "graph scheme needs the allgather exchange");
+        if (w->staged)
+            return kyi_fail(KY_ERR_UNSUPPORTED, call, "scheme 'graph': ranks share a GPU, so collectives go through the host and cannot be captured");
         cudaGraph_t g;
         CU(cudaStreamBeginCapture(w->s, cudaStreamCaptureModeThreadLocal));
         int st = iteration(&it);
