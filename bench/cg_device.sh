@@ -26,6 +26,7 @@ B=build-cgdev
 step configure 120 cmake -S . -B $B -DKY_BUILD_EXAMPLES=OFF -DCMAKE_BUILD_TYPE=Release $gt
 step build 240 cmake --build $B -j16 --target kyoyu ky_cg bench_cg test_sparse
 K=$B/bin/kyrun
+note "cpus $(nproc), $(grep -m1 'model name' /proc/cpuinfo)"
 step tests 150 env KY_TEST_MATRIX_DIR=$root/.scratch/cg ctest --test-dir $B -R '^gpu\.sparse' --output-on-failure
 grep -E 'tests passed|Failed|Passed' "$out/tests.log" | tee -a "$S"
 step bench1 120 $K -n 1 $B/bin/bench_cg --iters 1000 --reps 3 --json "$out/results/bench_cg_n1.jsonl"
@@ -38,8 +39,16 @@ step s1rmq4m1 60 $K -n 1 $B/bin/ky_cg --matrix $root/.scratch/cg/s1rmq4m1.mtx --
 cat "$out/s1rmq4m1.log" | tee -a "$S"
 step npbC 120 $K -n 1 $B/bin/ky_cg --matrix npb:C --mem gpu --scheme graph,allgather --json "$out/results/ky_cg_npbC_gpu.json"
 cat "$out/npbC.log" | tee -a "$S"
+# GMAP's NPB-GPU CG, built by bench/cg_baselines/npb_gpu.sh and carried (.scratch/npb-gpu/CUDA/bin)
+if [ -x "$root/.scratch/npb-gpu/CUDA/bin/cg.C" ]; then
+    step npbgpuC 120 "$root/.scratch/npb-gpu/CUDA/bin/cg.C"
+    grep -E 'Time in seconds|Mop/s total|Verification|Zeta|Class|VERIFICATION' "$out/npbgpuC.log" | tee -a "$S"
+fi
+step omp1 40 env OMP_NUM_THREADS=1 $K -n 1 $B/bin/ky_cg --matrix standin:nd6k --scheme halo --iters 50 --quiet
+grep -E '^  [a-z]' "$out/omp1.log" | sed 's/^/OMP 1: /' | tee -a "$S"
 for n in 1 2 4; do
     step cpu_n$n 40 env OMP_NUM_THREADS=$((16 / n)) $K -n $n $B/bin/ky_cg --matrix standin:nd6k --scheme all --iters 200 \
         --json "$out/results/ky_cg_nd6k_cpu_n$n.json"
     grep -E '^  [a-z]' "$out/cpu_n$n.log" | tee -a "$S"
 done
+tar -C "$out" -czf "$out/cg-device.tgz" --exclude cg-device.tgz . && find "$out" -mindepth 1 ! -name cg-device.tgz ! -name summary.txt -delete
