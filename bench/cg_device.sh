@@ -29,11 +29,10 @@ K=$B/bin/kyrun
 note "cpus $(nproc), $(grep -m1 'model name' /proc/cpuinfo)"
 step tests 150 env KY_TEST_MATRIX_DIR=$root/.scratch/cg ctest --test-dir $B -R '^gpu\.sparse' --output-on-failure
 grep -E 'tests passed|Failed|Passed' "$out/tests.log" | tee -a "$S"
-step bench1 120 $K -n 1 $B/bin/bench_cg --iters 1000 --reps 3 --json "$out/results/bench_cg_n1.jsonl"
-cat "$out/bench1.log" | tee -a "$S"
-step bench2 60 $K -n 2 $B/bin/bench_cg --iters 1000 --reps 2 --scheme allgather,halo,graph \
-    --matrix standin:nasa2910,standin:nd6k,standin:smt --json "$out/results/bench_cg_n2.jsonl"
-cat "$out/bench2.log" | tee -a "$S"
+kind=nvidia-h100-x1
+nvidia-smi -L 2>/dev/null | grep -q H200 && kind=nvidia-h200
+step kybench 200 $B/bin/kybench run cg --build $B --gpus --machine $kind --out "$out/results/cg"
+grep -E '^(standin|matrix|\[)' "$out/results/cg/cg.log" | tee -a "$S"
 step s1rmq4m1 60 $K -n 1 $B/bin/ky_cg --matrix $root/.scratch/cg/s1rmq4m1.mtx --mem gpu --scheme all --rtol 1e-8 \
     --iters 20000 --json "$out/results/ky_cg_s1rmq4m1_gpu.json"
 cat "$out/s1rmq4m1.log" | tee -a "$S"

@@ -47,6 +47,11 @@ SCHEMAS = {
                 {"gpus": "integer", "bt": "integer", "phases": "object", "gflops": "number", "eff": "number",
                  "bw_GBs": "number", "floor_GBs": "number", "baseline": "string", "base_time_s": "number",
                  "ratio": "number", "path": "string", "verified": "boolean"}),
+    # bench/cg_gpu.cu: one point per matrix and implementation (cusparse, seed_mpi_cuda, ky_<scheme>)
+    "cg": ({"matrix": "string", "impl": "string", "N": "integer", "nnz": "integer", "iters": "integer",
+            "us_per_iter": "number"},
+           {"rel_residual": "number", "ratio": "number", "baseline": "string", "launches_per_iter": "integer",
+            "syncs_per_iter": "integer"}),
     "dsm": ({"app": "string", "variant": "string", "time_s": "number", "pages_fetched": "integer"},
             {"N": "integer", "threads": "integer", "faults_read": "integer", "faults_write": "integer",
              "bytes_fetched": "integer", "diffs": "integer", "diff_bytes": "integer",

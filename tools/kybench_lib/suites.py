@@ -57,6 +57,11 @@ HIMENO_L = {"full": "--iters 300 --warmup 10", "cpu": "--iters 5 --warmup 1", "q
 HIMENO_XL = {"full": "--iters 60 --warmup 3", "cpu": "--iters 2 --warmup 1", "quick": "--grid 34x34x66 --iters 4 --warmup 1"}
 HIMENO_HOST = {"full": "--iters 100 --warmup 3", "cpu": "--iters 10 --warmup 1", "quick": "--grid 34x34x66 --iters 4 --warmup 1"}
 
+# bench/cg_gpu.cu (bench_cg): Kyoyu's GPU CG against cuSPARSE+cuBLAS (1 rank) and the seed's MPI+CUDA scheme
+# (several ranks); the seed's six matrices as stand-ins, the seed's fixed 1000 iterations.
+CG_GPU = {"full": "--iters 1000 --reps 3", "cpu": "--iters 1000 --reps 3",
+          "quick": "--iters 50 --reps 1 --matrix standin:nasa2910"}
+
 SPLIT = {"KY_NODE_SPLIT": "rank"}
 ONE_GPU = {"KY_GPUS_PER_RANK": "1"}
 
@@ -113,6 +118,12 @@ SUITES = {
     # ranks sharing the GPU and every rank its own node; CPU ranks against the same kernels. The third-party
     # baselines (public CUDA Himenos, the original C+MPI) run from bench/himeno/baselines.sh in the same job.
     # himeno_scale_*: the 4-GPU strong scaling of issue 24 (ranks 1, 2, 4; one decomposition per case).
+    # distributed CG (seed 001): one GPU against cuSPARSE+cuBLAS; ranks sharing it against the seed's scheme
+    "cg": [
+        Case("cg_gpu", "bench_cg", "", CG_GPU, ONE_GPU, gpu=True, ranks=1),
+        Case("cg_gpu_seed", "bench_cg", "--scheme allgather,halo,graph", CG_GPU, ONE_GPU, gpu=True, ranks=None,
+             default_ranks=(2, 4)),
+    ],
     "himeno": [
         Case("himeno_gpu_M", "ky_himeno", "M --mem gpu --variant ky,mpi --gosa am", HIMENO_M, ONE_GPU, gpu=True, ranks=1),
         Case("himeno_gpu_L", "ky_himeno", "L --mem gpu --variant ky,mpi --gosa am", HIMENO_L, ONE_GPU, gpu=True, ranks=1),
