@@ -228,7 +228,9 @@ void hg_block_of(const hg_opts_t *o, int rank, hg_block_t *b)
         int N = o->grid[d], P = o->dims[d], c = b->coord[d];
         b->lo[d] = (int)((long)N * c / P);
         b->n[d] = (int)((long)N * (c + 1) / P) - b->lo[d];
-        b->ext[d] = b->n[d] + 2;
+        /* rows (k) padded to 32 floats: every row starts on a 128-byte line, so a warp's loads along k are
+         * aligned on the GPU (and vectors on the CPU); the padding is never read and never updated */
+        b->ext[d] = d == 2 ? (b->n[d] + 2 + 31) / 32 * 32 : b->n[d] + 2;
         /* global interior points 1 .. N-2 only */
         int g0 = b->lo[d] > 1 ? b->lo[d] : 1, g1 = b->lo[d] + b->n[d] < N - 1 ? b->lo[d] + b->n[d] : N - 1;
         b->ub[d] = g0 - b->lo[d] + 1;

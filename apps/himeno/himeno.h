@@ -11,7 +11,7 @@
  *
  * Layout: the global grid is I x J x K points (boundaries included; the original's mimax, mjmax, mkmax),
  * p[i][j][k] with k fastest. Ranks form a dims[0] x dims[1] x dims[2] grid; each owns a block of points and
- * keeps one ghost layer on each side (local index 0 and n+1). Points on the global boundary are never
+ * keeps one ghost layer on each side (local index 0 and n+1; rows padded to 32 floats). Points on the global boundary are never
  * updated. The original's copy of wrk2 back into p is a swap of two buffers (same values bit for bit). */
 #ifndef KY_HIMENO_H
 #define KY_HIMENO_H
@@ -58,7 +58,7 @@ typedef struct {
     int rank;
     int coord[3];
     int lo[3], n[3];    /* owned global points [lo, lo + n) */
-    int ext[3];         /* n + 2 */
+    int ext[3];         /* n + 2 (k: rounded up to a multiple of 32; the rest of the row is padding) */
     int ub[3], ue[3];   /* local range updated by the kernel (global interior points only) */
     int nbr[3][2];      /* neighbour rank per dimension and side (0: lower, 1: upper), -1 at the boundary */
     size_t vol;         /* ext[0] * ext[1] * ext[2] */

@@ -19,7 +19,7 @@ void hg_init_values(const hg_opts_t *o, const hg_block_t *b, float *p, hg_coef_t
         for (int j = 0; j < b->ext[1]; j++)
             for (int k = 0; k < b->ext[2]; k++) {
                 int g[3] = {b->lo[0] + i - 1, b->lo[1] + j - 1, b->lo[2] + k - 1};
-                int in = 1;
+                int in = k < b->n[2] + 2;   /* not the row's padding */
                 for (int d = 0; d < 3; d++) in &= g[d] >= 0 && g[d] < o->grid[d];
                 size_t x = IDX(b, i, j, k);
                 float one = in ? 1.0f : 0.0f;

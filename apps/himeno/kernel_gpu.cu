@@ -78,18 +78,19 @@ struct hg_dev_block {
     size_t v, si, sj;
 };
 
-/* Thread (x, y, z) of a block updates k = x, j = y and i = z, z + bz, ... (ich points along i). */
+/* Thread (x, y, z) of a block updates k = x, j = y and i = z, z + bz, ... (ich points along i). Threads
+ * start at k = 0 (the ghost, idle) so that warps match the rows' 128-byte lines. */
 __global__ void __launch_bounds__(HG_MAX_THREADS) hg_jacobi_kernel(
     hg_dev_block g, const float *__restrict__ P, float *__restrict__ Q, const float *__restrict__ A,
     const float *__restrict__ B, const float *__restrict__ C, const float *__restrict__ BND,
     const float *__restrict__ W1, float omega, double *gosa)
 {
-    const int k = g.ub2 + blockIdx.x * blockDim.x + threadIdx.x;
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
     const int j = g.ub1 + blockIdx.y * blockDim.y + threadIdx.y;
     const int i0 = g.ub0 + blockIdx.z * blockDim.z * g.ich + threadIdx.z;
     const size_t v = g.v, si = g.si, sj = g.sj;
     double acc = 0.0;
-    if (k < g.ue2 && j < g.ue1) {
+    if (k >= g.ub2 && k < g.ue2 && j < g.ue1) {
         for (int m = 0, i = i0; m < g.ich && i < g.ue0; m++, i += blockDim.z) {
             const size_t x = (size_t)i * si + (size_t)j * sj + (size_t)k;
             float s0 = A[x] * P[x + si] + A[v + x] * P[x + sj] + A[2 * v + x] * P[x + 1] +
@@ -130,7 +131,7 @@ extern "C" int hg_gpu_jacobi(const hg_block_t *b, const hg_coef_t *cf, const flo
     HG_CU(cudaMemsetAsync(d_gosa, 0, sizeof(double), g_stream));
     int nk = b->ue[2] - b->ub[2], nj = b->ue[1] - b->ub[1], ni = b->ue[0] - b->ub[0];
     if (nk <= 0 || nj <= 0 || ni <= 0) return 0;
-    dim3 blk(g_bx, g_by, g_bz), grd((nk + g_bx - 1) / g_bx, (nj + g_by - 1) / g_by, (ni + g_bz * g_ich - 1) / (g_bz * g_ich));
+    dim3 blk(g_bx, g_by, g_bz), grd((b->ue[2] + g_bx - 1) / g_bx, (nj + g_by - 1) / g_by, (ni + g_bz * g_ich - 1) / (g_bz * g_ich));
     hg_jacobi_kernel<<<grd, blk, 0, g_stream>>>(g, p, q, cf->a, cf->b, cf->c, cf->bnd, cf->wrk1, omega, d_gosa);
     HG_CU(cudaGetLastError());
     return 0;

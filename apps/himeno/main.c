@@ -173,8 +173,9 @@ static void run_variant(const hg_opts_t *o, hg_run_t *r, hg_result_t *res)
  * scratch buffers), every rank takes the slowest rank's time, the fastest shape wins on every rank. */
 static void tune_kernel(hg_opts_t *o, const hg_block_t *b, const float *p0, const hg_coef_t *cf, double *d_gosa)
 {
-    static const int cand[][4] = {{64, 4, 2, 1}, {128, 2, 2, 1}, {32, 8, 2, 1}, {64, 8, 1, 1}, {128, 4, 1, 1},
-                                  {256, 2, 1, 1}, {64, 4, 1, 4}, {64, 4, 1, 8}, {128, 2, 1, 4}, {32, 4, 4, 1}};
+    static const int cand[][4] = {{64, 4, 2, 1}, {128, 4, 1, 1}, {256, 2, 1, 1}, {64, 4, 1, 4}, {64, 4, 1, 8},
+                                  {64, 4, 1, 16}, {128, 2, 1, 4}, {128, 2, 1, 8}, {32, 8, 1, 8}, {64, 2, 1, 8},
+                                  {128, 1, 1, 8}, {32, 4, 1, 16}};
     enum { NC = sizeof cand / sizeof cand[0] };
     char err[256];
     if (!o->tune) {
