@@ -59,6 +59,16 @@ SCHEMAS = {
              "home_snapshots": "integer", "coherence_s": "number", "gflops": "number", "bt": "integer",
              "steps": "integer", "baseline": "string", "base_time_s": "number", "ratio": "number",
              "verified": "boolean"}),
+    # apps/himeno (ky_himeno, variants ky and mpi) and bench/himeno/baselines.sh (version "external": the public
+    # CUDA Himenos, the original C+MPI); time_s is the timed loop, ms_per_iter = 1e3 time_s / iters
+    "himeno": ({"size": "string", "grid": "string", "variant": "string", "iters": "integer", "time_s": "number",
+                "mflops": "number", "gosa": "number", "ms_per_iter": "number"},
+               {"dims": "string", "decomp": "string", "mem": "string", "gosa_by": "string", "pack": "integer",
+                "path": "string", "phases": "object", "phases_avg": "object", "bytes_per_point": "number",
+                "floor_GBs": "number", "bw_GBs": "number", "kernel_bw_GBs": "number", "roofline_pct": "number",
+                "kernel_roofline_pct": "number", "block": "string", "plan_hits": "integer",
+                "plan_misses": "integer", "baseline": "string", "base_time_s": "number", "ratio": "number",
+                "halo_ratio": "number", "verified": "boolean", "origin": "string", "target_s": "number"}),
 }
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
