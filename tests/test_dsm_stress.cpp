@@ -38,7 +38,10 @@
  * operations per test over all ranks and threads (the long mode: the `stress-dsm` target runs 10^6 on 4 ranks
  * x 4 threads on every path); KY_TEST_STRESS_ROUND_OPS (operations per thread per round, default 160, 300 in
  * the long mode); KY_TEST_SEED; KY_TEST_STRESS_THREADS; KY_TEST_STRESS_WITHOUT=lock,overload,ky_sync_drop,...
- * leaves operations or syncs out, to narrow a failure down. */
+ * (also nested, trylock: locks without those forms) leaves operations or syncs out, to narrow a failure down;
+ * KY_TEST_STRESS_LOCKLOG=DIR writes, when a lock log is wrong, what every holder of the round saw (count, sum,
+ * times, and the rank's DSM write faults, twins and diffs between its writes and its unlock) to
+ * DIR/locklog.<rank>.txt. */
 #include <pthread.h>
 #include <sched.h>
 #include <time.h>
@@ -235,12 +238,15 @@ class Stress {
         for (int i = 1; i < 5; i++)
             if (list.find(std::string(",") + sync_name(i) + ",") != std::string::npos) prof.sy[i] = 0;
         if (!prof.sy[1] && !prof.sy[2] && !prof.sy[3] && !prof.sy[4]) prof.sy[1] = 1, prof.max_subs = 1;
+        no_nested = list.find(",nested,") != std::string::npos; /* locks without the global lock inside */
+        no_try = list.find(",trylock,") != std::string::npos;
     }
     bool run();
 
   private:
     Profile prof;
     int n = 1, me = 0, T = 4, rounds = 1, ops_per_round = 160;
+    bool no_nested = false, no_try = false;
     bool overload_owners = true; /* docs/dsm.md's rule; KY_TEST_STRESS_OVERLOAD=all: overload keeps every write */
     uint64_t seed = 0;
     size_t pg = 4096, E = 0, lock_cap = 256;
@@ -271,9 +277,10 @@ class Stress {
     /* What each lock holder of this round saw (KY_TEST_STRESS_LOCKLOG=DIR writes them there on a log
      * failure, one file per rank: which holder missed which update, on one monotonic clock). */
     struct LockSeen {
-        int t, k, stripe;
+        int t, k, stripe, flag;
         long c, sum;
         uint64_t tag, t_in, t_out;
+        unsigned long long wf0, wf1, twins0, twins1, diffs0, diffs1, db0, db1; /* the rank's DSM counters */
     };
     std::vector<std::vector<LockSeen>> lock_seen;
     std::atomic<long> cnt[OP_NTYPES + 6] = {};
@@ -582,6 +589,8 @@ void Stress::gen_stream(int st, std::mt19937_64 *gsub)
                     break;
                 }
                 uint8_t fl = (uint8_t)((g() % 2 ? LK_TRY : 0) | (g() % 4 == 0 ? LK_NESTED : 0));
+                if (no_nested) fl &= (uint8_t)~LK_NESTED;
+                if (no_try) fl &= (uint8_t)~LK_TRY;
                 uint64_t tag = kyt::mix(seed, P.round, st, out.size()) | 1, v = lock_amount(tag);
                 P.lock_src[tag] = (uint32_t)st << 20 | (uint32_t)s << 16 | (uint32_t)out.size();
                 out.push_back({OP_LOCK, fl, k, tag});
@@ -966,7 +975,9 @@ void Stress::op_lock(int t, int s, int k, const Op &op)
         fail("round %d (%s) interval %d (after %s) thread %d op %d: under lock %d the count of stripe %d is %ld but "
              "log slot %ld already holds %s: this holder did not see the previous holder's count",
              P.round, structure().c_str(), s, sync_name(P.begin[s]), t, k, id, stripe, c, c, lock_entry(prev).c_str());
-    LockSeen seen = {t, k, stripe, c, d[1], op.v, mono_ns(), 0};
+    ky_dsm_stats_t s0;
+    ky_stats(&s0);
+    LockSeen seen = {t, k, stripe, op.flag, c, d[1], op.v, mono_ns(), 0, s0.write_faults, 0, s0.twins, 0, s0.diffs, 0, s0.diff_bytes, 0};
     d[2 + (size_t)c % lock_cap] = (long)op.v;
     d[0] = c + 1;
     d[1] += lock_amount(op.v);
@@ -984,6 +995,9 @@ void Stress::op_lock(int t, int s, int k, const Op &op)
     holder[stripe] = 0;
     if ((st = ky_unlock(id)) != KY_OK) fail("ky_unlock(%d) -> %d: %s", id, st, ky_last_error());
     seen.t_out = mono_ns();
+    ky_dsm_stats_t s1;
+    ky_stats(&s1);
+    seen.wf1 = s1.write_faults, seen.twins1 = s1.twins, seen.diffs1 = s1.diffs, seen.db1 = s1.diff_bytes;
     lock_seen[t].push_back(seen);
     cnt[OP_LOCK]++;
 }
@@ -1138,10 +1152,11 @@ void Stress::dump_lock_seen(int stripe) const
     if (!f) return;
     for (int t = 0; t < T; t++)
         for (const LockSeen &x : lock_seen[t])
-            if (x.stripe == stripe)
-                fprintf(f, "round %d stripe %d rank %d thread %d op %d saw count %ld sum %ld wrote tag %llx in %llu out %llu\n",
-                        P.round, stripe, me, x.t, x.k, x.c, x.sum, (unsigned long long)x.tag,
-                        (unsigned long long)x.t_in, (unsigned long long)x.t_out);
+            if (x.stripe == stripe || stripe < 0)
+                fprintf(f, "round %d stripe %d rank %d thread %d op %d flag %d saw count %ld sum %ld wrote tag %llx in %llu out %llu wf %llu twins %llu diffs %llu diff_bytes %llu\n",
+                        P.round, x.stripe, me, x.t, x.k, x.flag, x.c, x.sum, (unsigned long long)x.tag,
+                        (unsigned long long)x.t_in, (unsigned long long)x.t_out, x.wf1 - x.wf0, x.twins1 - x.twins0,
+                        x.diffs1 - x.diffs0, x.db1 - x.db0);
     fclose(f);
 }
 
@@ -1163,7 +1178,7 @@ void Stress::check_specials()
                  P.round, structure().c_str(), k, kLockBase + k, ky_home_of(d), d[0], want_c, d[1], want_s,
                  missing.size(), P.lock_n[k], missing.empty() ? "" : ", first: ",
                  missing.empty() ? "" : lock_entry(missing[0]).c_str());
-            dump_lock_seen(k);
+            dump_lock_seen(-1);
         }
         lock_count[k] = want_c, lock_sum[k] = want_s;
     }

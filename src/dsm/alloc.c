@@ -70,7 +70,21 @@ static int insert_alloc(const kyi_alloc_t *na)
 }
 
 /* Pages this rank is home of start write-protected (snapshot on the first write) or open. They count as
- * fetched now: nobody has a history yet, so every page is guarded for the first intervals. */
+ * fetched now: nobody has a history yet, so every page is guarded for the first intervals. The protection
+ * comes first and each state is set under its stripe lock: a sibling's open_home_run may look at the first
+ * page of this allocation right now (it follows the page before), and must find either nothing (NONE: it
+ * stops) or a page whose mapping already matches the state it then changes (ThreadSanitizer found the
+ * unlocked writes). */
+static void set_home_states(size_t pg, size_t n, int state, uint32_t now)
+{
+    for (size_t i = 0; i < n; i++) {
+        pthread_mutex_lock(kyi_pg_lock(pg + i));
+        kyi_dsm.state[pg + i] = (uint8_t)state;
+        __atomic_store_n(&kyi_dsm.fetched_at[pg + i], now & ~KYI_FETCHED, __ATOMIC_RELAXED);
+        pthread_mutex_unlock(kyi_pg_lock(pg + i));
+    }
+}
+
 static int open_home_pages(const kyi_alloc_t *a)
 {
     size_t pg0 = a->off >> kyi_dsm.page_shift, n = a->bytes >> kyi_dsm.page_shift;
@@ -81,22 +95,28 @@ static int open_home_pages(const kyi_alloc_t *a)
     for (size_t i = 0; i <= n; i++) {
         int mine = i < n && !a->store.read && (a->home >= 0 ? a->home : a->page_home[i]) == kyi_rt.rank;
         if (mine) {
-            kyi_dsm.state[pg0 + i] = (uint8_t)home_state;
-            kyi_dsm.fetched_at[pg0 + i] = now & ~KYI_FETCHED;
             run++;
-        } else if (run) {
+            continue;
+        }
+        if (run) {
             KYI_CHECK(kyi_protect(pg0 + i - run, run, prot));
+            set_home_states(pg0 + i - run, run, home_state, now);
             run = 0;
-        } else if (i < n) {
+        }
+        if (i < n) {
+            pthread_mutex_lock(kyi_pg_lock(pg0 + i));
             kyi_dsm.state[pg0 + i] = KYI_PG_NONE;
+            pthread_mutex_unlock(kyi_pg_lock(pg0 + i));
         }
     }
     return KY_OK;
 }
 
-/* Allocate [off, off+bytes) in the table (table_lock held for writing by the caller). */
+/* Allocate [off, off+bytes) in the table (table_lock held for writing by the caller); *made receives a copy
+ * for open_home_pages, which the caller runs once it has released table_lock (it takes stripe locks, which
+ * are taken before table_lock everywhere else). */
 static void *add_alloc(const char *call, size_t off, size_t bytes, size_t user_bytes, int collective, int home,
-                       int *page_home, kyi_map_t *map, const kyi_dsm_store_t *store)
+                       int *page_home, kyi_map_t *map, const kyi_dsm_store_t *store, kyi_alloc_t *made)
 {
     kyi_alloc_t a = {off, bytes, user_bytes, collective, home, page_home, map, {0}};
     if (store) a.store = *store;
@@ -107,7 +127,7 @@ static void *add_alloc(const char *call, size_t off, size_t bytes, size_t user_b
         return NULL;
     }
     if (map) kyi_map_mark_mixed(map, off >> kyi_dsm.page_shift, user_bytes);
-    if (open_home_pages(kyi_alloc_find(off)) < 0) return NULL;
+    *made = a;
     return kyi_dsm.base + off;
 }
 
@@ -133,12 +153,14 @@ static void *coll_alloc(const char *call, size_t bytes, int home, int *page_home
     pthread_rwlock_wrlock(&kyi_dsm.table_lock);
     size_t off = find_gap(0, kyi_dsm.coll_end, rounded);
     void *p = NULL;
+    kyi_alloc_t made;
     if (off == (size_t)-1)
         kyi_fail(KY_ERR_NOMEM, call, "%zu bytes do not fit in the global space's collective half (KY_GAS_SIZE=%zu)",
                  bytes, kyi_dsm.size);
-    else p = add_alloc(call, off, rounded, bytes, 1, home, page_home, map, store);
+    else p = add_alloc(call, off, rounded, bytes, 1, home, page_home, map, store, &made);
     if (!p && off == (size_t)-1) free(page_home), free(map);
     pthread_rwlock_unlock(&kyi_dsm.table_lock);
+    if (p && open_home_pages(&made) < 0) p = NULL;
     /* Every home knows the allocation before anybody's first fault on it reaches it. */
     if (p && ky_comm_barrier() != KY_OK) return NULL;
     return p;
@@ -260,11 +282,13 @@ void *ky_alloc_local(size_t bytes)
     pthread_rwlock_wrlock(&kyi_dsm.table_lock);
     size_t off = find_gap(lo, lo + kyi_dsm.slice_size, rounded);
     void *p = NULL;
+    kyi_alloc_t made;
     if (off == (size_t)-1)
         kyi_fail(KY_ERR_NOMEM, call, "%zu bytes do not fit in this rank's local slice (%zu bytes; raise KY_GAS_SIZE)",
                  bytes, kyi_dsm.slice_size);
-    else p = add_alloc(call, off, rounded, bytes, 0, kyi_rt.rank, NULL, NULL, NULL);
+    else p = add_alloc(call, off, rounded, bytes, 0, kyi_rt.rank, NULL, NULL, NULL, &made);
     pthread_rwlock_unlock(&kyi_dsm.table_lock);
+    if (p && open_home_pages(&made) < 0) p = NULL;
     return p;
 }
 

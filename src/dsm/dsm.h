@@ -122,7 +122,8 @@ typedef struct {
     void *deferred;          /* fetch requests from a later interval (serve.c) */
     _Atomic uint64_t synced; /* synchronisations this rank finished (the last step included) */
     int open_interval;       /* some home pages are HOME_OPEN (ky_sync_nofetch) */
-    int nostore_interval;    /* ky_sync_nostore: no home stores until the next synchronisation */
+    _Atomic int nostore_interval; /* ky_sync_nostore: no home stores until the next synchronisation (the
+                                   * progress thread reads it while serving) */
 } kyi_dsm_t;
 
 extern kyi_dsm_t kyi_dsm;
@@ -206,7 +207,7 @@ static inline uint64_t kyi_home_epoch(void) { return atomic_load_explicit(&kyi_d
 static inline int kyi_pg_guarded(size_t pg, uint64_t epoch)
 {
     if (kyi_dsm.snapshot != KYI_SNAP_SHARED || kyi_dsm.mixed[pg]) return kyi_dsm.snapshot != KYI_SNAP_OFF;
-    uint32_t f = kyi_dsm.fetched_at[pg];
+    uint32_t f = __atomic_load_n(&kyi_dsm.fetched_at[pg], __ATOMIC_RELAXED); /* a server may mark it now */
     if ((f & KYI_FETCHED) && kyi_dsm.sticky) return 1;
     return (((uint32_t)epoch - f) & ~KYI_FETCHED) <= kyi_dsm.shared_window;
 }

@@ -125,7 +125,7 @@ int kyi_peer_read(int home, size_t pg, size_t n, int scratch)
             return KY_PENDING; /* not live there (the message path reports it) */
         }
         /* the home guards the page from its next interval on (serve.c does the same) */
-        p->fetched_at[q] = kyi_fetch_mark(theirs);
+        __atomic_store_n(&p->fetched_at[q], kyi_fetch_mark(theirs), __ATOMIC_RELAXED);
         if (s == KYI_PG_HOME_FREE) KYI_DSM_COUNT(unguarded_reads, 1);
         /* the synchronised version: the snapshot of a page the home wrote since, else its data */
         const char *src = p->map + (s == KYI_PG_HOME_RW && kyi_dsm.snapshot ? kyi_dsm.size : 0) + (q << kyi_dsm.page_shift);

@@ -33,7 +33,7 @@ static void reply_status(int src, int tag, int64_t status)
  * without a snapshot (nobody had fetched it recently) may now carry writes of this interval: counted. */
 static void note_fetch(size_t pg, uint32_t epoch)
 {
-    kyi_dsm.fetched_at[pg] = kyi_fetch_mark(epoch);
+    __atomic_store_n(&kyi_dsm.fetched_at[pg], kyi_fetch_mark(epoch), __ATOMIC_RELAXED);
     if (kyi_dsm.state[pg] == KYI_PG_HOME_FREE && !kyi_dsm.nostore_interval) KYI_DSM_COUNT(unguarded_reads, 1);
 }
 

@@ -80,7 +80,10 @@ void kyi_home_pages_set(int from, int to, int prot)
             int s = i < n ? kyi_dsm.state[pg0 + i] : -1;
             int home = s >= 0 && kyi_pg_is_home(s);
             if (home && (from < 0 || s == from)) {
+                /* the progress thread reads states under the stripe locks while it serves */
+                pthread_mutex_lock(kyi_pg_lock(pg0 + i));
                 kyi_dsm.state[pg0 + i] = (uint8_t)to;
+                pthread_mutex_unlock(kyi_pg_lock(pg0 + i));
                 run++;
             } else if (run) {
                 kyi_protect(pg0 + i - run, run, prot);

@@ -103,8 +103,12 @@ void kyi_waiter_pause(kyi_waiter_t *w)
     /* Yield before sleeping, oversubscribed too: the thread we wait for may be the next one on this core,
      * and yielding hands it the core at once, while the shortest sleep costs the kernel's timer slack
      * (50 us by default): a barrier of 4 ranks on 2 cores took 130-150 us sleeping, 3-4 us yielding. */
-    static long yield_us = -1;
-    if (yield_us < 0) yield_us = kyi_config_long("KY_POLL_YIELD_US");
+    static _Atomic long yield_cached = -1; /* read once, as above */
+    long yield_us = atomic_load_explicit(&yield_cached, memory_order_relaxed);
+    if (yield_us < 0) {
+        yield_us = kyi_config_long("KY_POLL_YIELD_US");
+        atomic_store_explicit(&yield_cached, yield_us, memory_order_relaxed);
+    }
     uint64_t yield = kyi_rt.oversubscribed ? (uint64_t)yield_us * 1000ull : 200000000ull;
     if (waited < spin + yield) {
         sched_yield();
