@@ -78,7 +78,8 @@ typedef struct {
     int scheme;            /* ky_cg_scheme_t */
     int allgather_algo;    /* KY_CG_ALLGATHER: a ky_coll_algo_t (0: auto; the seed used recursive doubling) */
     int max_iters;         /* > 0 */
-    double rtol;           /* stop when ||r|| / ||r0|| < rtol; 0: run exactly max_iters (the seed's 1000) */
+    double rtol;           /* stop when ||r|| / ||r0|| < rtol (or at round-off, 1e-15); 0: run exactly max_iters
+                              (the seed's 1000) */
     int x0_zero;           /* 1: start from x = 0 (x's contents ignored), else from the given x */
     int allow_indefinite;  /* 1: p'Ap <= 0 is no breakdown (NPB's shifted matrix); non-finite values still are */
     int timers;            /* 1: per-phase times (GPU: a stream synchronisation after every phase) */
@@ -96,6 +97,8 @@ typedef struct {
     double t_spmv, t_dot, t_axpy, t_exchange, t_allreduce;
     int launches_per_iter;   /* GPU: kernel launches (graph: nodes) and host synchronisations per iteration */
     int syncs_per_iter;
+    double t_setup;          /* GPU: before the first iteration (plans, workspace, r0, graph capture), not in
+                                t_total; the host back end counts r0 in t_total and plans in neither */
 } ky_cg_result_t;
 
 /* Fills opts with the defaults: KY_CG_HALO, auto allgather, 1000 iterations, rtol 0, x0 = 0. */

@@ -117,7 +117,7 @@ static int classic(kyi_csr_t *A, kyi_sp_plan_t *P, const double *b, double *x, c
             st = kyi_fail(KY_ERR_ARG, call, "CG breakdown at iteration %d: residual is not finite", k);
             break;
         }
-        if ((o->rtol > 0 && res->rel_residual < o->rtol) || res->rel_residual <= 1e-15) { res->converged = 1; break; }
+        if (o->rtol > 0 && (res->rel_residual < o->rtol || res->rel_residual <= 1e-15)) { res->converged = 1; break; }
         double beta = rr_new / rr;
         rr = rr_new;
         TIC(tp);
