@@ -31,10 +31,13 @@ void hg_usage(FILE *out)
             "  --check             rank 0 runs the original algorithm serially; gosa must agree to 1e-6\n"
             "  --bcoef X           b[0..2] = X instead of 0 (makes the diagonal terms and edge halos count)\n"
             "  --threads N         OpenMP threads per rank (default OMP_NUM_THREADS)\n"
-            "  --block BXxBYxBZxN  GPU kernel: threads per block along k, j, i and points per thread along i\n"
+            "  --block BXxBYxBZxN[v]  GPU kernel: threads per block along k, j, i, points per thread along i;\n"
+            "                      v: four k per thread with 16-byte loads and stores\n"
             "                      (default: a few shapes timed at start-up, the fastest kept)\n"
             "  --json FILE         append one JSON record per variant (docs/benchmarks.md)\n"
             "  -q                  no per-rank phase table\n"
+            "  --diag-nogosa       GPU: the kernel without its gosa reduction, to measure what it costs\n"
+            "                      (gosa is 0; not a benchmark run)\n"
             "  -h, --help          this text\n"
             "Exit status: 0; 1 if a check failed; 2 on bad arguments; 77 with --mem gpu and no GPU.\n");
 }
@@ -117,6 +120,10 @@ int hg_parse(int argc, char **argv, int nranks, hg_opts_t *o, char *err, size_t 
             o->quiet = 1;
             continue;
         }
+        if (!strcmp(a, "--diag-nogosa")) {
+            o->nogosa = 1;
+            continue;
+        }
         if (!strcmp(a, "--check")) {
             o->check = 1;
             continue;
@@ -136,11 +143,13 @@ int hg_parse(int argc, char **argv, int nranks, hg_opts_t *o, char *err, size_t 
             if (parse_triple(v, o->dims)) return fail(err, len, "--dims %s: expected AxBxC, e.g. 2x2x1", v);
             have_dims = 1;
         } else if (!strcmp(a, "--block")) {
-            char tail;
-            int *x = o->block;
-            if (sscanf(v, "%dx%dx%dx%d%c", &x[0], &x[1], &x[2], &x[3], &tail) != 4 || x[0] < 32 || x[0] % 32 ||
-                x[1] < 1 || x[2] < 1 || x[3] < 1 || x[0] * x[1] * x[2] > 1024)
-                return fail(err, len, "--block %s: expected BXxBYxBZxN, BX a multiple of 32, at most 1024 threads", v);
+            char tail = 0, more;
+            int *x = o->block, nf = sscanf(v, "%dx%dx%dx%d%c%c", &x[0], &x[1], &x[2], &x[3], &tail, &more);
+            if ((nf != 4 && !(nf == 5 && tail == 'v')) || x[0] < 32 || x[0] % 32 || x[1] < 1 || x[2] < 1 ||
+                x[3] < 1 || x[0] * x[1] * x[2] > (tail == 'v' ? 256 : 512))
+                return fail(err, len, "--block %s: expected BXxBYxBZxN[v], BX a multiple of 32, at most 512 threads "
+                            "(256 with v)", v);
+            x[4] = tail == 'v';
             o->tune = 0;
         } else if (!strcmp(a, "--decomp")) {
             if (strcmp(v, "i") && strcmp(v, "j") && strcmp(v, "k") && strcmp(v, "ij") && strcmp(v, "3d"))

@@ -42,5 +42,10 @@ int hg_gpu_copy_async(void *dst, const void *src, size_t bytes, char *err, size_
     return none(err, len);
 }
 int hg_gpu_sync(char *err, size_t len) { return none(err, len); }
-int hg_gpu_set_shape(int bx, int by, int bz, int ich) { (void)bx, (void)by, (void)bz, (void)ich; return -1; }
+void hg_gpu_set_gosa(int on) { (void)on; }
+int hg_gpu_set_shape(int bx, int by, int bz, int ich, int vec)
+{
+    (void)bx, (void)by, (void)bz, (void)ich, (void)vec;
+    return -1;
+}
 double hg_gpu_copy_bw(void) { return 0.0; }

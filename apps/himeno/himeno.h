@@ -47,7 +47,8 @@ typedef struct {
     int check;          /* rank 0 runs the serial reference and compares gosa (1e-6 relative) */
     int threads;        /* OpenMP threads per rank (0: as OMP_NUM_THREADS says) */
     int quiet;          /* no per-rank phase table */
-    int block[4];       /* GPU kernel shape bx, by, bz, points per thread along i (0: --tune measures) */
+    int block[5];       /* GPU kernel: bx, by, bz, points per thread along i, float4 along k (--tune measures) */
+    int nogosa;         /* --diag-nogosa: GPU kernel without the gosa reduction (diagnostic) */
     int tune;           /* GPU: time a few shapes at start-up and keep the fastest (default unless --block) */
     float bcoef;        /* value of b[0..2] (0 in the benchmark; nonzero makes the edge halos matter) */
     const char *json;   /* append one record per variant */
@@ -113,9 +114,11 @@ int hg_gpu_jacobi(const hg_block_t *b, const hg_coef_t *cf, const float *p, floa
 int hg_gpu_pack(const hg_block_t *b, const float *f, const hg_box_t *x, float *buf, char *err, size_t errlen);
 int hg_gpu_unpack(const hg_block_t *b, float *f, const hg_box_t *x, const float *buf, char *err, size_t errlen);
 int hg_gpu_sync(char *err, size_t errlen);
-/* The kernel's block (bx threads along k, a multiple of 32; by along j; bz along i) and points per thread
- * along i; -1 if out of range. */
-int hg_gpu_set_shape(int bx, int by, int bz, int ich);
+/* The kernel's block (bx threads along k, a multiple of 32; by along j; bz along i), points per thread
+ * along i, and vec: four k per thread with 16-byte accesses; -1 if out of range. */
+int hg_gpu_set_shape(int bx, int by, int bz, int ich, int vec);
+/* 0: the kernel leaves gosa out (--diag-nogosa: what the per-iteration reduction costs; gosa is then 0). */
+void hg_gpu_set_gosa(int on);
 /* Device-to-device copy bandwidth of a 1 GiB buffer, GB/s (read + write bytes per second): the floor. */
 double hg_gpu_copy_bw(void);
 

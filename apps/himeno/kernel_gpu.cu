@@ -10,8 +10,10 @@
 #include "himeno.h"
 
 /* Thread-block shape and points per thread along i: hg_gpu_set_shape (ky_himeno --block, or its tuning). */
-static int g_bx = 64, g_by = 4, g_bz = 2, g_ich = 1;
-#define HG_MAX_THREADS 1024
+static int g_bx = 64, g_by = 4, g_bz = 2, g_ich = 1, g_vec = 0;
+static int g_gosa = 1;   /* 0: --diag-nogosa, the kernel without its reduction (a measurement, not a run) */
+#define HG_MAX_THREADS 512   /* the scalar kernel's largest block */
+#define HG_MAX_THREADS4 256  /* the float4 kernel's: it needs about twice the registers */
 
 static cudaStream_t g_stream;  /* one stream for kernels and packing; created by hg_gpu_select */
 
@@ -78,8 +80,25 @@ struct hg_dev_block {
     size_t v, si, sj;
 };
 
+/* The block's threads' sums, added to *gosa by thread 0 (one atomic per block). */
+__device__ void hg_block_sum(double acc, double *gosa)
+{
+    for (int o = 16; o > 0; o >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, o);
+    __shared__ double part[HG_MAX_THREADS / 32];
+    const int t = (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
+    const int nw = (blockDim.x * blockDim.y * blockDim.z + 31) / 32;
+    if ((t & 31) == 0) part[t >> 5] = acc;
+    __syncthreads();
+    if (t == 0) {
+        double s = 0.0;
+        for (int w = 0; w < nw; w++) s += part[w];
+        if (s != 0.0) atomicAdd(gosa, s);
+    }
+}
+
 /* Thread (x, y, z) of a block updates k = x, j = y and i = z, z + bz, ... (ich points along i). Threads
  * start at k = 0 (the ghost, idle) so that warps match the rows' 128-byte lines. */
+template <bool GOSA>
 __global__ void __launch_bounds__(HG_MAX_THREADS) hg_jacobi_kernel(
     hg_dev_block g, const float *__restrict__ P, float *__restrict__ Q, const float *__restrict__ A,
     const float *__restrict__ B, const float *__restrict__ C, const float *__restrict__ BND,
@@ -99,27 +118,90 @@ __global__ void __launch_bounds__(HG_MAX_THREADS) hg_jacobi_kernel(
                        B[2 * v + x] * (P[x + si + 1] - P[x - si + 1] - P[x + si - 1] + P[x - si - 1]) +
                        C[x] * P[x - si] + C[v + x] * P[x - sj] + C[2 * v + x] * P[x - 1] + W1[x];
             float ss = (s0 * A[3 * v + x] - P[x]) * BND[x];
-            acc += (double)ss * (double)ss;
+            if (GOSA) acc += (double)ss * (double)ss;
             Q[x] = P[x] + omega * ss;
         }
     }
-    for (int o = 16; o > 0; o >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, o);
-    __shared__ double part[HG_MAX_THREADS / 32];
-    const int t = (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
-    const int nw = (blockDim.x * blockDim.y * blockDim.z + 31) / 32;
-    if ((t & 31) == 0) part[t >> 5] = acc;
-    __syncthreads();
-    if (t == 0) {
-        double s = 0.0;
-        for (int w = 0; w < nw; w++) s += part[w];
-        if (s != 0.0) atomicAdd(gosa, s);
-    }
+    if (GOSA) hg_block_sum(acc, gosa);
 }
 
-extern "C" int hg_gpu_set_shape(int bx, int by, int bz, int ich)
+/* The same update, four consecutive k per thread with 16-byte loads and stores (rows are 32-float aligned, so
+ * every float4 is aligned). The k-1 and k+1 neighbours of the four come from the thread's own float4 and one
+ * scalar on each side. The float operations and their order are those of hg_jacobi_kernel, element by
+ * element, so the result is the same bit for bit (the tuner checks). Ghosts and padding are never written. */
+#define HG_ROW(name, off)                                                                                   \
+    float name[6];                                                                                          \
+    {                                                                                                       \
+        float4 t_ = *reinterpret_cast<const float4 *>(P + (x + (off)));                                       \
+        name[0] = P[x + (off) - 1], name[1] = t_.x, name[2] = t_.y, name[3] = t_.z, name[4] = t_.w;         \
+        name[5] = P[x + (off) + 4];                                                                         \
+    }
+#define HG_LD4(ptr, off) (*reinterpret_cast<const float4 *>((ptr) + (x + (off))))
+
+template <bool GOSA>
+__global__ void __launch_bounds__(HG_MAX_THREADS4) hg_jacobi_kernel4(
+    hg_dev_block g, const float *__restrict__ P, float *__restrict__ Q, const float *__restrict__ A,
+    const float *__restrict__ B, const float *__restrict__ C, const float *__restrict__ BND,
+    const float *__restrict__ W1, float omega, double *gosa)
 {
-    if (bx < 32 || bx % 32 || by < 1 || bz < 1 || ich < 1 || bx * by * bz > HG_MAX_THREADS) return -1;
-    g_bx = bx, g_by = by, g_bz = bz, g_ich = ich;
+    const int k4 = 4 * (blockIdx.x * blockDim.x + threadIdx.x);
+    const int j = g.ub1 + blockIdx.y * blockDim.y + threadIdx.y;
+    const int i0 = g.ub0 + blockIdx.z * blockDim.z * g.ich + threadIdx.z;
+    const size_t v = g.v, si = g.si, sj = g.sj;
+    double acc = 0.0;
+    if (k4 + 3 >= g.ub2 && k4 < g.ue2 && j < g.ue1) {
+        for (int m = 0, i = i0; m < g.ich && i < g.ue0; m++, i += blockDim.z) {
+            const size_t x = (size_t)i * si + (size_t)j * sj + (size_t)k4;
+            HG_ROW(pc, 0)
+            HG_ROW(pip, si)
+            HG_ROW(pim, 0 - si)
+            HG_ROW(pjp, sj)
+            HG_ROW(pjm, 0 - sj)
+            float4 d1 = HG_LD4(P, si + sj), d2 = HG_LD4(P, si - sj), d3 = HG_LD4(P, 0 - si + sj), d4 = HG_LD4(P, 0 - si - sj);
+            float4 a0 = HG_LD4(A, 0), a1 = HG_LD4(A, v), a2 = HG_LD4(A, 2 * v), a3 = HG_LD4(A, 3 * v);
+            float4 b0 = HG_LD4(B, 0), b1 = HG_LD4(B, v), b2 = HG_LD4(B, 2 * v);
+            float4 c0 = HG_LD4(C, 0), c1 = HG_LD4(C, v), c2 = HG_LD4(C, 2 * v);
+            float4 bn = HG_LD4(BND, 0), w1 = HG_LD4(W1, 0);
+            const float A0[4] = {a0.x, a0.y, a0.z, a0.w}, A1[4] = {a1.x, a1.y, a1.z, a1.w},
+                        A2[4] = {a2.x, a2.y, a2.z, a2.w}, A3[4] = {a3.x, a3.y, a3.z, a3.w},
+                        B0[4] = {b0.x, b0.y, b0.z, b0.w}, B1[4] = {b1.x, b1.y, b1.z, b1.w},
+                        B2[4] = {b2.x, b2.y, b2.z, b2.w}, C0[4] = {c0.x, c0.y, c0.z, c0.w},
+                        C1[4] = {c1.x, c1.y, c1.z, c1.w}, C2[4] = {c2.x, c2.y, c2.z, c2.w},
+                        BN[4] = {bn.x, bn.y, bn.z, bn.w}, W[4] = {w1.x, w1.y, w1.z, w1.w},
+                        D1[4] = {d1.x, d1.y, d1.z, d1.w}, D2[4] = {d2.x, d2.y, d2.z, d2.w},
+                        D3[4] = {d3.x, d3.y, d3.z, d3.w}, D4[4] = {d4.x, d4.y, d4.z, d4.w};
+            float out[4];
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                /* row[e + 1] is the point, row[e + 2] its k + 1, row[e] its k - 1 */
+                float s0 = A0[e] * pip[e + 1] + A1[e] * pjp[e + 1] + A2[e] * pc[e + 2] +
+                           B0[e] * (D1[e] - D2[e] - D3[e] + D4[e]) +
+                           B1[e] * (pjp[e + 2] - pjm[e + 2] - pjp[e] + pjm[e]) +
+                           B2[e] * (pip[e + 2] - pim[e + 2] - pip[e] + pim[e]) + C0[e] * pim[e + 1] +
+                           C1[e] * pjm[e + 1] + C2[e] * pc[e] + W[e];
+                float ss = (s0 * A3[e] - pc[e + 1]) * BN[e];
+                out[e] = pc[e + 1] + omega * ss;
+                if (GOSA && k4 + e >= g.ub2 && k4 + e < g.ue2) acc += (double)ss * (double)ss;
+            }
+            if (k4 >= g.ub2 && k4 + 3 < g.ue2) {
+                *reinterpret_cast<float4 *>(Q + x) = make_float4(out[0], out[1], out[2], out[3]);
+            } else {
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+                    if (k4 + e >= g.ub2 && k4 + e < g.ue2) Q[x + e] = out[e];
+            }
+        }
+    }
+    if (GOSA) hg_block_sum(acc, gosa);
+}
+
+extern "C" void hg_gpu_set_gosa(int on) { g_gosa = on; }
+
+extern "C" int hg_gpu_set_shape(int bx, int by, int bz, int ich, int vec)
+{
+    if (bx < 32 || bx % 32 || by < 1 || bz < 1 || ich < 1 || bx * by * bz > (vec ? HG_MAX_THREADS4 : HG_MAX_THREADS))
+        return -1;
+    g_bx = bx, g_by = by, g_bz = bz, g_ich = ich, g_vec = vec != 0;
     return 0;
 }
 
@@ -131,8 +213,16 @@ extern "C" int hg_gpu_jacobi(const hg_block_t *b, const hg_coef_t *cf, const flo
     HG_CU(cudaMemsetAsync(d_gosa, 0, sizeof(double), g_stream));
     int nk = b->ue[2] - b->ub[2], nj = b->ue[1] - b->ub[1], ni = b->ue[0] - b->ub[0];
     if (nk <= 0 || nj <= 0 || ni <= 0) return 0;
-    dim3 blk(g_bx, g_by, g_bz), grd((b->ue[2] + g_bx - 1) / g_bx, (nj + g_by - 1) / g_by, (ni + g_bz * g_ich - 1) / (g_bz * g_ich));
-    hg_jacobi_kernel<<<grd, blk, 0, g_stream>>>(g, p, q, cf->a, cf->b, cf->c, cf->bnd, cf->wrk1, omega, d_gosa);
+    int kth = g_vec ? (b->ue[2] + 3) / 4 : b->ue[2];   /* threads along k */
+    dim3 blk(g_bx, g_by, g_bz), grd((kth + g_bx - 1) / g_bx, (nj + g_by - 1) / g_by, (ni + g_bz * g_ich - 1) / (g_bz * g_ich));
+    if (g_vec && g_gosa)
+        hg_jacobi_kernel4<true><<<grd, blk, 0, g_stream>>>(g, p, q, cf->a, cf->b, cf->c, cf->bnd, cf->wrk1, omega, d_gosa);
+    else if (g_vec)
+        hg_jacobi_kernel4<false><<<grd, blk, 0, g_stream>>>(g, p, q, cf->a, cf->b, cf->c, cf->bnd, cf->wrk1, omega, d_gosa);
+    else if (g_gosa)
+        hg_jacobi_kernel<true><<<grd, blk, 0, g_stream>>>(g, p, q, cf->a, cf->b, cf->c, cf->bnd, cf->wrk1, omega, d_gosa);
+    else
+        hg_jacobi_kernel<false><<<grd, blk, 0, g_stream>>>(g, p, q, cf->a, cf->b, cf->c, cf->bnd, cf->wrk1, omega, d_gosa);
     HG_CU(cudaGetLastError());
     return 0;
 }

@@ -170,29 +170,34 @@ static void run_variant(const hg_opts_t *o, hg_run_t *r, hg_result_t *res)
 }
 
 /* GPU: the kernel's shape, given or measured: each candidate runs a few times on this rank's block (p0 into
- * scratch buffers), every rank takes the slowest rank's time, the fastest shape wins on every rank. */
+ * scratch buffers), every rank takes the slowest rank's time, the fastest shape wins on every rank. A
+ * candidate whose field or gosa differs from the first's (scalar, one point per thread) by a single bit is
+ * dropped with a warning: the choice can change the speed, never the answer. */
 static void tune_kernel(hg_opts_t *o, const hg_block_t *b, const float *p0, const hg_coef_t *cf, double *d_gosa)
 {
-    static const int cand[][4] = {{64, 4, 2, 1}, {128, 4, 1, 1}, {256, 2, 1, 1}, {64, 4, 1, 4}, {64, 4, 1, 8},
-                                  {64, 4, 1, 16}, {128, 2, 1, 4}, {128, 2, 1, 8}, {32, 8, 1, 8}, {64, 2, 1, 8},
-                                  {128, 1, 1, 8}, {32, 4, 1, 16}};
+    static const int cand[][5] = {{64, 4, 2, 1, 0},  {128, 4, 1, 1, 0}, {256, 2, 1, 1, 0}, {64, 4, 1, 4, 0},
+                                  {64, 4, 1, 8, 0},  {64, 4, 1, 16, 0}, {128, 2, 1, 4, 0}, {128, 2, 1, 8, 0},
+                                  {32, 8, 1, 8, 0},  {128, 1, 1, 8, 0}, {32, 4, 2, 1, 1}, {64, 4, 1, 1, 1},
+                                  {32, 4, 1, 4, 1},  {32, 4, 1, 8, 1},  {64, 2, 1, 8, 1}, {32, 8, 1, 8, 1},
+                                  {32, 2, 1, 16, 1}};
     enum { NC = sizeof cand / sizeof cand[0] };
     char err[256];
     if (!o->tune) {
-        if (hg_gpu_set_shape(o->block[0], o->block[1], o->block[2], o->block[3]))
+        if (hg_gpu_set_shape(o->block[0], o->block[1], o->block[2], o->block[3], o->block[4]))
             hg_fail("rank %d: --block %dx%dx%dx%d: not a valid shape", b->rank, o->block[0], o->block[1], o->block[2],
                     o->block[3]);
         return;
     }
-    float *f[2];
+    size_t bytes = b->vol * sizeof(float);
+    float *f[2], *ref = malloc(bytes), *out = malloc(bytes);
+    if (!ref || !out) hg_fail("rank %d: tuning: out of memory", b->rank);
     for (int x = 0; x < 2; x++)
-        if (hg_gpu_alloc((void **)&f[x], b->vol * sizeof(float), err, sizeof err) ||
-            hg_gpu_copy(f[x], p0, b->vol * sizeof(float), err, sizeof err))
+        if (hg_gpu_alloc((void **)&f[x], bytes, err, sizeof err) || hg_gpu_copy(f[x], p0, bytes, err, sizeof err))
             hg_fail("rank %d: tuning buffers: %s", b->rank, err);
-    double t[NC], tmax[NC];
+    double t[NC], tmax[NC], g0 = 0.0;
     for (int c = 0; c < NC; c++) {
-        hg_gpu_set_shape(cand[c][0], cand[c][1], cand[c][2], cand[c][3]);
-        double best = 1e30;
+        hg_gpu_set_shape(cand[c][0], cand[c][1], cand[c][2], cand[c][3], cand[c][4]);
+        double best = 1e30, g = 0.0;
         for (int r = 0; r < 6; r++) {
             double t0 = hg_now();
             if (hg_gpu_jacobi(b, cf, f[0], f[1], g_omega, d_gosa, err, sizeof err) || hg_gpu_sync(err, sizeof err))
@@ -200,21 +205,32 @@ static void tune_kernel(hg_opts_t *o, const hg_block_t *b, const float *p0, cons
             double dt = hg_now() - t0;
             if (r > 0 && dt < best) best = dt;
         }
+        if (hg_gpu_copy(c ? out : ref, f[1], bytes, err, sizeof err) || hg_gpu_copy(&g, d_gosa, sizeof g, err, sizeof err))
+            hg_fail("rank %d: tuning: %s", b->rank, err);
+        if (c == 0) g0 = g;
         t[c] = best;
+        if (c && (memcmp(out, ref, bytes) || fabs(g - g0) > 1e-12 * fabs(g0))) {
+            fprintf(stderr, "ky_himeno: rank %d: kernel shape %dx%dx%dx%d%s computes another field or gosa (%.17g vs "
+                            "%.17g): not used\n", b->rank, cand[c][0], cand[c][1], cand[c][2], cand[c][3],
+                    cand[c][4] ? "v" : "", g, g0);
+            t[c] = 1e30;
+        }
     }
     MPI_Allreduce(t, tmax, NC, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     int w = 0;
     for (int c = 1; c < NC; c++)
         if (tmax[c] < tmax[w]) w = c;
     memcpy(o->block, cand[w], sizeof o->block);
-    hg_gpu_set_shape(cand[w][0], cand[w][1], cand[w][2], cand[w][3]);
+    hg_gpu_set_shape(cand[w][0], cand[w][1], cand[w][2], cand[w][3], cand[w][4]);
     if (b->rank == 0) {
         printf("kernel shape (tuned over %d shapes, ms per launch):", NC);
         for (int c = 0; c < NC; c++)
-            printf(" %dx%dx%dx%d %.3f%s", cand[c][0], cand[c][1], cand[c][2], cand[c][3], 1e3 * tmax[c], c == w ? "*" : "");
+            printf(" %dx%dx%dx%d%s %.3f%s", cand[c][0], cand[c][1], cand[c][2], cand[c][3], cand[c][4] ? "v" : "",
+                   tmax[c] > 1e29 ? -1.0 : 1e3 * tmax[c], c == w ? "*" : "");
         printf("\n");
     }
     hg_gpu_free(f[0]), hg_gpu_free(f[1]);
+    free(ref), free(out);
 }
 
 static const char *machine(void)
@@ -307,7 +323,8 @@ static void json_write(const hg_opts_t *o, int v, const hg_result_t *r, const hg
                 100 * fl / (r->ph_max.kernel / r->iters));
     }
     if (o->gpu)
-        fprintf(f, ",\"block\":\"%dx%dx%dx%d\"", o->block[0], o->block[1], o->block[2], o->block[3]);
+        fprintf(f, ",\"block\":\"%dx%dx%dx%d%s\"", o->block[0], o->block[1], o->block[2], o->block[3],
+                o->block[4] ? "v" : "");
     if (v == HG_VAR_KY)
         fprintf(f, ",\"plan_hits\":%llu,\"plan_misses\":%llu", (unsigned long long)r->st.plan_hits,
                 (unsigned long long)r->st.plan_misses);
@@ -372,6 +389,11 @@ int main(int argc, char **argv)
         cf = (hg_coef_t){dc, dc + 4 * v, dc + 7 * v, dc + 10 * v, dc + 11 * v};
     }
     if (o.gpu) tune_kernel(&o, &b, p0, &cf, d_gosa);
+    if (o.nogosa) {
+        if (!o.gpu || o.check) hg_fail("rank %d: --diag-nogosa is a GPU measurement and cannot be checked", me);
+        hg_gpu_set_gosa(0);
+        if (me == 0) printf("ky_himeno: --diag-nogosa: the kernel computes no gosa (a measurement only)\n");
+    }
     HG_KY(hg_gosa_setup(&o));
     double floor_GBs = 0.0;
     if (o.gpu) {   /* rank 0 alone, so that ranks sharing its GPU do not disturb the measurement */

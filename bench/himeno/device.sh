@@ -3,7 +3,7 @@
 # build ky_himeno, its GPU tests, `kybench run himeno` (one GPU: sizes M, L, XL; ranks sharing the GPU; every
 # rank its own node; CPU ranks) and the third-party baselines (bench/himeno/baselines.sh) in the same job.
 #
-#   bench/himeno/device.sh [--cases PATTERNS] [--baselines "cuda:M,L,XL mpi:M:2x2x1"] [--no-tests] [--no-check]
+#   bench/himeno/device.sh [--cases PATTERNS] [--baselines "cuda:M,L,XL mpi:M:2x2x1"] [--no-tests] [--no-check] [--diag]
 #
 # Source: a clean tree from .scratch/himeno-tree.tgz when carried (git archive of the commit to measure, so
 # that others' unfinished files in the working tree cannot break the build), else this checkout. Results in
@@ -15,12 +15,14 @@ cases='himeno_gpu_*,himeno_host_M'
 base="cuda:M,L,XL mpi:M:2x2x1"
 tests=1
 check=1
+diag=0
 while [ $# -gt 0 ]; do
     case $1 in
     --cases) cases=$2; shift 2 ;;
     --baselines) base=$2; shift 2 ;;
     --no-tests) tests=0; shift ;;
     --no-check) check=0; shift ;;
+    --diag) diag=1; shift ;;
     *) echo "device.sh: unknown argument $1"; exit 2 ;;
     esac
 done
@@ -60,6 +62,8 @@ date=$(date -u +%F)
 res="bench/results/$KY_BENCH_MACHINE/$date/himeno"
 mkdir -p "$res"
 step bench "${HIMENO_LIMIT_BENCH:-200}" python3 tools/kybench run himeno --build $b --gpus --case "$cases" --out "$res"
+# what the per-iteration gosa reduction costs the kernel (size L, one GPU)
+[ $diag = 1 ] && step diag 40 $b/bin/kyrun -n 1 --gpus-per-rank 1 $b/bin/ky_himeno L --mem gpu --diag-nogosa --iters 300 -q
 # shellcheck disable=SC2086
 step baselines "${HIMENO_LIMIT_BASE:-150}" env KYRUN="$src/$b/bin/kyrun" HG_TARGET="${HG_TARGET:-2.0}" \
     bash bench/himeno/baselines.sh run "$res" $base
