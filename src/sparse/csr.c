@@ -236,11 +236,41 @@ void kyi_sp_spmv_cpu(const kyi_csr_t *A, const int *col, const double *xext, dou
     const int *rp = A->rp32;
     const double *v = A->val;
     int64_t n = A->nloc;
+    /* four rows at a time, each summed in column order (as SciPy sums, so iteration counts of
+     * ill-conditioned solves stay comparable): one row's chain of dependent adds alone costs 4 cycles per
+     * nonzero (nd6k's 383 per row: 10 ms per SpMV on one core of the H100 host, measured) */
+    int64_t n4 = n / 4;
 #pragma omp parallel for schedule(static) if (A->lnnz > 200000)
-    for (int64_t i = 0; i < n; i++) {
-        double s = 0.0;
-        for (int k = rp[i]; k < rp[i + 1]; k++) s += v[k] * xext[col[k]];
-        y[i] = s;
+    for (int64_t q = 0; q < n4 + (n % 4 != 0); q++) {
+        int64_t i = 4 * q;
+        if (i + 4 > n) { /* the last rows one by one */
+            for (; i < n; i++) {
+                double s = 0.0;
+                for (int k = rp[i]; k < rp[i + 1]; k++) s += v[k] * xext[col[k]];
+                y[i] = s;
+            }
+            continue;
+        }
+        int a0 = rp[i], a1 = rp[i + 1], a2 = rp[i + 2], a3 = rp[i + 3], e = rp[i + 4];
+        int l0 = a1 - a0, l1 = a2 - a1, l2 = a3 - a2, l3 = e - a3;
+        int m = l0 < l1 ? l0 : l1;
+        m = m < l2 ? m : l2;
+        m = m < l3 ? m : l3;
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+        for (int t = 0; t < m; t++) {
+            s0 += v[a0 + t] * xext[col[a0 + t]];
+            s1 += v[a1 + t] * xext[col[a1 + t]];
+            s2 += v[a2 + t] * xext[col[a2 + t]];
+            s3 += v[a3 + t] * xext[col[a3 + t]];
+        }
+        for (int t = m; t < l0; t++) s0 += v[a0 + t] * xext[col[a0 + t]];
+        for (int t = m; t < l1; t++) s1 += v[a1 + t] * xext[col[a1 + t]];
+        for (int t = m; t < l2; t++) s2 += v[a2 + t] * xext[col[a2 + t]];
+        for (int t = m; t < l3; t++) s3 += v[a3 + t] * xext[col[a3 + t]];
+        y[i] = s0;
+        y[i + 1] = s1;
+        y[i + 2] = s2;
+        y[i + 3] = s3;
     }
 }
 
