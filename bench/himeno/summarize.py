@@ -34,7 +34,7 @@ def main(folder):
     ext = {}
     for r in recs:
         if r.get("version") == "external":
-            ext.setdefault((r["variant"], r["size"]), r)
+            ext[(r["variant"], r["size"])] = r   # the latest run of each
     print("| case | ranks | mem | ms/iter | GFLOP/s | kernel ms | halo ms | reduce ms | kernel % roofline | "
           "iteration % roofline | vs MPI(+CUDA) | halo vs MPI | vs gpu-himeno | vs original C+MPI |")
     print("|---" * 14 + "|")
