@@ -8,6 +8,7 @@
 #include "coll/hier.h"
 #include "coll/shm.h"
 #include "comm/comm.h"
+#include "runtime/trace.h"
 
 enum { K_ALLREDUCE = 1, K_ALLGATHER, K_BCAST, K_REDUCE, K_BARRIER, K_ALLREDUCE_PLAN, K_ALLGATHER_PLAN };
 
@@ -174,7 +175,7 @@ static int allreduce_setup(const char *call, int kind, const void *s, void *r, s
     return KY_OK;
 }
 
-int ky_allreduce(const void *s, void *r, size_t n, ky_dtype_t t, ky_op_t op, ky_team_t team)
+static int allreduce_now(const void *s, void *r, size_t n, ky_dtype_t t, ky_op_t op, ky_team_t team)
 {
     struct kyi_coll_plan pl;
     KYI_CHECK(allreduce_setup("ky_allreduce", K_ALLREDUCE, s, r, n, t, op, team, &pl));
@@ -243,7 +244,7 @@ static int allgather_setup(const char *call, int kind, const void *s, size_t b, 
     return KY_OK;
 }
 
-int ky_allgather(const void *s, size_t bytes_each, void *r, ky_team_t team)
+static int allgather_now(const void *s, size_t bytes_each, void *r, ky_team_t team)
 {
     struct kyi_coll_plan pl;
     KYI_CHECK(allgather_setup("ky_allgather", K_ALLGATHER, s, bytes_each, r, team, &pl));
@@ -253,7 +254,7 @@ int ky_allgather(const void *s, size_t bytes_each, void *r, ky_team_t team)
 
 /* ---- bcast, reduce, barrier ----------------------------------------------------------------------------- */
 
-int ky_bcast(void *buf, size_t bytes, int root, ky_team_t team)
+static int bcast_now(void *buf, size_t bytes, int root, ky_team_t team)
 {
     static const char *call = "ky_bcast";
     struct kyi_team *tm;
@@ -290,7 +291,7 @@ int ky_bcast(void *buf, size_t bytes, int root, ky_team_t team)
     return run_now(&pl);
 }
 
-int ky_reduce(const void *s, void *r, size_t n, ky_dtype_t t, ky_op_t op, int root, ky_team_t team)
+static int reduce_now(const void *s, void *r, size_t n, ky_dtype_t t, ky_op_t op, int root, ky_team_t team)
 {
     static const char *call = "ky_reduce";
     struct kyi_team *tm;
@@ -338,7 +339,7 @@ int ky_reduce(const void *s, void *r, size_t n, ky_dtype_t t, ky_op_t op, int ro
     return run_now(&pl);
 }
 
-int ky_team_barrier(ky_team_t team)
+static int team_barrier_now(ky_team_t team)
 {
     static const char *call = "ky_team_barrier";
     struct kyi_team *tm;
@@ -407,7 +408,7 @@ int ky_allgather_init(const void *s, size_t bytes_each, void *r, ky_team_t team,
     return plan_finish(pl, plan);
 }
 
-int ky_coll_start(ky_coll_plan_t plan, void *stream)
+static int coll_start_now(ky_coll_plan_t plan, void *stream)
 {
     static const char *call = "ky_coll_start";
     KYI_CHECK(kyi_require_init(call));
@@ -418,7 +419,7 @@ int ky_coll_start(ky_coll_plan_t plan, void *stream)
     return kyi_plan_start(plan);
 }
 
-int ky_coll_wait(ky_coll_plan_t plan)
+static int coll_wait_now(ky_coll_plan_t plan)
 {
     KYI_CHECK(kyi_require_init("ky_coll_wait"));
     if (!plan) return kyi_fail(KY_ERR_ARG, "ky_coll_wait", "plan is NULL");
@@ -445,4 +446,62 @@ int ky_coll_free(ky_coll_plan_t plan)
     kyi_plan_release(plan);
     free(plan);
     return KY_OK;
+}
+
+/* ---- KY_TRACE: every public collective as a span on the calling thread's track ------------------------ */
+
+int ky_allreduce(const void *s, void *r, size_t n, ky_dtype_t t, ky_op_t op, ky_team_t team)
+{
+    uint64_t t0 = KYI_TRACE_T0();
+    int st = allreduce_now(s, r, n, t, op, team);
+    KYI_TRACE_SPAN("coll", "ky_allreduce", t0, (int64_t)n, -1);
+    return st;
+}
+
+int ky_allgather(const void *s, size_t bytes_each, void *r, ky_team_t team)
+{
+    uint64_t t0 = KYI_TRACE_T0();
+    int st = allgather_now(s, bytes_each, r, team);
+    KYI_TRACE_SPAN("coll", "ky_allgather", t0, (int64_t)bytes_each, -1);
+    return st;
+}
+
+int ky_bcast(void *buf, size_t bytes, int root, ky_team_t team)
+{
+    uint64_t t0 = KYI_TRACE_T0();
+    int st = bcast_now(buf, bytes, root, team);
+    KYI_TRACE_SPAN("coll", "ky_bcast", t0, (int64_t)bytes, -1);
+    return st;
+}
+
+int ky_reduce(const void *s, void *r, size_t n, ky_dtype_t t, ky_op_t op, int root, ky_team_t team)
+{
+    uint64_t t0 = KYI_TRACE_T0();
+    int st = reduce_now(s, r, n, t, op, root, team);
+    KYI_TRACE_SPAN("coll", "ky_reduce", t0, (int64_t)n, -1);
+    return st;
+}
+
+int ky_team_barrier(ky_team_t team)
+{
+    uint64_t t0 = KYI_TRACE_T0();
+    int st = team_barrier_now(team);
+    KYI_TRACE_SPAN("coll", "ky_team_barrier", t0, -1, -1);
+    return st;
+}
+
+int ky_coll_start(ky_coll_plan_t plan, void *stream)
+{
+    uint64_t t0 = KYI_TRACE_T0();
+    int st = coll_start_now(plan, stream);
+    KYI_TRACE_SPAN("coll", "ky_coll_start", t0, -1, -1);
+    return st;
+}
+
+int ky_coll_wait(ky_coll_plan_t plan)
+{
+    uint64_t t0 = KYI_TRACE_T0();
+    int st = coll_wait_now(plan);
+    KYI_TRACE_SPAN("coll", "ky_coll_wait", t0, -1, -1);
+    return st;
 }

@@ -1,6 +1,7 @@
 /* The split-phase barrier: notify completes this rank's outstanding operations and enters an MPI
  * non-blocking barrier; wait and try complete it. One barrier per rank may be in flight. */
 #include "comm/comm.h"
+#include "runtime/trace.h"
 
 static pthread_mutex_t bar_lock = PTHREAD_MUTEX_INITIALIZER;
 static MPI_Request bar_req = MPI_REQUEST_NULL;
@@ -71,6 +72,9 @@ int ky_barrier_wait(void)
 
 int ky_comm_barrier(void)
 {
-    KYI_CHECK(ky_barrier_notify());
-    return ky_barrier_wait();
+    uint64_t t0 = KYI_TRACE_T0();
+    int st = ky_barrier_notify();
+    if (st == KY_OK) st = ky_barrier_wait();
+    KYI_TRACE_SPAN("comm", "ky_comm_barrier", t0, -1, -1);
+    return st;
 }

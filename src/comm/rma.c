@@ -6,6 +6,7 @@
 
 #include "comm/comm.h"
 #include "comm/mpi_ops.h"
+#include "runtime/trace.h"
 
 static int direct_copy(kyi_handle_t *h, void *dst, int dst_dev, const void *src, int src_dev, size_t n)
 {
@@ -61,15 +62,22 @@ static int rma_start(const char *call, int is_put, void *buf, int rank, ky_seg_t
     return kyi_handle_launch(h, st, out);
 }
 
+/* KY_TRACE spans: a blocking call's lasts until its data has landed, a non-blocking call's until it is issued */
 static int put_start(const char *call, int rank, ky_seg_t s, size_t off, const void *src, size_t n,
                      ky_handle_t *out)
 {
-    return rma_start(call, 1, (void *)src, rank, s, off, n, out);
+    uint64_t t0 = KYI_TRACE_T0();
+    int st = rma_start(call, 1, (void *)src, rank, s, off, n, out);
+    KYI_TRACE_SPAN("comm", call, t0, (int64_t)n, rank);
+    return st;
 }
 
 static int get_start(const char *call, void *dst, int rank, ky_seg_t s, size_t off, size_t n, ky_handle_t *out)
 {
-    return rma_start(call, 0, dst, rank, s, off, n, out);
+    uint64_t t0 = KYI_TRACE_T0();
+    int st = rma_start(call, 0, dst, rank, s, off, n, out);
+    KYI_TRACE_SPAN("comm", call, t0, (int64_t)n, rank);
+    return st;
 }
 
 int ky_put(int rank, ky_seg_t seg, size_t off, const void *src, size_t n)

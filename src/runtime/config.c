@@ -29,6 +29,8 @@ static kyi_cfg_t kyi_cfg[] = {
     {"KY_DEBUG", KYI_CFG_STR, "warn", "log level: none, warn, info or trace", 0},
     {"KY_DEBUG_SUBSYS", KYI_CFG_STR, "all", "comma list of runtime,comm,coll,dsm,array,io,gpu to log", 0},
     {"KY_DEBUG_FILE", KYI_CFG_STR, "", "log to this file instead of stderr (%h host, %p pid)", 0},
+    {"KY_TRACE", KYI_CFG_STR, "", "write every rank's timeline (puts, gets, collectives, CG phases, GPU kernels) to this Chrome trace JSON file at ky_finalize (Perfetto, chrome://tracing); empty: off", 0},
+    {"KY_TRACE_MAX", KYI_CFG_LONG, "1000000", "events kept per thread and rank when KY_TRACE is set (later ones are counted, not kept)", 0},
     {"KY_TIMEOUT", KYI_CFG_DOUBLE, "300", "seconds any wait may last before the job is ended with a message", 0},
     {"KY_NODE_SPLIT", KYI_CFG_STR, "node", "node: ranks sharing a host form a node; rank: every rank is its own node; N: every N consecutive ranks of a host form a node", 0},
     {"KY_GPUS_PER_RANK", KYI_CFG_LONG, "1", "GPUs each rank drives, bound by local rank (0: none)", 0},

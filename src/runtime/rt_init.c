@@ -11,6 +11,7 @@
 #include "runtime/gpu.h"
 #include "runtime/log.h"
 #include "runtime/runtime.h"
+#include "runtime/trace.h"
 
 kyi_rt_t kyi_rt;
 
@@ -158,6 +159,7 @@ int kyi_rt_init(int *argc, char ***argv)
 
     kyi_rt.initialized = 1;
     kyi_config_warn_unknown(kyi_rt.rank);
+    kyi_trace_init(); /* collective: every rank agrees whether KY_TRACE is on, clocks aligned if it is */
     KYI_INFO(KYI_SUB_RUNTIME, "rank %d of %d, node %d of %d (local %d of %d), %d GPU(s)%s%s", kyi_rt.rank, n,
              kyi_rt.node, kyi_rt.nnodes, kyi_rt.local_rank, kyi_rt.local_nranks, kyi_rt.ngpus,
              kyi_rt.ngpus ? ", first device " : "", kyi_rt.ngpus ? "bound" : "");
@@ -167,6 +169,7 @@ int kyi_rt_init(int *argc, char ***argv)
 int kyi_rt_finalize(void)
 {
     if (!kyi_rt.initialized) return kyi_fail(KY_ERR_NOT_INIT, "ky_finalize", "Kyoyu is not initialised");
+    kyi_trace_finalize(); /* collective: rank 0 writes every rank's timeline */
     MPI_Comm_free(&kyi_rt.node_comm);
     MPI_Comm_free(&kyi_rt.world);
     free(kyi_rt.node_of);

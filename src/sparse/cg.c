@@ -6,6 +6,7 @@
 
 #include "runtime/log.h"
 #include "runtime/runtime.h"
+#include "runtime/trace.h"
 #include "sparse/sparse.h"
 
 static const char *const scheme_names[KY_CG_SCHEME_COUNT] = {"allgather", "halo", "pipelined", "graph"};
@@ -55,11 +56,15 @@ int ky_cg(ky_csr_t A, const double *b, double *x, const ky_cg_opts_t *opts, ky_c
         st = kyi_fail(KY_ERR_UNSUPPORTED, call, "scheme 'graph' captures CUDA kernels: the matrix must be on the GPU");
     if (!A) return st;
     KYI_CHECK(kyi_sp_agree(call, st));
+    uint64_t t0 = KYI_TRACE_T0();
     if (A->memkind == KY_MEM_GPU) {
         st = kyi_sp_cg_gpu(A, b, x, &o, res);
-        return res->breakdown ? st : kyi_sp_agree(call, st);
+        if (!res->breakdown) st = kyi_sp_agree(call, st);
+    } else {
+        st = kyi_sp_cg_cpu(A, b, x, &o, res);
     }
-    return kyi_sp_cg_cpu(A, b, x, &o, res);
+    KYI_TRACE_SPAN("cg", "ky_cg", t0, res->iterations, -1);
+    return st;
 }
 
 /* ---- NPB CG ------------------------------------------------------------------------------------------- */

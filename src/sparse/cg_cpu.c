@@ -11,6 +11,7 @@
 
 #include "runtime/log.h"
 #include "runtime/runtime.h"
+#include "runtime/trace.h"
 #include "sparse/sparse.h"
 
 /* ||r|| / ||r0|| below which a non-positive p'Ap is rounding noise of a converged solve */
@@ -32,8 +33,25 @@ static int breakdown_check(double denom, const ky_cg_opts_t *o)
     return !(denom > 0.0);
 }
 
-#define TIC(tm) double tm##_0 = kyi_sp_now()
-#define TOC(tm, acc) (acc) += kyi_sp_now() - tm##_0
+/* a phase's time into res (the seed's Figs. 9-10) and, with KY_TRACE, a span named for the phase */
+#define TIC(tm)                                                                                          \
+    double tm##_0 = kyi_sp_now();                                                                        \
+    uint64_t tm##_t = KYI_TRACE_T0()
+#define TOC(tm, acc)                                                                                     \
+    do {                                                                                                 \
+        (acc) += kyi_sp_now() - tm##_0;                                                                  \
+        KYI_TRACE_SPAN("cg", phase_name(&(acc), res), tm##_t, -1, -1);                                   \
+    } while (0)
+
+static const char *phase_name(const double *acc, const ky_cg_result_t *res)
+{
+    if (acc == &res->t_spmv) return "spmv";
+    if (acc == &res->t_dot) return "dot";
+    if (acc == &res->t_axpy) return "axpy";
+    if (acc == &res->t_exchange) return "exchange (allgather/halo)";
+    if (acc == &res->t_allreduce) return "allreduce";
+    return "cg";
+}
 
 static int classic(kyi_csr_t *A, kyi_sp_plan_t *P, const double *b, double *x, const ky_cg_opts_t *o,
                    ky_cg_result_t *res)

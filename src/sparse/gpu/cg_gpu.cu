@@ -14,6 +14,7 @@
 
 #include "runtime/log.h"
 #include "runtime/runtime.h"
+#include "runtime/trace.h"
 #include "sparse/sparse.h"
 #include "sparse/gpu/sp_kernels.cuh"
 
@@ -37,7 +38,61 @@ typedef struct {
     double *hvec;       /* pinned host copy of the gathered vector */
     ky_coll_plan_t ag_host;
     int ag_algo;
+    /* KY_TRACE: CUDA events around every kernel or collective of the solve (pairs, kept between solves) */
+    cudaEvent_t tref, *tev;
+    const char **tname;
+    int tcap, tn, capturing;
+    uint64_t tref_ns;
 } gws_t;
+
+#define TRACE_PAIRS 4096
+
+/* Begin a GPU span on the solve's stream; returns its slot, or -1 (tracing off, events used up). */
+static int gspan_begin(gws_t *w, const char *name)
+{
+    if (!kyi_trace_on || !w->tev || w->tn >= w->tcap || w->capturing) return -1;
+    int k = w->tn++;
+    if (cudaEventRecord(w->tev[2 * k], w->s) != cudaSuccess) return -1;
+    w->tname[k] = name;
+    return k;
+}
+static void gspan_end(gws_t *w, int k)
+{
+    if (k >= 0) cudaEventRecord(w->tev[2 * k + 1], w->s);
+}
+/* Start of a traced solve: the stream is idle, so the reference event's GPU time is now on the host. */
+static void gtrace_start(gws_t *w)
+{
+    w->tn = 0;
+    if (!kyi_trace_on) return;
+    if (!w->tev) {
+        w->tev = (cudaEvent_t *)calloc(2 * TRACE_PAIRS, sizeof(cudaEvent_t));
+        w->tname = (const char **)calloc(TRACE_PAIRS, sizeof(char *));
+        if (!w->tev || !w->tname || cudaEventCreate(&w->tref) != cudaSuccess) { free(w->tev); w->tev = NULL; return; }
+        for (w->tcap = 0; w->tcap < TRACE_PAIRS; w->tcap++)
+            if (cudaEventCreate(&w->tev[2 * w->tcap]) != cudaSuccess ||
+                cudaEventCreate(&w->tev[2 * w->tcap + 1]) != cudaSuccess)
+                break;
+        kyi_trace_track_name(KYI_TRACK_GPU, "GPU stream (CG kernels and collectives)");
+    }
+    cudaStreamSynchronize(w->s);
+    w->tref_ns = kyi_trace_now();
+    cudaEventRecord(w->tref, w->s);
+}
+/* End of a traced solve (stream synchronised): the spans onto the rank's GPU track. */
+static void gtrace_flush(gws_t *w)
+{
+    if (!kyi_trace_on || !w->tev) return;
+    for (int k = 0; k < w->tn; k++) {
+        float a = 0, b = 0;
+        if (cudaEventElapsedTime(&a, w->tref, w->tev[2 * k]) != cudaSuccess ||
+            cudaEventElapsedTime(&b, w->tref, w->tev[2 * k + 1]) != cudaSuccess)
+            continue;
+        kyi_trace_event("gpu", w->tname[k], w->tref_ns + (uint64_t)(a * 1e6), w->tref_ns + (uint64_t)(b * 1e6),
+                        KYI_TRACK_GPU, -1, -1);
+    }
+    w->tn = 0;
+}
 
 extern "C" void kyi_sp_gpu_ws_free(kyi_csr_t *A)
 {
@@ -51,6 +106,12 @@ extern "C" void kyi_sp_gpu_ws_free(kyi_csr_t *A)
     cudaFree(w->q);
     cudaFree(w->S);
     cudaFreeHost(w->h);
+    if (w->tev) {
+        for (int k = 0; k < 2 * w->tcap; k++) cudaEventDestroy(w->tev[k]);
+        cudaEventDestroy(w->tref);
+    }
+    free(w->tev);
+    free(w->tname);
     if (w->s) cudaStreamDestroy(w->s);
     free(w);
     A->gws = NULL;
@@ -178,10 +239,12 @@ typedef struct {
     int timers;
 } iter_t;
 
-#define PHASE(acc, stmt)                                                                                 \
+#define PHASE(acc, name, stmt)                                                                           \
     do {                                                                                                 \
         double t0_ = it->timers ? kyi_sp_now() : 0;                                                      \
+        int k_ = gspan_begin(it->w, name);                                                               \
         int st_ = (stmt);                                                                                \
+        gspan_end(it->w, k_);                                                                            \
         if (st_ != KY_OK) return st_;                                                                    \
         if (it->timers) {                                                                                \
             CU(cudaStreamSynchronize(it->w->s));                                                         \
@@ -272,12 +335,12 @@ static int exchange(kyi_csr_t *A, kyi_sp_plan_t *P, gws_t *w)
 static int iteration(iter_t *it)
 {
     gws_t *w = it->w;
-    PHASE(t_exchange, exchange(it->A, it->P, w));
-    PHASE(t_spmv, launch_k1(it));
-    PHASE(t_allreduce, allreduce(w, 0));
-    PHASE(t_axpy, launch_k2(it));
-    PHASE(t_allreduce, allreduce(w, 1));
-    PHASE(t_axpy, launch_k3(it));
+    PHASE(t_exchange, "exchange", exchange(it->A, it->P, w));
+    PHASE(t_spmv, "K1 q=Ap, p'q", launch_k1(it));
+    PHASE(t_allreduce, "allreduce p'q", allreduce(w, 0));
+    PHASE(t_axpy, "K2 x, r, r'r", launch_k2(it));
+    PHASE(t_allreduce, "allreduce r'r", allreduce(w, 1));
+    PHASE(t_axpy, "K3 p = r + beta p", launch_k3(it));
     return KY_OK;
 }
 
@@ -361,7 +424,9 @@ extern "C" int kyi_sp_cg_gpu(kyi_csr_t *A, const double *b, double *x, const ky_
             return kyi_fail(KY_ERR_UNSUPPORTED, call, "scheme 'graph': ranks share a GPU, so collectives go through the host and cannot be captured");
         cudaGraph_t g;
         CU(cudaStreamBeginCapture(w->s, cudaStreamCaptureModeThreadLocal));
+        w->capturing = 1; /* no trace events inside the graph: they are recorded around each launch */
         int st = iteration(&it);
+        w->capturing = 0;
         cudaError_t e = cudaStreamEndCapture(w->s, &g);
         if (st != KY_OK) return st;
         if (e != cudaSuccess)
@@ -376,12 +441,15 @@ extern "C" int kyi_sp_cg_gpu(kyi_csr_t *A, const double *b, double *x, const ky_
      * graph's capture are the set-up */
     double tl = kyi_sp_now();
     res->t_setup = tl - t0;
+    gtrace_start(w);
     int done = 0, st = KY_OK;
     for (int k = 0; k < o->max_iters && !done && st == KY_OK;) {
         int chunk = o->max_iters - k < check ? o->max_iters - k : check;
         for (int j = 0; j < chunk && st == KY_OK; j++) {
             if (exec) {
+                int ks = gspan_begin(w, "iteration (graph of K1, K2, K3)");
                 cudaError_t e = cudaGraphLaunch(exec, w->s);
+                gspan_end(w, ks);
                 if (e != cudaSuccess) st = kyi_fail(KY_ERR_CUDA, call, "cudaGraphLaunch: %s", cudaGetErrorString(e));
             } else {
                 st = iteration(&it);
@@ -392,6 +460,7 @@ extern "C" int kyi_sp_cg_gpu(kyi_csr_t *A, const double *b, double *x, const ky_
         if (st == KY_OK && w->h[4] != 0.0) done = 1;
     }
     if (exec) cudaGraphExecDestroy(exec);
+    if (st == KY_OK) gtrace_flush(w); /* read_state synchronised the stream */
     if (st != KY_OK) return st;
     res->t_total = kyi_sp_now() - tl;
     res->iterations = (int)w->h[5];
