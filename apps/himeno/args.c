@@ -18,6 +18,7 @@ void hg_usage(FILE *out)
             "  --grid IxJxK        any grid of at least 3 points per dimension instead of SIZE\n"
             "  --decomp D          i, j, k, ij (the seed's i-j) or 3d (default ij)\n"
             "  --dims AxBxC        the process grid itself (A*B*C = R); overrides --decomp\n"
+            "  --weak              SIZE / --grid is each rank's share: the grid is multiplied by the process grid\n"
             "  --iters N           timed iterations (default 100)\n"
             "  --warmup W          untimed iterations before them; the fields start again after (default 2)\n"
             "  --target SEC        the original's procedure: 3 rehearsal iterations size the loop to SEC s\n"
@@ -124,6 +125,10 @@ int hg_parse(int argc, char **argv, int nranks, hg_opts_t *o, char *err, size_t 
             o->nogosa = 1;
             continue;
         }
+        if (!strcmp(a, "--weak")) {
+            o->weak = 1;
+            continue;
+        }
         if (!strcmp(a, "--check")) {
             o->check = 1;
             continue;
@@ -214,6 +219,14 @@ int hg_parse(int argc, char **argv, int nranks, hg_opts_t *o, char *err, size_t 
     } else {
         split3(nranks, o->dims);
     }
+    /* weak scaling: SIZE / --grid is one rank's share; the global grid grows with the process grid */
+    if (o->weak)
+        for (int d = 0; d < 3; d++) {
+            if ((long)o->grid[d] * o->dims[d] > 1 << 20)
+                return fail(err, len, "--weak: %d points x %d ranks along %c is over 2^20", o->grid[d], o->dims[d],
+                            "ijk"[d]);
+            o->grid[d] *= o->dims[d];
+        }
     /* every rank needs two points along each split dimension: one it sends, one beside the ghost layer */
     static const char axis[] = "ijk";
     for (int d = 0; d < 3; d++)

@@ -143,8 +143,11 @@ void hg_ky_halo_destroy(hg_ky_halo_t *h)
             if (h->o->gpu) hg_gpu_free(h->sendbuf[d][s]);
             else free(h->sendbuf[d][s]);
         }
-    if (h->field) ky_seg_destroy(h->field);
-    if (h->flags) ky_seg_destroy(h->flags);
+    /* collective; a failure here leaves nothing to undo, but it is said */
+    if (h->field && ky_seg_destroy(h->field) != KY_OK)
+        fprintf(stderr, "ky_himeno: rank %d: ky_seg_destroy(field): %s\n", h->b.rank, ky_last_error());
+    if (h->flags && ky_seg_destroy(h->flags) != KY_OK)
+        fprintf(stderr, "ky_himeno: rank %d: ky_seg_destroy(flags): %s\n", h->b.rank, ky_last_error());
     free(h);
 }
 

@@ -48,6 +48,7 @@ typedef struct {
     int threads;        /* OpenMP threads per rank (0: as OMP_NUM_THREADS says) */
     int quiet;          /* no per-rank phase table */
     int block[5];       /* GPU kernel: bx, by, bz, points per thread along i, float4 along k (--tune measures) */
+    int weak;           /* --weak: grid multiplied by dims (weak scaling) */
     int nogosa;         /* --diag-nogosa: GPU kernel without the gosa reduction (diagnostic) */
     int tune;           /* GPU: time a few shapes at start-up and keep the fastest (default unless --block) */
     float bcoef;        /* value of b[0..2] (0 in the benchmark; nonzero makes the edge halos matter) */

@@ -24,6 +24,13 @@
 
 static const float g_omega = 0.8f;
 
+/* MPI calls of the driver (timings, the phase table, the check): an error names the rank, call and code. */
+#define HG_MPI(call)                                                                                      \
+    do {                                                                                                  \
+        int m_ = (call);                                                                                  \
+        if (m_ != MPI_SUCCESS) hg_fail("rank %d: %s:%d: %s: MPI error %d", ky_rank(), __FILE__, __LINE__, #call, m_); \
+    } while (0)
+
 void hg_fail(const char *fmt, ...)
 {
     va_list ap;
@@ -115,11 +122,11 @@ static void run_variant(const hg_opts_t *o, hg_run_t *r, hg_result_t *res)
     reset_fields(r);
     int nn = o->iters;
     if (o->target > 0) {   /* the original: 3 rehearsal iterations, then nn = target / (cpu / 3) */
-        MPI_Barrier(MPI_COMM_WORLD);
+        HG_MPI(MPI_Barrier(MPI_COMM_WORLD));
         double t0 = hg_now(), cpu;
         for (int i = 0; i < 3; i++) iterate(r, NULL);
         double t = hg_now() - t0;
-        MPI_Allreduce(&t, &cpu, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        HG_MPI(MPI_Allreduce(&t, &cpu, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
         nn = (int)(o->target / (cpu / 3.0));
         if (nn < 1) nn = 1;
         if (r->b.rank == 0)
@@ -128,15 +135,15 @@ static void run_variant(const hg_opts_t *o, hg_run_t *r, hg_result_t *res)
     }
     hg_phase_t ph = {0, 0, 0, 0};
     double gosa = 0.0;
-    ky_comm_stats_reset();
-    MPI_Barrier(MPI_COMM_WORLD);
+    HG_KY(ky_comm_stats_reset());
+    HG_MPI(MPI_Barrier(MPI_COMM_WORLD));
     double t0 = hg_now();
     for (int n = 0; n < nn; n++) gosa = iterate(r, &ph);
     double t = hg_now() - t0;
-    ky_comm_stats(&res->st);
-    MPI_Allreduce(&t, &res->time, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    MPI_Allreduce(&ph, &res->ph_max, 4, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    MPI_Allreduce(&ph, &res->ph_avg, 4, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    HG_KY(ky_comm_stats(&res->st));
+    HG_MPI(MPI_Allreduce(&t, &res->time, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+    HG_MPI(MPI_Allreduce(&ph, &res->ph_max, 4, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+    HG_MPI(MPI_Allreduce(&ph, &res->ph_avg, 4, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
     double *a = &res->ph_avg.total;
     for (int x = 0; x < 4; x++) a[x] /= ky_nranks();
     /* the field after the loop, for --check */
@@ -147,11 +154,11 @@ static void run_variant(const hg_opts_t *o, hg_run_t *r, hg_result_t *res)
     else if (hg_gpu_copy(host, r->f[r->cur], bytes, r->err, sizeof r->err)) hg_fail("rank %d: %s", r->b.rank, r->err);
     double mine = hg_block_sum(&r->b, host);
     free(host);
-    MPI_Allreduce(&mine, &res->psum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    HG_MPI(MPI_Allreduce(&mine, &res->psum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
     if (!o->quiet) {   /* the per-rank table, in rank order */
         double row[4] = {ph.kernel, ph.halo, ph.reduce, ph.total}, *all = NULL;
         if (r->b.rank == 0) all = malloc(sizeof row * (size_t)ky_nranks());
-        MPI_Gather(row, 4, MPI_DOUBLE, all, 4, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+        HG_MPI(MPI_Gather(row, 4, MPI_DOUBLE, all, 4, MPI_DOUBLE, 0, MPI_COMM_WORLD));
         if (r->b.rank == 0 && all) {
             printf("  rank  coords     block (IxJxK)        kernel_s    halo_s  reduce_s   total_s  halo ms/it\n");
             for (int q = 0; q < ky_nranks(); q++) {
@@ -216,7 +223,7 @@ static void tune_kernel(hg_opts_t *o, const hg_block_t *b, const float *p0, cons
             t[c] = 1e30;
         }
     }
-    MPI_Allreduce(t, tmax, NC, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    HG_MPI(MPI_Allreduce(t, tmax, NC, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
     int w = 0;
     for (int c = 1; c < NC; c++)
         if (tmax[c] < tmax[w]) w = c;
@@ -302,13 +309,14 @@ static void json_write(const hg_opts_t *o, int v, const hg_result_t *r, const hg
     double pts = (double)(b0.ue[0] - b0.ub[0]) * (b0.ue[1] - b0.ub[1]) * (b0.ue[2] - b0.ub[2]);
     static const char *gm[] = {"", "am", "allreduce", "both"};
     fprintf(f,
-            "{\"bench\":\"himeno\",\"case\":\"himeno_%s_%s_%s_%s%s_n%d\",\"kind\":\"%s\",\"date\":\"%s\","
+            "{\"bench\":\"himeno\",\"case\":\"himeno_%s_%s_%s%s_%s%s_n%d\",\"weak\":%s,\"kind\":\"%s\",\"date\":\"%s\","
             "\"version\":\"%s\",\"ranks\":%d,\"size\":\"%s\",\"grid\":\"%dx%dx%d\",\"dims\":\"%dx%dx%d\","
             "\"decomp\":\"%s\",\"mem\":\"%s\",\"variant\":\"%s\",\"gosa_by\":\"%s\",\"pack\":%d,\"path\":\"%s\","
             "\"iters\":%d,\"time_s\":%.6g,\"ms_per_iter\":%.6g,\"mflops\":%.6g,\"gosa\":%.9g,"
             "\"phases\":{\"kernel\":%.6g,\"halo\":%.6g,\"reduce\":%.6g},"
             "\"phases_avg\":{\"kernel\":%.6g,\"halo\":%.6g,\"reduce\":%.6g},\"bytes_per_point\":%.0f",
-            o->gpu ? "gpu" : "host", hg_variant_name(v), o->size, o->decomp, split ? "_split" : "", ky_nranks(),
+            o->gpu ? "gpu" : "host", hg_variant_name(v), o->size, o->weak ? "_weak" : "", o->decomp,
+            split ? "_split" : "", ky_nranks(), o->weak ? "true" : "false",
             machine(), date, ky_version(), ky_nranks(), o->size, o->grid[0], o->grid[1], o->grid[2], o->dims[0],
             o->dims[1], o->dims[2], o->decomp, o->gpu ? "gpu" : "host", hg_variant_name(v),
             v == HG_VAR_KY ? gm[o->gosa] : "mpi_allreduce", o->pack, split ? "split" : "node", r->iters, r->time,
@@ -352,7 +360,7 @@ int main(int argc, char **argv)
             if (pr > 0) hg_usage(stdout);
             else fprintf(stderr, "ky_himeno: %s\n", err);
         }
-        ky_finalize();
+        HG_KY(ky_finalize());
         return pr > 0 ? 0 : 2;
     }
 #ifdef _OPENMP
@@ -360,10 +368,10 @@ int main(int argc, char **argv)
 #endif
     if (o.gpu) {   /* every rank needs a GPU, or none runs: exit 77 (CTest's skip) */
         int have = ky_ngpus() > 0 && hg_gpu_count() > 0, all = 0;
-        MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        HG_MPI(MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
         if (!all) {
             if (me == 0) printf("ky_himeno: --mem gpu: no GPU found on every rank, skipping\n");
-            ky_finalize();
+            HG_KY(ky_finalize());
             return 77;
         }
         int dev = 0;
@@ -398,7 +406,7 @@ int main(int argc, char **argv)
     double floor_GBs = 0.0;
     if (o.gpu) {   /* rank 0 alone, so that ranks sharing its GPU do not disturb the measurement */
         if (me == 0) floor_GBs = hg_gpu_copy_bw();
-        MPI_Bcast(&floor_GBs, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+        HG_MPI(MPI_Bcast(&floor_GBs, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD));
     }
     if (me == 0) {
         printf("ky_himeno: %d rank(s), %s kernels, %s\n", nr, o.gpu ? "CUDA" : "OpenMP",
@@ -461,7 +469,7 @@ int main(int argc, char **argv)
                     json_write(&o, var, &res[var], var == HG_VAR_KY ? &res[HG_VAR_MPI] : NULL, floor_GBs, verified);
         fflush(stdout);
     }
-    MPI_Bcast(&failed, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    HG_MPI(MPI_Bcast(&failed, 1, MPI_INT, 0, MPI_COMM_WORLD));
     if (o.gpu) {
         hg_gpu_free(cf.a);
         hg_gpu_free(d_gosa);

@@ -44,6 +44,10 @@ ky_add_mpi_test(NAME himeno.ij.n4.split COMMAND ky_himeno ${_hg_grid} --decomp i
 ky_add_mpi_test(NAME himeno.3d.n3.noprog_split COMMAND ky_himeno ${_hg_grid} --dims 1x3x1 --gosa both RANKS 3
                 ENV ${_hg_env} KY_NODE_SPLIT=rank KY_PROGRESS_THREAD=0 LABELS himeno TIMEOUT 120
                 FAIL_REGEX "${_hg_fail}" PASS_REGEX "check against the serial original[^\n]*OK")
+# weak scaling: the grid per rank, multiplied by the process grid
+ky_add_mpi_test(NAME himeno.weak.n4 COMMAND ky_himeno --grid 10x12x14 --weak --decomp 3d --iters 4 --check -q RANKS 4
+                ENV ${_hg_env} LABELS himeno TIMEOUT 120 FAIL_REGEX "${_hg_fail}"
+                PASS_REGEX "mimax = 20 mjmax = 24 mkmax = 14[^$]*check against the serial original[^\n]*OK")
 # size XS, the original's own grid, 2 ranks
 ky_add_mpi_test(NAME himeno.XS.n2 COMMAND ky_himeno XS --iters 3 --warmup 0 --check RANKS 2 ENV ${_hg_env}
                 LABELS himeno TIMEOUT 120 FAIL_REGEX "${_hg_fail}" PASS_REGEX "check against the serial original[^\n]*OK")

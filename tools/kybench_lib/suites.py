@@ -117,7 +117,7 @@ SUITES = {
     # host-staged) baseline in the same launch (--variant ky,mpi: ratio, halo_ratio). One GPU: sizes M, L, XL;
     # ranks sharing the GPU and every rank its own node; CPU ranks against the same kernels. The third-party
     # baselines (public CUDA Himenos, the original C+MPI) run from bench/himeno/baselines.sh in the same job.
-    # himeno_scale_*: the 4-GPU strong scaling of issue 24 (ranks 1, 2, 4; one decomposition per case).
+    # himeno_scale_* / himeno_weak_*: the 4-GPU strong and weak scaling of issue 24 (ranks 1, 2, 4).
     # distributed CG (seed 001): one GPU against cuSPARSE+cuBLAS; ranks sharing it against the seed's scheme
     "cg": [
         Case("cg_gpu", "bench_cg", "", CG_GPU, ONE_GPU, gpu=True, ranks=1),
@@ -150,6 +150,11 @@ SUITES = {
              gpu=True, ranks=None, default_ranks=(2, 4)),
         Case("himeno_scale_XL_3d", "ky_himeno", "XL --mem gpu --variant ky,mpi --decomp 3d", HIMENO_XL, ONE_GPU,
              gpu=True, ranks=None, default_ranks=(4,)),
+        # weak scaling (issue 24): size L per GPU, the grid multiplied by the process grid
+        Case("himeno_weak_L_ij", "ky_himeno", "L --weak --mem gpu --variant ky,mpi --decomp ij", HIMENO_L, ONE_GPU,
+             gpu=True, ranks=None, default_ranks=(1, 2, 4)),
+        Case("himeno_weak_L_k", "ky_himeno", "L --weak --mem gpu --variant ky,mpi --decomp k", HIMENO_L, ONE_GPU,
+             gpu=True, ranks=None, default_ranks=(2, 4)),
     ],
 }
 
