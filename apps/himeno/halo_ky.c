@@ -131,7 +131,14 @@ int hg_ky_halo_create(const hg_opts_t *o, const hg_block_t *b, hg_ky_halo_t **ou
     *out = h;
     return KY_OK;
 fail:
-    hg_ky_halo_destroy(h);
+    /* local clean-up only: ky_seg_destroy is collective and the other ranks may not have failed; the caller
+     * ends the job */
+    for (int d = 0; d < 3; d++)
+        for (int s = 0; s < 2; s++) {
+            if (o->gpu) hg_gpu_free(h->sendbuf[d][s]);
+            else free(h->sendbuf[d][s]);
+        }
+    free(h);
     return rc;
 }
 
