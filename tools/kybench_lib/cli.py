@@ -80,6 +80,9 @@ def parser():
 
     v = sub.add_parser("validate", help="check JSON lines against the schema of docs/benchmarks.md")
     v.add_argument("paths", nargs="+", metavar="FILE|DIR")
+    t = sub.add_parser("timeline", help="draw a KY_TRACE file (Chrome trace JSON) as a per-rank timeline PNG")
+    t.add_argument("trace", metavar="FILE")
+    t.add_argument("-o", "--out", help="PNG to write (default: FILE with .png)")
     return p
 
 
@@ -151,6 +154,11 @@ def main(argv=None, script_dir=None):
         return status
     if a.cmd == "report":
         return cmd_report(a, root)
+    if a.cmd == "timeline":
+        from . import timeline
+        png = a.out or os.path.splitext(a.trace)[0] + ".png"
+        print(f"timeline: {timeline.draw(a.trace, png)} -> {png}")
+        return 0
     if a.cmd == "validate":
         try:
             n, bad = records.validate(a.paths, sys.stdout)

@@ -287,3 +287,9 @@ def dsm(recs, folder):
             ax.set_title(_two_lines(title), fontsize=9)
             out.append((_save(fig, folder, f"dsm_{app}_{fname}.png"), title))
     return out
+
+
+def timeline(recs, folder):
+    """KY_TRACE files beside the records (tools/kybench_lib/timeline.py)."""
+    from . import timeline as tl
+    return tl.for_report(recs, folder)
