@@ -84,14 +84,18 @@ int kyi_open_for_write(size_t pg)
         open_home_page(pg, kyi_home_epoch());
         return kyi_protect(pg, 1, PROT_READ | PROT_WRITE);
     }
+    /* Listed as dirty before it becomes writable: a sibling thread that stores to the page once it is writable
+     * and then releases a lock must find it in the dirty list (its flush then waits here, on the stripe lock,
+     * and sends the store). Made writable first, the page was missing from that list, the sibling's release
+     * sent nothing, and the store went home only with this thread's next flush: after the next holder of
+     * the lock had read the old value (one lost update in about twenty 4-rank stress runs). */
     memcpy(kyi_pg_twin(pg), kyi_pg_data(pg), kyi_dsm.page);
-    int st = kyi_protect(pg, 1, PROT_READ | PROT_WRITE);
     kyi_dsm.state[pg] = KYI_PG_RW;
     pthread_mutex_lock(&kyi_dsm.lists_lock);
     kyi_vec_push(&kyi_dsm.dirty, pg);
     pthread_mutex_unlock(&kyi_dsm.lists_lock);
     KYI_DSM_COUNT(twins, 1);
-    return st;
+    return kyi_protect(pg, 1, PROT_READ | PROT_WRITE);
 }
 
 /* A home that writes a page usually writes the next ones too (a sweep over its block): open up to

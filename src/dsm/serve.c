@@ -219,9 +219,14 @@ static void on_fetch(ky_am_token_t t, void *payload, size_t nb, const uint64_t *
 }
 
 /* Barrier diffs wait here until the home's own synchronisation applies them, so not even the home sees
- * another rank's writes before the barrier (and fetchers of the interval never do). */
+ * another rank's writes before the barrier (and fetchers of the interval never do). Each carries the
+ * interval it ends: a rank past the barrier may already be sending the next interval's changes while this
+ * home has not published yet, and those must wait for the next publish (applied early, a neighbour's
+ * owned halo of the next block landed in the home before the home computed with the old one: the seed's
+ * preload stencil on slabs sharing pages was wrong in most 4-rank runs). */
 typedef struct pending_diff {
     size_t n;
+    uint64_t epoch;
     struct pending_diff *next;
     char data[];
 } pending_diff_t;
@@ -274,10 +279,9 @@ static int64_t diff_records(const char *p, size_t nb, int apply, int to_snapshot
 }
 
 /* args: reply tag, release (1: lock release, applied now and visible to fetchers at once; 0: barrier,
- * applied when this home synchronises). */
+ * applied when this home's synchronisation ends interval a[2]). */
 static void on_diff(ky_am_token_t t, void *payload, size_t nb, const uint64_t *a, int na)
 {
-    (void)na;
     int src = ky_am_source(t), release = (int)a[1];
     int64_t st = diff_records(payload, nb, 0, 0);
     if (!st && release) {
@@ -287,6 +291,7 @@ static void on_diff(ky_am_token_t t, void *payload, size_t nb, const uint64_t *a
         if (!d) st = KY_ERR_NOMEM;
         else {
             d->n = nb;
+            d->epoch = na > 2 ? a[2] : 0;
             d->next = NULL;
             memcpy(d->data, payload, nb);
             pthread_mutex_lock(&pending_lock);
@@ -298,19 +303,34 @@ static void on_diff(ky_am_token_t t, void *payload, size_t nb, const uint64_t *a
     reply_status(src, (int)a[0], st);
 }
 
-static void apply_pending(void)
+/* The diffs of intervals up to `epoch` (the one this home's synchronisation ends), in arrival order; later
+ * ones stay queued, in order. */
+static void apply_pending(uint64_t epoch)
 {
     pthread_mutex_lock(&pending_lock);
-    pending_diff_t *d = pending_head;
+    pending_diff_t *d = pending_head, *keep = NULL, **keep_tail = &keep;
     pending_head = NULL;
     pending_tail = &pending_head;
     pthread_mutex_unlock(&pending_lock);
     while (d) {
         pending_diff_t *next = d->next;
-        diff_records(d->data, d->n, 1, 0);
-        free(d);
+        if (d->epoch <= epoch) {
+            diff_records(d->data, d->n, 1, 0);
+            free(d);
+        } else {
+            d->next = NULL;
+            *keep_tail = d;
+            keep_tail = &d->next;
+        }
         d = next;
     }
+    if (!keep) return;
+    /* back in front of whatever arrived meanwhile (that can only be later still) */
+    pthread_mutex_lock(&pending_lock);
+    *keep_tail = pending_head;
+    if (!pending_head) pending_tail = keep_tail;
+    pending_head = keep;
+    pthread_mutex_unlock(&pending_lock);
 }
 
 /* Pushed pages: args page, count, data tag, acknowledgement tag. Installed read-only where this rank holds
@@ -481,7 +501,12 @@ void kyi_revert_foreign(size_t pg)
 void kyi_publish(int advance_epoch, int keep_open, int drop)
 {
     if (drop) revert_foreign();
-    if (advance_epoch) apply_pending();
+    if (advance_epoch) {
+        pthread_mutex_lock(&kyi_dsm.epoch_lock);
+        uint64_t ending = kyi_dsm.epoch;
+        pthread_mutex_unlock(&kyi_dsm.epoch_lock);
+        apply_pending(ending);
+    }
     if (advance_epoch && kyi_dsm.open_interval && !keep_open) {
         /* The promised interval is over: back to write-protected home pages. */
         kyi_home_pages_set(KYI_PG_HOME_OPEN, KYI_PG_HOME_RO, PROT_READ);

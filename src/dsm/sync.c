@@ -25,6 +25,7 @@ typedef struct {
     int nacks, cap;
     size_t max;
     int release;
+    uint64_t epoch;          /* the interval these changes belong to (the home applies them when it ends) */
     const char *call;
 } diffset_t;
 
@@ -43,8 +44,8 @@ static int send_out(diffset_t *d, int home)
     if (MPI_Irecv(&d->ack_val[d->nacks], 8, MPI_BYTE, home, tag, kyi_comm.rep, &d->acks[d->nacks]) != MPI_SUCCESS)
         return kyi_fail(KY_ERR_MPI, d->call, "MPI_Irecv for a diff acknowledgement failed");
     d->nacks++;
-    uint64_t args[2] = {(uint64_t)tag, (uint64_t)d->release};
-    KYI_CHECK(ky_am_medium(home, KYI_AM_DSM_DIFF, o->buf, o->len, args, 2));
+    uint64_t args[3] = {(uint64_t)tag, (uint64_t)d->release, d->epoch};
+    KYI_CHECK(ky_am_medium(home, KYI_AM_DSM_DIFF, o->buf, o->len, args, 3));
     KYI_DSM_COUNT(diff_bytes, o->len);
     o->len = 0;
     return KY_OK;
@@ -165,6 +166,9 @@ static int diffset_init(diffset_t *d, const char *call, int release)
     d->out = calloc((size_t)kyi_rt.nranks, sizeof *d->out);
     d->max = ky_am_max_medium();
     d->release = release;
+    pthread_mutex_lock(&kyi_dsm.epoch_lock);
+    d->epoch = kyi_dsm.epoch;
+    pthread_mutex_unlock(&kyi_dsm.epoch_lock);
     d->call = call;
     return d->out ? KY_OK : kyi_fail(KY_ERR_NOMEM, call, "no memory for diffs");
 }
