@@ -44,6 +44,8 @@
  * DIR/locklog.<rank>.txt. */
 #include <pthread.h>
 #include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <time.h>
 
 #include <chrono>
@@ -277,7 +279,7 @@ class Stress {
     /* What each lock holder of this round saw (KY_TEST_STRESS_LOCKLOG=DIR writes them there on a log
      * failure, one file per rank: which holder missed which update, on one monotonic clock). */
     struct LockSeen {
-        int t, k, stripe, flag;
+        int t, k, stripe, flag, tid;
         long c, sum;
         uint64_t tag, t_in, t_out;
         unsigned long long wf0, wf1, twins0, twins1, diffs0, diffs1, db0, db1; /* the rank's DSM counters */
@@ -977,7 +979,7 @@ void Stress::op_lock(int t, int s, int k, const Op &op)
              P.round, structure().c_str(), s, sync_name(P.begin[s]), t, k, id, stripe, c, c, lock_entry(prev).c_str());
     ky_dsm_stats_t s0;
     ky_stats(&s0);
-    LockSeen seen = {t, k, stripe, op.flag, c, d[1], op.v, mono_ns(), 0, s0.write_faults, 0, s0.twins, 0, s0.diffs, 0, s0.diff_bytes, 0};
+    LockSeen seen = {t, k, stripe, op.flag, (int)syscall(SYS_gettid), c, d[1], op.v, mono_ns(), 0, s0.write_faults, 0, s0.twins, 0, s0.diffs, 0, s0.diff_bytes, 0};
     d[2 + (size_t)c % lock_cap] = (long)op.v;
     d[0] = c + 1;
     d[1] += lock_amount(op.v);
@@ -1153,10 +1155,10 @@ void Stress::dump_lock_seen(int stripe) const
     for (int t = 0; t < T; t++)
         for (const LockSeen &x : lock_seen[t])
             if (x.stripe == stripe || stripe < 0)
-                fprintf(f, "round %d stripe %d rank %d thread %d op %d flag %d saw count %ld sum %ld wrote tag %llx in %llu out %llu wf %llu twins %llu diffs %llu diff_bytes %llu\n",
+                fprintf(f, "round %d stripe %d rank %d thread %d op %d flag %d saw count %ld sum %ld wrote tag %llx in %llu out %llu wf %llu twins %llu diffs %llu diff_bytes %llu tid %d\n",
                         P.round, x.stripe, me, x.t, x.k, x.flag, x.c, x.sum, (unsigned long long)x.tag,
                         (unsigned long long)x.t_in, (unsigned long long)x.t_out, x.wf1 - x.wf0, x.twins1 - x.twins0,
-                        x.diffs1 - x.diffs0, x.db1 - x.db0);
+                        x.diffs1 - x.diffs0, x.db1 - x.db0, x.tid);
     fclose(f);
 }
 
