@@ -105,12 +105,22 @@ int kyi_open_for_write(size_t pg)
  * are only tried (a busy one ends the run), so holding two can never deadlock. */
 static void open_home_run(size_t pg)
 {
-    static long run = -1;
-    if (run < 0) run = kyi_config_long("KY_DSM_SNAPSHOT_RUN");
+    static _Atomic long run_cached = -1; /* read once, by whichever thread comes first */
+    long run = atomic_load_explicit(&run_cached, memory_order_relaxed);
+    if (run < 0) {
+        run = kyi_config_long("KY_DSM_SNAPSHOT_RUN");
+        atomic_store_explicit(&run_cached, run, memory_order_relaxed);
+    }
     uint64_t epoch = kyi_home_epoch();
-    size_t m = 0;
+    size_t m = 0, end = pg + 1;
     long copies = 0;
-    for (size_t q = pg + 1; q < kyi_dsm.npages && copies + 1 < run && (long)(q - pg) < 8 * run &&
+    /* Only pages of pg's own allocation: the next allocation may be made or freed by a sibling right now
+     * (its pages' states are set without this stripe lock). */
+    pthread_rwlock_rdlock(&kyi_dsm.table_lock);
+    const kyi_alloc_t *a = kyi_alloc_find(pg << kyi_dsm.page_shift);
+    if (a) end = (a->off + a->bytes) >> kyi_dsm.page_shift;
+    pthread_rwlock_unlock(&kyi_dsm.table_lock);
+    for (size_t q = pg + 1; q < end && copies + 1 < run && (long)(q - pg) < 8 * run &&
                             q % KYI_DSM_STRIPES != pg % KYI_DSM_STRIPES;
          q++) {
         if (pthread_mutex_trylock(kyi_pg_lock(q))) break;
