@@ -47,6 +47,11 @@ static int parse(int argc, char **argv, args_t *a)
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(o, "--help") || !strcmp(o, "-h")) { usage(stdout); exit(0); }
         if (!strcmp(o, "--quiet")) { a->quiet = 1; continue; }
+        static const char *const with_value[] = {"--matrix", "--scheme", "--iters", "--rtol", "--repeat", "--json",
+                                                 "--part", "--mem", "--algo"};
+        int known = 0;
+        for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++) known |= !strcmp(o, with_value[k]);
+        if (!known) { fprintf(stderr, "ky_cg: unknown option %s (--help)\n", o); return 2; }
         if (!v) { fprintf(stderr, "ky_cg: %s needs a value\n", o); return 2; }
         i++;
         if (!strcmp(o, "--matrix")) a->matrix = v;
