@@ -1,0 +1,315 @@
+/* kycc_rt.c: run-time of programs translated by kycc (kycc_rt.h says what each call means; docs/kycc.md the
+ * model). Built with -fopenmp into every kycc program: the orphaned `omp barrier`s below bind to the
+ * translated program's parallel region, so a global barrier is the rank's threads meeting, one thread per
+ * rank calling ky_barrier, and the threads meeting again (dsm.h's pattern for OpenMP). */
+#include "kycc_rt.h"
+
+#include <omp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <kyoyu.h>
+#include <kyoyu/dsm.h>
+
+#define KYCC_MAX_VARS 4096
+#define KYCC_SMALL 4096                  /* data below this share one allocation homed at rank 0 */
+#define KYCC_FRAME_BYTES (1u << 20)      /* slots for locals that regions write */
+#define KYCC_LOCK_BASE (KY_DSM_LOCKS - 2048)
+#define KYCC_FLUSH_LOCK (KY_DSM_LOCKS - 1)
+
+typedef struct {
+    void **ptr;
+    size_t size, align, elem;
+    const void *init;
+    int ndim, map_dim;
+    long dims[16];
+    const char *where;
+} kycc_var_t;
+
+static kycc_var_t vars[KYCC_MAX_VARS];
+static int nvars;
+static int in_region;                    /* set by the serial thread before its threads start */
+static char *frame_base;
+static size_t frame_top;
+static unsigned char *red_slots;         /* one 64-byte slot per rank for reduction partials */
+static int me, nranks;
+
+void kycc_fail(const char *where, const char *why)
+{
+    fprintf(stderr, "rank %d: kycc: %s: %s\n", me, where, why);
+    fflush(stderr);
+    abort();
+}
+
+static void check(int status, const char *where, const char *call)
+{
+    if (status >= 0) return;
+    char why[512];
+    snprintf(why, sizeof why, "%s: %s (%s)", call, ky_last_error(), ky_strerror(status));
+    kycc_fail(where, why);
+}
+
+void kycc_register(void **ptr, size_t size, size_t align, const void *init, int ndim, const long *dims,
+                   size_t elem, int map_dim, const char *where)
+{
+    if (nvars == KYCC_MAX_VARS) kycc_fail(where, "more than 4096 global variables");
+    if (ndim > 15) kycc_fail(where, "arrays of more than 15 dimensions cannot be mapped");
+    kycc_var_t *v = &vars[nvars++];
+    *v = (kycc_var_t){ptr, size, align ? align : 1, elem, init, ndim, map_dim, {0}, where};
+    for (int d = 0; d < ndim; d++) v->dims[d] = dims[d];
+}
+
+/* Mapped arrays get ky_mapalloc (one block of the mapped dimension per rank, seed 003's "block"); small data
+ * is packed into one page range homed at rank 0 so a scalar costs no page of its own. */
+static void allocate_globals(void)
+{
+    size_t small = 0;
+    for (int i = 0; i < nvars; i++)
+        if (vars[i].size < KYCC_SMALL && vars[i].map_dim == -1)
+            small = (small + vars[i].align - 1) / vars[i].align * vars[i].align + vars[i].size;
+    char *pack = small ? ky_alloc(small, 0) : NULL;
+    if (small && !pack) check(-1, "start-up", "ky_alloc of the small globals");
+    size_t off = 0;
+    for (int i = 0; i < nvars; i++) {
+        kycc_var_t *v = &vars[i];
+        void *p;
+        if (v->size < KYCC_SMALL && v->map_dim == -1) {
+            off = (off + v->align - 1) / v->align * v->align;
+            p = pack + off;
+            off += v->size;
+        } else if (v->ndim > 0 && v->map_dim != -2) {
+            int d = v->map_dim < 0 ? 0 : v->map_dim, dims[17], divs[17];
+            for (int k = 0; k < v->ndim; k++) { dims[k] = (int)v->dims[k]; divs[k] = k == d ? nranks : 1; }
+            dims[v->ndim] = divs[v->ndim] = -1;
+            p = ky_mapalloc(dims, divs, v->elem, 0, nranks);
+            if (!p) check(-1, v->where, "ky_mapalloc");
+        } else {
+            p = ky_alloc(v->size, 0);
+            if (!p) check(-1, v->where, "ky_alloc");
+        }
+        *v->ptr = p;
+        if (v->init && me == 0) memcpy(p, v->init, v->size);
+    }
+    red_slots = ky_alloc((size_t)nranks * 64, 0);
+    frame_base = ky_alloc(KYCC_FRAME_BYTES, 0);
+    if (!red_slots || !frame_base) check(-1, "start-up", "ky_alloc of the run-time's slots");
+    check(ky_barrier(), "start-up", "ky_barrier");
+}
+
+static void finish(void) { ky_finalize(); }
+
+extern int __kycc_entry(int argc, char **argv);
+
+int main(int argc, char **argv)
+{
+    int s = ky_init(&argc, &argv);
+    if (s != KY_OK) {
+        fprintf(stderr, "kycc: ky_init: %s (%s)\n", ky_last_error(), ky_strerror(s));
+        return 1;
+    }
+    me = ky_rank();
+    nranks = ky_nranks();
+    /* The serial part runs on every rank; one copy of its output is enough (KYCC_OUTPUT=all keeps all). */
+    const char *out = getenv("KYCC_OUTPUT");
+    if (me != 0 && !(out && strcmp(out, "all") == 0)) {
+        if (!freopen("/dev/null", "w", stdout)) kycc_fail("start-up", "cannot silence stdout");
+    }
+    allocate_globals();
+    atexit(finish);
+    exit(__kycc_entry(argc, argv));
+}
+
+void kycc_region_begin(const char *where)
+{
+    if (in_region || omp_in_parallel()) kycc_fail(where, "nested parallel regions are not supported");
+    check(ky_barrier(), where, "ky_barrier at the start of a parallel region");
+    in_region = 1;
+}
+
+void kycc_region_end(void)
+{
+    in_region = 0;
+    check(ky_barrier(), "end of a parallel region", "ky_barrier");
+}
+
+int kycc_in_region(void) { return in_region; }
+
+void *kycc_frame_push(size_t size, size_t align)
+{
+    size_t at = (frame_top + align - 1) / align * align;
+    if (at + size > KYCC_FRAME_BYTES) kycc_fail("parallel region", "shared locals exceed the 1 MiB frame");
+    frame_top = at + size;
+    return frame_base + at;
+}
+
+void kycc_frame_pop(void *slot) { frame_top = (size_t)((char *)slot - frame_base); }
+
+int kycc_thread_num(void) { return in_region ? me * omp_get_num_threads() + omp_get_thread_num() : 0; }
+int kycc_num_threads(void) { return in_region ? nranks * omp_get_num_threads() : 1; }
+int kycc_max_threads(void) { return nranks * omp_get_max_threads(); }
+int kycc_is_master(void) { return !in_region || (me == 0 && omp_get_thread_num() == 0); }
+int kycc_is_rank_master(void) { return omp_get_thread_num() == 0; }
+
+void kycc_barrier(void)
+{
+    if (!in_region) return;
+#pragma omp barrier
+#pragma omp master
+    check(ky_barrier(), "omp barrier", "ky_barrier");
+#pragma omp barrier
+}
+
+static void split(long lo, long hi, int parts, int part, long *first, long *span)
+{
+    long n = hi > lo ? hi - lo : 0, q = n / parts, r = n % parts;
+    *first = lo + part * q + (part < r ? part : r);
+    *span = q + (part < r);
+}
+
+void kycc_for_static(long n, long chunk, long *first, long *span, long *stride)
+{
+    int g = kycc_thread_num(), team = kycc_num_threads();
+    if (chunk <= 0) {
+        split(0, n, team, g, first, span);
+        *stride = n > 0 ? n : 1;
+    } else {
+        *first = (long)g * chunk;
+        *span = chunk;
+        *stride = (long)team * chunk;
+    }
+}
+
+static long clampl(long v, long lo, long hi) { return v < lo ? lo : v > hi ? hi : v; }
+static long floordiv(long a, long b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+
+void kycc_for_affinity(long lb, long step, long n, long extent, long *first, long *span, long *stride)
+{
+    if (!in_region) { *first = 0; *span = n; *stride = n > 0 ? n : 1; return; }
+    long b = (extent + nranks - 1) / nranks, lo, hi; /* rank r owns values [r*b, (r+1)*b) */
+    if (b < 1) b = 1;
+    if (step > 0) {
+        lo = me == 0 ? 0 : -floordiv(-((long)me * b - lb), step);
+        hi = me == nranks - 1 ? n : -floordiv(-((long)(me + 1) * b - lb), step);
+    } else {
+        long s = -step;
+        lo = me == nranks - 1 ? 0 : floordiv(lb - (long)(me + 1) * b, s) + 1;
+        hi = me == 0 ? n : floordiv(lb - (long)me * b, s) + 1;
+    }
+    lo = clampl(lo, 0, n);
+    hi = clampl(hi, lo, n);
+    split(lo, hi, omp_get_num_threads(), omp_get_thread_num(), first, span);
+    *stride = n > 0 ? n : 1;
+}
+
+void kycc_critical_begin(int id)
+{
+    if (in_region) check(ky_lock(KYCC_LOCK_BASE + id), "omp critical", "ky_lock");
+}
+
+void kycc_critical_end(int id)
+{
+    if (in_region) check(ky_unlock(KYCC_LOCK_BASE + id), "omp critical", "ky_unlock");
+}
+
+/* Release this rank's writes and see every earlier release: an acquire and a release of a lock. */
+void kycc_flush(void)
+{
+    __sync_synchronize();
+    if (!in_region) return;
+    check(ky_lock(KYCC_FLUSH_LOCK), "omp flush", "ky_lock");
+    check(ky_unlock(KYCC_FLUSH_LOCK), "omp flush", "ky_unlock");
+}
+
+#define KYCC_COMBINE(T)                                                                                    \
+    {                                                                                                      \
+        T *a = acc;                                                                                        \
+        T b = *(const T *)v;                                                                               \
+        switch (op) {                                                                                      \
+        case KYCC_OP_ADD: case KYCC_OP_SUB: *a = *a + b; break;                                            \
+        case KYCC_OP_MUL: *a = *a * b; break;                                                              \
+        case KYCC_OP_LAND: *a = *a && b; break;                                                            \
+        case KYCC_OP_LOR: *a = *a || b; break;                                                             \
+        case KYCC_OP_MAX: *a = *a > b ? *a : b; break;                                                     \
+        case KYCC_OP_MIN: *a = *a < b ? *a : b; break;                                                     \
+        default: return 0;                                                                                 \
+        }                                                                                                  \
+        return 1;                                                                                          \
+    }
+#define KYCC_COMBINE_INT(T)                                                                                \
+    {                                                                                                      \
+        T *a = acc;                                                                                        \
+        T b = *(const T *)v;                                                                               \
+        if (op == KYCC_OP_AND) { *a = *a & b; return 1; }                                                  \
+        if (op == KYCC_OP_OR) { *a = *a | b; return 1; }                                                   \
+        if (op == KYCC_OP_XOR) { *a = *a ^ b; return 1; }                                                  \
+        KYCC_COMBINE(T)                                                                                    \
+    }
+
+static int combine(void *acc, const void *v, int type, int op)
+{
+    switch (type) {
+    case KYCC_T_CHAR: KYCC_COMBINE_INT(char)
+    case KYCC_T_SCHAR: KYCC_COMBINE_INT(signed char)
+    case KYCC_T_UCHAR: KYCC_COMBINE_INT(unsigned char)
+    case KYCC_T_SHORT: KYCC_COMBINE_INT(short)
+    case KYCC_T_USHORT: KYCC_COMBINE_INT(unsigned short)
+    case KYCC_T_INT: KYCC_COMBINE_INT(int)
+    case KYCC_T_UINT: KYCC_COMBINE_INT(unsigned)
+    case KYCC_T_LONG: KYCC_COMBINE_INT(long)
+    case KYCC_T_ULONG: KYCC_COMBINE_INT(unsigned long)
+    case KYCC_T_LLONG: KYCC_COMBINE_INT(long long)
+    case KYCC_T_ULLONG: KYCC_COMBINE_INT(unsigned long long)
+    case KYCC_T_BOOL: KYCC_COMBINE_INT(_Bool)
+    case KYCC_T_FLOAT: KYCC_COMBINE(float)
+    case KYCC_T_DOUBLE: KYCC_COMBINE(double)
+    }
+    return 0;
+}
+
+static const size_t type_size[] = {1, 1, 1, sizeof(short), sizeof(short), sizeof(int), sizeof(int),
+                                   sizeof(long), sizeof(long), sizeof(long long), sizeof(long long),
+                                   sizeof(float), sizeof(double), sizeof(_Bool)};
+
+/* Threads fold their values into the rank's partial; each rank's partial goes to its slot in the global
+ * space; after a global barrier every rank folds all slots, in rank order, into its view of the target,
+ * so all ranks compute the same bits and write the same value. */
+void kycc_reduce(void *target, const void *priv, int type, int op)
+{
+    static unsigned char partial[64];
+    static int have;
+    size_t sz = type_size[type];
+    if (!in_region) {
+        if (!combine(target, priv, type, op)) kycc_fail("reduction", "operator not defined for this type");
+        return;
+    }
+#pragma omp critical(kycc_reduce)
+    {
+        if (!have) memcpy(partial, priv, sz);
+        else if (!combine(partial, priv, type, op)) kycc_fail("reduction", "operator not defined for this type");
+        have = 1;
+    }
+#pragma omp barrier
+#pragma omp master
+    {
+        memcpy(red_slots + (size_t)me * 64, partial, sz);
+        have = 0;
+        check(ky_barrier(), "reduction", "ky_barrier");
+        unsigned char v[64];
+        memcpy(v, target, sz);
+        for (int r = 0; r < nranks; r++) combine(v, red_slots + (size_t)r * 64, type, op);
+        memcpy(target, v, sz);
+    }
+#pragma omp barrier
+}
+
+void kycc_update(void *base, const size_t glb[], const size_t region[], int ndim, size_t elem)
+{
+    check(ky_preload_array(base, glb, region, ndim, elem, 0), "kyoyu update", "ky_preload_array");
+}
+
+void kycc_push(void *base, const size_t glb[], const size_t region[], int ndim, size_t elem, int to)
+{
+    if (to == me) return;
+    check(ky_push_array(base, glb, region, ndim, elem, to), "kyoyu push", "ky_push_array");
+}

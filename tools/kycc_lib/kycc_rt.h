@@ -1,0 +1,63 @@
+/* kycc_rt.h: the run-time of programs translated by kycc (docs/kycc.md). The translator emits calls to these
+ * functions; a user never includes this header. kycc compiles kycc_rt.c with -fopenmp into every program.
+ *
+ * The model (seed 003's Omni/SCASH on Kyoyu): every rank runs the program's serial part redundantly with
+ * the same values; a parallel region runs on the OpenMP threads of every rank, which together form one
+ * global team of nranks x threads; work-sharing loops are divided over that team; global and static data
+ * live in the global address space (kyoyu/dsm.h), so all threads of all ranks see one copy. */
+#ifndef KYCC_RT_H
+#define KYCC_RT_H
+
+#include <stddef.h>
+
+/* Start-up: every translated unit registers its global data from a constructor; main (in kycc_rt.c)
+ * initialises Kyoyu, allocates everything registered, in registration order, on every rank (the same
+ * order, since every rank runs the same binary), copies the initial images and calls the user's main.
+ * dims/ndim: the array's extents (ndim 0 for scalars and structs); map_dim: the dimension cut into one
+ * block per rank (-1: the first, seed 003's default "block" over the whole array; -2: not mapped). */
+void kycc_register(void **ptr, size_t size, size_t align, const void *init, int ndim, const long *dims,
+                   size_t elem, int map_dim, const char *where);
+
+/* Parallel regions: begin/end run on each rank's serial thread around the OpenMP parallel region. */
+void kycc_region_begin(const char *where);
+void kycc_region_end(void);
+int kycc_in_region(void);
+/* Slots of the global space for the enclosing function's locals that a region writes (stack discipline). */
+void *kycc_frame_push(size_t size, size_t align);
+void kycc_frame_pop(void *slot);
+
+/* The global team: rank * threads-per-rank + thread; outside regions 0 of 1 (every rank is a master). */
+int kycc_thread_num(void);
+int kycc_num_threads(void);
+int kycc_max_threads(void);
+
+/* Barrier of the global team (no-op outside regions): every write before it is seen by all after it. */
+void kycc_barrier(void);
+/* Iterations 0 .. n-1 of a static schedule (chunk 0: one block per thread): this thread runs chunks
+ * first, first+stride, ... each `span` long (clipped to n). */
+void kycc_for_static(long n, long chunk, long *first, long *span, long *stride);
+/* schedule(affinity): iteration i (loop value lb + i * step) runs on the rank owning index value v of the
+ * mapped dimension, which has `extent` indices cut into nranks blocks; split over that rank's threads. */
+void kycc_for_affinity(long lb, long step, long n, long extent, long *first, long *span, long *stride);
+int kycc_is_master(void); /* global thread 0 (the only master: master and single run there) */
+int kycc_is_rank_master(void);
+void kycc_critical_begin(int id);
+void kycc_critical_end(int id);
+void kycc_flush(void);
+
+enum { KYCC_T_CHAR, KYCC_T_SCHAR, KYCC_T_UCHAR, KYCC_T_SHORT, KYCC_T_USHORT, KYCC_T_INT, KYCC_T_UINT,
+       KYCC_T_LONG, KYCC_T_ULONG, KYCC_T_LLONG, KYCC_T_ULLONG, KYCC_T_FLOAT, KYCC_T_DOUBLE, KYCC_T_BOOL };
+enum { KYCC_OP_ADD, KYCC_OP_MUL, KYCC_OP_SUB, KYCC_OP_AND, KYCC_OP_OR, KYCC_OP_XOR, KYCC_OP_LAND,
+       KYCC_OP_LOR, KYCC_OP_MAX, KYCC_OP_MIN };
+/* Called by every thread of the team at the end of a reduction: *target = *target op (all threads' *priv).
+ * Contains barriers of the global team. */
+void kycc_reduce(void *target, const void *priv, int type, int op);
+
+/* #pragma kyoyu update/push on the region of a mapped array (kyoyu/dsm.h): run by each rank's thread 0. */
+void kycc_update(void *base, const size_t glb[], const size_t region[], int ndim, size_t elem);
+void kycc_push(void *base, const size_t glb[], const size_t region[], int ndim, size_t elem, int to);
+
+/* A construct the run-time cannot honour (nested parallel regions): prints where and why, aborts. */
+void kycc_fail(const char *where, const char *why);
+
+#endif
