@@ -69,7 +69,7 @@ static int open_home_page(size_t pg, uint64_t epoch)
 {
     kyi_wait_unsent(pg); /* a reply may still be reading the data or the old snapshot */
     int guard = kyi_pg_guarded(pg, epoch);
-    if (guard) memcpy(kyi_pg_snap(pg), kyi_pg_data(pg), kyi_dsm.page);
+    if (guard) kyi_page_copy(kyi_pg_snap(pg), kyi_pg_data(pg), kyi_dsm.page);
     kyi_dsm.state[pg] = guard ? KYI_PG_HOME_RW : KYI_PG_HOME_FREE;
     pthread_mutex_lock(&kyi_dsm.lists_lock);
     kyi_vec_push(guard ? &kyi_dsm.written : &kyi_dsm.freed, pg);
@@ -89,7 +89,7 @@ int kyi_open_for_write(size_t pg)
      * and sends the store). Made writable first, the page was missing from that list, the sibling's release
      * sent nothing, and the store went home only with this thread's next flush: after the next holder of
      * the lock had read the old value (one lost update in about twenty 4-rank stress runs). */
-    memcpy(kyi_pg_twin(pg), kyi_pg_data(pg), kyi_dsm.page);
+    kyi_page_copy(kyi_pg_twin(pg), kyi_pg_data(pg), kyi_dsm.page);
     kyi_dsm.state[pg] = KYI_PG_RW;
     pthread_mutex_lock(&kyi_dsm.lists_lock);
     kyi_vec_push(&kyi_dsm.dirty, pg);

@@ -118,6 +118,7 @@ static int acquire(const char *call, int id, int try_only)
     KYI_CHECK(kyi_dsm_wait(call, mgr_rank, &r, NULL));
     if (ok == KY_PENDING) return KY_PENDING;
     if (ok != KY_OK) return kyi_fail((int)ok, call, "rank %d refused lock %d", mgr_rank, id);
+    kyi_hb_acquire(&held_here[id]); /* the previous holder's release, for ThreadSanitizer (runtime/hb.h) */
     atomic_fetch_add(&held_here[id], 1);
     /* Acquire: cached pages go, so reads see what earlier holders wrote; this rank's own writes (any
      * thread's) go home first. One acquire or release of this rank at a time: a release must not return
@@ -149,6 +150,7 @@ int ky_unlock(int id)
     kyi_publish(0, 0, 0);
     pthread_mutex_unlock(&kyi_dsm.release_lock);
     uint64_t args[1] = {(uint64_t)id};
+    kyi_hb_release(&held_here[id]);
     int st2 = ky_am_short(id % kyi_rt.nranks, KYI_AM_DSM_UNLOCK, args, 1);
     KYI_DSM_COUNT(coherence_ns, kyi_now_ns() - t0);
     return st ? st : st2;

@@ -129,7 +129,7 @@ int kyi_peer_read(int home, size_t pg, size_t n, int scratch)
         if (s == KYI_PG_HOME_FREE) KYI_DSM_COUNT(unguarded_reads, 1);
         /* the synchronised version: the snapshot of a page the home wrote since, else its data */
         const char *src = p->map + (s == KYI_PG_HOME_RW && kyi_dsm.snapshot ? kyi_dsm.size : 0) + (q << kyi_dsm.page_shift);
-        memcpy(kyi_pg_dst(q, scratch), src, kyi_dsm.page);
+        kyi_page_copy(kyi_pg_dst(q, scratch), src, kyi_dsm.page);
         pthread_mutex_unlock(lk);
     }
     return KY_OK;

@@ -94,8 +94,8 @@ static int refresh_run(void *ctx, size_t off, size_t len, int owner)
 {
     size_t pg = *(const size_t *)ctx;
     if (owner == kyi_rt.rank) return 0;
-    memcpy(kyi_pg_data(pg) + off, kyi_pg_snap(pg) + off, len);
-    memcpy(kyi_pg_twin(pg) + off, kyi_pg_snap(pg) + off, len);
+    kyi_page_copy(kyi_pg_data(pg) + off, kyi_pg_snap(pg) + off, len);
+    kyi_page_copy(kyi_pg_twin(pg) + off, kyi_pg_snap(pg) + off, len);
     return 0;
 }
 
@@ -110,7 +110,7 @@ static void refresh_page(size_t pg, int scratch)
         pthread_rwlock_unlock(&kyi_dsm.table_lock);
     } else if (s == KYI_PG_RW) {
         /* refreshed data is the home's, not a local write: the twin follows it */
-        memcpy(kyi_pg_twin(pg), kyi_pg_data(pg), kyi_dsm.page);
+        kyi_page_copy(kyi_pg_twin(pg), kyi_pg_data(pg), kyi_dsm.page);
     }
 }
 

@@ -51,7 +51,7 @@ void kyi_serve_copy(char *dst, size_t pg, size_t n)
                 KYI_WARN(KYI_SUB_DSM, "a page was fetched in an interval opened by ky_sync_nofetch; the reply may "
                                       "contain writes made after the synchronisation (logged once)");
         }
-        memcpy(dst + (i << kyi_dsm.page_shift), from_snap ? kyi_pg_snap(pg + i) : kyi_pg_data(pg + i), kyi_dsm.page);
+        kyi_page_copy(dst + (i << kyi_dsm.page_shift), from_snap ? kyi_pg_snap(pg + i) : kyi_pg_data(pg + i), kyi_dsm.page);
         pthread_mutex_unlock(lk);
     }
 }
@@ -260,6 +260,7 @@ static int64_t diff_records(const char *p, size_t nb, int apply, int to_snapshot
             kyi_wait_unsent(pg);
             int snap = to_snapshot && kyi_dsm.snapshot && kyi_dsm.state[pg] == KYI_PG_HOME_RW;
             char *dd = kyi_pg_data(pg) + off, *ds = kyi_pg_snap(pg) + off;
+            kyi_hb_ignore_begin(); /* page contents (runtime/hb.h) */
             if (!bitmap) {
                 if (snap) memcpy(ds, p, len);
                 memcpy(dd, p, len);
@@ -271,6 +272,7 @@ static int64_t diff_records(const char *p, size_t nb, int apply, int to_snapshot
                         dd[i] = *v++;
                     }
             }
+            kyi_hb_ignore_end();
             pthread_mutex_unlock(kyi_pg_lock(pg));
         }
         p += payload;
@@ -341,7 +343,7 @@ static void install_pushed(size_t pg, size_t n, const char *buf)
         pthread_mutex_t *lk = kyi_pg_lock(pg + i);
         pthread_mutex_lock(lk);
         if (kyi_dsm.state[pg + i] == KYI_PG_NONE) {
-            memcpy(kyi_pg_data(pg + i), buf + (i << kyi_dsm.page_shift), kyi_dsm.page);
+            kyi_page_copy(kyi_pg_data(pg + i), buf + (i << kyi_dsm.page_shift), kyi_dsm.page);
             kyi_install(pg + i, 0);
         }
         pthread_mutex_unlock(lk);
@@ -434,7 +436,7 @@ uint64_t kyi_cas_local(size_t off, size_t bytes, uint64_t expected, uint64_t des
         old = e;
     }
     if (old == (bytes == 4 ? (uint32_t)expected : expected) && kyi_dsm.snapshot && kyi_dsm.state[pg] == KYI_PG_HOME_RW)
-        memcpy(kyi_pg_snap(pg) + (off & (kyi_dsm.page - 1)), p, bytes);
+        kyi_page_copy(kyi_pg_snap(pg) + (off & (kyi_dsm.page - 1)), p, bytes);
     pthread_mutex_unlock(kyi_pg_lock(pg));
     return old;
 }
@@ -467,7 +469,7 @@ static void on_fadd(ky_am_token_t t, void *payload, size_t nb, const uint64_t *a
 static int revert_run(void *ctx, size_t off, size_t len, int owner)
 {
     size_t pg = *(const size_t *)ctx;
-    if (owner != kyi_rt.rank) memcpy(kyi_pg_data(pg) + off, kyi_pg_snap(pg) + off, len);
+    if (owner != kyi_rt.rank) kyi_page_copy(kyi_pg_data(pg) + off, kyi_pg_snap(pg) + off, len);
     return 0;
 }
 

@@ -72,26 +72,36 @@ void kyi_protect_runs(size_t *pages, size_t n, int prot)
 
 void kyi_home_pages_set(int from, int to, int prot)
 {
+    /* The runs of matching pages are listed under the table lock and changed after it: the states change
+     * under their stripe locks (the progress thread reads them while it serves), and stripe locks come before
+     * the table lock everywhere else. Collective: the program's threads wait meanwhile. */
+    kyi_vec_t runs = {0}; /* pairs: first page, count */
     pthread_rwlock_rdlock(&kyi_dsm.table_lock);
     for (size_t k = 0; k < kyi_dsm.nallocs; k++) {
         const kyi_alloc_t *a = &kyi_dsm.allocs[k];
         size_t pg0 = a->off >> kyi_dsm.page_shift, n = a->bytes >> kyi_dsm.page_shift, run = 0;
         for (size_t i = 0; i <= n; i++) {
             int s = i < n ? kyi_dsm.state[pg0 + i] : -1;
-            int home = s >= 0 && kyi_pg_is_home(s);
-            if (home && (from < 0 || s == from)) {
-                /* the progress thread reads states under the stripe locks while it serves */
-                pthread_mutex_lock(kyi_pg_lock(pg0 + i));
-                kyi_dsm.state[pg0 + i] = (uint8_t)to;
-                pthread_mutex_unlock(kyi_pg_lock(pg0 + i));
+            if (s >= 0 && kyi_pg_is_home(s) && (from < 0 || s == from)) {
                 run++;
             } else if (run) {
-                kyi_protect(pg0 + i - run, run, prot);
+                kyi_vec_push(&runs, pg0 + i - run);
+                kyi_vec_push(&runs, run);
                 run = 0;
             }
         }
     }
     pthread_rwlock_unlock(&kyi_dsm.table_lock);
+    for (size_t r = 0; r + 1 < runs.len; r += 2) {
+        size_t pg0 = runs.v[r], n = runs.v[r + 1];
+        for (size_t i = 0; i < n; i++) {
+            pthread_mutex_lock(kyi_pg_lock(pg0 + i));
+            kyi_dsm.state[pg0 + i] = (uint8_t)to;
+            pthread_mutex_unlock(kyi_pg_lock(pg0 + i));
+        }
+        kyi_protect(pg0, n, prot);
+    }
+    free(runs.v);
 }
 
 /* Same address in every rank: try the preferred one, then others further up, until every rank got it. */

@@ -98,7 +98,18 @@ static int add_bitmap(diffset_t *d, int home, size_t pg, size_t off, size_t len,
     return KY_OK;
 }
 
+static int diff_page_contents(diffset_t *d, int home, size_t pg);
+
+/* The comparison reads page contents (runtime/hb.h: not checked by TSan). */
 static int diff_page(diffset_t *d, int home, size_t pg)
+{
+    kyi_hb_ignore_begin();
+    int st = diff_page_contents(d, home, pg);
+    kyi_hb_ignore_end();
+    return st;
+}
+
+static int diff_page_contents(diffset_t *d, int home, size_t pg)
 {
     const unsigned char *a = (const unsigned char *)kyi_pg_data(pg), *b = (const unsigned char *)kyi_pg_twin(pg);
     size_t chunk = kyi_dsm.page < CHUNK ? kyi_dsm.page : CHUNK;
@@ -286,7 +297,9 @@ int kyi_flush_owned(const char *call, kyi_store_runs_t **defer)
         if (rw && kyi_dsm.mixed[pg] && home >= 0 && a) {
             size_t g = kyi_owner_grain(pg);
             owned_t o = {&d, home, KY_OK, pg, g, ((pg << kyi_dsm.page_shift) - a->off) % g};
+            kyi_hb_ignore_begin(); /* page contents (runtime/hb.h) */
             kyi_owner_runs(pg, owned_run, &o);
+            kyi_hb_ignore_end();
             st = o.st;
         }
         pthread_rwlock_unlock(&kyi_dsm.table_lock);
@@ -401,7 +414,9 @@ static int synchronise(const char *call, int mode)
      * (mixed pages: a block that does not end on a page boundary), which fetchers must see after any
      * synchronisation, as they see a home's own writes. */
     int st = mode == MODE_BARRIER ? kyi_flush_diffs(call, 0, &late) : kyi_flush_owned(call, &late);
+    kyi_hb_release(&kyi_dsm.team); /* what the threads did before precedes what any does after (hb.h) */
     int st2 = ky_team_barrier(kyi_dsm.team); /* arrival only (diffs were acked): no ky_quiet */
+    kyi_hb_acquire(&kyi_dsm.team);
     if (kyi_dsm.nstores) {
         /* Array views (store.h): their homes, the blocks, keep no synchronised version, so a rank's changes
          * may land only once every rank has arrived (nobody reads the view of this interval any more), and
