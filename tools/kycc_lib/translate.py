@@ -64,6 +64,7 @@ class Unit:
         self.path, self.src = path, src
         self.errors = []
         self.edits = []          # (start, end, text, order)
+        self._cache = {}
         self._line_map()
         index = ci.Index.create()
         self.tu = index.parse(path, args=["-x", "c"] + list(extra_args), unsaved_files=[(path, src)],
@@ -132,7 +133,7 @@ class Unit:
             if c.kind == CK.VAR_DECL:
                 self._global(c, None)
         for f in self.funcs:
-            for c in f.walk_preorder():
+            for _, _, c in self._nodes(f):
                 if c.kind == CK.VAR_DECL and c.storage_class == ci.StorageClass.STATIC:
                     self._global(c, f)
         self._constructs()
@@ -166,15 +167,22 @@ class Unit:
         self.by_name = getattr(self, "by_name", {})
         self.by_name.setdefault(name, g)
 
+    def _nodes(self, fn):
+        """Every cursor of a function with its offsets, in preorder (read once: libclang calls are slow)."""
+        if fn.hash not in self._cache:
+            nodes = []
+            for c in fn.walk_preorder():
+                nodes.append((c.extent.start.offset, c.extent.end.offset, c))
+            self._cache[fn.hash] = nodes
+        return self._cache[fn.hash]
+
     def _stmt_after(self, p, fn):
+        """The statement a pragma applies to: the outermost cursor starting first after the pragma line."""
         best = None
-        for c in fn.walk_preorder():
-            s = c.extent.start.offset
-            if s >= p.end and c.kind not in (CK.COMPOUND_STMT,) or (s >= p.end and c.kind == CK.COMPOUND_STMT):
-                if best is None or s < best.extent.start.offset or (
-                        s == best.extent.start.offset and c.extent.end.offset > best.extent.end.offset):
-                    best = c
-        return best
+        for s, e, c in self._nodes(fn):
+            if s >= p.end and (best is None or s < best[0] or (s == best[0] and e > best[1])):
+                best = (s, e, c)
+        return best[2] if best else None
 
     def _constructs(self):
         self.cons = []
@@ -334,12 +342,12 @@ class Unit:
             parents = {}
             locals_ = {}
             writes = []
-            for c in fn.walk_preorder():
+            for _, _, c in self._nodes(fn):
                 for ch in c.get_children():
                     parents[ch.hash] = c
                 if c.kind in (CK.VAR_DECL, CK.PARM_DECL) and c.storage_class != ci.StorageClass.STATIC:
                     locals_[c.get_usr()] = c
-            for c in fn.walk_preorder():
+            for _, _, c in self._nodes(fn):
                 if c.kind != CK.DECL_REF_EXPR:
                     continue
                 r = c.referenced
@@ -413,9 +421,9 @@ class Unit:
 
     def _local_named(self, fn, name, before):
         best = None
-        for c in fn.walk_preorder():
-            if c.kind in (CK.VAR_DECL, CK.PARM_DECL) and c.spelling == name and \
-                    c.storage_class != ci.StorageClass.STATIC and c.location.offset < before:
+        for s, e, c in self._nodes(fn):
+            if c.kind in (CK.VAR_DECL, CK.PARM_DECL) and c.spelling == name and s < before and \
+                    c.storage_class != ci.StorageClass.STATIC:
                 best = c
         return best
 
@@ -476,11 +484,13 @@ class Unit:
     def _close(self, c, text):
         self.edit(c.end, c.end, text, (0, -c.depth))
 
-    def _privates(self, c, at_region):
+    def _privates(self, c, at_region, skip=()):
         """Declarations opening the construct's body: per-thread copies; returns (before, inside, after)."""
         i = c.idx
         before, inside, after = [], [], []
         for v in c.p.clause_list("private"):
+            if v in skip:
+                continue
             inside.append("__typeof__(%s) %s;" % (self.outer(v, c), v))
         for v in c.p.clause_list("firstprivate"):
             before.append("__typeof__(%s) __kyfp%d_%s; __builtin_memcpy(&__kyfp%d_%s, &%s, sizeof __kyfp%d_%s);" %
@@ -563,7 +573,7 @@ class Unit:
         kind = kind.strip()
         n = "__kyn%d" % i
         head = ["{"]
-        before, inside, after = self._privates(c, False)
+        before, inside, after = self._privates(c, False, skip=(L["var"],))
         lps = c.p.clause_list("lastprivate")
         for v in lps:
             before.append("__typeof__(%s) *__kylp%d_%s = &%s;" % (self.outer(v, c), i, v, self.outer(v, c)))
