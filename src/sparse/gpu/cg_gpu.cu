@@ -422,13 +422,16 @@ extern "C" int kyi_sp_cg_gpu(kyi_csr_t *A, const double *b, double *x, const ky_
     if (o->scheme == KY_CG_GRAPH) {
         if (w->staged)
             return kyi_fail(KY_ERR_UNSUPPORTED, call, "scheme 'graph': ranks share a GPU, so collectives go through the host and cannot be captured");
-        cudaGraph_t g;
+        cudaGraph_t g = NULL;
         CU(cudaStreamBeginCapture(w->s, cudaStreamCaptureModeThreadLocal));
         w->capturing = 1; /* no trace events inside the graph: they are recorded around each launch */
         int st = iteration(&it);
         w->capturing = 0;
-        cudaError_t e = cudaStreamEndCapture(w->s, &g);
-        if (st != KY_OK) return st;
+        cudaError_t e = cudaStreamEndCapture(w->s, &g); /* always: a failed start must not leave it capturing */
+        if (st != KY_OK) {
+            if (e == cudaSuccess && g) cudaGraphDestroy(g);
+            return st;
+        }
         if (e != cudaSuccess)
             return kyi_fail(KY_ERR_UNSUPPORTED, call, "the iteration could not be captured in a CUDA graph (%s): the "
                             "collectives must run on the NVLink path", cudaGetErrorString(e));
