@@ -784,7 +784,18 @@ class Unit:
             tail.append("static void __attribute__((constructor)) __kycc_register_unit(void) { %s }" % " ".join(regs))
         self.tail = tail
 
+    def _builtin_defines(self):
+        """The compiler's own macros, which -dD lists: compiling them again would warn of redefinitions.
+        The rest of the #defines stay so that macros in #pragma kyoyu lines (not expanded by the
+        preprocessor) are expanded when the translated unit is compiled."""
+        pos = 0
+        for k, line in enumerate(self.src.split("\n"), start=1):
+            if line.startswith("#define") and self.lmap[k][0] == "<built-in>":
+                self.edit(pos, pos + len(line), "", (0, 0))
+            pos += len(line) + 1
+
     def _apply(self):
+        self._builtin_defines()
         edits = sorted(self.edits + [(o, e, t, (1, 0)) for o, (e, t) in self.refs.items()],
                        key=lambda x: (x[0], x[3]))
         out, k = [], 0
