@@ -2,7 +2,7 @@
 # sudo): missing packages are installed first, quietly (log in .deps/apt.log), and nothing is redone.
 #
 #   make deps       install what is missing: cmake g++ make Open MPI GoogleTest pkg-config python3 (+numpy,
-#                   matplotlib for the benchmark figures)
+#                   matplotlib for the benchmark figures; libclang from PyPI for kycc)
 #   make build      configure (Ninja if present) and build into build/
 #   make test       deps + build + the CPU tests (ctest -L cpu)
 #   make test-gpu   build + the GPU tests (ctest -L gpu); skipped when no GPU is found
@@ -48,7 +48,7 @@ TSAN_LABELS ?= ^(dsm|runtime|seg|barrier|threads|sms)$$
 TSAN_GAS_BASE ?= 0x1000000000
 GENERATOR := $(if $(shell command -v ninja 2>/dev/null),Ninja,Unix Makefiles)
 
-.PHONY: all help deps build test test-gpu test-asan test-tsan bench demo install clean
+.PHONY: all help deps deps-apt build test test-gpu test-asan test-tsan bench demo install clean
 
 all: build
 
@@ -72,7 +72,17 @@ python3 -c 'import matplotlib' || installed python3-matplotlib # python3-matplot
 endef
 export DEPS_CHECKS
 
-deps:
+# kycc (tools/kycc) parses C with libclang's Python bindings: the PyPI wheel (it carries libclang itself),
+# for the python3 on PATH that kycc runs with; without it the kycc tests skip themselves.
+deps: deps-apt
+	@if python3 -c 'import clang.cindex' >/dev/null 2>&1; then exit 0; fi; \
+	mkdir -p $(DEPS_DIR); \
+	if python3 -m pip install --quiet libclang >>$(DEPS_DIR)/pip.log 2>&1 || \
+	   python3 -m pip install --quiet --break-system-packages libclang >>$(DEPS_DIR)/pip.log 2>&1; then \
+	    echo "deps: installed libclang (Python bindings, for kycc)"; \
+	else echo "deps: could not install libclang for kycc (log: $(DEPS_DIR)/pip.log); kycc tests will skip"; fi
+
+deps-apt:
 	@installed() { dpkg-query -W -f='$${Status}' "$$1" 2>/dev/null | grep -q 'install ok installed'; }; \
 	missing=""; \
 	while IFS='#' read -r check pkgs; do \
