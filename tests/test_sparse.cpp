@@ -240,6 +240,39 @@ TEST_P(Sparse, FixedIterationsAndSpmv)
     KYT_EXPECT_OK(ky_csr_destroy(A));
 }
 
+/* From a given x (x0_zero = 0): the exact solution converges at once, a half-way start to rtol. */
+TEST_P(Sparse, StartFromGivenX)
+{
+    ky_csr_t A = make("poisson27:8", KY_PART_NNZ, kind);
+    ASSERT_TRUE(kyt::all(A != nullptr));
+    ky_csr_info_t info;
+    ky_csr_info(A, &info);
+    int64_t nl = info.row_hi - info.row_lo;
+    Vec ones(kind, nl, 1.0), b(kind, nl, 0.0);
+    KYT_EXPECT_OK(ky_spmv(A, ones.p, b.p, nullptr));
+    for (int scheme : schemes_for(kind)) {
+        for (double start : {1.0, 0.5}) {
+            Vec x(kind, nl, start);
+            ky_cg_opts_t o;
+            ky_cg_opts_default(&o);
+            o.scheme = scheme;
+            o.x0_zero = 0;
+            o.rtol = 1e-8;
+            ky_cg_result_t r;
+            int st = ky_cg(A, b.p, x.p, &o, &r);
+            if (st == KY_ERR_UNSUPPORTED && scheme == KY_CG_GRAPH) continue;
+            EXPECT_EQ(KY_OK, st) << ky_last_error();
+            EXPECT_TRUE(r.converged) << ky_cg_scheme_name(scheme) << " from " << start;
+            if (start == 1.0) EXPECT_EQ(0, r.iterations) << ky_cg_scheme_name(scheme);
+            auto h = x.host();
+            double err = 0;
+            for (int64_t i = 0; i < nl; i++) err = std::max(err, std::abs(h[i] - 1.0));
+            EXPECT_LE(allmax(err), 1e-6) << ky_cg_scheme_name(scheme) << " from " << start;
+        }
+    }
+    KYT_EXPECT_OK(ky_csr_destroy(A));
+}
+
 /* A symmetric matrix that is not positive definite: breakdown reported on every rank, no NaN loop. */
 TEST_P(Sparse, BreakdownOnIndefinite)
 {
