@@ -17,3 +17,13 @@ set_tests_properties(kyrun PROPERTIES LABELS "cpu;tools" TIMEOUT 180 PROCESSORS 
 add_test(NAME kyrun.omp_threads
          COMMAND sh "${PROJECT_SOURCE_DIR}/cmake/check_kyrun_omp.sh" "${CMAKE_RUNTIME_OUTPUT_DIRECTORY}")
 set_tests_properties(kyrun.omp_threads PROPERTIES LABELS "cpu;tools" TIMEOUT 120 PROCESSORS 2)
+
+# The settings tables in docs/api.md and docs/dsm.md against the one in src/runtime/config.c (through
+# kyinfo's output), so the copies cannot drift from the table.
+find_program(KY_PYTHON3 python3)
+if(KY_PYTHON3)
+    add_test(NAME settings.docs
+             COMMAND "${KY_PYTHON3}" "${PROJECT_SOURCE_DIR}/cmake/check_settings_docs.py" "$<TARGET_FILE:kyinfo>"
+                     "${PROJECT_SOURCE_DIR}")
+    set_tests_properties(settings.docs PROPERTIES LABELS "cpu;tools" TIMEOUT 60)
+endif()

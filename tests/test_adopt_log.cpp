@@ -1,7 +1,8 @@
 /* The application initialises MPI itself: ky_init adopts it (MPI_THREAD_MULTIPLE kept), ky_finalize leaves
  * MPI running for the application's own MPI_Finalize. Also the logging contract, read back from the
  * KY_DEBUG_FILE this test is run with: every line starts with host:pid:rank, a failed call is logged naming
- * rank and call, and the unknown setting KY_BOGUS_SETTING in the environment drew a warning on rank 0. */
+ * rank and call, and the unknown setting KY_BOGUS_SETTING and the values the settings table does not allow
+ * (KY_GPUS_PER_RANK=-3, an unknown name in KY_DEBUG_SUBSYS) drew a warning on rank 0 naming what is allowed. */
 #include <mpi.h>
 #include <unistd.h>
 
@@ -84,11 +85,17 @@ int main(int argc, char **argv)
         char want[128];
         snprintf(want, sizeof want, "rank %d: ky_put: offset 60 + 8 bytes outside segment", me);
         CHECK(log.find(want) != std::string::npos, "no log line \"%s\" in:\n%s", want, log.c_str());
-        if (me == 0)
-            CHECK(log.find("unknown setting KY_BOGUS_SETTING") != std::string::npos,
-                  "no warning about KY_BOGUS_SETTING in:\n%s", log.c_str());
-        else
-            CHECK(log.find("KY_BOGUS_SETTING") == std::string::npos, "only rank 0 warns about settings");
+        static const char *const warnings[] = {
+            "unknown setting KY_BOGUS_SETTING",
+            "KY_GPUS_PER_RANK=-3 is not an integer from 0 to 16; using the default 1",
+            "KY_DEBUG_SUBSYS=all,bogus is not a comma list of all, runtime, comm, coll, dsm, array, io or gpu; "
+            "using the default all"};
+        for (const char *w : warnings) {
+            if (me == 0)
+                CHECK(log.find(w) != std::string::npos, "no warning \"%s\" in:\n%s", w, log.c_str());
+            else
+                CHECK(log.find(w) == std::string::npos, "only rank 0 warns about settings: %s", w);
+        }
     }
     int all = 0;
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

@@ -45,8 +45,10 @@ static int parse(ky_coll_kind_t kind)
     const char *v = kyi_config_str(name);
     for (int a = 0; a < KY_ALGO_COUNT; a++)
         if (!strcmp(v, names[a]) && !(kind == KY_COLL_ALLGATHER && not_for_allgather(a))) return a;
-    KYI_WARN(KYI_SUB_COLL, "%s=%s is not auto, shm, ring, neighbor, rd, bruck, oneshot%s; using auto", name, v,
-             kind == KY_COLL_ALLREDUCE ? ", twoshot or reduce_bcast" : "");
+    /* The settings table has already refused names that are not algorithms (with a warning naming them all);
+     * reaching here means the table and names[] disagree. */
+    KYI_WARN(KYI_SUB_COLL, "internal: %s=%s is allowed by the settings table but is no algorithm here; using auto",
+             name, v);
     return KY_ALGO_AUTO;
 }
 

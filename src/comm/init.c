@@ -31,13 +31,10 @@ int kyi_comm_init(void)
     if (kyi_comm.stage_chunk < 4096) kyi_comm.stage_chunk = 4096;
     kyi_comm.stage_depth = (int)kyi_config_long("KY_STAGE_DEPTH");
     if (kyi_comm.stage_depth < 1) kyi_comm.stage_depth = 1;
+    /* auto, shm/ipc or mpi: the settings table warns about anything else and gives auto */
     const char *ph = kyi_config_str("KY_PATH_HOST"), *pg = kyi_config_str("KY_PATH_GPU");
     kyi_comm.force_host_mpi = !strcmp(ph, "mpi");
     kyi_comm.force_gpu_mpi = !strcmp(pg, "mpi");
-    if (strcmp(ph, "auto") && strcmp(ph, "shm") && strcmp(ph, "mpi"))
-        KYI_WARN(KYI_SUB_COMM, "KY_PATH_HOST=%s is not auto, shm or mpi; using auto", ph);
-    if (strcmp(pg, "auto") && strcmp(pg, "ipc") && strcmp(pg, "mpi"))
-        KYI_WARN(KYI_SUB_COMM, "KY_PATH_GPU=%s is not auto, ipc or mpi; using auto", pg);
     pthread_rwlock_init(&kyi_comm.seg_lock, NULL);
     kyi_comm.seg_next = 0;
     memset(kyi_comm.segs, 0, sizeof kyi_comm.segs);

@@ -138,9 +138,7 @@ int kyi_rt_init(int *argc, char ***argv)
         MPI_Comm_free(&hw);
         st = number_nodes(kyi_rt.world, kyi_rt.node_comm, kyi_rt.node_of, &kyi_rt.nnodes);
         if (st) return kyi_fail(st, call, "numbering logical nodes failed");
-    } else {
-        if (strcmp(split, "node"))
-            KYI_WARN(KYI_SUB_RUNTIME, "KY_NODE_SPLIT=%s is not node, rank or a rank count; using node", split);
+    } else { /* "node" (the settings table allows nothing else) */
         kyi_rt.node_comm = hw;
         memcpy(kyi_rt.node_of, kyi_rt.hw_node_of, sizeof(int) * n);
         kyi_rt.nnodes = hw_nnodes;
