@@ -710,6 +710,14 @@ class Unit:
             t = t.element_type.get_canonical()
         return dims, t.get_size()
 
+    def _decl_stmt(self, fn, d):
+        """(function start, start, end) of the declaration statement holding function static d."""
+        best = None
+        for s, e, c in self._nodes(fn):
+            if c.kind == CK.DECL_STMT and s <= d.extent.start.offset and d.extent.end.offset <= e:
+                best = (s, e)
+        return (fn.extent.start.offset,) + best
+
     def _decl_semicolon(self, off):
         depth, k, q = 0, off, None
         while k < len(self.src):
@@ -731,11 +739,13 @@ class Unit:
         return k
 
     def _emit_globals(self):
-        regs, tail = [], []
+        regs, tail, moved = [], [], {}
         for g in self.globals.values():
             name, ptr = g["name"], g["ptr"]
             img = "__kyi_" + ptr[6:]
             for d in g["decls"]:
+                if g["fn"] is not None:
+                    continue
                 at = d.location.offset
                 self.edit(at, at + len(name), img, (1, 0))
                 semi = self._decl_semicolon(d.extent.end.offset)
@@ -747,20 +757,7 @@ class Unit:
             if d.storage_class == ci.StorageClass.EXTERN:
                 continue
             if g["fn"] is not None:   # a function's static: its image and pointer move to file scope
-                semi = self._decl_semicolon(d.extent.end.offset)
-                stmt = self.src[d.extent.start.offset:semi + 1]
-                if stmt.count(",") and len(g["decls"]) == 1 and "=" not in stmt.split(name)[0]:
-                    pass
-                decl_text = self.src[d.extent.start.offset:d.location.offset] + img + \
-                    self.src[d.location.offset + len(name):semi + 1]
-                if not decl_text.lstrip().startswith("static"):
-                    self.err(d.location.line, "kycc needs one variable per declaration for function statics ('%s')" %
-                             name)
-                    continue
-                self.edit(d.extent.start.offset, semi + 1, "", (2, 0))
-                fn_start = g["fn"].extent.start.offset
-                self.edit(fn_start, fn_start, decl_text.replace("\n", " ") + " static __typeof__(%s) *%s; " %
-                          (img, ptr), (0, 0))
+                moved.setdefault(self._decl_stmt(g["fn"], d), []).append((d, img, ptr))
             dims, elem = self._dims(d.type)
             init = "=" in self.src[d.location.offset:self._decl_semicolon(d.location.offset)].split(",")[0] \
                 if g["fn"] is None else True
@@ -773,6 +770,19 @@ class Unit:
             regs.append('kycc_register((void **)&%s, sizeof %s, __alignof__(%s), %s, %d, (const long[]){%s}, %d, %d, "%s");'
                         % (ptr, img, img, "&" + img if init else "0", len(dims), ",".join(map(str, dims)) or "0",
                            elem if dims else 0, map_dim, self.loc(d.location.line)))
+        for (fn_start, a, b), vs in moved.items():
+            text, k = [], a
+            for d, img, _ in sorted(vs, key=lambda x: x[0].location.offset):
+                text += [self.src[k:d.location.offset], img]
+                k = d.location.offset + len(d.spelling)
+            text.append(self.src[k:b])
+            decl = "".join(text)
+            if not decl.lstrip().startswith("static"):
+                self.err(self.line_of(a), "kycc cannot move this declaration of function statics to file scope")
+                continue
+            self.edit(a, b, "\n" * self.src.count("\n", a, b), (2, 0))
+            ptrs = " ".join("static __typeof__(%s) *%s;" % (img, ptr) for _, img, ptr in vs)
+            self.edit(fn_start, fn_start, decl.replace("\n", " ") + " " + ptrs + " ", (0, 0))
         for fn in self.funcs:
             if fn.spelling == "main":
                 at = fn.location.offset
