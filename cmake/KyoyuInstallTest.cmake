@@ -27,3 +27,16 @@ if(KY_PYTHON3)
                      "${PROJECT_SOURCE_DIR}")
     set_tests_properties(settings.docs PROPERTIES LABELS "cpu;tools" TIMEOUT 60)
 endif()
+
+# Every program under apps/ and tools/ (and kyinfo) answers --help with usage and exit status 0. kycc is
+# left out until it answers --help itself (today it passes the flag on to mpicc).
+set(_ky_help_programs "$<TARGET_FILE:kyinfo>" "${CMAKE_RUNTIME_OUTPUT_DIRECTORY}/kyrun"
+    "${CMAKE_RUNTIME_OUTPUT_DIRECTORY}/kybench" "${PROJECT_SOURCE_DIR}/tools/device-run"
+    "${PROJECT_SOURCE_DIR}/tools/fetch-npb" "${PROJECT_SOURCE_DIR}/tools/fetch-himeno-baselines")
+foreach(_t ky_stencil ky_stencil_gpu ky_cg ky_himeno)
+    if(TARGET ${_t})
+        list(APPEND _ky_help_programs "$<TARGET_FILE:${_t}>")
+    endif()
+endforeach()
+add_test(NAME tools.help COMMAND sh "${PROJECT_SOURCE_DIR}/cmake/check_help.sh" ${_ky_help_programs})
+set_tests_properties(tools.help PROPERTIES LABELS "cpu;tools" TIMEOUT 240 ENVIRONMENT "${KY_TEST_ENVIRONMENT}")

@@ -34,13 +34,17 @@ typedef struct {
 static int me, nr;
 static int wrong; /* rank 0: a variant's result differed */
 
+static void usage_text(FILE *out)
+{
+    fprintf(out, "usage: ky_stencil_gpu [--nx N] [--ny N] [--nz N] [--pts 7|27|both] [--bt K] [--steps T]\n"
+                 "       [--variants abcd] [--weak] [--check] [--small] [--phases 0|1] [--blocks-per-rank K]\n"
+                 "       [--roofline GBs] [--json FILE] [--zchunk PLANES] [--block-y 2|4|8]\n"
+                 "       [--rows 0|1|2|4] [--smem 0|1|4|8] [--overlap 0|1]\n");
+}
+
 static void usage(void)
 {
-    if (me == 0)
-        fprintf(stderr, "usage: ky_stencil_gpu [--nx N] [--ny N] [--nz N] [--pts 7|27|both] [--bt K] [--steps T]\n"
-                        "       [--variants abcd] [--weak] [--check] [--small] [--phases 0|1] [--blocks-per-rank K]\n"
-                        "       [--roofline GBs] [--json FILE] [--zchunk PLANES] [--block-y 2|4|8]\n"
-                        "       [--rows 0|1|2|4] [--smem 0|1|4|8] [--overlap 0|1]\n");
+    if (me == 0) usage_text(stderr);
 }
 
 static int parse(int argc, char **argv, opts_t *o)
@@ -300,6 +304,12 @@ static const char *machine(void)
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0); /* every row as it is measured, also into a pipe (ctest, kybench) */
+    /* --help needs no job (nor a GPU): answered before ky_init */
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage_text(stdout);
+            return 0;
+        }
     SG_KY(ky_init(&argc, &argv));
     me = ky_rank();
     nr = ky_nranks();
