@@ -1,7 +1,8 @@
 /* Death test (a): rank 1 kills itself with SIGKILL while rank 0 waits on a ky_get from it. The job must end
- * (with a failure) rather than hang; CTest registers this with WILL_FAIL and a short TIMEOUT, so a hang
- * shows up as a timeout, which WILL_FAIL does not turn into a pass. Host segment with a user base pointer:
- * reached through MPI, so the get needs rank 1's progress engine. */
+ * rather than hang (a short CTest TIMEOUT makes a hang a failure), and for that reason: the test's PASS_REGEX
+ * wants "rank 1: killing myself" followed by the launcher's report of rank 1 killed by signal 9 or Kyoyu's
+ * timeout naming rank 1, so an unrelated crash does not pass. Host segment with a user base pointer: reached
+ * through MPI, so the get needs rank 1's progress engine. */
 #include <signal.h>
 #include <unistd.h>
 
