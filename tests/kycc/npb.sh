@@ -17,7 +17,7 @@ src=$(cd "$npb" && pwd)
 B=$(echo "$bench" | tr a-z A-Z)
 mkdir -p "$work/$B" && cd "$work" || exit 1
 exe="$bench.$class"
-if [ ! -x "$exe" ] || [ "$kycc" -nt "$exe" ]; then
+if [ ! -x "$exe" ] || [ -n "$(find "$kycc" "$(dirname "$kycc")/kycc_lib" -newer "$exe" 2>/dev/null | head -1)" ]; then
     # setparams writes npbparams.h (the class's sizes) beside the benchmark, as NPB's own make does
     [ -x setparams ] || gcc -O1 -o setparams "$src/sys/setparams.c" 2>/dev/null || exit 1
     mkdir -p config && cp "$src/config/make.def.template" config/make.def
