@@ -40,3 +40,10 @@ foreach(_t ky_stencil ky_stencil_gpu ky_cg ky_himeno)
 endforeach()
 add_test(NAME tools.help COMMAND sh "${PROJECT_SOURCE_DIR}/cmake/check_help.sh" ${_ky_help_programs})
 set_tests_properties(tools.help PROPERTIES LABELS "cpu;tools" TIMEOUT 240 ENVIRONMENT "${KY_TEST_ENVIRONMENT}")
+
+# Values a setting does not allow are ignored with rank 0's warning at ky_init, naming the setting and what
+# it allows (the settings table checks them; kyinfo --machine starts Kyoyu, so the warning shows). The
+# regex has "." for the ";" in the messages (a ";" would split the argument list).
+ky_add_mpi_test(NAME settings.bad_values COMMAND kyinfo --machine RANKS 1
+                ENV KY_DEBUG=1 KY_DEBUG_SUBSYS=comm,bogus KY_GPUS_PER_RANK=-3 LABELS tools TIMEOUT 60
+                PASS_REGEX "KY_DEBUG=1 is not one of none, warn, info or trace. using the default warn.*KY_DEBUG_SUBSYS=comm,bogus is not a comma list of all, runtime, comm, coll, dsm, array, io or gpu. using the default all.*KY_GPUS_PER_RANK=-3 is not an integer from 0 to 16. using the default 1.*machine: 1 rank")

@@ -21,11 +21,17 @@ static int parse_subsys(const char *s)
     static const struct { const char *name; int bit; } names[] = {
         {"runtime", KYI_SUB_RUNTIME}, {"comm", KYI_SUB_COMM}, {"coll", KYI_SUB_COLL}, {"dsm", KYI_SUB_DSM},
         {"array", KYI_SUB_ARRAY},     {"io", KYI_SUB_IO},     {"gpu", KYI_SUB_GPU}};
-    if (!s || !*s || !strcmp(s, "all")) return -1;
+    /* The settings table has checked every name; each item of the comma list is matched whole. */
     int mask = 0;
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (strstr(s, names[i].name)) mask |= names[i].bit;
-    return mask;
+    for (const char *p = s ? s : ""; *p;) {
+        size_t n = strcspn(p, ",");
+        if (n == 3 && !strncmp(p, "all", 3)) return -1;
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+            if (strlen(names[i].name) == n && !strncmp(p, names[i].name, n)) mask |= names[i].bit;
+        p += n;
+        if (*p == ',') p++;
+    }
+    return s && *s ? mask : -1;
 }
 
 static void open_file(const char *pattern)
