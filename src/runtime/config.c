@@ -14,6 +14,11 @@
 #include "kyoyu/runtime.h"
 #include "runtime/config.h"
 #include "runtime/log.h"
+#include "runtime/runtime.h"
+
+/* A limit the runtime defines, written into an allowed range ("0.." KYI_XSTR(N)) so it is stated once. */
+#define KYI_STR(x) #x
+#define KYI_XSTR(x) KYI_STR(x)
 
 extern char **environ;
 
@@ -41,7 +46,7 @@ static kyi_cfg_t kyi_cfg[] = {
     {"KY_TRACE_MAX", KYI_CFG_LONG, "1000000", "events kept per thread and rank when KY_TRACE is set (later ones are counted, not kept)", "1..", 0, 0},
     {"KY_TIMEOUT", KYI_CFG_DOUBLE, "300", "seconds any wait may last before the job is ended with a message", NULL, 0, 0},
     {"KY_NODE_SPLIT", KYI_CFG_STR, "node", "node: ranks sharing a host form a node; rank: every rank is its own node; N: every N consecutive ranks of a host form a node", "node|rank|1..", 0, 0},
-    {"KY_GPUS_PER_RANK", KYI_CFG_LONG, "1", "GPUs each rank drives, bound by local rank (0: none)", "0..16", 0, 0},
+    {"KY_GPUS_PER_RANK", KYI_CFG_LONG, "1", "GPUs each rank drives, bound by local rank (0: none)", "0.." KYI_XSTR(KYI_MAX_GPUS_PER_RANK), 0, 0},
     /* comm: paths */
     {"KY_PATH_HOST", KYI_CFG_STR, "auto", "path to host segments of other ranks: auto, shm or mpi", "auto|shm|mpi", 0, 0},
     {"KY_PATH_GPU", KYI_CFG_STR, "auto", "path to GPU segments of other ranks: auto, ipc or mpi (staged)", "auto|ipc|mpi", 0, 0},
