@@ -4,6 +4,7 @@
  * rank calling ky_barrier, and the threads meeting again (dsm.h's pattern for OpenMP). */
 #include "kycc_rt.h"
 
+#include <malloc.h>
 #include <omp.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -317,4 +318,66 @@ void kycc_push(void *base, const size_t glb[], const size_t region[], int ndim, 
 {
     if (to == me) return;
     check(ky_push_array(base, glb, region, ndim, elem, to), "kyoyu push", "ky_push_array");
+}
+
+/* Global blocks carry their size in a header of 64 bytes (kept aligned for any type) for realloc. */
+#define KYCC_HDR 64
+
+static void *global_block(size_t n)
+{
+    size_t total = n + KYCC_HDR;
+    char *p;
+    if (total >= (size_t)nranks * ky_page_size()) {   /* one block of bytes per rank: the loops' split */
+        size_t per = (total + nranks - 1) / nranks;
+        int dims[] = {nranks, (int)per, -1}, divs[] = {nranks, 1, -1};
+        p = per <= 0x7fffffff ? ky_mapalloc(dims, divs, 1, 0, nranks) : ky_alloc(total, 0);
+    } else {
+        p = ky_alloc(total, 0);
+    }
+    if (!p) return NULL;
+    *(size_t *)p = n;
+    return p + KYCC_HDR;
+}
+
+void *kycc_malloc(size_t n)
+{
+    if (in_region || omp_in_parallel() || n < KYCC_SMALL) return malloc(n);
+    return global_block(n);
+}
+
+void *kycc_calloc(size_t n, size_t size)
+{
+    if (in_region || omp_in_parallel() || n * size < KYCC_SMALL) return calloc(n, size);
+    return global_block(n * size);   /* the global space is zero-filled */
+}
+
+void kycc_free(void *p)
+{
+    if (!p) return;
+    if (!ky_is_global(p)) { free(p); return; }
+    if (in_region || omp_in_parallel()) return;   /* collective: only the serial part may free global blocks */
+    check(ky_free((char *)p - KYCC_HDR), "free", "ky_free");
+}
+
+void *kycc_realloc(void *p, size_t n)
+{
+    if (!p) return kycc_malloc(n);
+    if (!ky_is_global(p)) {
+        if (in_region || omp_in_parallel() || n < KYCC_SMALL) return realloc(p, n);
+        void *q = global_block(n);                 /* grown past the threshold: into the global space */
+        if (q) {
+            size_t have = malloc_usable_size(p);
+            memcpy(q, p, have < n ? have : n);
+            free(p);
+        }
+        return q;
+    }
+    size_t old = *(size_t *)((char *)p - KYCC_HDR);
+    if (in_region || omp_in_parallel()) kycc_fail("realloc", "a global block cannot be resized inside a parallel region");
+    void *q = global_block(n);
+    if (q) {
+        memcpy(q, p, old < n ? old : n);
+        kycc_free(p);
+    }
+    return q;
 }

@@ -44,7 +44,8 @@ LIMITS = {"INT": ("__INT_MAX__", "(-__INT_MAX__-1)"), "UINT": ("(~0u)", "0u"),
           "FLOAT": ("__builtin_inff()", "(-__builtin_inff())"),
           "DOUBLE": ("__builtin_inf()", "(-__builtin_inf())")}
 OMP_CALLS = {"omp_get_thread_num": "kycc_thread_num", "omp_get_num_threads": "kycc_num_threads",
-             "omp_get_max_threads": "kycc_max_threads", "omp_in_parallel": "kycc_in_region"}
+             "omp_get_max_threads": "kycc_max_threads", "omp_in_parallel": "kycc_in_region",
+             "malloc": "kycc_malloc", "calloc": "kycc_calloc", "realloc": "kycc_realloc", "free": "kycc_free"}
 
 
 class TranslateError(Exception):
