@@ -320,60 +320,76 @@ void kycc_push(void *base, const size_t glb[], const size_t region[], int ndim, 
     check(ky_push_array(base, glb, region, ndim, elem, to), "kyoyu push", "ky_push_array");
 }
 
-/* Global blocks carry their size in a header of 64 bytes (kept aligned for any type) for realloc. */
+/* Global blocks carry a header of 64 bytes (keeps any type aligned): the size, for realloc, and whether the
+ * block has its own allocation or lies in an arena. Small blocks (MG allocates every row of its grids on
+ * its own) are cut from arenas of KYCC_ARENA bytes, one block of bytes per rank: every rank makes the same
+ * calls in the same order, so a bump pointer gives the same addresses everywhere with no communication. */
 #define KYCC_HDR 64
+#define KYCC_ARENA ((size_t)4 << 20)
+
+static char *arena;
+static size_t arena_used = KYCC_ARENA;
+
+static char *distributed(size_t total)
+{
+    if (total < (size_t)nranks * ky_page_size()) return ky_alloc(total, 0);
+    size_t per = (total + nranks - 1) / nranks;
+    if (per > 0x7fffffff) return ky_alloc(total, 0);
+    int dims[] = {nranks, (int)per, -1}, divs[] = {nranks, 1, -1};
+    return ky_mapalloc(dims, divs, 1, 0, nranks);
+}
 
 static void *global_block(size_t n)
 {
-    size_t total = n + KYCC_HDR;
+    size_t total = (n + KYCC_HDR + 63) / 64 * 64;
     char *p;
-    if (total >= (size_t)nranks * ky_page_size()) {   /* one block of bytes per rank: the loops' split */
-        size_t per = (total + nranks - 1) / nranks;
-        int dims[] = {nranks, (int)per, -1}, divs[] = {nranks, 1, -1};
-        p = per <= 0x7fffffff ? ky_mapalloc(dims, divs, 1, 0, nranks) : ky_alloc(total, 0);
+    int in_arena = total < KYCC_SMALL;
+    if (in_arena) {
+        if (arena_used + total > KYCC_ARENA) {
+            arena = distributed(KYCC_ARENA);
+            if (!arena) return NULL;
+            arena_used = 0;
+        }
+        p = arena + arena_used;
+        arena_used += total;
     } else {
-        p = ky_alloc(total, 0);
+        p = distributed(total);
+        if (!p) return NULL;
     }
-    if (!p) return NULL;
-    *(size_t *)p = n;
+    ((size_t *)p)[0] = n;
+    ((size_t *)p)[1] = (size_t)in_arena;
     return p + KYCC_HDR;
 }
 
 void *kycc_malloc(size_t n)
 {
-    if (in_region || omp_in_parallel() || n < KYCC_SMALL) return malloc(n);
+    if (in_region || omp_in_parallel()) return malloc(n);
     return global_block(n);
 }
 
 void *kycc_calloc(size_t n, size_t size)
 {
-    if (in_region || omp_in_parallel() || n * size < KYCC_SMALL) return calloc(n, size);
-    return global_block(n * size);   /* the global space is zero-filled */
+    if (in_region || omp_in_parallel()) return calloc(n, size);
+    return global_block(n * size);   /* the global space is zero-filled and arenas never reuse a block */
 }
 
 void kycc_free(void *p)
 {
     if (!p) return;
     if (!ky_is_global(p)) { free(p); return; }
-    if (in_region || omp_in_parallel()) return;   /* collective: only the serial part may free global blocks */
-    check(ky_free((char *)p - KYCC_HDR), "free", "ky_free");
+    size_t *h = (size_t *)((char *)p - KYCC_HDR);
+    if (h[1] || in_region || omp_in_parallel()) return;  /* arena blocks stay; freeing is collective */
+    check(ky_free(h), "free", "ky_free");
 }
 
 void *kycc_realloc(void *p, size_t n)
 {
     if (!p) return kycc_malloc(n);
-    if (!ky_is_global(p)) {
-        if (in_region || omp_in_parallel() || n < KYCC_SMALL) return realloc(p, n);
-        void *q = global_block(n);                 /* grown past the threshold: into the global space */
-        if (q) {
-            size_t have = malloc_usable_size(p);
-            memcpy(q, p, have < n ? have : n);
-            free(p);
-        }
-        return q;
+    if (in_region || omp_in_parallel()) {
+        if (!ky_is_global(p)) return realloc(p, n);
+        kycc_fail("realloc", "a global block cannot be resized inside a parallel region");
     }
-    size_t old = *(size_t *)((char *)p - KYCC_HDR);
-    if (in_region || omp_in_parallel()) kycc_fail("realloc", "a global block cannot be resized inside a parallel region");
+    size_t old = ky_is_global(p) ? ((size_t *)((char *)p - KYCC_HDR))[0] : malloc_usable_size(p);
     void *q = global_block(n);
     if (q) {
         memcpy(q, p, old < n ? old : n);

@@ -57,10 +57,11 @@ void kycc_reduce(void *target, const void *priv, int type, int op);
 void kycc_update(void *base, const size_t glb[], const size_t region[], int ndim, size_t elem);
 void kycc_push(void *base, const size_t glb[], const size_t region[], int ndim, size_t elem, int to);
 
-/* The user's malloc family. In the serial part (every rank, same order, same sizes) blocks of 4 KiB or more
- * come from the global space (collective ky_alloc; homes block-distributed by ky_mapalloc for large
- * ones), so data a program allocates and then shares with its parallel loops is one copy for all ranks;
- * smaller blocks and blocks allocated inside regions are the rank's own (malloc). */
+/* The user's malloc family. In the serial part (every rank, same order, same sizes) every block comes from
+ * the global space: blocks under 4 KiB from arenas cut into one part per rank, larger ones from their own
+ * collective allocation (one block of bytes per rank once large), so data a program allocates and then
+ * shares with its parallel loops is one copy for all ranks. Blocks allocated inside regions are the
+ * thread's own (malloc). */
 void *kycc_malloc(size_t n);
 void *kycc_calloc(size_t n, size_t size);
 void *kycc_realloc(void *p, size_t n);

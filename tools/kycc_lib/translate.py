@@ -68,7 +68,10 @@ class Unit:
         self._cache = {}
         self._line_map()
         index = ci.Index.create()
-        self.tu = index.parse(path, args=["-x", "c"] + list(extra_args), unsaved_files=[(path, src)],
+        # gcc accepts old C (implicit int, undeclared functions) with a warning; so must the parse
+        lenient = ["-Wno-error=implicit-function-declaration", "-Wno-error=implicit-int",
+                   "-Wno-error=int-conversion", "-Wno-error=incompatible-function-pointer-types"]
+        self.tu = index.parse(path, args=["-x", "c"] + lenient + list(extra_args), unsaved_files=[(path, src)],
                               options=ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD * 0)
         for d in self.tu.diagnostics:
             if d.severity >= ci.Diagnostic.Error and d.location.file is not None:
@@ -373,7 +376,9 @@ class Unit:
                 t = r.type.get_canonical()
                 if r.type.is_const_qualified():
                     continue
-                if t.kind in (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.RECORD) or self._written(c, parents):
+                aggregate = t.kind == ci.TypeKind.RECORD or (
+                    t.kind == ci.TypeKind.CONSTANTARRAY and r.kind != CK.PARM_DECL)  # array parameters are pointers
+                if aggregate or self._written(c, parents):
                     reg.frame[c.spelling] = r
             for reg in [x for x in self.cons if x.kind == "parallel" and x.fn == fn]:
                 for o in self.cons:
