@@ -23,7 +23,7 @@ if [ ! -x "$exe" ] || [ -n "$(find "$kycc" "$(dirname "$kycc")/kycc_lib" -newer 
     mkdir -p config && cp "$src/config/make.def.template" config/make.def
     (cd "$B" && ../setparams "$bench" "$class") || { echo "FAIL: setparams $bench $class"; exit 1; }
     common="$src/common/c_print_results.c $src/common/c_timers.c $src/common/wtime.c"
-    [ "$bench" = cg ] && common="$common $src/common/c_randdp.c"
+    case $bench in cg|ep|mg|ft) common="$common $src/common/c_randdp.c" ;; esac
     # the benchmark's own folder first: npbparams.h is generated here, not in the (read-only) sources
     "$kycc" -O2 -fopenmp -I"$B" -I"$src/common" "$src/$B/$bench.c" $common -lm -o "$exe" ||
         { echo "FAIL: kycc could not build $bench class $class"; exit 1; }
