@@ -142,7 +142,7 @@ void kyi_wait_unsent(size_t pg)
 static int direct_source(size_t pg)
 {
     int s = kyi_dsm.state[pg];
-    if (!kyi_dsm.snapshot || kyi_dsm.sending[pg] >= 200) return 0;
+    if (!kyi_dsm.snapshot || __atomic_load_n(&kyi_dsm.sending[pg], __ATOMIC_RELAXED) >= 200) return 0;
     if (s == KYI_PG_HOME_RO || ((s == KYI_PG_HOME_OPEN || s == KYI_PG_HOME_FREE) && kyi_dsm.nostore_interval)) return 1;
     return s == KYI_PG_HOME_RW ? 2 : 0;
 }
