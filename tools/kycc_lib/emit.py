@@ -24,6 +24,11 @@ LIMITS = {"INT": ("__INT_MAX__", "(-__INT_MAX__-1)"), "UINT": ("(~0u)", "0u"),
 
 
 class Emitter:
+    def clause_expr(self, text, con):
+        """An expression of a clause (if, num_threads, a chunk, a section's bounds) with the names of moved
+        data replaced by their views, as the AST references in code are."""
+        return re.sub(r"(?<![\w.>])([A-Za-z_]\w*)", lambda m: self.outer(m.group(1), con), text)
+
     def where_str(self, c):
         return self.loc(c.p.line_no).replace("\\", "\\\\").replace('"', '\\"')
 
@@ -78,15 +83,17 @@ class Emitter:
         pc.fn, pc.region, pc.depth = c.fn, None, c.depth
         before, inside, after = self._privates(pc, True)
         pre += before
-        pre.append('kycc_region_begin("%s");' % self.where_str(c))
-        omp = "#pragma omp parallel"
+        cond = p.arg("if")
+        cond = self.clause_expr(cond, c) if cond is not None else "1"
+        pre.append('int __kyact%d = kycc_region_begin("%s", (%s) != 0);' % (c.idx, self.where_str(c), cond))
+        omp = "#pragma omp parallel if(__kyact%d)" % c.idx
         for name in ("num_threads", "copyin", "proc_bind"):
             a = p.arg(name)
             if a is not None:
-                omp += " %s(%s)" % (name, a)
+                omp += " %s(%s)" % (name, self.clause_expr(a, c) if name == "num_threads" else a)
         self._pragma_line(c, " ".join(pre) + "\n" + omp + '\n# %d "%s"' % (ln, fi))
         self._open(c, "{ " + " ".join(inside) + " ")
-        post = " ".join(after) + " } kycc_region_end();"
+        post = " ".join(after) + " } kycc_region_end(__kyact%d);" % c.idx
         for v in c.frame:
             post += " __builtin_memcpy(&%s, __kyf_%s, sizeof %s);" % (v, v, v)
         if c.frame:
@@ -136,7 +143,7 @@ class Emitter:
         if kind.startswith("affinity"):
             head.append(self._affinity(c, kind, lb, st, n))
         else:
-            ch = chunk.strip() if kind == "static" and chunk.strip() else "0"
+            ch = self.clause_expr(chunk.strip(), c) if kind == "static" and chunk.strip() else "0"
             head.append("kycc_for_static(%s, %s, &__kyf%d, &__kysp%d, &__kyst%d);" % (n, ch, i, i, i))
         if lps:
             head.append("int __kylast%d = 0;" % i)
@@ -232,10 +239,10 @@ class Emitter:
                 ln.append(str(d))
             else:
                 a, _, b = s.partition(":")
-                lo.append("(%s)" % a)
-                ln.append("(%s)" % (b or "1"))
+                lo.append("(%s)" % self.clause_expr(a, c))
+                ln.append("(%s)" % self.clause_expr(b or "1", c))
         base = "&(*%s)%s" % (g["ptr"], "".join("[%s]" % x for x in lo))
-        return base, dims, ln, elem, m.group(3)
+        return base, dims, ln, elem, m.group(3) and self.clause_expr(m.group(3), c)
 
     def _emit_kyoyu_update(self, c):
         s = self._section(c)

@@ -126,15 +126,18 @@ int main(int argc, char **argv)
     exit(__kycc_entry(argc, argv));
 }
 
-void kycc_region_begin(const char *where)
+int kycc_region_begin(const char *where, int active)
 {
     if (in_region || omp_in_parallel()) kycc_fail(where, "nested parallel regions are not supported");
+    if (!active) return 0;   /* if(false): one thread, which every rank runs like the serial part */
     check(ky_barrier(), where, "ky_barrier at the start of a parallel region");
     in_region = 1;
+    return 1;
 }
 
-void kycc_region_end(void)
+void kycc_region_end(int active)
 {
+    if (!active) return;
     in_region = 0;
     check(ky_barrier(), "end of a parallel region", "ky_barrier");
 }

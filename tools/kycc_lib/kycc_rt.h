@@ -18,9 +18,10 @@
 void kycc_register(void **ptr, size_t size, size_t align, const void *init, int ndim, const long *dims,
                    size_t elem, int map_dim, const char *where);
 
-/* Parallel regions: begin/end run on each rank's serial thread around the OpenMP parallel region. */
-void kycc_region_begin(const char *where);
-void kycc_region_end(void);
+/* Parallel regions: begin/end run on each rank's serial thread around the OpenMP parallel region; begin
+ * returns `active` (the if clause): an inactive region is one thread on every rank, like the serial part. */
+int kycc_region_begin(const char *where, int active);
+void kycc_region_end(int active);
 int kycc_in_region(void);
 /* Slots of the global space for the enclosing function's locals that a region writes (stack discipline). */
 void *kycc_frame_push(size_t size, size_t align);

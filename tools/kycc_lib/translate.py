@@ -200,7 +200,7 @@ class Unit(Emitter):
             if fn is None:
                 self.err(p.line_no, "'#pragma %s %s' outside a function" % (p.family, d))
                 continue
-            for bad in ("copyprivate", "ordered", "collapse", "if"):
+            for bad in ("copyprivate", "ordered", "collapse"):
                 if p.has(bad):
                     self.err(p.line_no, "the clause '%s' of '#pragma omp %s' is not supported by kycc" % (bad, d))
             stmt, start, end = None, p.start, p.end
