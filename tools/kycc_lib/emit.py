@@ -99,6 +99,11 @@ class Emitter:
         if c.frame:
             post += " kycc_frame_pop(__kyf_%s);" % next(iter(c.frame))
         self._close(c, post + " }")
+        if p.directive == "parallel sections":
+            sc = type(c)(Pragma(p.start, p.end, p.line_no, "omp", "sections"), c.stmt, c.start, c.end, c.idx)
+            sc.p.clauses = [cl for cl in p.clauses if cl[0] == "reduction"]
+            sc.fn, sc.region, sc.depth, sc.private = c.fn, c, c.depth + 0.5, c.private
+            self._emit_sections(sc, pragma_done=True)
         if combined:
             fc = type(c)(p, c.stmt, c.start, c.end, c.idx)
             fc.p = Pragma(p.start, p.end, p.line_no, "omp", "for")
@@ -158,7 +163,10 @@ class Emitter:
             head.append("if (__kyi%d == %s - 1) __kylast%d = 1;" % (i, n, i))
         head.append("%s = (%s) + __kyi%d * %s;" % (var, lb, i, st))
         body = L["body"]
-        self.edit(c.stmt.extent.start.offset, body.extent.start.offset, " ".join(head) + " ", (2, c.depth))
+        # the header up to its ')' becomes the two loops; pragma lines between ')' and the body stay, and the
+        # header's own line breaks are kept so later lines keep their numbers
+        a, b = c.stmt.extent.start.offset, L["close"].extent.end.offset
+        self.edit(a, b, " ".join(head) + " " + "\n" * self.src.count("\n", a, b), (2, c.depth))
         tail = [" }"]
         for v in lps:
             tail.append("if (__kylast%d) *__kylp%d_%s = %s;" % (i, i, v, v))
@@ -201,6 +209,44 @@ class Emitter:
 
     def _emit_master(self, c):
         self._pragma_line(c, "if (kycc_is_master())")
+
+    def _emit_sections(self, c, pragma_done=False):
+        """Section k of n runs on thread k mod team of the global team (all of them outside regions)."""
+        if c.p.has("lastprivate"):
+            self.err(c.p.line_no, "lastprivate on sections is not supported by kycc")
+        mine = []
+        for o in self.cons:
+            if o.kind != "section" or not (c.start < o.p.start < c.end):
+                continue
+            owner = min((x for x in self.cons if x.stmt is not None and x.start < o.p.start < x.end and
+                         x.p.directive in ("sections", "parallel sections")), key=lambda x: x.end - x.start)
+            if owner.p.start == c.p.start:
+                mine.append(o)
+        kids = list(c.stmt.get_children())
+        implicit = bool(kids) and all(o.start != kids[0].extent.start.offset for o in mine)
+        n = len(mine) + implicit
+        for k, o in enumerate(mine):
+            o.sec = (k + implicit, n)
+        if implicit:   # the statements before the first section pragma are section 0
+            at = kids[0].extent.start.offset
+            self.edit(at, at, "if (kycc_section(0, %d)) { " % n, (0, 99))  # before a reference edit at `at`
+            if mine:
+                mine[0].close_first = True
+            else:
+                self.edit(c.stmt.extent.end.offset - 1, c.stmt.extent.end.offset - 1, " } ", (0, 0))
+        if not pragma_done:
+            self._pragma_line(c, "")
+        before, inside, after = self._privates(c, False)
+        self._open(c, "{ " + " ".join(before) + " { " + " ".join(inside) + " ")
+        tail = " " + " ".join(after) + " }" + ("" if c.p.has("nowait") or pragma_done else " kycc_barrier();")
+        self._close(c, tail + " }")
+
+    def _emit_section(self, c):
+        k, n = getattr(c, "sec", (None, None))
+        if k is None:
+            self.err(c.p.line_no, "'#pragma omp section' outside '#pragma omp sections'")
+            return
+        self._pragma_line(c, ("} " if getattr(c, "close_first", False) else "") + "if (kycc_section(%d, %d))" % (k, n))
 
     def _emit_single(self, c):
         for cl, _ in c.p.clauses:
@@ -366,7 +412,7 @@ class Emitter:
     def _apply(self):
         self._builtin_defines()
         edits = sorted(self.edits + [(o, e, t, (1, 0)) for o, (e, t) in self.refs.items()],
-                       key=lambda x: (x[0], x[3]))
+                       key=lambda x: (x[0], x[1] > x[0], x[3]))  # insertions before a replacement at the same offset
         out, k = [], 0
         replaced = [(s, e) for s, e, _, o in edits if e > s and o[0] == 2]
         for s, e, t, o in edits:

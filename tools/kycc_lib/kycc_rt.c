@@ -158,6 +158,12 @@ int kycc_thread_num(void) { return in_region ? me * omp_get_num_threads() + omp_
 int kycc_num_threads(void) { return in_region ? nranks * omp_get_num_threads() : 1; }
 int kycc_max_threads(void) { return nranks * omp_get_max_threads(); }
 int kycc_is_master(void) { return !in_region || (me == 0 && omp_get_thread_num() == 0); }
+int kycc_section(int k, int n)
+{
+    (void)n;
+    return k % kycc_num_threads() == kycc_thread_num();
+}
+
 int kycc_is_rank_master(void) { return omp_get_thread_num() == 0; }
 
 void kycc_barrier(void)

@@ -40,6 +40,7 @@ void kycc_for_static(long n, long chunk, long *first, long *span, long *stride);
 /* schedule(affinity): iteration i (loop value lb + i * step) runs on the rank owning index value v of the
  * mapped dimension, which has `extent` indices cut into nranks blocks; split over that rank's threads. */
 void kycc_for_affinity(long lb, long step, long n, long extent, long *first, long *span, long *stride);
+int kycc_section(int k, int n); /* section k of n runs here: k mod team == this thread (all outside regions) */
 int kycc_is_master(void); /* global thread 0 (the only master: master and single run there) */
 int kycc_is_rank_master(void);
 void kycc_critical_begin(int id);

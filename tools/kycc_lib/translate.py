@@ -18,11 +18,8 @@ from pragmas import find_pragmas
 
 CK = ci.CursorKind
 SUPPORTED = {"parallel", "parallel for", "for", "barrier", "master", "single", "critical", "atomic", "flush",
-             "threadprivate"}
+             "threadprivate", "sections", "section", "parallel sections"}
 REASONS = {
-    "sections": "sections are not translated (rewrite as a loop over cases)",
-    "parallel sections": "sections are not translated (rewrite as a loop over cases)",
-    "section": "sections are not translated",
     "task": "tasks cannot move between ranks (no task support)",
     "taskwait": "tasks cannot move between ranks (no task support)",
     "ordered": "ordered loops would serialise across ranks (not translated)",
@@ -212,10 +209,13 @@ class Unit(Emitter):
                 if d in ("for", "parallel for") and stmt.kind != CK.FOR_STMT:
                     self.err(p.line_no, "'#pragma omp %s' must be followed by a for loop" % d)
                     continue
+                if d in ("sections", "parallel sections") and stmt.kind != CK.COMPOUND_STMT:
+                    self.err(p.line_no, "'#pragma omp %s' must be followed by { ... }" % d)
+                    continue
                 start, end = stmt.extent.start.offset, self.stmt_end(stmt)
             c = Construct(p, stmt, start, end, len(self.cons))
             c.fn = fn
-            c.kind = {"parallel": "parallel", "parallel for": "parallel", "for": "for"}.get(d, d)
+            c.kind = {"parallel for": "parallel", "parallel sections": "parallel"}.get(d, d)
             if p.family == "kyoyu":
                 c.kind = "kyoyu_" + d
             self.cons.append(c)
