@@ -20,6 +20,10 @@ install(PROGRAMS "${PROJECT_SOURCE_DIR}/tools/kyrun" "${PROJECT_SOURCE_DIR}/tool
         DESTINATION "${CMAKE_INSTALL_BINDIR}")
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/tools/kybench_lib" DESTINATION "${CMAKE_INSTALL_DATADIR}/kyoyu"
         FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
+# kycc: the driver in bin, its translator and run-time in share/kyoyu/kycc_lib (docs/kycc.md)
+install(PROGRAMS "${PROJECT_SOURCE_DIR}/tools/kycc" DESTINATION "${CMAKE_INSTALL_BINDIR}")
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/tools/kycc_lib" DESTINATION "${CMAKE_INSTALL_DATADIR}/kyoyu"
+        FILES_MATCHING PATTERN "*.py" PATTERN "*.c" PATTERN "*.h" PATTERN "__pycache__" EXCLUDE)
 
 # CMake package.
 set(KY_PACKAGE_DIR "${CMAKE_INSTALL_LIBDIR}/cmake/Kyoyu")
