@@ -118,32 +118,44 @@ class Emitter:
         i = c.idx
         if not pragma_done:
             self._pragma_line(c, "")
-        lb, ub = self.text(*L["lb"]), self.text(*L["ub"])
-        step = L["step"] if isinstance(L["step"], str) else self.text(*L["step"])
-        st = "(%s(long)(%s))" % ("" if L["sign"] > 0 else "-", step)
-        op = L["op"]
-        if (op in ("<", "<=")) != (L["sign"] > 0):
-            self.err(c.p.line_no, "the loop's test '%s' and its increment go in different directions" % op)
-        if op == "<":
-            trip = "((long)(%s) - (long)(%s) + %s - 1) / %s" % (ub, lb, st, st)
-        elif op == "<=":
-            trip = "((long)(%s) - (long)(%s) + %s) / %s" % (ub, lb, st, st)
-        elif op == ">":
-            trip = "((long)(%s) - (long)(%s) - %s - 1) / -%s" % (lb, ub, st, st)
-        else:
-            trip = "((long)(%s) - (long)(%s) - %s) / -%s" % (lb, ub, st, st)
+        trips, bounds = [], []
+        for lv in L["levels"]:
+            lb, ub = self.text(*lv["lb"]), self.text(*lv["ub"])
+            step = lv["step"] if isinstance(lv["step"], str) else self.text(*lv["step"])
+            st = "(%s(long)(%s))" % ("" if lv["sign"] > 0 else "-", step)
+            op = lv["op"]
+            if (op in ("<", "<=")) != (lv["sign"] > 0):
+                self.err(c.p.line_no, "the loop's test '%s' and its increment go in different directions" % op)
+            if op == "<":
+                trip = "((long)(%s) - (long)(%s) + %s - 1) / %s" % (ub, lb, st, st)
+            elif op == "<=":
+                trip = "((long)(%s) - (long)(%s) + %s) / %s" % (ub, lb, st, st)
+            elif op == ">":
+                trip = "((long)(%s) - (long)(%s) - %s - 1) / -%s" % (lb, ub, st, st)
+            else:
+                trip = "((long)(%s) - (long)(%s) - %s) / -%s" % (lb, ub, st, st)
+            trips.append("(%s > 0 ? %s : 0)" % (trip, trip))
+            bounds.append((lv["var"], lb, st))
+        lb, st = bounds[0][1], bounds[0][2]
+        trip = " * ".join(trips)
+        if len(bounds) > 1 and (c.p.arg("schedule") or "").startswith("affinity"):
+            self.err(c.p.line_no, "schedule(affinity) with collapse is not supported by kycc")
         sched = c.p.arg("schedule") or "static"
         kind, _, chunk = sched.partition(",")
         kind = kind.strip()
         n = "__kyn%d" % i
         head = ["{"]
-        before, inside, after = self._privates(c, False, skip=(L["var"],))
+        before, inside, after = self._privates(c, False, skip=tuple(v for v, _, _ in bounds))
         lps = c.p.clause_list("lastprivate")
         for v in lps:
             before.append("__typeof__(%s) *__kylp%d_%s = &%s;" % (self.outer(v, c), i, v, self.outer(v, c)))
             if v not in c.p.clause_list("firstprivate"):
                 inside.append("__typeof__(*__kylp%d_%s) %s;" % (i, v, v))
         head += before
+        for k, t in enumerate(trips if len(trips) > 1 else []):
+            head.append("long __kyt%d_%d = %s;" % (i, k, t))
+            trips[k] = "__kyt%d_%d" % (i, k)
+        trip = " * ".join(trips)
         head.append("long %s = %s; if (%s < 0) %s = 0; long __kyf%d, __kysp%d, __kyst%d;" % (n, trip, n, n, i, i, i))
         if kind.startswith("affinity"):
             head.append(self._affinity(c, kind, lb, st, n))
@@ -152,16 +164,25 @@ class Emitter:
             head.append("kycc_for_static(%s, %s, &__kyf%d, &__kysp%d, &__kyst%d);" % (n, ch, i, i, i))
         if lps:
             head.append("int __kylast%d = 0;" % i)
-        var = L["var"]
-        vdecl = ("%s %s;" % (L["decl_type"].strip(), var)) if L["decl_type"] else \
-            "__typeof__(%s) %s;" % (self.outer(var, c), var)
+        vdecl = " ".join(("%s %s;" % (lv["decl_type"].strip(), lv["var"])) if lv["decl_type"] else
+                         "__typeof__(%s) %s;" % (self.outer(lv["var"], c), lv["var"]) for lv in L["levels"])
         head.append("{ " + vdecl + " " + " ".join(inside))
         head.append("for (long __kyc%d = __kyf%d; __kyc%d < %s; __kyc%d += __kyst%d) "
                     "for (long __kyi%d = __kyc%d; __kyi%d < __kyc%d + __kysp%d && __kyi%d < %s; __kyi%d++) {" %
                     (i, i, i, n, i, i, i, i, i, i, i, i, n, i))
         if lps:
             head.append("if (__kyi%d == %s - 1) __kylast%d = 1;" % (i, n, i))
-        head.append("%s = (%s) + __kyi%d * %s;" % (var, lb, i, st))
+        if len(bounds) == 1:
+            head.append("%s = (%s) + __kyi%d * %s;" % (bounds[0][0], lb, i, st))
+        else:   # collapse: the flat index, innermost loop fastest
+            head.append("long __kyr%d = __kyi%d;" % (i, i))
+            for k in range(len(bounds) - 1, -1, -1):
+                v, lbk, stk = bounds[k]
+                if k:
+                    head.append("%s = (%s) + (__kyr%d %% %s) * %s; __kyr%d /= %s;" % (v, lbk, i, trips[k], stk, i, trips[k]))
+                else:
+                    head.append("%s = (%s) + __kyr%d * %s;" % (v, lbk, i, stk))
+        head.append("{ " * L.get("braces", 0))
         body = L["body"]
         # the header up to its ')' becomes the two loops; pragma lines between ')' and the body stay, and the
         # header's own line breaks are kept so later lines keep their numbers

@@ -197,7 +197,7 @@ class Unit(Emitter):
             if fn is None:
                 self.err(p.line_no, "'#pragma %s %s' outside a function" % (p.family, d))
                 continue
-            for bad in ("copyprivate", "ordered", "collapse"):
+            for bad in ("copyprivate", "ordered"):
                 if p.has(bad):
                     self.err(p.line_no, "the clause '%s' of '#pragma omp %s' is not supported by kycc" % (bad, d))
             stmt, start, end = None, p.start, p.end
@@ -233,7 +233,7 @@ class Unit(Emitter):
             if c.kind == "for" or c.p.directive == "parallel for":
                 c.loop = self._loop(c)
                 if c.loop:
-                    pr.add(c.loop["var"])
+                    pr |= set(L["var"] for L in c.loop["levels"])
             c.private = pr
 
     def _mapping(self, p):
@@ -251,7 +251,38 @@ class Unit(Emitter):
 
     # ---- loops --------------------------------------------------------------------------------------
     def _loop(self, c):
-        toks = list(c.stmt.get_tokens())
+        """The loop nest of a for construct: collapse(k) takes k perfectly nested, rectangular loops."""
+        arg = c.p.arg("collapse")
+        try:
+            k = int(arg) if arg is not None else 1
+        except ValueError:
+            self.err(c.p.line_no, "collapse needs a constant, got '%s'" % arg)
+            return None
+        levels, stmt, braces = [], c.stmt, 0
+        for level in range(k):
+            if level:
+                while stmt.kind == CK.COMPOUND_STMT and len(list(stmt.get_children())) == 1:
+                    stmt, braces = list(stmt.get_children())[0], braces + 1
+                if stmt.kind != CK.FOR_STMT:
+                    self.err(c.p.line_no, "collapse(%d) needs %d perfectly nested for loops" % (k, k))
+                    return None
+            L = self._loop_one(stmt, c)
+            if L is None:
+                return None
+            for outer in levels:
+                for part in ("lb", "ub", "step"):
+                    if not isinstance(L[part], str) and re.search(r"\b%s\b" % outer["var"], self.src[L[part][0]:L[part][1]]):
+                        self.err(c.p.line_no, "collapse: the bounds of the loop over '%s' use '%s' (not rectangular)" %
+                                 (L["var"], outer["var"]))
+                        return None
+            levels.append(L)
+            stmt = L["body"]
+        top = dict(levels[0])
+        top.update(levels=levels, close=levels[-1]["close"], body=levels[-1]["body"], braces=braces)
+        return top
+
+    def _loop_one(self, stmt, c):
+        toks = list(stmt.get_tokens())
         if len(toks) < 2 or toks[1].spelling != "(":
             self.err(c.p.line_no, "cannot read the for loop")
             return None
@@ -310,7 +341,7 @@ class Unit(Emitter):
         else:
             self.err(c.p.line_no, "the loop's increment must be var++, var--, var += step or var -= step")
             return None
-        body = list(c.stmt.get_children())[-1]
+        body = list(stmt.get_children())[-1]
         return {"var": var, "decl_type": decl_type, "lb": lb, "ub": ub, "op": op, "step": step, "sign": sign,
                 "body": body, "close": close}
 
@@ -373,10 +404,10 @@ class Unit(Emitter):
                     reg.frame[c.spelling] = r
             for reg in [x for x in self.cons if x.kind == "parallel" and x.fn == fn]:
                 for o in self.cons:
-                    if o.region is reg and o is not reg:
+                    if o.region is reg:   # a lastprivate local is written by one thread of one rank
                         for v in o.p.clause_list("lastprivate"):
                             d = self._local_named(fn, v, reg.start)
-                            if d is not None and v not in reg.private:
+                            if d is not None and (v not in reg.private or o is reg):
                                 reg.frame[v] = d
         # references of framed locals inside their region
         for reg in [x for x in self.cons if x.kind == "parallel"]:
