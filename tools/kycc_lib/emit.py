@@ -193,7 +193,9 @@ class Emitter:
             tail.append("if (__kylast%d) *__kylp%d_%s = %s;" % (i, i, v, v))
         tail += after
         tail.append("}")
-        if not c.p.has("nowait") and not pragma_done:
+        # a reduction's run-time call ends in a global barrier after every thread's last iteration, so the
+        # loop's writes are published already: no second barrier
+        if not c.p.has("nowait") and not pragma_done and not after:
             tail.append("kycc_barrier();")
         tail.append("}")
         self._close(c, " ".join(tail))
