@@ -28,10 +28,10 @@ if(KY_PYTHON3)
     set_tests_properties(settings.docs PROPERTIES LABELS "cpu;tools" TIMEOUT 60)
 endif()
 
-# Every program under apps/ and tools/ (and kyinfo) answers --help with usage and exit status 0. kycc is
-# left out until it answers --help itself (today it passes the flag on to mpicc).
+# Every program under apps/ and tools/ (and kyinfo) answers --help with usage and exit status 0.
 set(_ky_help_programs "$<TARGET_FILE:kyinfo>" "${CMAKE_RUNTIME_OUTPUT_DIRECTORY}/kyrun"
     "${CMAKE_RUNTIME_OUTPUT_DIRECTORY}/kybench" "${PROJECT_SOURCE_DIR}/tools/device-run"
+    "${PROJECT_SOURCE_DIR}/tools/kycc"
     "${PROJECT_SOURCE_DIR}/tools/fetch-npb" "${PROJECT_SOURCE_DIR}/tools/fetch-himeno-baselines")
 foreach(_t ky_stencil ky_stencil_gpu ky_cg ky_himeno)
     if(TARGET ${_t})

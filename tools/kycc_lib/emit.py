@@ -195,10 +195,18 @@ class Emitter:
         tail.append("}")
         # a reduction's run-time call ends in a global barrier after every thread's last iteration, so the
         # loop's writes are published already: no second barrier
-        if not c.p.has("nowait") and not pragma_done and not after:
+        if not c.p.has("nowait") and not pragma_done and not after and not self._ends_region(c):
             tail.append("kycc_barrier();")
         tail.append("}")
         self._close(c, " ".join(tail))
+
+    def _ends_region(self, c):
+        """The construct is the last statement of its region's body: the region's end is its barrier."""
+        r = c.region
+        if r is None or r is c or r.stmt.kind != CK.COMPOUND_STMT:
+            return False
+        kids = list(r.stmt.get_children())
+        return bool(kids) and kids[-1].extent.start.offset == c.stmt.extent.start.offset
 
     def _affinity(self, c, kind, lb, st, n):
         i = c.idx
