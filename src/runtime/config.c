@@ -53,7 +53,7 @@ static kyi_cfg_t kyi_cfg[] = {
     /* comm: progress */
     {"KY_PROGRESS_THREAD", KYI_CFG_LONG, "1", "1: a thread per rank serves remote requests; 0: only inside Kyoyu calls and ky_poll", "0..1", 0, 0},
     {"KY_POLL_SPIN_US", KYI_CFG_LONG, "-1", "microseconds a waiter spins before yielding (-1: 20000, or 0 when oversubscribed)", "-1..", 0, 0},
-    {"KY_PROGRESS_SPIN_US", KYI_CFG_LONG, "-1", "microseconds the idle progress thread spins before sleeping (-1: forever, or 0 when oversubscribed)", "-1..", 0, 0},
+    {"KY_PROGRESS_SPIN_US", KYI_CFG_LONG, "-1", "microseconds the idle progress thread spins before sleeping (-1: forever, or 0 when oversubscribed or OMP_NUM_THREADS fills the cores)", "-1..", 0, 0},
     {"KY_POLL_YIELD_US", KYI_CFG_LONG, "200", "where ranks outnumber cores: microseconds a waiter polls with sched_yield before it sleeps between polls", "0..", 0, 0},
     {"KY_POLL_SLEEP_MAX_US", KYI_CFG_LONG, "200", "longest sleep between polls of an idle waiter, microseconds", "0..", 0, 0},
     /* comm: protocol */

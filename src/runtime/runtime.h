@@ -27,6 +27,8 @@ typedef struct {
     int ngpus;
     int gpus[KYI_MAX_GPUS_PER_RANK];
     int oversubscribed;    /* more busy threads than cores on this host: never spin */
+    int cores_busy;        /* with the OpenMP threads the program asked for (OMP_NUM_THREADS) the rank's threads
+                            * and progress threads outnumber the cores: the idle progress thread does not spin */
     char host[64];
 } kyi_rt_t;
 

@@ -29,7 +29,7 @@ static uint64_t spin_ns(int engine)
     long c = atomic_load_explicit(&cached[engine], memory_order_relaxed);
     if (c == -2) {
         c = kyi_config_long(engine ? "KY_PROGRESS_SPIN_US" : "KY_POLL_SPIN_US");
-        if (c < 0) c = kyi_rt.oversubscribed ? 0 : (engine ? -1 : 20000);
+        if (c < 0) c = engine ? (kyi_rt.cores_busy ? 0 : -1) : (kyi_rt.oversubscribed ? 0 : 20000);
         atomic_store_explicit(&cached[engine], c, memory_order_relaxed);
     }
     return c < 0 ? UINT64_MAX : (uint64_t)c * 1000ull;
@@ -109,7 +109,11 @@ void kyi_waiter_pause(kyi_waiter_t *w)
         yield_us = kyi_config_long("KY_POLL_YIELD_US");
         atomic_store_explicit(&yield_cached, yield_us, memory_order_relaxed);
     }
-    uint64_t yield = kyi_rt.oversubscribed ? (uint64_t)yield_us * 1000ull : 200000000ull;
+    /* A program thread with a core of its own yields long; the idle engine, once it stops spinning (a
+     * finite KY_PROGRESS_SPIN_US, or the cores are busy), yields briefly and sleeps: yielding in a loop for
+     * 200 ms after every request kept it on a core the program's threads needed. */
+    int short_yield = kyi_rt.oversubscribed || (w->call == NULL && spin != UINT64_MAX);
+    uint64_t yield = short_yield ? (uint64_t)yield_us * 1000ull : 200000000ull;
     if (waited < spin + yield) {
         sched_yield();
         return;
