@@ -105,12 +105,8 @@ int kyi_open_for_write(size_t pg)
  * are only tried (a busy one ends the run), so holding two can never deadlock. */
 static void open_home_run(size_t pg)
 {
-    static _Atomic long run_cached = -1; /* read once, by whichever thread comes first */
-    long run = atomic_load_explicit(&run_cached, memory_order_relaxed);
-    if (run < 0) {
-        run = kyi_config_long("KY_DSM_SNAPSHOT_RUN");
-        atomic_store_explicit(&run_cached, run, memory_order_relaxed);
-    }
+    static long run_cached = KYI_CONFIG_UNREAD;
+    long run = kyi_config_long_once("KY_DSM_SNAPSHOT_RUN", &run_cached);
     uint64_t epoch = kyi_home_epoch();
     size_t m = 0, end = pg + 1;
     long copies = 0;

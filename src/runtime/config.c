@@ -267,6 +267,16 @@ long kyi_config_long(const char *name)
     return v;
 }
 
+long kyi_config_long_once(const char *name, long *slot)
+{
+    long v = __atomic_load_n(slot, __ATOMIC_RELAXED);
+    if (v == KYI_CONFIG_UNREAD) {
+        v = kyi_config_long(name);
+        __atomic_store_n(slot, v, __ATOMIC_RELAXED);
+    }
+    return v;
+}
+
 double kyi_config_double(const char *name)
 {
     kyi_cfg_t *c = must_find(name);

@@ -25,24 +25,16 @@ uint64_t kyi_now_ns(void)
  * program's threads wait at once): relaxed atomics, since any of the racing readers computes the same value. */
 static uint64_t spin_ns(int engine)
 {
-    static _Atomic long cached[2] = {-2, -2};
-    long c = atomic_load_explicit(&cached[engine], memory_order_relaxed);
-    if (c == -2) {
-        c = kyi_config_long(engine ? "KY_PROGRESS_SPIN_US" : "KY_POLL_SPIN_US");
-        if (c < 0) c = engine ? (kyi_rt.cores_busy ? 0 : -1) : (kyi_rt.oversubscribed ? 0 : 20000);
-        atomic_store_explicit(&cached[engine], c, memory_order_relaxed);
-    }
+    static long cached[2] = {KYI_CONFIG_UNREAD, KYI_CONFIG_UNREAD};
+    long c = kyi_config_long_once(engine ? "KY_PROGRESS_SPIN_US" : "KY_POLL_SPIN_US", &cached[engine]);
+    if (c < 0) c = engine ? (kyi_rt.cores_busy ? 0 : -1) : (kyi_rt.oversubscribed ? 0 : 20000);
     return c < 0 ? UINT64_MAX : (uint64_t)c * 1000ull;
 }
 
 static long sleep_cap_us(void)
 {
-    static _Atomic long cached = -1;
-    long c = atomic_load_explicit(&cached, memory_order_relaxed);
-    if (c < 0) {
-        c = kyi_config_long("KY_POLL_SLEEP_MAX_US");
-        atomic_store_explicit(&cached, c, memory_order_relaxed);
-    }
+    static long cached = KYI_CONFIG_UNREAD;
+    long c = kyi_config_long_once("KY_POLL_SLEEP_MAX_US", &cached);
     return c < 1 ? 1 : c;
 }
 
@@ -103,12 +95,8 @@ void kyi_waiter_pause(kyi_waiter_t *w)
     /* Yield before sleeping, oversubscribed too: the thread we wait for may be the next one on this core,
      * and yielding hands it the core at once, while the shortest sleep costs the kernel's timer slack
      * (50 us by default): a barrier of 4 ranks on 2 cores took 130-150 us sleeping, 3-4 us yielding. */
-    static _Atomic long yield_cached = -1; /* read once, as above */
-    long yield_us = atomic_load_explicit(&yield_cached, memory_order_relaxed);
-    if (yield_us < 0) {
-        yield_us = kyi_config_long("KY_POLL_YIELD_US");
-        atomic_store_explicit(&yield_cached, yield_us, memory_order_relaxed);
-    }
+    static long yield_cached = KYI_CONFIG_UNREAD;
+    long yield_us = kyi_config_long_once("KY_POLL_YIELD_US", &yield_cached);
     /* A program thread with a core of its own yields long; the idle engine, once it stops spinning (a
      * finite KY_PROGRESS_SPIN_US, or the cores are busy), yields briefly and sleeps: yielding in a loop for
      * 200 ms after every request kept it on a core the program's threads needed. */
