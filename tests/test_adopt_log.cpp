@@ -1,7 +1,7 @@
 /* The application initialises MPI itself: ky_init adopts it (MPI_THREAD_MULTIPLE kept), ky_finalize leaves
  * MPI running for the application's own MPI_Finalize. Also the logging contract, read back from the
  * KY_DEBUG_FILE this test is run with: every line starts with host:pid:rank, a failed call is logged naming
- * rank and call, and the unknown setting KY_BOGUS_SETTING and the values the settings table does not allow
+ * rank and call and followed by the file:line trail of the checks it passed, and the unknown setting KY_BOGUS_SETTING and the values the settings table does not allow
  * (KY_GPUS_PER_RANK=-3, an unknown name in KY_DEBUG_SUBSYS) drew a warning on rank 0 naming what is allowed. */
 #include <mpi.h>
 #include <unistd.h>
@@ -85,6 +85,12 @@ int main(int argc, char **argv)
         char want[128];
         snprintf(want, sizeof want, "rank %d: ky_put: offset 60 + 8 bytes outside segment", me);
         CHECK(log.find(want) != std::string::npos, "no log line \"%s\" in:\n%s", want, log.c_str());
+        /* ... followed by the trail of the checks it passed on its way out (rma.c's range check) */
+        size_t at = log.find(want), trail = log.find("rma.c:", at == std::string::npos ? 0 : at);
+        CHECK(at != std::string::npos && trail != std::string::npos &&
+                  log.compare(log.find(' ', trail) + 1, 3, "-> ") == 0 &&
+                  log.find("(access outside a registered segment)", trail) != std::string::npos,
+              "no trail \"rma.c:LINE -> STATUS (...)\" after the failure in:\n%s", log.c_str());
         static const char *const warnings[] = {
             "unknown setting KY_BOGUS_SETTING",
             "KY_GPUS_PER_RANK=-3 is not an integer from 0 to 16; using the default 1",

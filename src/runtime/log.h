@@ -28,8 +28,27 @@ void kyi_log_setup(void);
 #define KYI_INFO(sub, ...) do { if (kyi_log_enabled(KYI_LOG_INFO, (sub))) kyi_log(KYI_LOG_INFO, (sub), __VA_ARGS__); } while (0)
 #define KYI_TRACE(sub, ...) do { if (kyi_log_enabled(KYI_LOG_TRACE, (sub))) kyi_log(KYI_LOG_TRACE, (sub), __VA_ARGS__); } while (0)
 
+/* The source file's name without its folders, for the trail below. */
+#ifdef __FILE_NAME__
+#define KYI_FILE __FILE_NAME__
+#else
+#define KYI_FILE __FILE__
+#endif
+
+/* Note "file:line -> status" at info level (NCCL's trail): with KY_DEBUG=info a failure reads as the line
+ * kyi_fail wrote where it was detected followed by every KYI_CHECK it passed on its way out. Called only on
+ * the failure path, so it costs nothing when calls succeed. */
+void kyi_trail(const char *file, int line, int status);
+
 /* Propagate a negative status; the message was recorded where the error was detected. */
-#define KYI_CHECK(expr) do { int kyi_s_ = (expr); if (kyi_s_ < 0) return kyi_s_; } while (0)
+#define KYI_CHECK(expr)                                      \
+    do {                                                     \
+        int kyi_s_ = (expr);                                 \
+        if (kyi_s_ < 0) {                                    \
+            kyi_trail(KYI_FILE, __LINE__, kyi_s_);           \
+            return kyi_s_;                                   \
+        }                                                    \
+    } while (0)
 
 #ifdef __cplusplus
 }

@@ -48,3 +48,9 @@ int kyi_fail(int status, const char *call, const char *fmt, ...)
     kyi_log(KYI_LOG_INFO, KYI_SUB_RUNTIME, "%s", kyi_last_msg);
     return status;
 }
+
+void kyi_trail(const char *file, int line, int status)
+{
+    if (kyi_log_enabled(KYI_LOG_INFO, KYI_SUB_RUNTIME))
+        kyi_log(KYI_LOG_INFO, KYI_SUB_RUNTIME, "%s:%d -> %d (%s)", file, line, status, ky_strerror(status));
+}
