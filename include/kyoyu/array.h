@@ -1,4 +1,4 @@
-/* Kyoyu array: distributed N-d arrays in host or GPU memory (layer 5 of DESIGN.md; the seeds' mapalloc,
+/* Kyoyu array: distributed N-d arrays in host or GPU memory (docs/architecture.md; the seeds' mapalloc,
  * SCASH's mapping and affinity scheduling, the multi-GPU stencil's halo exchange).
  *
  * The global index space dims[0] x ... x dims[ndim-1] (C order: the last dimension is contiguous) is cut by

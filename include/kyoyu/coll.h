@@ -1,4 +1,4 @@
-/* Kyoyu coll: collectives (layer 3 of DESIGN.md; the TCA CG seed's allgather and allreduce, any rank count).
+/* Kyoyu coll: collectives (docs/architecture.md; the TCA CG seed's allgather and allreduce, any rank count).
  *
  * allreduce, allgather, bcast, reduce and barrier over a team: the world team (KY_TEAM_WORLD) or a team split
  * from another (ky_team_split). Every member calls the same collectives on a team in the same order.

@@ -1,4 +1,4 @@
-/* Kyoyu comm: the one-sided layer (layer 2 of DESIGN.md; GASNet-EX in spirit, seed 004 on today's links).
+/* Kyoyu comm: the one-sided layer (docs/architecture.md; GASNet-EX in spirit, seed 004 on today's links).
  *
  * Segments are registered regions of host or GPU memory, created collectively; a segment has the same
  * handle on every rank and each rank contributes its own piece (sizes may differ). Remote accesses name

@@ -1,4 +1,4 @@
-/* Kyoyu dsm: the global address space (layer 4 of DESIGN.md; seeds 000 mSMS and 003 Omni/SCASH).
+/* Kyoyu dsm: the global address space (docs/architecture.md; seeds 000 mSMS and 003 Omni/SCASH).
  *
  * Every rank reserves the same virtual range at ky_init (KY_GAS_SIZE bytes), so a pointer into the global
  * space is valid on every rank and any thread may read or write any byte of it with plain loads and

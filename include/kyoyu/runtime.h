@@ -1,4 +1,4 @@
-/* Kyoyu runtime: process model, bootstrap, topology and configuration (layer 1 of DESIGN.md).
+/* Kyoyu runtime: process model, bootstrap, topology and configuration (docs/architecture.md).
  * One OS process per rank, started by MPI. A rank drives ky_ngpus() GPUs (KY_GPUS_PER_RANK, bound by local
  * rank). KY_NODE_SPLIT=rank makes every rank its own node so cross-node paths run on one host. */
 #ifndef KYOYU_RUNTIME_H

@@ -1,5 +1,5 @@
 /* Kyoyu sparse: distributed CSR matrices, SpMV with an exchange planned once, and conjugate gradient (the
- * sparse layer of DESIGN.md; seed 001, the TCA CG paper).
+ * sparse layer of docs/architecture.md; seed 001, the TCA CG paper).
  *
  * A matrix is split by rows (1-D): rank r holds rows [row_lo, row_hi) with their nonzeros, balanced by rows
  * or by nonzeros, in host memory (OpenMP kernels) or on the rank's GPU (CUDA kernels). Vectors are the
