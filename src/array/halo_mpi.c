@@ -119,7 +119,7 @@ static int plan_msgs(struct kyi_array *a, const struct kyi_team *t, int k, const
 
 int kyi_halo_mpi_plan(const char *call, struct kyi_array *a)
 {
-    if (!kyi_config_long("KY_HALO_SENDRECV")) return KY_OK;
+    if (!kyi_setting_long(KYI_SET_HALO_SENDRECV)) return KY_OK;
     struct kyi_team *t = kyi_team_get(call, a->team);
     if (!t) return KY_ERR_ARG;
     int ndir = 1;

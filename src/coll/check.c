@@ -13,7 +13,7 @@
 int kyi_check_enabled(void)
 {
     static int cached = -1;
-    if (cached < 0) cached = kyi_config_long("KY_CHECK") != 0;
+    if (cached < 0) cached = kyi_setting_long(KYI_SET_CHECK) != 0;
     return cached;
 }
 

@@ -180,7 +180,7 @@ int kyi_plan_wait(struct kyi_coll_plan *pl)
          * multiply by the number of steps. Yielding hands the core to a peer that needs it (only when
          * ranks outnumber cores: otherwise the yield's syscall is pure latency). */
         static long yield_us = -1;
-        if (yield_us < 0) yield_us = kyi_config_long("KY_COLL_YIELD_US");
+        if (yield_us < 0) yield_us = kyi_setting_long(KYI_SET_COLL_YIELD_US);
         uint64_t until = kyi_now_ns() + (uint64_t)(yield_us > 0 ? yield_us : 0) * 1000ull;
         int done = 0;
         while (!done && kyi_now_ns() < until) {

@@ -67,7 +67,7 @@ static int leader_of(const struct kyi_team *t, int j)
 
 static int wanted(const struct kyi_team *t)
 {
-    if (kyi_config_long("KY_COLL_HIER") == 0 || t->size < 3) return 0;
+    if (kyi_setting_long(KYI_SET_COLL_HIER) == 0 || t->size < 3) return 0;
     int nodes = 0, crowded = 0;
     for (int j = 0; j < t->size; j++) {
         int l = leader_of(t, j);

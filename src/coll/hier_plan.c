@@ -61,7 +61,7 @@ void kyi_hplan_free(struct kyi_hplan *hp)
 static int hplan_new(const char *call, struct kyi_team *t, struct kyi_hplan **hp, struct kyi_team **nt)
 {
     *hp = NULL;
-    if (kyi_config_long("KY_COLL_SHM") == 0) return KY_OK; /* the same on every member */
+    if (kyi_setting_long(KYI_SET_COLL_SHM) == 0) return KY_OK; /* the same on every member */
     struct kyi_hier *h = t->hier;
     *nt = kyi_team_get(call, h->node);
     int shm = 0;

@@ -41,14 +41,14 @@ int ky_coll_set_algo(ky_coll_kind_t kind, ky_coll_algo_t algo)
 
 static int parse(ky_coll_kind_t kind)
 {
-    const char *name = kind == KY_COLL_ALLREDUCE ? "KY_ALLREDUCE_ALGO" : "KY_ALLGATHER_ALGO";
-    const char *v = kyi_config_str(name);
+    kyi_setting_t id = kind == KY_COLL_ALLREDUCE ? KYI_SET_ALLREDUCE_ALGO : KYI_SET_ALLGATHER_ALGO;
+    const char *v = kyi_setting_str(id);
     for (int a = 0; a < KY_ALGO_COUNT; a++)
         if (!strcmp(v, names[a]) && !(kind == KY_COLL_ALLGATHER && not_for_allgather(a))) return a;
     /* The settings table has already refused names that are not algorithms (with a warning naming them all);
      * reaching here means the table and names[] disagree. */
     KYI_WARN(KYI_SUB_COLL, "internal: %s=%s is allowed by the settings table but is no algorithm here; using auto",
-             name, v);
+             kyi_setting_name(id), v);
     return KY_ALGO_AUTO;
 }
 
@@ -90,7 +90,7 @@ int kyi_coll_algo_gpu(ky_coll_kind_t kind, int p, size_t bytes, int nvl)
     if (a != KY_ALGO_AUTO) return a;
     if (kind == KY_COLL_ALLGATHER) return KY_ALGO_ONESHOT;
     static size_t oneshot_max = (size_t)-1;
-    if (oneshot_max == (size_t)-1) oneshot_max = kyi_config_size("KY_NVL_ONESHOT_MAX");
+    if (oneshot_max == (size_t)-1) oneshot_max = kyi_setting_size(KYI_SET_NVL_ONESHOT_MAX);
     size_t lim = p == 2 && oneshot_max < ((size_t)16 << 20) ? (size_t)16 << 20 : oneshot_max;
     return bytes <= lim ? KY_ALGO_ONESHOT : KY_ALGO_TWOSHOT;
 }

@@ -98,7 +98,7 @@ static int one_node(struct kyi_team *t)
 
 static size_t slot_bytes(void)
 {
-    size_t v = kyi_config_size("KY_COLL_SHM_SLOT");
+    size_t v = kyi_setting_size(KYI_SET_COLL_SHM_SLOT);
     if (v < 4096) v = 4096;
     return (v + LINE - 1) / LINE * LINE;
 }
@@ -164,7 +164,7 @@ static int create(const char *call, struct kyi_team *t, struct kyi_shm **out)
         return st;
     }
     /* Single copy only if every member can read every other one's memory (the kernel may refuse). */
-    int64_t cma = (int64_t)kyi_config_size("KY_COLL_SHM_CMA");
+    int64_t cma = (int64_t)kyi_setting_size(KYI_SET_COLL_SHM_CMA);
     for (int j = 0; j < s->p && cma; j++) {
         int64_t got = 0;
         if (j != s->me && (cma_read(s, j, &got, *line_addr(s, j), sizeof got) != KY_OK || got != 0x4b796f7975 + j)) cma = 0;
@@ -189,7 +189,7 @@ int kyi_shm_usable(const char *call, struct kyi_team *t, int *yes)
     *yes = 0;
     if (t->size < 2) return KY_OK;
     if (t->shm_state == 0) {
-        int64_t v = kyi_config_long("KY_COLL_SHM") != 0 && one_node(t);
+        int64_t v = kyi_setting_long(KYI_SET_COLL_SHM) != 0 && one_node(t);
         KYI_CHECK(kyi_allreduce_min_i64(t, &v, 1, call));
         struct kyi_shm *s = NULL;
         if (v) KYI_CHECK(create(call, t, &s));
@@ -225,7 +225,7 @@ static void arrive(struct kyi_shm *s, struct kyi_team *t, const char *call)
     atomic_store_explicit(counter(s, s->me), v, memory_order_release);
     int j = 0;
     static long yield_us = -1;
-    if (yield_us < 0) yield_us = kyi_config_long("KY_COLL_YIELD_US");
+    if (yield_us < 0) yield_us = kyi_setting_long(KYI_SET_COLL_YIELD_US);
     uint64_t until = 0;
     kyi_waiter_t w;
     int waiting = 0;
@@ -263,7 +263,7 @@ static void reduce_rounds(struct kyi_shm *s, struct kyi_team *t, struct kyi_coll
     const char *in = pl->shm_s ? pl->shm_s : pl->shm_r;
     char *out = (root < 0 || s->me == root) ? pl->shm_r : NULL;
     static size_t oneshot_max = (size_t)-1;
-    if (oneshot_max == (size_t)-1) oneshot_max = kyi_config_size("KY_COLL_SHM_ONESHOT_MAX");
+    if (oneshot_max == (size_t)-1) oneshot_max = kyi_setting_size(KYI_SET_COLL_SHM_ONESHOT_MAX);
     for (size_t off = 0; off < n; off += per) {
         size_t m = n - off < per ? n - off : per, b = m * es;
         uint64_t rd = s->rounds++;

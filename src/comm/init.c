@@ -24,17 +24,16 @@ int kyi_comm_init(void)
     MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
     kyi_comm.tag_ub = flag ? *ub : 32767;
     atomic_store(&kyi_comm.tag_next, 0);
-    kyi_comm.progress_thread = kyi_config_long("KY_PROGRESS_THREAD") != 0;
-    kyi_comm.eager = kyi_config_size("KY_EAGER_SIZE");
-    kyi_comm.am_medium_max = kyi_config_size("KY_AM_MEDIUM_MAX");
-    kyi_comm.stage_chunk = kyi_config_size("KY_STAGE_CHUNK");
+    kyi_comm.progress_thread = kyi_setting_long(KYI_SET_PROGRESS_THREAD) != 0;
+    kyi_comm.eager = kyi_setting_size(KYI_SET_EAGER_SIZE);
+    kyi_comm.am_medium_max = kyi_setting_size(KYI_SET_AM_MEDIUM_MAX);
+    kyi_comm.stage_chunk = kyi_setting_size(KYI_SET_STAGE_CHUNK);
     if (kyi_comm.stage_chunk < 4096) kyi_comm.stage_chunk = 4096;
-    kyi_comm.stage_depth = (int)kyi_config_long("KY_STAGE_DEPTH");
+    kyi_comm.stage_depth = (int)kyi_setting_long(KYI_SET_STAGE_DEPTH);
     if (kyi_comm.stage_depth < 1) kyi_comm.stage_depth = 1;
     /* auto, shm/ipc or mpi: the settings table warns about anything else and gives auto */
-    const char *ph = kyi_config_str("KY_PATH_HOST"), *pg = kyi_config_str("KY_PATH_GPU");
-    kyi_comm.force_host_mpi = !strcmp(ph, "mpi");
-    kyi_comm.force_gpu_mpi = !strcmp(pg, "mpi");
+    kyi_comm.force_host_mpi = kyi_setting_is(KYI_SET_PATH_HOST, "mpi");
+    kyi_comm.force_gpu_mpi = kyi_setting_is(KYI_SET_PATH_GPU, "mpi");
     pthread_rwlock_init(&kyi_comm.seg_lock, NULL);
     kyi_comm.seg_next = 0;
     memset(kyi_comm.segs, 0, sizeof kyi_comm.segs);

@@ -47,7 +47,7 @@ int kyi_plan_find(struct kyi_seg *s, const uint64_t *key, int nkey, kyi_plan_inf
 void kyi_plan_add(struct kyi_seg *s, const uint64_t *key, int nkey, const kyi_plan_info_t *info)
 {
     static long limit = -1;
-    if (limit < 0) limit = kyi_config_long("KY_PLAN_CACHE");
+    if (limit < 0) limit = kyi_setting_long(KYI_SET_PLAN_CACHE);
     if (atomic_load(&plans_alive) >= limit) return;
     struct kyi_plan *p = malloc(sizeof *p);
     if (!p) return; /* a plan is an optimisation: without memory we just do not cache */

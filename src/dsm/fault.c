@@ -106,7 +106,7 @@ int kyi_open_for_write(size_t pg)
 static void open_home_run(size_t pg)
 {
     static long run_cached = KYI_CONFIG_UNREAD;
-    long run = kyi_config_long_once("KY_DSM_SNAPSHOT_RUN", &run_cached);
+    long run = kyi_setting_long_once(KYI_SET_DSM_SNAPSHOT_RUN, &run_cached);
     uint64_t epoch = kyi_home_epoch();
     size_t m = 0, end = pg + 1;
     long copies = 0;

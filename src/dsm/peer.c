@@ -49,7 +49,7 @@ void kyi_meta_init(void)
 
 void kyi_peers_open(void)
 {
-    kyi_dsm.direct = kyi_config_long("KY_DSM_DIRECT") != 0;
+    kyi_dsm.direct = kyi_setting_long(KYI_SET_DSM_DIRECT) != 0;
     int mine[2] = {(int)getpid(), kyi_dsm.memfd}, *all = malloc(sizeof(int) * 2 * (size_t)kyi_rt.nranks);
     kyi_dsm.peer = calloc((size_t)kyi_rt.nranks, sizeof *kyi_dsm.peer);
     if (!all || !kyi_dsm.peer) {

@@ -130,23 +130,23 @@ int kyi_dsm_init(void)
         return KY_OK;
     }
     size_t os = (size_t)sysconf(_SC_PAGESIZE);
-    size_t page = kyi_config_size("KY_PAGE_SIZE");
+    size_t page = kyi_setting_size(KYI_SET_PAGE_SIZE);
     if (page < os || (page & (page - 1))) {
         KYI_WARN(KYI_SUB_DSM, "KY_PAGE_SIZE=%zu is not a power of two >= the OS page (%zu); using 64K", page, os);
         page = 65536 < os ? os : 65536;
     }
-    size_t size = kyi_config_size("KY_GAS_SIZE");
+    size_t size = kyi_setting_size(KYI_SET_GAS_SIZE);
     size_t min = 2 * page * (size_t)kyi_rt.nranks * 16;
     if (size < min) size = min;
     size = (size + 2 * page - 1) & ~(2 * page - 1);
-    uintptr_t hint = (uintptr_t)kyi_config_size("KY_GAS_BASE") & ~(uintptr_t)(page - 1);
+    uintptr_t hint = (uintptr_t)kyi_setting_size(KYI_SET_GAS_BASE) & ~(uintptr_t)(page - 1);
     kyi_dsm.page = page;
     kyi_dsm.page_shift = (size_t)__builtin_ctzl(page);
     kyi_dsm.size = size;
     kyi_dsm.npages = size / page;
-    long snap = kyi_config_long("KY_DSM_SNAPSHOT");
+    long snap = kyi_setting_long(KYI_SET_DSM_SNAPSHOT);
     kyi_dsm.snapshot = kyi_rt.nranks < 2 ? KYI_SNAP_OFF : snap <= 0 ? KYI_SNAP_OFF : snap == 1 ? KYI_SNAP_ALL : KYI_SNAP_SHARED;
-    long win = kyi_config_long("KY_DSM_SHARED_WINDOW");
+    long win = kyi_setting_long(KYI_SET_DSM_SHARED_WINDOW);
     kyi_dsm.sticky = win < 0;
     kyi_dsm.shared_window = win < 0 ? 2 : (uint32_t)win;
     kyi_dsm.coll_end = size / 2;
@@ -208,7 +208,7 @@ int kyi_dsm_init(void)
 int kyi_dsm_finalize(void)
 {
     if (!kyi_dsm.ready) return KY_OK;
-    if (kyi_config_long("KY_STATS")) ky_stats_print();
+    if (kyi_setting_long(KYI_SET_STATS)) ky_stats_print();
     ky_comm_barrier(); /* nobody fetches from or writes back to this rank any more */
     /* Replies already received may not be released yet: the engine releases them (and touches the page
      * table) when it next tests them, which must happen before the memory goes. */

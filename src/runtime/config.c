@@ -37,60 +37,10 @@ typedef struct {
     const char *bad;   /* the environment's value when it was not allowed (and so ignored), else NULL */
 } kyi_cfg_t;
 
-static kyi_cfg_t kyi_cfg[] = {
-    /* runtime */
-    {"KY_DEBUG", KYI_CFG_STR, "warn", "log level: none, warn, info or trace", "none|warn|info|trace", 0, 0},
-    {"KY_DEBUG_SUBSYS", KYI_CFG_LIST, "all", "comma list of runtime,comm,coll,dsm,array,io,gpu to log", "all|runtime|comm|coll|dsm|array|io|gpu", 0, 0},
-    {"KY_DEBUG_FILE", KYI_CFG_STR, "", "log to this file instead of stderr (%h host, %p pid)", NULL, 0, 0},
-    {"KY_TRACE", KYI_CFG_STR, "", "write every rank's timeline (puts, gets, collectives, CG phases, GPU kernels) to this Chrome trace JSON file at ky_finalize (Perfetto, chrome://tracing); empty: off", NULL, 0, 0},
-    {"KY_TRACE_MAX", KYI_CFG_LONG, "1000000", "events kept per thread and rank when KY_TRACE is set (later ones are counted, not kept)", "1..", 0, 0},
-    {"KY_TIMEOUT", KYI_CFG_DOUBLE, "300", "seconds any wait may last before the job is ended with a message", NULL, 0, 0},
-    {"KY_NODE_SPLIT", KYI_CFG_STR, "node", "node: ranks sharing a host form a node; rank: every rank is its own node; N: every N consecutive ranks of a host form a node", "node|rank|1..", 0, 0},
-    {"KY_GPUS_PER_RANK", KYI_CFG_LONG, "1", "GPUs each rank drives, bound by local rank (0: none)", "0.." KYI_XSTR(KYI_MAX_GPUS_PER_RANK), 0, 0},
-    /* comm: paths */
-    {"KY_PATH_HOST", KYI_CFG_STR, "auto", "path to host segments of other ranks: auto, shm or mpi", "auto|shm|mpi", 0, 0},
-    {"KY_PATH_GPU", KYI_CFG_STR, "auto", "path to GPU segments of other ranks: auto, ipc or mpi (staged)", "auto|ipc|mpi", 0, 0},
-    /* comm: progress */
-    {"KY_PROGRESS_THREAD", KYI_CFG_LONG, "1", "1: a thread per rank serves remote requests; 0: only inside Kyoyu calls and ky_poll", "0..1", 0, 0},
-    {"KY_POLL_SPIN_US", KYI_CFG_LONG, "-1", "microseconds a waiter spins before yielding (-1: 20000, or 0 when oversubscribed)", "-1..", 0, 0},
-    {"KY_PROGRESS_SPIN_US", KYI_CFG_LONG, "-1", "microseconds the idle progress thread spins before sleeping (-1: forever, or 0 when oversubscribed or OMP_NUM_THREADS fills the cores)", "-1..", 0, 0},
-    {"KY_POLL_YIELD_US", KYI_CFG_LONG, "200", "where ranks outnumber cores: microseconds a waiter polls with sched_yield before it sleeps between polls", "0..", 0, 0},
-    {"KY_POLL_SLEEP_MAX_US", KYI_CFG_LONG, "200", "longest sleep between polls of an idle waiter, microseconds", "0..", 0, 0},
-    /* comm: protocol */
-    {"KY_EAGER_SIZE", KYI_CFG_SIZE, "16K", "payload bytes sent inside a request on the MPI path; larger go as a second message", NULL, 0, 0},
-    {"KY_AM_MEDIUM_MAX", KYI_CFG_SIZE, "64K", "largest medium active-message payload", NULL, 0, 0},
-    {"KY_STAGE_CHUNK", KYI_CFG_SIZE, "2M", "chunk of the pinned-host pipeline for GPU memory on the MPI path", NULL, 0, 0},
-    {"KY_STAGE_DEPTH", KYI_CFG_LONG, "4", "chunks of the pinned-host pipeline in flight", "1..", 0, 0},
-    {"KY_HALO_SENDRECV", KYI_CFG_LONG, "1", "array halo exchanges with neighbours on other nodes use matched MPI messages, GPU halos pipelined through pinned memory in KY_STAGE_CHUNK pieces (0: one-sided puts)", "0..1", 0, 0},
-    {"KY_PLAN_CACHE", KYI_CFG_LONG, "4096", "repeated strided/vector transfers kept as plans (0: off)", "0..", 0, 0},
-    /* coll */
-    {"KY_ALLREDUCE_ALGO", KYI_CFG_STR, "auto", "allreduce algorithm: auto, shm, ring, neighbor, rd, bruck, reduce_bcast, oneshot or twoshot", "auto|shm|ring|neighbor|rd|bruck|reduce_bcast|oneshot|twoshot", 0, 0},
-    {"KY_ALLGATHER_ALGO", KYI_CFG_STR, "auto", "allgather algorithm: auto, shm, ring, neighbor, rd, bruck or oneshot", "auto|shm|ring|neighbor|rd|bruck|oneshot", 0, 0},
-    {"KY_COLL_HIER", KYI_CFG_LONG, "1", "blocking allreduce, allgather, bcast, reduce and barrier (and persistent host allreduce and allgather plans) of a team on several nodes run inside each node, across the nodes' leaders, inside again (0: one flat schedule)", "0..1", 0, 0},
-    {"KY_COLL_SHM", KYI_CFG_LONG, "1", "host collectives of teams on one node go through a shared-memory segment (0: MPI schedules)", "0..1", 0, 0},
-    {"KY_COLL_SHM_SLOT", KYI_CFG_SIZE, "256K", "bytes per member and round of the shared-memory collectives (larger messages run in rounds)", NULL, 0, 0},
-    {"KY_COLL_SHM_CMA", KYI_CFG_SIZE, "16K", "shared-memory allgather, bcast and reduce of at least this many bytes per member copy once, straight from the other processes' buffers (process_vm_readv), instead of twice through the segment (0: never)", NULL, 0, 0},
-    {"KY_COLL_SHM_ONESHOT_MAX", KYI_CFG_SIZE, "16K", "largest round a shared-memory allreduce runs one-shot (every member reduces everything); larger rounds reduce-scatter first (two members: always one-shot)", NULL, 0, 0},
-    {"KY_COLL_YIELD_US", KYI_CFG_LONG, "200", "microseconds a collective polls (yielding the core) before backing off to sleeps", "0..", 0, 0},
-    {"KY_COLL_GPU_PATH", KYI_CFG_STR, "auto", "GPU collectives: auto (NVLink kernels inside one node when GPUs reach each other), staged (always through pinned host memory)", "auto|staged", 0, 0},
-    {"KY_NVL_ONESHOT_MAX", KYI_CFG_SIZE, "2M", "largest GPU allreduce vector auto runs one-shot over NVLink; larger run two-shot (two members: at least 16M)", NULL, 0, 0},
-    {"KY_NVL_LL_MAX", KYI_CFG_SIZE, "64K", "largest GPU allreduce vector (allgather: block per rank) sent with the LL protocol (data and flag in one store, one NVLink crossing); 0: never", NULL, 0, 0},
-    {"KY_NVL_BLOCKS", KYI_CFG_LONG, "64", "most thread blocks of an NVLink collective kernel (1..128)", "1..128", 0, 0},
-    {"KY_NVL_THREADS", KYI_CFG_LONG, "512", "threads per block of an NVLink collective kernel moving more than 4 KiB per block (64..512)", "64..512", 0, 0},
-    {"KY_CHECK", KYI_CFG_LONG, "0", "1: collectives first agree on their arguments across the team (KY_ERR_ARG everywhere instead of a hang)", "0..1", 0, 0},
-    /* dsm */
-    {"KY_GAS_SIZE", KYI_CFG_SIZE, "64G", "bytes of virtual address space reserved for the global space in every rank (first half: collective allocations, second half: one slice per rank for ky_alloc_local)", NULL, 0, 0},
-    {"KY_GAS_BASE", KYI_CFG_SIZE, "0x300000000000", "preferred address of the global space; the ranks negotiate another if it is taken in any rank", NULL, 0, 0},
-    {"KY_PAGE_SIZE", KYI_CFG_SIZE, "64K", "DSM page: unit of fetch, twin, diff and home (a power of two, multiple of the OS page)", NULL, 0, 0},
-    {"KY_DSM_SNAPSHOT", KYI_CFG_LONG, "2", "which home pages keep the synchronised version while their home writes them (late fetchers never see newer writes): 2 the pages some rank has fetched (see KY_DSM_SHARED_WINDOW; a page fetched for the first time is not guarded in that interval: counted as unguarded_reads), 1 every home page, 0 none", "0..2", 0, 0},
-    {"KY_DSM_SHARED_WINDOW", KYI_CFG_LONG, "-1", "with KY_DSM_SNAPSHOT=2: -1, a home page once fetched stays guarded until freed (new allocations for 2 intervals); N >= 0, only for N intervals after its last fetch or its allocation (fewer copies when sharing moves, but a page fetched again after a quiet spell is unguarded in that interval)", "-1..", 0, 0},
-    {"KY_DSM_SNAPSHOT_RUN", KYI_CFG_LONG, "8", "a home's write fault snapshots and opens up to this many following write-protected home pages at once (1: one page per fault)", "1..", 0, 0},
-    {"KY_DSM_DIRECT", KYI_CFG_LONG, "1", "1: pages homed on a rank of the same node are copied straight from its memory (0: always by message)", "0..1", 0, 0},
-    {"KY_STATS", KYI_CFG_LONG, "0", "1: every rank prints its DSM statistics at ky_finalize", "0..1", 0, 0},
-    /* gpu service layer */
-    {"KY_GPU_STREAMS", KYI_CFG_LONG, "4", "streams a large GPU copy is split across", "1..", 0, 0},
-    {"KY_GPU_SPLIT_MIN", KYI_CFG_SIZE, "1G", "smallest GPU copy split across streams (on H200 NVLink one stream already reaches the peer-copy rate)", NULL, 0, 0},
-    {"KY_GPU_KERNEL_MAX_BLOCK", KYI_CFG_SIZE, "256", "strided GPU copies with blocks up to this many bytes use a copy kernel", NULL, 0, 0},
+static kyi_cfg_t kyi_cfg[KYI_SET_COUNT] = {
+#define KYI_SETTING(id, name, type, def, doc, allowed) [KYI_SET_##id] = {name, type, def, doc, allowed, 0, 0},
+#include "runtime/settings.def"
+#undef KYI_SETTING
 };
 #define KYI_NCFG (sizeof kyi_cfg / sizeof kyi_cfg[0])
 
@@ -231,11 +181,11 @@ static kyi_cfg_t *find(const char *name)
     return NULL;
 }
 
-static kyi_cfg_t *must_find(const char *name)
+static kyi_cfg_t *get(kyi_setting_t id)
 {
-    kyi_cfg_t *c = find(name);
-    if (!c) kyi_fatal("internal: setting %s is not in the configuration table", name);
-    return c;
+    if ((unsigned)id >= KYI_SET_COUNT) kyi_fatal("internal: setting index %d is not in the table", (int)id);
+    kyi_config_load();
+    return &kyi_cfg[id];
 }
 
 static int parse_size(const char *s, size_t *out)
@@ -255,53 +205,52 @@ static int parse_size(const char *s, size_t *out)
     return 0;
 }
 
-long kyi_config_long(const char *name)
-{
-    kyi_cfg_t *c = must_find(name);
-    char *end;
-    long v = strtol(c->value, &end, 0);
-    if (end == c->value) {
-        KYI_WARN(KYI_SUB_RUNTIME, "%s=%s is not an integer; using the default %s", name, c->value, c->def);
-        return strtol(c->def, NULL, 0);
-    }
-    return v;
-}
+/* load_once checked every value against its type, so these parses cannot fail (a default that does not
+ * parse is caught by the settings tests). */
+long kyi_setting_long(kyi_setting_t id) { return strtol(get(id)->value, NULL, 0); }
 
-long kyi_config_long_once(const char *name, long *slot)
+long kyi_setting_long_once(kyi_setting_t id, long *slot)
 {
     long v = __atomic_load_n(slot, __ATOMIC_RELAXED);
     if (v == KYI_CONFIG_UNREAD) {
-        v = kyi_config_long(name);
+        v = kyi_setting_long(id);
         __atomic_store_n(slot, v, __ATOMIC_RELAXED);
     }
     return v;
 }
 
-double kyi_config_double(const char *name)
+double kyi_setting_double(kyi_setting_t id) { return strtod(get(id)->value, NULL); }
+
+size_t kyi_setting_size(kyi_setting_t id)
 {
-    kyi_cfg_t *c = must_find(name);
-    char *end;
-    double v = strtod(c->value, &end);
-    if (end == c->value) {
-        KYI_WARN(KYI_SUB_RUNTIME, "%s=%s is not a number; using the default %s", name, c->value, c->def);
-        return strtod(c->def, NULL);
-    }
+    size_t v = 0;
+    parse_size(get(id)->value, &v);
     return v;
 }
 
-size_t kyi_config_size(const char *name)
+const char *kyi_setting_str(kyi_setting_t id) { return get(id)->value; }
+
+const char *kyi_setting_name(kyi_setting_t id) { return get(id)->name; }
+
+int kyi_setting_is(kyi_setting_t id, const char *word)
 {
-    kyi_cfg_t *c = must_find(name);
-    size_t v;
-    if (parse_size(c->value, &v)) {
-        KYI_WARN(KYI_SUB_RUNTIME, "%s=%s is not a size (like 4096, 64K, 2M); using the default %s", name,
-                 c->value, c->def);
-        parse_size(c->def, &v);
-    }
-    return v;
+    const kyi_cfg_t *c = get(id);
+    if (!c->allowed || !allowed_one(c->allowed, word, strlen(word)))
+        kyi_fatal("internal: %s is compared with \"%s\", a value it does not allow (%s)", c->name, word,
+                  c->allowed ? c->allowed : "any");
+    return !strcmp(c->value, word);
 }
 
-const char *kyi_config_str(const char *name) { return must_find(name)->value; }
+static kyi_setting_t must_find(const char *name)
+{
+    kyi_cfg_t *c = find(name);
+    if (!c) kyi_fatal("internal: setting %s is not in the configuration table", name);
+    return (kyi_setting_t)(c - kyi_cfg);
+}
+long kyi_config_long(const char *name) { return kyi_setting_long(must_find(name)); }
+size_t kyi_config_size(const char *name) { return kyi_setting_size(must_find(name)); }
+double kyi_config_double(const char *name) { return kyi_setting_double(must_find(name)); }
+const char *kyi_config_str(const char *name) { return kyi_setting_str(must_find(name)); }
 
 void kyi_config_warn_unknown(int rank)
 {

@@ -12,18 +12,38 @@
 extern "C" {
 #endif
 
+/* Every setting's index: KYI_SET_<name without KY_>, one per row of runtime/settings.def. */
+typedef enum {
+#define KYI_SETTING(id, ...) KYI_SET_##id,
+#include "runtime/settings.def"
+#undef KYI_SETTING
+    KYI_SET_COUNT
+} kyi_setting_t;
+
 void kyi_config_load(void);
-/* Typed getters; the name must be in the table (a missing name is a bug and aborts in debug builds). The value
- * is always one the table allows: words and ranges need no second check at the caller. */
-long kyi_config_long(const char *name);
-/* kyi_config_long read once into *slot (initialised to KYI_CONFIG_UNREAD), for settings consulted on hot
- * paths (wait loops, faults), where the table lookup would cost more than the work; threads racing to read
- * it first all store the same value. */
+/* Typed getters. The value is always one the table allows: words and ranges need no second check at the
+ * caller. */
+long kyi_setting_long(kyi_setting_t id);
+/* kyi_setting_long read once into *slot (initialised to KYI_CONFIG_UNREAD), for settings consulted on hot
+ * paths (wait loops, faults), where even the table's parse would cost more than the work; threads racing to
+ * read it first all store the same value. */
 #define KYI_CONFIG_UNREAD LONG_MIN
-long kyi_config_long_once(const char *name, long *slot);
-double kyi_config_double(const char *name);
-size_t kyi_config_size(const char *name);   /* accepts 4096, 64K, 8M, 1G */
-const char *kyi_config_str(const char *name);
+long kyi_setting_long_once(kyi_setting_t id, long *slot);
+double kyi_setting_double(kyi_setting_t id);
+size_t kyi_setting_size(kyi_setting_t id);   /* accepts 4096, 64K, 8M, 1G */
+const char *kyi_setting_str(kyi_setting_t id);
+/* 1 if the setting's value is `word`; the word must be one the table allows for it (a word it does not
+ * allow is a bug in the caller and ends the job), so a misspelt comparison cannot silently be false. */
+int kyi_setting_is(kyi_setting_t id, const char *word);
+/* The setting's name ("KY_PATH_HOST"), for messages. */
+const char *kyi_setting_name(kyi_setting_t id);
+/* The old look-ups by name, kept only while code is moved to the enum: a name not in the table ends the job. */
+#define KYI_BY_NAME_DEPRECATED __attribute__((deprecated("use kyi_setting_*(KYI_SET_<ID>), runtime/settings.def")))
+long kyi_config_long(const char *name) KYI_BY_NAME_DEPRECATED;
+size_t kyi_config_size(const char *name) KYI_BY_NAME_DEPRECATED;
+double kyi_config_double(const char *name) KYI_BY_NAME_DEPRECATED;
+const char *kyi_config_str(const char *name) KYI_BY_NAME_DEPRECATED;
+
 /* Warn (once, rank 0 only when rank >= 0) about KY_* variables in the environment that are not in the table,
  * and about values the table does not allow (the default is in effect for those). */
 void kyi_config_warn_unknown(int rank);

@@ -52,13 +52,12 @@ static void open_file(const char *pattern)
 
 void kyi_log_setup(void)
 {
-    const char *lvl = kyi_config_str("KY_DEBUG");
-    if (!strcmp(lvl, "none")) kyi_log_level = KYI_LOG_NONE;
-    else if (!strcmp(lvl, "info")) kyi_log_level = KYI_LOG_INFO;
-    else if (!strcmp(lvl, "trace")) kyi_log_level = KYI_LOG_TRACE;
+    if (kyi_setting_is(KYI_SET_DEBUG, "none")) kyi_log_level = KYI_LOG_NONE;
+    else if (kyi_setting_is(KYI_SET_DEBUG, "info")) kyi_log_level = KYI_LOG_INFO;
+    else if (kyi_setting_is(KYI_SET_DEBUG, "trace")) kyi_log_level = KYI_LOG_TRACE;
     else kyi_log_level = KYI_LOG_WARN;
-    kyi_log_mask = parse_subsys(kyi_config_str("KY_DEBUG_SUBSYS"));
-    const char *file = kyi_config_str("KY_DEBUG_FILE");
+    kyi_log_mask = parse_subsys(kyi_setting_str(KYI_SET_DEBUG_SUBSYS));
+    const char *file = kyi_setting_str(KYI_SET_DEBUG_FILE);
     if (file && *file && !kyi_log_out) open_file(file);
 }
 

@@ -60,7 +60,7 @@ static int count_cpus(void)
 static void bind_gpus(void)
 {
     int visible = kyi_gpu_count();
-    long per_rank = kyi_config_long("KY_GPUS_PER_RANK");
+    long per_rank = kyi_setting_long(KYI_SET_GPUS_PER_RANK);
     if (per_rank < 0) per_rank = 0;
     if (per_rank > KYI_MAX_GPUS_PER_RANK) per_rank = KYI_MAX_GPUS_PER_RANK;
     kyi_rt.ngpus = 0;
@@ -124,8 +124,8 @@ int kyi_rt_init(int *argc, char ***argv)
     int st = number_nodes(kyi_rt.world, hw, kyi_rt.hw_node_of, &hw_nnodes);
     if (st) return kyi_fail(st, call, "numbering hosts failed");
 
-    const char *split = kyi_config_str("KY_NODE_SPLIT");
-    if (!strcmp(split, "rank")) {
+    const char *split = kyi_setting_str(KYI_SET_NODE_SPLIT);
+    if (kyi_setting_is(KYI_SET_NODE_SPLIT, "rank")) {
         MPI_Comm_free(&hw);
         MPI_Comm_dup(MPI_COMM_SELF, &kyi_rt.node_comm);
         for (int r = 0; r < n; r++) kyi_rt.node_of[r] = r;
@@ -147,7 +147,7 @@ int kyi_rt_init(int *argc, char ***argv)
     MPI_Comm_rank(kyi_rt.node_comm, &kyi_rt.local_rank);
     MPI_Comm_size(kyi_rt.node_comm, &kyi_rt.local_nranks);
 
-    int threads_per_rank = 1 + (kyi_config_long("KY_PROGRESS_THREAD") != 0);
+    int threads_per_rank = 1 + (kyi_setting_long(KYI_SET_PROGRESS_THREAD) != 0);
     kyi_rt.oversubscribed = kyi_rt.hw_local_nranks * threads_per_rank > count_cpus();
     /* A hybrid program whose OpenMP threads fill the cores would lose one to a progress thread that spins
      * while idle (host CG with 2 threads on 2 cores, 1 rank: 3.4 ms per iteration against 1.3 ms without the

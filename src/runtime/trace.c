@@ -126,13 +126,13 @@ static void align_clocks(void)
 
 int kyi_trace_init(void)
 {
-    const char *file = kyi_config_str("KY_TRACE");
+    const char *file = kyi_setting_str(KYI_SET_TRACE);
     int on = file && file[0], all = 0;
     /* every rank must take part in the alignment and the gather: agree (one allreduce, tracing or not) */
     MPI_Allreduce(&on, &all, 1, MPI_INT, MPI_MAX, kyi_rt.world);
     if (!all) return KY_OK;
     main_thread = pthread_self();
-    long m = kyi_config_long("KY_TRACE_MAX");
+    long m = kyi_setting_long(KYI_SET_TRACE_MAX);
     max_events = m > 0 ? (size_t)m : 1;
     align_clocks();
     kyi_trace_on = 1;
@@ -218,7 +218,7 @@ void kyi_trace_finalize(void)
     }
     MPI_Gatherv(s, mylen, MPI_CHAR, all, lens, displs, MPI_CHAR, 0, kyi_rt.world);
     if (me == 0 && all) {
-        const char *file = kyi_config_str("KY_TRACE");
+        const char *file = kyi_setting_str(KYI_SET_TRACE);
         FILE *f = fopen(file, "w");
         if (!f) {
             KYI_WARN(KYI_SUB_RUNTIME, "KY_TRACE=%s: cannot write the trace", file);

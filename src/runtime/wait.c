@@ -26,7 +26,7 @@ uint64_t kyi_now_ns(void)
 static uint64_t spin_ns(int engine)
 {
     static long cached[2] = {KYI_CONFIG_UNREAD, KYI_CONFIG_UNREAD};
-    long c = kyi_config_long_once(engine ? "KY_PROGRESS_SPIN_US" : "KY_POLL_SPIN_US", &cached[engine]);
+    long c = kyi_setting_long_once(engine ? KYI_SET_PROGRESS_SPIN_US : KYI_SET_POLL_SPIN_US, &cached[engine]);
     if (c < 0) c = engine ? (kyi_rt.cores_busy ? 0 : -1) : (kyi_rt.oversubscribed ? 0 : 20000);
     return c < 0 ? UINT64_MAX : (uint64_t)c * 1000ull;
 }
@@ -34,7 +34,7 @@ static uint64_t spin_ns(int engine)
 static long sleep_cap_us(void)
 {
     static long cached = KYI_CONFIG_UNREAD;
-    long c = kyi_config_long_once("KY_POLL_SLEEP_MAX_US", &cached);
+    long c = kyi_setting_long_once(KYI_SET_POLL_SLEEP_MAX_US, &cached);
     return c < 1 ? 1 : c;
 }
 
@@ -43,7 +43,7 @@ static double timeout_s(void)
     static _Atomic double cached = -1;
     double c = atomic_load_explicit(&cached, memory_order_relaxed);
     if (c < 0) {
-        c = kyi_config_double("KY_TIMEOUT");
+        c = kyi_setting_double(KYI_SET_TIMEOUT);
         atomic_store_explicit(&cached, c, memory_order_relaxed);
     }
     return c;
@@ -96,7 +96,7 @@ void kyi_waiter_pause(kyi_waiter_t *w)
      * and yielding hands it the core at once, while the shortest sleep costs the kernel's timer slack
      * (50 us by default): a barrier of 4 ranks on 2 cores took 130-150 us sleeping, 3-4 us yielding. */
     static long yield_cached = KYI_CONFIG_UNREAD;
-    long yield_us = kyi_config_long_once("KY_POLL_YIELD_US", &yield_cached);
+    long yield_us = kyi_setting_long_once(KYI_SET_POLL_YIELD_US, &yield_cached);
     /* A program thread with a core of its own yields long; the idle engine, once it stops spinning (a
      * finite KY_PROGRESS_SPIN_US, or the cores are busy), yields briefly and sleeps: yielding in a loop for
      * 200 ms after every request kept it on a core the program's threads needed. */

@@ -58,7 +58,7 @@ int *kyi_gx_err_word(void)
 
 unsigned long long kyi_gx_timeout_ns(void)
 {
-    double s = kyi_config_double("KY_TIMEOUT");
+    double s = kyi_setting_double(KYI_SET_TIMEOUT);
     if (!(s > 0) || s > 1e9) s = 1e9;
     return (unsigned long long)(s * 1e9);
 }
@@ -68,7 +68,7 @@ int kyi_gx_cuda(cudaError_t e, const char *call, const char *what)
     int w = err_word ? *(volatile int *)err_word : 0;
     if (w > 0)
         kyi_fatal("%s: GPU collective timed out after %g s waiting on the GPU for team member %d (KY_TIMEOUT); "
-                  "%s: %s", call, kyi_config_double("KY_TIMEOUT"), w - 1, what, cudaGetErrorString(e));
+                  "%s: %s", call, kyi_setting_double(KYI_SET_TIMEOUT), w - 1, what, cudaGetErrorString(e));
     if (e == cudaErrorLaunchFailure || e == cudaErrorIllegalAddress || e == cudaErrorIllegalInstruction ||
         e == cudaErrorMisalignedAddress || e == cudaErrorAssert)
         kyi_fatal("%s: %s failed: %s; the CUDA context is unusable", call, what, cudaGetErrorString(e));
@@ -177,7 +177,7 @@ int kyi_nvl_create(struct kyi_team *t, int dev, size_t scratch, kyi_nvl_t **out,
 static int nvl_possible(struct kyi_team *t, int dev)
 {
     if (t->size < 2 || t->size > KYI_NVL_MAXP || dev < 0 || dev != kyi_my_device()) return 0;
-    if (!strcmp(kyi_config_str("KY_COLL_GPU_PATH"), "staged") || !strcmp(kyi_config_str("KY_PATH_GPU"), "mpi"))
+    if (kyi_setting_is(KYI_SET_COLL_GPU_PATH, "staged") || kyi_setting_is(KYI_SET_PATH_GPU, "mpi"))
         return 0;
     int node = kyi_rt.node_of[kyi_rt.rank];
     for (int j = 0; j < t->size; j++) {

@@ -447,7 +447,7 @@ extern "C" size_t kyi_nvl_ll_max(void)
 {
     static long long llmax = -1;
     if (llmax < 0) {
-        long long v = (long long)kyi_config_size("KY_NVL_LL_MAX");
+        long long v = (long long)kyi_setting_size(KYI_SET_NVL_LL_MAX);
         v = v < 0 ? 0 : v > (1 << 20) ? (1 << 20) : v;
         llmax = (v + 7) & ~7LL;
     }
@@ -460,7 +460,7 @@ extern "C" void kyi_nvl_shape(kyi_nvl_args_t *a)
 {
     static long maxb = -1, threads = -1;
     if (maxb < 0) {
-        long b = kyi_config_long("KY_NVL_BLOCKS"), t = kyi_config_long("KY_NVL_THREADS");
+        long b = kyi_setting_long(KYI_SET_NVL_BLOCKS), t = kyi_setting_long(KYI_SET_NVL_THREADS);
         threads = t < 64 ? 64 : t > KYI_NVL_MAXT ? KYI_NVL_MAXT : (t / 32) * 32;
         maxb = b < 1 ? 1 : b > KYI_NVL_MAXB ? KYI_NVL_MAXB : b;
     }

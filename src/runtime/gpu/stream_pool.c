@@ -19,13 +19,13 @@ static kyi_gpu_settings_t settings;
 
 static void settings_init(void)
 {
-    long n = kyi_config_long("KY_GPU_STREAMS");
+    long n = kyi_setting_long(KYI_SET_GPU_STREAMS);
     if (n < 1) n = 1;
     if (n > KYI_GPU_MAX_STREAMS) n = KYI_GPU_MAX_STREAMS;
     settings.streams = n;
-    settings.split_min = kyi_config_size("KY_GPU_SPLIT_MIN");
+    settings.split_min = kyi_setting_size(KYI_SET_GPU_SPLIT_MIN);
     if (settings.split_min < 1) settings.split_min = 1;
-    settings.kernel_max = kyi_config_size("KY_GPU_KERNEL_MAX_BLOCK");
+    settings.kernel_max = kyi_setting_size(KYI_SET_GPU_KERNEL_MAX_BLOCK);
 }
 
 const kyi_gpu_settings_t *kyi_gpu_settings(void)
