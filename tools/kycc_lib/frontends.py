@@ -1,0 +1,22 @@
+"""Which front end translates a preprocessed unit (kycc's driver asks here; docs/mpc.md).
+
+  MpC    the unit includes mpc.h (its guard is in `mpicc -E -dD` output): mpc.py, SPMD, OpenMP left as is
+  SMint  the unit has `#pragma smint` lines: smint.py rewrites them into OpenMP and Kyoyu calls, then the
+         OpenMP translator (translate.py) runs as for any kycc program
+  OpenMP anything else: translate.py
+Returns (translated text, kind), kind "mpc" or "omp" (SMint units are OpenMP units once rewritten)."""
+
+
+def translate_unit(path, text, rt_header, lib_dir):
+    import os
+    from mpc import is_mpc, translate_mpc
+    from smint import has_smint, rewrite_smint
+    from translate import translate
+    if is_mpc(text):
+        if has_smint(text):
+            from translate import TranslateError
+            raise TranslateError("%s: error: a unit is MpC (mpc.h) or SMint (#pragma smint), not both" % path)
+        return translate_mpc(path, text), "mpc"
+    if has_smint(text):
+        text = rewrite_smint(path, text, os.path.join(lib_dir, "smint_rt.h"))
+    return translate(path, text, rt_header), "omp"

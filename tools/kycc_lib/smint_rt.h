@@ -1,0 +1,16 @@
+/* smint_rt.h: run-time calls of SMint programs translated by kycc (smint.py emits them; docs/mpc.md). A user
+ * never includes it. Prototypes only: the translator copies this text into every SMint unit. */
+#ifndef KYCC_SMINT_RT_H
+#define KYCC_SMINT_RT_H
+/* This rank's contiguous block [*lo, *hi) of iterations 0 .. n-1 under the default static schedule of the
+ * global team (kycc_for_static's blocks of this rank's threads). Called by every thread of the region. */
+void smint_rank_block(long n, long *lo, long *hi);
+/* One section of an array at base (extents ext[], -1: a pointer's unknown first extent), index ranges
+ * [lo[d], hi[d]) clipped to the extents: ky_preload_array, read-only (rw 0) or read-write (rw 1). */
+void smint_load(void *base, const long ext[], const long lo[], const long hi[], int ndim, int elem, int rw,
+                const char *where);
+void smint_rank_sync(void); /* the rank's threads meet (not the other ranks) */
+void smint_drop(void);      /* the rank's threads meet, ky_sync_drop, meet again (create's end) */
+void smint_barrier(void);   /* #pragma smint barrier: ky_barrier in the serial part, the team's in a region */
+int kycc_is_rank_master(void);
+#endif
