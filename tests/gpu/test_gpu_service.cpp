@@ -213,7 +213,7 @@ TEST(GpuService, CopySplitAcrossStreams)
 {
     SKIP_WITHOUT_GPU();
     std::mt19937_64 rng(7);
-    size_t split = kyi_config_size("KY_GPU_SPLIT_MIN");
+    size_t split = kyi_setting_size(KYI_SET_GPU_SPLIT_MIN);
     // exactly the split threshold, just below, and 64 MiB + odd bytes at odd offsets
     copy_case(kDevice, kDevice, 0, 0, 0, split, 0, 0, rng);
     copy_case(kDevice, kDevice, 0, 0, 0, split - 1, 3, 1, rng);
@@ -298,7 +298,7 @@ TEST(GpuService, StridedKernelPath)
 {
     SKIP_WITHOUT_GPU();
     std::mt19937_64 rng(99);
-    size_t kmax = kyi_config_size("KY_GPU_KERNEL_MAX_BLOCK");
+    size_t kmax = kyi_setting_size(KYI_SET_GPU_KERNEL_MAX_BLOCK);
     if (kmax < 8) GTEST_SKIP() << "KY_GPU_KERNEL_MAX_BLOCK=" << kmax << " leaves no room for the kernel path";
     if (kmax > 4096) kmax = 4096;  // keep the buffers small when the setting is raised
     const size_t elems[] = {1, 2, 4, 8};
@@ -319,7 +319,7 @@ TEST(GpuService, StridedCopyEnginePath)
 {
     SKIP_WITHOUT_GPU();
     std::mt19937_64 rng(2024);
-    size_t kmax = kyi_config_size("KY_GPU_KERNEL_MAX_BLOCK");
+    size_t kmax = kyi_setting_size(KYI_SET_GPU_KERNEL_MAX_BLOCK);
     const size_t elems[] = {1, 2, 4, 8};
     const std::pair<Kind, Kind> dirs[] = {{kDevice, kDevice}, {kDevice, kPageable}, {kPageable, kDevice},
                                           {kPinned, kDevice}, {kDevice, kPinned}};
@@ -344,7 +344,7 @@ TEST(GpuService, StridedSpecialShapes)
 {
     SKIP_WITHOUT_GPU();
     std::mt19937_64 rng(5);
-    size_t kmax = kyi_config_size("KY_GPU_KERNEL_MAX_BLOCK");
+    size_t kmax = kyi_setting_size(KYI_SET_GPU_KERNEL_MAX_BLOCK);
     std::vector<StridedShape> shapes;
     // contiguous on both sides at every level: one plain copy
     shapes.push_back({2, {16, 4, 3, 1}, {16, 64, 0}, {16, 64, 0}});
@@ -490,7 +490,7 @@ TEST(GpuService, PeerCopies)
             copy_case(kDevice, kDevice, dev, 1, 0, n, rng() % 64, rng() % 64, rng);
             copy_case(kDevice, kDevice, dev, 0, 1, n, rng() % 64, rng() % 64, rng);
         }
-    size_t kmax = kyi_config_size("KY_GPU_KERNEL_MAX_BLOCK");
+    size_t kmax = kyi_setting_size(KYI_SET_GPU_KERNEL_MAX_BLOCK);
     for (int levels = 1; levels <= 3; levels++)
         for (size_t e : {1, 8}) {
             StridedShape shortb = make_shape(levels, e * 3, e, rng);   // kernel writing into the peer
