@@ -1,0 +1,486 @@
+/* shmem layer: barriers and collectives. On SHMEM_TEAM_WORLD (the 1.5 calls) they are coll's world-team
+ * collectives (ky_team_barrier, ky_bcast, ky_allgather, ky_allreduce); types and operations coll has no
+ * kernel for (bitwise, unsigned min/max, small and long double types) are an allgather reduced here in PE
+ * order, so every PE computes the same result. alltoall has no coll call: it is one-sided, each PE getting
+ * its block from every PE's source between two barriers.
+ * The deprecated active-set calls (PE_start, logPE_stride, PE_size, pSync) run on any subset: a barrier of
+ * the set through the caller's pSync (arrivals counted by atomics at the set's first PE, which then releases
+ * every member), gets of the data between two such barriers. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "shmem/internal.h"
+
+/* ---- world barriers and the team calls ------------------------------------------------------------------- */
+
+static int world_barrier(const char *call, int quiet)
+{
+    KYI_CHECK(kyi_shmem_ready(call));
+    if (quiet) KYI_CHECK(kyi_shmem_quiet(call));
+    int st = ky_team_barrier(KY_TEAM_WORLD);
+    return st ? kyi_shmem_failed(st, call) : KY_OK;
+}
+
+void shmem_barrier_all(void) { world_barrier("shmem_barrier_all", 1); }
+void shmem_sync_all(void) { world_barrier("shmem_sync_all", 0); }
+
+static int check_team(const char *call, shmem_team_t team)
+{
+    KYI_CHECK(kyi_shmem_ready(call));
+    if (team == SHMEM_TEAM_WORLD) return KY_OK;
+    return kyi_shmem_fail(KY_ERR_UNSUPPORTED, call, "team %p: only SHMEM_TEAM_WORLD is supported", (void *)team);
+}
+
+int shmem_team_my_pe(shmem_team_t team)
+{
+    if (team == SHMEM_TEAM_INVALID) return -1;
+    return check_team("shmem_team_my_pe", team) ? -1 : kyi_shmem.me;
+}
+int shmem_team_n_pes(shmem_team_t team)
+{
+    if (team == SHMEM_TEAM_INVALID) return -1;
+    return check_team("shmem_team_n_pes", team) ? -1 : kyi_shmem.npes;
+}
+int shmem_team_sync(shmem_team_t team)
+{
+    if (check_team("shmem_team_sync", team)) return -1;
+    return world_barrier("shmem_team_sync", 0) ? -1 : 0;
+}
+int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team)
+{
+    if (src_team == SHMEM_TEAM_INVALID || dest_team == SHMEM_TEAM_INVALID) return -1;
+    if (check_team("shmem_team_translate_pe", src_team) || check_team("shmem_team_translate_pe", dest_team)) return -1;
+    return src_pe >= 0 && src_pe < kyi_shmem.npes ? src_pe : -1;
+}
+
+/* ---- 1.5 collectives on the world team ---------------------------------------------------------------------- */
+
+static int bytes_of(const char *call, shmem_team_t team, size_t nelems, size_t size, size_t *bytes)
+{
+    KYI_CHECK(check_team(call, team));
+    return kyi_shmem_bytes(call, nelems, size, bytes);
+}
+
+static int broadcast(const char *call, shmem_team_t team, void *dest, const void *source, size_t nelems,
+                     size_t size, int root)
+{
+    size_t bytes;
+    if (bytes_of(call, team, nelems, size, &bytes)) return -1;
+    if (root < 0 || root >= kyi_shmem.npes)
+        return kyi_shmem_fail(KY_ERR_ARG, call, "root PE %d is out of range 0..%d", root, kyi_shmem.npes - 1), -1;
+    if (!bytes) return 0;
+    if (kyi_shmem.me == root && dest != source) memmove(dest, source, bytes);
+    int st = ky_bcast(dest, bytes, root, KY_TEAM_WORLD);
+    return st ? (kyi_shmem_failed(st, call), -1) : 0;
+}
+
+static int fcollect(const char *call, shmem_team_t team, void *dest, const void *source, size_t nelems, size_t size)
+{
+    size_t bytes;
+    if (bytes_of(call, team, nelems, size, &bytes)) return -1;
+    if (!bytes) return 0;
+    int st = ky_allgather(source, bytes, dest, KY_TEAM_WORLD);
+    return st ? (kyi_shmem_failed(st, call), -1) : 0;
+}
+
+/* Blocks of different sizes: gather every size, then every block padded to the largest, then pack. */
+static int collect(const char *call, shmem_team_t team, void *dest, const void *source, size_t nelems, size_t size)
+{
+    size_t bytes;
+    if (bytes_of(call, team, nelems, size, &bytes)) return -1;
+    int np = kyi_shmem.npes;
+    uint64_t *sizes = malloc(np * sizeof *sizes), mine = bytes, most = 0;
+    if (!sizes) return kyi_shmem_fail(KY_ERR_NOMEM, call, "no memory"), -1;
+    int st = ky_allgather(&mine, sizeof mine, sizes, KY_TEAM_WORLD);
+    for (int i = 0; i < np; i++) most = sizes[i] > most ? sizes[i] : most;
+    char *tmp = NULL;
+    if (!st && most) {
+        tmp = calloc(np, most);
+        if (!tmp) st = kyi_fail(KY_ERR_NOMEM, call, "no memory for %d x %llu bytes", np, (unsigned long long)most);
+        char *pad = st ? NULL : calloc(1, most);
+        if (!st && !pad) st = kyi_fail(KY_ERR_NOMEM, call, "no memory");
+        if (!st) {
+            memcpy(pad, source, bytes);
+            st = ky_allgather(pad, most, tmp, KY_TEAM_WORLD);
+        }
+        free(pad);
+        size_t at = 0;
+        for (int i = 0; !st && i < np; i++) {
+            memcpy((char *)dest + at, tmp + (size_t)i * most, sizes[i]);
+            at += sizes[i];
+        }
+    }
+    free(tmp);
+    free(sizes);
+    return st ? (kyi_shmem_failed(st, call), -1) : 0;
+}
+
+static int gets_between_barriers(const char *call, int nget, const int *pes, void *const *dst, const void *const *src,
+                                 size_t bytes);
+
+static int alltoall(const char *call, shmem_team_t team, void *dest, const void *source, size_t nelems, size_t size)
+{
+    size_t bytes;
+    if (bytes_of(call, team, nelems, size, &bytes)) return -1;
+    int np = kyi_shmem.npes, me = kyi_shmem.me;
+    int *pes = malloc(np * sizeof *pes);
+    void **d = malloc(np * sizeof *d);
+    const void **s = malloc(np * sizeof *s);
+    int st = (!pes || !d || !s) ? kyi_shmem_fail(KY_ERR_NOMEM, call, "no memory") : KY_OK;
+    for (int j = 0; !st && j < np; j++) {
+        pes[j] = j;
+        d[j] = (char *)dest + (size_t)j * bytes;
+        s[j] = (const char *)source + (size_t)me * bytes;
+    }
+    if (!st) st = gets_between_barriers(call, np, pes, d, s, bytes);
+    free(pes), free(d), free(s);
+    return st ? -1 : 0;
+}
+
+int shmem_broadcastmem(shmem_team_t team, void *dest, const void *source, size_t nelems, int PE_root)
+{
+    return broadcast("shmem_broadcastmem", team, dest, source, nelems, 1, PE_root);
+}
+int shmem_collectmem(shmem_team_t team, void *dest, const void *source, size_t nelems)
+{
+    return collect("shmem_collectmem", team, dest, source, nelems, 1);
+}
+int shmem_fcollectmem(shmem_team_t team, void *dest, const void *source, size_t nelems)
+{
+    return fcollect("shmem_fcollectmem", team, dest, source, nelems, 1);
+}
+int shmem_alltoallmem(shmem_team_t team, void *dest, const void *source, size_t nelems)
+{
+    return alltoall("shmem_alltoallmem", team, dest, source, nelems, 1);
+}
+
+#define DEF_COLL(NAME, T)                                                                                    \
+    int shmem_##NAME##_broadcast(shmem_team_t team, T *dest, const T *source, size_t nelems, int PE_root)    \
+    {                                                                                                        \
+        return broadcast("shmem_" #NAME "_broadcast", team, dest, source, nelems, sizeof(T), PE_root);       \
+    }                                                                                                        \
+    int shmem_##NAME##_collect(shmem_team_t team, T *dest, const T *source, size_t nelems)                   \
+    {                                                                                                        \
+        return collect("shmem_" #NAME "_collect", team, dest, source, nelems, sizeof(T));                    \
+    }                                                                                                        \
+    int shmem_##NAME##_fcollect(shmem_team_t team, T *dest, const T *source, size_t nelems)                  \
+    {                                                                                                        \
+        return fcollect("shmem_" #NAME "_fcollect", team, dest, source, nelems, sizeof(T));                  \
+    }                                                                                                        \
+    int shmem_##NAME##_alltoall(shmem_team_t team, T *dest, const T *source, size_t nelems)                  \
+    {                                                                                                        \
+        return alltoall("shmem_" #NAME "_alltoall", team, dest, source, nelems, sizeof(T));                  \
+    }
+SHMEMI_RMA_TYPES(DEF_COLL)
+
+/* ---- reductions ---------------------------------------------------------------------------------------------- */
+
+enum { OP_AND, OP_OR, OP_XOR, OP_MAX, OP_MIN, OP_SUM, OP_PROD };
+
+/* The combining loops, one per type (acc[i] = acc[i] op in[i]). */
+#define COMBINE_i(T, op, acc, in, n)                                                                         \
+    for (size_t i_ = 0; i_ < (n); i_++) {                                                                   \
+        T a_ = (acc)[i_], b_ = (in)[i_];                                                                     \
+        switch (op) {                                                                                        \
+        case OP_AND: a_ = (T)(a_ & b_); break;                                                               \
+        case OP_OR: a_ = (T)(a_ | b_); break;                                                                \
+        case OP_XOR: a_ = (T)(a_ ^ b_); break;                                                               \
+        case OP_MAX: a_ = b_ > a_ ? b_ : a_; break;                                                          \
+        case OP_MIN: a_ = b_ < a_ ? b_ : a_; break;                                                          \
+        case OP_SUM: a_ = (T)(a_ + b_); break;                                                               \
+        default: a_ = (T)(a_ * b_); break;                                                                   \
+        }                                                                                                    \
+        (acc)[i_] = a_;                                                                                      \
+    }
+#define COMBINE_f(T, op, acc, in, n)                                                                         \
+    for (size_t i_ = 0; i_ < (n); i_++) {                                                                   \
+        T a_ = (acc)[i_], b_ = (in)[i_];                                                                     \
+        switch (op) {                                                                                        \
+        case OP_MAX: a_ = b_ > a_ ? b_ : a_; break;                                                          \
+        case OP_MIN: a_ = b_ < a_ ? b_ : a_; break;                                                          \
+        case OP_SUM: a_ = a_ + b_; break;                                                                    \
+        default: a_ = a_ * b_; break;                                                                        \
+        }                                                                                                    \
+        (acc)[i_] = a_;                                                                                      \
+    }
+
+typedef void (*combine_fn)(int op, void *acc, const void *in, size_t n);
+#define DEF_COMBINE(NAME, T, K)                                                                              \
+    static void combine_##NAME(int op, void *acc, const void *in, size_t n)                                  \
+    {                                                                                                        \
+        T *a = acc;                                                                                          \
+        const T *b = in;                                                                                     \
+        COMBINE_##K(T, op, a, b, n)                                                                          \
+    }
+SHMEMI_ARITH_REDUCE_TYPES(DEF_COMBINE)
+
+/* Reduce the blocks blocks[0..m-1] (n elements each) in order into dest. */
+static void reduce_blocks(combine_fn f, int op, void *dest, const char *blocks, int m, size_t n, size_t size)
+{
+    char *acc = (char *)dest;
+    memmove(acc, blocks, n * size);
+    for (int j = 1; j < m; j++) f(op, acc, blocks + (size_t)j * n * size, n);
+}
+
+/* The coll kernel for (type, op), or -1 where there is none (then allgather + local reduction). */
+static int ky_type(size_t size, int is_signed, int is_float, int op)
+{
+    if (op <= OP_XOR) return -1;
+    if (is_float) return size == 4 ? KY_FLOAT : size == 8 ? KY_DOUBLE : -1;
+    if (!is_signed && (op == OP_MAX || op == OP_MIN)) return -1;
+    return size == 4 ? KY_INT32 : size == 8 ? KY_INT64 : -1;
+}
+
+static int reduce(const char *call, shmem_team_t team, void *dest, const void *source, size_t n, size_t size,
+                  int is_signed, int is_float, int op, combine_fn f)
+{
+    size_t bytes;
+    if (bytes_of(call, team, n, size, &bytes)) return -1;
+    if (!n) return 0;
+    int kt = ky_type(size, is_signed, is_float, op), st;
+    if (kt >= 0) {
+        static const ky_op_t kop[] = {[OP_MAX] = KY_MAX, [OP_MIN] = KY_MIN, [OP_SUM] = KY_SUM, [OP_PROD] = KY_PROD};
+        st = ky_allreduce(dest == source ? KY_IN_PLACE : source, dest, n, (ky_dtype_t)kt, kop[op], KY_TEAM_WORLD);
+    } else {
+        size_t total;
+        if (kyi_shmem_bytes(call, bytes, (size_t)kyi_shmem.npes, &total)) return -1;
+        char *all = malloc(total);
+        if (!all) return kyi_shmem_fail(KY_ERR_NOMEM, call, "no memory for %zu bytes", total), -1;
+        st = ky_allgather(source, bytes, all, KY_TEAM_WORLD);
+        if (!st) reduce_blocks(f, op, dest, all, kyi_shmem.npes, n, size);
+        free(all);
+    }
+    return st ? (kyi_shmem_failed(st, call), -1) : 0;
+}
+
+#define IS_SIGNED(T) (!((T)-1 > (T)0)) /* without -Wtype-limits noise for unsigned T */
+#define IS_FLOAT_i 0
+#define IS_FLOAT_f 1
+#define DEF_REDUCE1(NAME, T, K, OPN, OP)                                                                     \
+    int shmem_##NAME##_##OPN##_reduce(shmem_team_t team, T *dest, const T *source, size_t nreduce)          \
+    {                                                                                                        \
+        return reduce("shmem_" #NAME "_" #OPN "_reduce", team, dest, source, nreduce, sizeof(T),             \
+                      IS_SIGNED(T), IS_FLOAT_##K, OP, combine_##NAME);                                       \
+    }
+#define DEF_BIT_REDUCE(NAME, T, K)                                                                           \
+    DEF_REDUCE1(NAME, T, K, and, OP_AND) DEF_REDUCE1(NAME, T, K, or, OP_OR) DEF_REDUCE1(NAME, T, K, xor, OP_XOR)
+#define DEF_ARITH_REDUCE(NAME, T, K)                                                                         \
+    DEF_REDUCE1(NAME, T, K, max, OP_MAX) DEF_REDUCE1(NAME, T, K, min, OP_MIN)                                \
+    DEF_REDUCE1(NAME, T, K, sum, OP_SUM) DEF_REDUCE1(NAME, T, K, prod, OP_PROD)
+SHMEMI_BIT_REDUCE_TYPES(DEF_BIT_REDUCE)
+SHMEMI_ARITH_REDUCE_TYPES(DEF_ARITH_REDUCE)
+
+/* ---- active sets ------------------------------------------------------------------------------------------- */
+
+typedef struct {
+    int start, stride, size, idx; /* idx: the caller's index in the set */
+} aset_t;
+
+static int aset_check(const char *call, int start, int logstride, int size, long *pSync, aset_t *a)
+{
+    KYI_CHECK(kyi_shmem_ready(call));
+    int np = kyi_shmem.npes;
+    if (size < 1 || start < 0 || logstride < 0 || logstride > 30)
+        return kyi_shmem_fail(KY_ERR_ARG, call, "active set (PE_start %d, logPE_stride %d, PE_size %d) is invalid",
+                              start, logstride, size);
+    long last = start + (long)(size - 1) * (1L << logstride);
+    if (last >= np)
+        return kyi_shmem_fail(KY_ERR_ARG, call, "active set (PE_start %d, logPE_stride %d, PE_size %d) names PE %ld; "
+                              "PEs are 0..%d", start, logstride, size, last, np - 1);
+    int d = kyi_shmem.me - start, stride = 1 << logstride;
+    if (d < 0 || d % stride || d / stride >= size)
+        return kyi_shmem_fail(KY_ERR_ARG, call, "this PE (%d) is not in the active set (PE_start %d, logPE_stride %d, "
+                              "PE_size %d)", kyi_shmem.me, start, logstride, size);
+    if (!pSync) return kyi_shmem_fail(KY_ERR_ARG, call, "pSync is NULL");
+    int w;
+    size_t off;
+    KYI_CHECK(kyi_shmem_xlate(call, "pSync", pSync, 3 * sizeof(long), kyi_shmem.me, &w, &off));
+    *a = (aset_t){start, stride, size, d / stride};
+    return KY_OK;
+}
+
+static int member(const aset_t *a, int i) { return a->start + i * a->stride; }
+
+/* pSync[0] at the set's first PE counts arrivals; it releases each member through its pSync[1]. */
+static int aset_barrier(const char *call, const aset_t *a, long *pSync)
+{
+    KYI_CHECK(kyi_shmem_quiet(call));
+    if (a->size == 1) return KY_OK;
+    if (a->size == kyi_shmem.npes) {
+        int st = ky_team_barrier(KY_TEAM_WORLD);
+        return st ? kyi_shmem_failed(st, call) : KY_OK;
+    }
+    int root = member(a, 0);
+    if (kyi_shmem.me != root) {
+        KYI_CHECK(kyi_shmem_amo(call, KYI_AMO_ADD, &pSync[0], sizeof(long), 1, 0, root, NULL));
+        KYI_CHECK(kyi_shmem_wait(call, &pSync[1], sizeof(long), 1, SHMEM_CMP_NE, (uint64_t)SHMEM_SYNC_VALUE));
+        __atomic_store_n(&pSync[1], SHMEM_SYNC_VALUE, __ATOMIC_RELEASE);
+        return KY_OK;
+    }
+    KYI_CHECK(kyi_shmem_wait(call, &pSync[0], sizeof(long), 1, SHMEM_CMP_EQ,
+                             (uint64_t)(SHMEM_SYNC_VALUE + a->size - 1)));
+    __atomic_store_n(&pSync[0], SHMEM_SYNC_VALUE, __ATOMIC_RELEASE);
+    for (int i = 1; i < a->size; i++)
+        KYI_CHECK(kyi_shmem_amo(call, KYI_AMO_SET, &pSync[1], sizeof(long), 1, 0, member(a, i), NULL));
+    return KY_OK;
+}
+
+/* Barrier, the gets (started together, completed together), barrier: no source is read before every member
+ * arrived and none changes before every member has read it. pes NULL: the world team. */
+static int gets_between_barriers(const char *call, int nget, const int *pes, void *const *dst, const void *const *src,
+                                 size_t bytes)
+{
+    KYI_CHECK(world_barrier(call, 1));
+    for (int j = 0; j < nget && bytes; j++) KYI_CHECK(kyi_shmem_rma(call, 0, (void *)src[j], dst[j], bytes, pes[j], 1));
+    KYI_CHECK(kyi_shmem_quiet(call));
+    return world_barrier(call, 0);
+}
+
+void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync)
+{
+    aset_t a;
+    if (!aset_check("shmem_barrier", PE_start, logPE_stride, PE_size, pSync, &a)) aset_barrier("shmem_barrier", &a, pSync);
+}
+
+/* Each member gets block j (bytes) from member j's src_of(j) into dst_of(j), between two set barriers. */
+typedef struct {
+    const char *call;
+    const aset_t *a;
+    long *pSync;
+} aset_ctx_t;
+
+static int aset_gets(aset_ctx_t *c, size_t bytes, char *dest, size_t dest_step, const char *source, size_t src_off,
+                     int only_root, int root_idx)
+{
+    const aset_t *a = c->a;
+    KYI_CHECK(aset_barrier(c->call, a, c->pSync));
+    for (int j = 0; j < a->size && bytes; j++) {
+        if (only_root && (j != root_idx || a->idx == root_idx)) continue;
+        KYI_CHECK(kyi_shmem_rma(c->call, 0, (void *)(source + src_off), dest + (only_root ? 0 : (size_t)j * dest_step),
+                                bytes, member(a, j), 1));
+    }
+    KYI_CHECK(kyi_shmem_quiet(c->call));
+    return aset_barrier(c->call, a, c->pSync);
+}
+
+static void set_broadcast(const char *call, void *dest, const void *source, size_t nelems, size_t size, int root,
+                          int start, int logstride, int psize, long *pSync)
+{
+    aset_t a;
+    size_t bytes;
+    if (aset_check(call, start, logstride, psize, pSync, &a) || kyi_shmem_bytes(call, nelems, size, &bytes)) return;
+    if (root < 0 || root >= a.size) {
+        kyi_shmem_fail(KY_ERR_ARG, call, "PE_root %d is not an index of the active set (0..%d)", root, a.size - 1);
+        return;
+    }
+    aset_ctx_t c = {call, &a, pSync};
+    aset_gets(&c, bytes, dest, 0, source, 0, 1, root);
+}
+
+static void set_fcollect(const char *call, void *dest, const void *source, size_t nelems, size_t size, int start,
+                         int logstride, int psize, long *pSync)
+{
+    aset_t a;
+    size_t bytes;
+    if (aset_check(call, start, logstride, psize, pSync, &a) || kyi_shmem_bytes(call, nelems, size, &bytes)) return;
+    aset_ctx_t c = {call, &a, pSync};
+    aset_gets(&c, bytes, dest, bytes, source, 0, 0, 0);
+}
+
+static void set_alltoall(const char *call, void *dest, const void *source, size_t nelems, size_t size, int start,
+                         int logstride, int psize, long *pSync)
+{
+    aset_t a;
+    size_t bytes;
+    if (aset_check(call, start, logstride, psize, pSync, &a) || kyi_shmem_bytes(call, nelems, size, &bytes)) return;
+    aset_ctx_t c = {call, &a, pSync};
+    aset_gets(&c, bytes, dest, bytes, source, (size_t)a.idx * bytes, 0, 0);
+}
+
+/* Every member's count sits in its pSync[2] from before the first barrier to after the second. */
+static void set_collect(const char *call, void *dest, const void *source, size_t nelems, size_t size, int start,
+                        int logstride, int psize, long *pSync)
+{
+    aset_t a;
+    size_t bytes;
+    if (aset_check(call, start, logstride, psize, pSync, &a) || kyi_shmem_bytes(call, nelems, size, &bytes)) return;
+    __atomic_store_n(&pSync[2], (long)bytes, __ATOMIC_RELEASE);
+    if (aset_barrier(call, &a, pSync)) return;
+    size_t at = 0;
+    for (int j = 0; j < a.size; j++) {
+        long n = 0;
+        if (kyi_shmem_rma(call, 0, &pSync[2], &n, sizeof n, member(&a, j), 0)) return;
+        if (n && kyi_shmem_rma(call, 0, (void *)source, (char *)dest + at, (size_t)n, member(&a, j), 1)) return;
+        at += (size_t)n;
+    }
+    if (kyi_shmem_quiet(call) || aset_barrier(call, &a, pSync)) return;
+    __atomic_store_n(&pSync[2], SHMEM_SYNC_VALUE, __ATOMIC_RELEASE);
+}
+
+#define DEF_SET_COLL(BITS, BYTES)                                                                            \
+    void shmem_broadcast##BITS(void *dest, const void *source, size_t nelems, int PE_root, int PE_start,     \
+                               int logPE_stride, int PE_size, long *pSync)                                   \
+    {                                                                                                        \
+        set_broadcast("shmem_broadcast" #BITS, dest, source, nelems, BYTES, PE_root, PE_start, logPE_stride, \
+                      PE_size, pSync);                                                                       \
+    }                                                                                                        \
+    void shmem_collect##BITS(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride,  \
+                             int PE_size, long *pSync)                                                       \
+    {                                                                                                        \
+        set_collect("shmem_collect" #BITS, dest, source, nelems, BYTES, PE_start, logPE_stride, PE_size, pSync); \
+    }                                                                                                        \
+    void shmem_fcollect##BITS(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride, \
+                              int PE_size, long *pSync)                                                      \
+    {                                                                                                        \
+        set_fcollect("shmem_fcollect" #BITS, dest, source, nelems, BYTES, PE_start, logPE_stride, PE_size,   \
+                     pSync);                                                                                 \
+    }                                                                                                        \
+    void shmem_alltoall##BITS(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride, \
+                              int PE_size, long *pSync)                                                      \
+    {                                                                                                        \
+        set_alltoall("shmem_alltoall" #BITS, dest, source, nelems, BYTES, PE_start, logPE_stride, PE_size,   \
+                     pSync);                                                                                 \
+    }
+DEF_SET_COLL(32, 4)
+DEF_SET_COLL(64, 8)
+
+/* Gather every member's source between two set barriers, then reduce in member order into dest (after the
+ * second barrier: dest may be source, which the others read until then). */
+static void set_reduce(const char *call, void *dest, const void *source, int nreduce, size_t size, int op,
+                       combine_fn f, int start, int logstride, int psize, long *pSync)
+{
+    aset_t a;
+    if (aset_check(call, start, logstride, psize, pSync, &a)) return;
+    if (nreduce < 0) {
+        kyi_shmem_fail(KY_ERR_ARG, call, "nreduce %d is negative", nreduce);
+        return;
+    }
+    size_t bytes = (size_t)nreduce * size, total;
+    if (!bytes || kyi_shmem_bytes(call, bytes, (size_t)a.size, &total)) {
+        if (!bytes) aset_barrier(call, &a, pSync);
+        return;
+    }
+    char *all = malloc(total);
+    if (!all) {
+        kyi_shmem_fail(KY_ERR_NOMEM, call, "no memory for %zu bytes", total);
+        return;
+    }
+    aset_ctx_t c = {call, &a, pSync};
+    if (!aset_gets(&c, bytes, all, bytes, source, 0, 0, 0)) reduce_blocks(f, op, dest, all, a.size, (size_t)nreduce, size);
+    free(all);
+}
+
+#define DEF_TOALL1(NAME, T, OPN, OP)                                                                         \
+    void shmem_##NAME##_##OPN##_to_all(T *dest, const T *source, int nreduce, int PE_start, int logPE_stride, \
+                                       int PE_size, T *pWrk, long *pSync)                                    \
+    {                                                                                                        \
+        (void)pWrk;                                                                                          \
+        set_reduce("shmem_" #NAME "_" #OPN "_to_all", dest, source, nreduce, sizeof(T), OP, combine_##NAME,  \
+                   PE_start, logPE_stride, PE_size, pSync);                                                  \
+    }
+#define DEF_TOALL_BIT(NAME, T, K) DEF_TOALL1(NAME, T, and, OP_AND) DEF_TOALL1(NAME, T, or, OP_OR) DEF_TOALL1(NAME, T, xor, OP_XOR)
+#define DEF_TOALL_ARITH(NAME, T, K)                                                                          \
+    DEF_TOALL1(NAME, T, max, OP_MAX) DEF_TOALL1(NAME, T, min, OP_MIN) DEF_TOALL1(NAME, T, sum, OP_SUM)       \
+    DEF_TOALL1(NAME, T, prod, OP_PROD)
+SHMEMI_TOALL_BIT_TYPES(DEF_TOALL_BIT)
+SHMEMI_TOALL_ARITH_TYPES(DEF_TOALL_ARITH)

@@ -1,0 +1,275 @@
+/* shmem layer: put, get, p, g, iput, iget, their _nbi forms, put-with-signal, quiet and fence. Each call
+ * translates the symmetric address to (segment, offset) and hands the transfer to comm (ky_put, ky_get,
+ * ky_put_strided ...), which picks the path: a copy into the mapped heap of a same-node PE, or the MPI path.
+ * _nbi transfers keep their comm handles here until shmem_quiet completes and frees them. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "shmem/internal.h"
+
+/* ---- the _nbi handles --------------------------------------------------------------------------------- */
+
+static pthread_mutex_t nbi_lock = PTHREAD_MUTEX_INITIALIZER;
+static ky_handle_t *nbi;
+static size_t nnbi, nbi_cap;
+
+/* Past this many in flight, finished ones are freed at the next issue (a loop of _nbi puts without a quiet
+ * must not grow without bound). */
+#define NBI_REAP 1024
+
+static int track(const char *call, ky_handle_t h)
+{
+    pthread_mutex_lock(&nbi_lock);
+    if (nnbi >= NBI_REAP && nnbi % NBI_REAP == 0) {
+        size_t k = 0;
+        for (size_t i = 0; i < nnbi; i++) {
+            int st = ky_test(nbi[i]);
+            if (st == KY_PENDING) nbi[k++] = nbi[i];
+            else if (st < 0) {
+                nnbi = k;
+                pthread_mutex_unlock(&nbi_lock);
+                return kyi_shmem_failed(st, call);
+            }
+        }
+        nnbi = k;
+    }
+    if (nnbi == nbi_cap) {
+        size_t ncap = nbi_cap ? 2 * nbi_cap : 256;
+        ky_handle_t *n = realloc(nbi, ncap * sizeof *n);
+        if (!n) {
+            pthread_mutex_unlock(&nbi_lock);
+            ky_wait(h);
+            return kyi_shmem_fail(KY_ERR_NOMEM, call, "no memory to track a non-blocking transfer");
+        }
+        nbi = n;
+        nbi_cap = ncap;
+    }
+    nbi[nnbi++] = h;
+    pthread_mutex_unlock(&nbi_lock);
+    return KY_OK;
+}
+
+int kyi_shmem_quiet(const char *call)
+{
+    pthread_mutex_lock(&nbi_lock);
+    int st = nnbi ? ky_wait_all(nbi, nnbi) : KY_OK;
+    nnbi = 0;
+    pthread_mutex_unlock(&nbi_lock);
+    if (!st) st = ky_quiet();
+    return st ? kyi_shmem_failed(st, call) : KY_OK;
+}
+
+void shmem_quiet(void)
+{
+    if (!kyi_shmem_ready("shmem_quiet")) kyi_shmem_quiet("shmem_quiet");
+}
+
+/* Ordering of puts to each PE: comm's fence completes the earlier ones first. Blocking puts are complete
+ * already; the _nbi ones are what it orders. */
+void shmem_fence(void)
+{
+    if (kyi_shmem_ready("shmem_fence")) return;
+    pthread_mutex_lock(&nbi_lock);
+    int st = nnbi ? ky_wait_all(nbi, nnbi) : KY_OK;
+    nnbi = 0;
+    pthread_mutex_unlock(&nbi_lock);
+    if (!st) st = ky_fence(-1);
+    if (st) kyi_shmem_failed(st, "shmem_fence");
+}
+
+/* ---- contiguous ----------------------------------------------------------------------------------------- */
+
+int kyi_shmem_rma(const char *call, int put, void *remote, void *local, size_t n, int pe, int nb)
+{
+    int which;
+    size_t off;
+    if (KYI_SIZE_LOOKS_NEGATIVE(n)) return kyi_shmem_fail(KY_ERR_ARG, call, "%zu bytes looks like a negative count", n);
+    KYI_CHECK(kyi_shmem_xlate(call, put ? "dest" : "source", remote, n, pe, &which, &off));
+    if (!n) return KY_OK;
+    if (!local) return kyi_shmem_fail(KY_ERR_ARG, call, "the local %s is NULL", put ? "source" : "dest");
+    ky_seg_t s = kyi_shmem.seg[which];
+    int st;
+    if (!nb) {
+        st = put ? ky_put(pe, s, off, local, n) : ky_get(local, pe, s, off, n);
+    } else {
+        ky_handle_t h = NULL;
+        st = put ? ky_put_nb(pe, s, off, local, n, &h) : ky_get_nb(local, pe, s, off, n, &h);
+        if (!st) return track(call, h);
+    }
+    return st ? kyi_shmem_failed(st, call) : KY_OK;
+}
+
+static void rma_n(const char *call, int put, void *remote, const void *local, size_t nelems, size_t size, int pe,
+                  int nb)
+{
+    size_t bytes;
+    if (kyi_shmem_ready(call) || kyi_shmem_bytes(call, nelems, size, &bytes)) return;
+    kyi_shmem_rma(call, put, remote, (void *)local, bytes, pe, nb);
+}
+
+/* ---- strided ------------------------------------------------------------------------------------------- */
+
+static void strided(const char *call, int put, void *remote, ptrdiff_t rstride, void *local, ptrdiff_t lstride,
+                    size_t nelems, size_t size, int pe)
+{
+    if (kyi_shmem_ready(call) || !nelems) return;
+    if (rstride <= 0 || lstride <= 0) { /* comm's strides are distances forward: element by element */
+        for (size_t i = 0; i < nelems; i++)
+            if (kyi_shmem_rma(call, put, (char *)remote + (ptrdiff_t)i * rstride * (ptrdiff_t)size,
+                              (char *)local + (ptrdiff_t)i * lstride * (ptrdiff_t)size, size, pe, 0))
+                return;
+        return;
+    }
+    size_t span;
+    if (kyi_shmem_bytes(call, nelems - 1, (size_t)rstride * size, &span) ||
+        kyi_shmem_bytes(call, 1, span + size, &span))
+        return;
+    int which;
+    size_t off;
+    if (kyi_shmem_xlate(call, put ? "dest" : "source", remote, span, pe, &which, &off)) return;
+    if (!local) {
+        kyi_shmem_fail(KY_ERR_ARG, call, "the local %s is NULL", put ? "source" : "dest");
+        return;
+    }
+    size_t rs[1] = {(size_t)rstride * size}, ls[1] = {(size_t)lstride * size}, count[2] = {size, nelems};
+    ky_seg_t s = kyi_shmem.seg[which];
+    int st = put ? ky_put_strided(pe, s, off, rs, local, ls, count, 1)
+                 : ky_get_strided(local, ls, pe, s, off, rs, count, 1);
+    if (st) kyi_shmem_failed(st, call);
+}
+
+/* ---- put with signal ------------------------------------------------------------------------------------ */
+
+static void put_signal(const char *call, void *dest, const void *source, size_t nelems, size_t size,
+                       uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+{
+    if (kyi_shmem_ready(call)) return;
+    if (sig_op != SHMEM_SIGNAL_SET && sig_op != SHMEM_SIGNAL_ADD) {
+        kyi_shmem_fail(KY_ERR_ARG, call, "sig_op %d is neither SHMEM_SIGNAL_SET nor SHMEM_SIGNAL_ADD", sig_op);
+        return;
+    }
+    size_t bytes;
+    if (kyi_shmem_bytes(call, nelems, size, &bytes)) return;
+    /* The blocking put is in the target's memory when it returns, so the signal cannot overtake it. */
+    if (kyi_shmem_rma(call, 1, dest, (void *)source, bytes, pe, 0)) return;
+    kyi_shmem_amo(call, sig_op == SHMEM_SIGNAL_SET ? KYI_AMO_SET : KYI_AMO_ADD, sig_addr, 8, signal, 0, pe, NULL);
+}
+
+uint64_t shmem_signal_fetch(const uint64_t *sig_addr) { return __atomic_load_n(sig_addr, __ATOMIC_ACQUIRE); }
+
+/* ---- the typed and sized names ------------------------------------------------------------------------- */
+
+#define DEF_RMA(NAME, T)                                                                                     \
+    void shmem_##NAME##_put(T *dest, const T *source, size_t nelems, int pe)                                 \
+    {                                                                                                        \
+        rma_n("shmem_" #NAME "_put", 1, dest, source, nelems, sizeof(T), pe, 0);                             \
+    }                                                                                                        \
+    void shmem_##NAME##_get(T *dest, const T *source, size_t nelems, int pe)                                 \
+    {                                                                                                        \
+        rma_n("shmem_" #NAME "_get", 0, (void *)source, dest, nelems, sizeof(T), pe, 0);                     \
+    }                                                                                                        \
+    void shmem_##NAME##_put_nbi(T *dest, const T *source, size_t nelems, int pe)                             \
+    {                                                                                                        \
+        rma_n("shmem_" #NAME "_put_nbi", 1, dest, source, nelems, sizeof(T), pe, 1);                         \
+    }                                                                                                        \
+    void shmem_##NAME##_get_nbi(T *dest, const T *source, size_t nelems, int pe)                             \
+    {                                                                                                        \
+        rma_n("shmem_" #NAME "_get_nbi", 0, (void *)source, dest, nelems, sizeof(T), pe, 1);                 \
+    }                                                                                                        \
+    void shmem_##NAME##_p(T *dest, T value, int pe)                                                          \
+    {                                                                                                        \
+        rma_n("shmem_" #NAME "_p", 1, dest, &value, 1, sizeof(T), pe, 0);                                    \
+    }                                                                                                        \
+    T shmem_##NAME##_g(const T *source, int pe)                                                              \
+    {                                                                                                        \
+        T v;                                                                                                 \
+        memset(&v, 0, sizeof v);                                                                             \
+        rma_n("shmem_" #NAME "_g", 0, (void *)source, &v, 1, sizeof(T), pe, 0);                              \
+        return v;                                                                                            \
+    }                                                                                                        \
+    void shmem_##NAME##_iput(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)  \
+    {                                                                                                        \
+        strided("shmem_" #NAME "_iput", 1, dest, dst, (void *)source, sst, nelems, sizeof(T), pe);           \
+    }                                                                                                        \
+    void shmem_##NAME##_iget(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)  \
+    {                                                                                                        \
+        strided("shmem_" #NAME "_iget", 0, (void *)source, sst, dest, dst, nelems, sizeof(T), pe);           \
+    }                                                                                                        \
+    void shmem_##NAME##_put_signal(T *dest, const T *source, size_t nelems, uint64_t *sig_addr,              \
+                                   uint64_t signal, int sig_op, int pe)                                      \
+    {                                                                                                        \
+        put_signal("shmem_" #NAME "_put_signal", dest, source, nelems, sizeof(T), sig_addr, signal, sig_op,  \
+                   pe);                                                                                      \
+    }                                                                                                        \
+    void shmem_##NAME##_put_signal_nbi(T *dest, const T *source, size_t nelems, uint64_t *sig_addr,          \
+                                       uint64_t signal, int sig_op, int pe)                                  \
+    {                                                                                                        \
+        put_signal("shmem_" #NAME "_put_signal_nbi", dest, source, nelems, sizeof(T), sig_addr, signal,      \
+                   sig_op, pe);                                                                              \
+    }
+SHMEMI_RMA_TYPES(DEF_RMA)
+
+#define DEF_SIZED(BITS, BYTES)                                                                               \
+    void shmem_put##BITS(void *dest, const void *source, size_t nelems, int pe)                              \
+    {                                                                                                        \
+        rma_n("shmem_put" #BITS, 1, dest, source, nelems, BYTES, pe, 0);                                     \
+    }                                                                                                        \
+    void shmem_get##BITS(void *dest, const void *source, size_t nelems, int pe)                              \
+    {                                                                                                        \
+        rma_n("shmem_get" #BITS, 0, (void *)source, dest, nelems, BYTES, pe, 0);                             \
+    }                                                                                                        \
+    void shmem_put##BITS##_nbi(void *dest, const void *source, size_t nelems, int pe)                        \
+    {                                                                                                        \
+        rma_n("shmem_put" #BITS "_nbi", 1, dest, source, nelems, BYTES, pe, 1);                              \
+    }                                                                                                        \
+    void shmem_get##BITS##_nbi(void *dest, const void *source, size_t nelems, int pe)                        \
+    {                                                                                                        \
+        rma_n("shmem_get" #BITS "_nbi", 0, (void *)source, dest, nelems, BYTES, pe, 1);                      \
+    }                                                                                                        \
+    void shmem_iput##BITS(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) \
+    {                                                                                                        \
+        strided("shmem_iput" #BITS, 1, dest, dst, (void *)source, sst, nelems, BYTES, pe);                   \
+    }                                                                                                        \
+    void shmem_iget##BITS(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) \
+    {                                                                                                        \
+        strided("shmem_iget" #BITS, 0, (void *)source, sst, dest, dst, nelems, BYTES, pe);                   \
+    }                                                                                                        \
+    void shmem_put##BITS##_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr,         \
+                                  uint64_t signal, int sig_op, int pe)                                       \
+    {                                                                                                        \
+        put_signal("shmem_put" #BITS "_signal", dest, source, nelems, BYTES, sig_addr, signal, sig_op, pe);  \
+    }                                                                                                        \
+    void shmem_put##BITS##_signal_nbi(void *dest, const void *source, size_t nelems, uint64_t *sig_addr,     \
+                                      uint64_t signal, int sig_op, int pe)                                   \
+    {                                                                                                        \
+        put_signal("shmem_put" #BITS "_signal_nbi", dest, source, nelems, BYTES, sig_addr, signal, sig_op,   \
+                   pe);                                                                                      \
+    }
+SHMEMI_SIZES(DEF_SIZED)
+
+void shmem_putmem(void *dest, const void *source, size_t nelems, int pe)
+{
+    rma_n("shmem_putmem", 1, dest, source, nelems, 1, pe, 0);
+}
+void shmem_getmem(void *dest, const void *source, size_t nelems, int pe)
+{
+    rma_n("shmem_getmem", 0, (void *)source, dest, nelems, 1, pe, 0);
+}
+void shmem_putmem_nbi(void *dest, const void *source, size_t nelems, int pe)
+{
+    rma_n("shmem_putmem_nbi", 1, dest, source, nelems, 1, pe, 1);
+}
+void shmem_getmem_nbi(void *dest, const void *source, size_t nelems, int pe)
+{
+    rma_n("shmem_getmem_nbi", 0, (void *)source, dest, nelems, 1, pe, 1);
+}
+void shmem_putmem_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal,
+                         int sig_op, int pe)
+{
+    put_signal("shmem_putmem_signal", dest, source, nelems, 1, sig_addr, signal, sig_op, pe);
+}
+void shmem_putmem_signal_nbi(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal,
+                             int sig_op, int pe)
+{
+    put_signal("shmem_putmem_signal_nbi", dest, source, nelems, 1, sig_addr, signal, sig_op, pe);
+}
