@@ -25,8 +25,8 @@ void hg_usage(FILE *out)
             "  --mem host|gpu      CPU (OpenMP) or GPU (CUDA) kernels and segments (default host)\n"
             "  --gosa am|allreduce|both  residual by active messages to rank 0 and back (the seed's),\n"
             "                      by ky_allreduce, or both, checked equal (default am)\n"
-            "  --pack none|k|jk|all  faces packed into one ky_put, per dimension (default k: the k faces'\n"
-            "                      blocks are single floats; i and j faces go by ky_put / ky_put_strided)\n"
+            "  --pack none|all|DIMS  the dimensions (i, j, k: e.g. jk) whose faces are packed into one ky_put;\n"
+            "                      the others go by ky_put / ky_put_strided of the box (default k)\n"
             "  --variant ky|mpi|ky,mpi  Kyoyu's one-sided halos and/or the hand-written MPI baseline\n"
             "                      (host staging of GPU faces); both: ratios in the same run (default ky)\n"
             "  --check             rank 0 runs the original algorithm serially; gosa must agree to 1e-6\n"
@@ -35,6 +35,12 @@ void hg_usage(FILE *out)
             "  --block BXxBYxBZxN[v]  GPU kernel: threads per block along k, j, i, points per thread along i;\n"
             "                      v: four k per thread with 16-byte loads and stores\n"
             "                      (default: a few shapes timed at start-up, the fastest kept)\n"
+            "  --chain MODE        one rank on a GPU: the iterations' kernels back to back with gosa kept on\n"
+            "                      the GPU (read after the loop): plain, pdl (Programmatic Dependent Launch),\n"
+            "                      graph, graph-pdl; or sync (gosa read after every kernel, as with several\n"
+            "                      ranks) (default pdl)\n"
+            "  --sweep fixed|alternate  GPU: odd iterations take the i planes in reverse order, so that each\n"
+            "                      starts on what the previous one left in L2 (default alternate)\n"
             "  --json FILE         append one JSON record per variant (docs/benchmarks.md)\n"
             "  -q                  no per-rank phase table\n"
             "  --diag-nogosa       GPU: the kernel without its gosa reduction, to measure what it costs\n"
@@ -113,6 +119,7 @@ int hg_parse(int argc, char **argv, int nranks, hg_opts_t *o, char *err, size_t 
     o->iters = 100, o->warmup = 2, o->gosa = HG_GOSA_AM, o->pack = 1 << 2, o->variants = HG_VAR_KY;
     int have_dims = 0;
     o->tune = 1;
+    o->chain = HG_CHAIN_PDL, o->sweep = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         char *end;
@@ -180,11 +187,23 @@ int hg_parse(int argc, char **argv, int nranks, hg_opts_t *o, char *err, size_t 
             else if (!strcmp(v, "both")) o->gosa = HG_GOSA_BOTH;
             else return fail(err, len, "--gosa %s: expected am, allreduce or both", v);
         } else if (!strcmp(a, "--pack")) {
-            if (!strcmp(v, "none")) o->pack = 0;
-            else if (!strcmp(v, "k")) o->pack = 4;
-            else if (!strcmp(v, "jk")) o->pack = 6;
-            else if (!strcmp(v, "all")) o->pack = 7;
-            else return fail(err, len, "--pack %s: expected none, k, jk or all", v);
+            o->pack = 0;
+            if (!strcmp(v, "all")) o->pack = 7;
+            else if (strcmp(v, "none"))
+                for (const char *c = v; *c; c++) {
+                    if (*c != 'i' && *c != 'j' && *c != 'k')
+                        return fail(err, len, "--pack %s: expected none, all, or the dimensions (i, j, k, ik, ...)", v);
+                    o->pack |= 1 << (*c - 'i');
+                }
+        } else if (!strcmp(a, "--chain")) {
+            static const char *names[] = {"sync", "plain", "pdl", "graph", "graph-pdl"};
+            o->chain = -1;
+            for (int c = 0; c < 5; c++)
+                if (!strcmp(v, names[c])) o->chain = c;
+            if (o->chain < 0) return fail(err, len, "--chain %s: expected sync, plain, pdl, graph or graph-pdl", v);
+        } else if (!strcmp(a, "--sweep")) {
+            if (strcmp(v, "fixed") && strcmp(v, "alternate")) return fail(err, len, "--sweep %s: expected fixed or alternate", v);
+            o->sweep = !strcmp(v, "alternate");
         } else if (!strcmp(a, "--variant")) {
             o->variants = 0;
             char buf[64];
@@ -250,9 +269,13 @@ void hg_block_of(const hg_opts_t *o, int rank, hg_block_t *b)
         int N = o->grid[d], P = o->dims[d], c = b->coord[d];
         b->lo[d] = (int)((long)N * c / P);
         b->n[d] = (int)((long)N * (c + 1) / P) - b->lo[d];
-        /* rows (k) padded to 32 floats: every row starts on a 128-byte line, so a warp's loads along k are
-         * aligned on the GPU (and vectors on the CPU); the padding is never read and never updated */
-        b->ext[d] = d == 2 ? (b->n[d] + 2 + 31) / 32 * 32 : b->n[d] + 2;
+        /* rows (k) padded, never read and never updated: on GPUs to 32 floats, so that every row starts on a
+         * 128-byte line and a warp's loads along k (16-byte ones in the float4 kernel) are aligned; on CPUs to
+         * 8 floats only (32-byte vectors aligned): the host kernel streams 14 arrays from memory, and rows of
+         * 288 floats for M's 258 cost it 20-30% on the development machine (rows of 258-264 did not), the
+         * gap to the original C+MPI Himeno, whose rows are unpadded */
+        int pad = o->gpu ? 32 : 8;
+        b->ext[d] = d == 2 ? (b->n[d] + 2 + pad - 1) / pad * pad : b->n[d] + 2;
         /* global interior points 1 .. N-2 only */
         int g0 = b->lo[d] > 1 ? b->lo[d] : 1, g1 = b->lo[d] + b->n[d] < N - 1 ? b->lo[d] + b->n[d] : N - 1;
         b->ub[d] = g0 - b->lo[d] + 1;

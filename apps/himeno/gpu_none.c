@@ -20,10 +20,21 @@ int hg_gpu_copy(void *dst, const void *src, size_t bytes, char *err, size_t len)
     (void)dst, (void)src, (void)bytes;
     return none(err, len);
 }
-int hg_gpu_jacobi(const hg_block_t *b, const hg_coef_t *cf, const float *p, float *q, float omega, double *d_gosa,
-                  char *err, size_t len)
+int hg_gpu_gosa_reset(double *ring, char *err, size_t len)
 {
-    (void)b, (void)cf, (void)p, (void)q, (void)omega, (void)d_gosa;
+    (void)ring;
+    return none(err, len);
+}
+int hg_gpu_jacobi(const hg_block_t *b, const hg_coef_t *cf, const float *p, float *q, float omega, double *ring,
+                  int slot, char *err, size_t len)
+{
+    (void)b, (void)cf, (void)p, (void)q, (void)omega, (void)ring, (void)slot;
+    return none(err, len);
+}
+int hg_gpu_chain(const hg_block_t *b, const hg_coef_t *cf, float *f0, float *f1, int n, float omega, double *ring,
+                 int mode, int sweep, char *err, size_t len)
+{
+    (void)b, (void)cf, (void)f0, (void)f1, (void)n, (void)omega, (void)ring, (void)mode, (void)sweep;
     return none(err, len);
 }
 int hg_gpu_pack(const hg_block_t *b, const float *f, const hg_box_t *x, float *buf, char *err, size_t len)

@@ -31,6 +31,10 @@ extern "C" {
 
 enum { HG_GOSA_AM = 1, HG_GOSA_ALLREDUCE = 2, HG_GOSA_BOTH = 3 };
 enum { HG_VAR_KY = 1, HG_VAR_MPI = 2 };
+/* How one rank's GPU iterations follow one another (--chain): the host reads gosa after every kernel (sync, the
+ * only way with several ranks), or the kernels run back to back with gosa kept on the GPU and read after the
+ * loop: plain launches, Programmatic Dependent Launch, CUDA graphs, graphs with PDL edges. */
+enum { HG_CHAIN_SYNC = 0, HG_CHAIN_PLAIN, HG_CHAIN_PDL, HG_CHAIN_GRAPH, HG_CHAIN_GRAPH_PDL };
 
 typedef struct {
     int grid[3];        /* points I, J, K, boundaries included */
@@ -51,6 +55,8 @@ typedef struct {
     int weak;           /* --weak: grid multiplied by dims (weak scaling) */
     int nogosa;         /* --diag-nogosa: GPU kernel without the gosa reduction (diagnostic) */
     int tune;           /* GPU: time a few shapes at start-up and keep the fastest (default unless --block) */
+    int chain;          /* HG_CHAIN_*: one rank's GPU iterations (several ranks: always sync) */
+    int sweep;          /* 1: odd iterations take the i planes in reverse order (L2 reuse between iterations) */
     float bcoef;        /* value of b[0..2] (0 in the benchmark; nonzero makes the edge halos matter) */
     const char *json;   /* append one record per variant */
 } hg_opts_t;
@@ -109,9 +115,15 @@ void hg_gpu_host_free(void *ptr);
 int hg_gpu_copy(void *dst, const void *src, size_t bytes, char *err, size_t errlen); /* any direction */
 /* Queued after the kernel on its stream; complete at the next hg_gpu_sync. */
 int hg_gpu_copy_async(void *dst, const void *src, size_t bytes, char *err, size_t errlen);
-/* The kernel: q = p + omega * ss on the update range, gosa (sum of ss^2 in double) into *d_gosa. */
+/* The kernel: q = p + omega * ss on the update range; gosa (sum of ss^2 in double) into ring[slot], and
+ * ring[slot ^ 1] zeroed for the next iteration (hg_gpu_gosa_reset zeroes both before the first). */
+int hg_gpu_gosa_reset(double *ring, char *err, size_t errlen);
 int hg_gpu_jacobi(const hg_block_t *b, const hg_coef_t *cf, const float *p, float *q, float omega,
-                  double *d_gosa, char *err, size_t errlen);
+                  double *ring, int slot, char *err, size_t errlen);
+/* n iterations back to back (HG_CHAIN_* mode other than sync), p in f0 first, then f1, ...: the field is in
+ * f[n & 1] after them and the last iteration's gosa in ring[(n - 1) & 1] once hg_gpu_sync returns. */
+int hg_gpu_chain(const hg_block_t *b, const hg_coef_t *cf, float *f0, float *f1, int n, float omega, double *ring,
+                 int mode, int sweep, char *err, size_t errlen);
 int hg_gpu_pack(const hg_block_t *b, const float *f, const hg_box_t *x, float *buf, char *err, size_t errlen);
 int hg_gpu_unpack(const hg_block_t *b, float *f, const hg_box_t *x, const float *buf, char *err, size_t errlen);
 int hg_gpu_sync(char *err, size_t errlen);

@@ -6,6 +6,7 @@
  * gosa: each thread sums ss^2 in double, warps and blocks reduce, one atomicAdd per block. */
 #include <cuda_runtime.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "himeno.h"
 
@@ -80,8 +81,12 @@ struct hg_dev_block {
     size_t v, si, sj;
 };
 
-/* The block's threads' sums, added to *gosa by thread 0 (one atomic per block). */
-__device__ void hg_block_sum(double acc, double *gosa)
+/* The block's threads' sums, added to ring[slot] by thread 0 (one atomic per block). gosa lives in a ring of
+ * two doubles: the kernel of iteration n adds into ring[n & 1] and block 0 zeroes ring[(n + 1) & 1] for
+ * the next, so a chain of iterations needs no memset (a launch of its own, which would also break the
+ * kernel-to-kernel chain that Programmatic Dependent Launch overlaps). ring[n & 1] was zeroed by kernel n - 1
+ * (or hg_gpu_gosa_reset), which finished before this one's griddepcontrol.wait returned. */
+__device__ void hg_block_sum(double acc, double *ring, int slot)
 {
     for (int o = 16; o > 0; o >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, o);
     __shared__ double part[HG_MAX_THREADS / 32];
@@ -92,9 +97,34 @@ __device__ void hg_block_sum(double acc, double *gosa)
     if (t == 0) {
         double s = 0.0;
         for (int w = 0; w < nw; w++) s += part[w];
-        if (s != 0.0) atomicAdd(gosa, s);
+        if (s != 0.0) atomicAdd(ring + slot, s);
+        if (blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0) ring[slot ^ 1] = 0.0;
     }
 }
+
+/* Programmatic Dependent Launch (sm_90): a kernel launched with the attribute may start while the previous
+ * kernel of the stream finishes its last wave; it loads what the previous kernel does not write (the 13
+ * coefficient streams, 13 of the 14 floats a point moves) and then waits for that kernel's completion and
+ * memory (griddepcontrol.wait) before it reads p or writes q. Each block lets the next kernel launch as soon
+ * as it runs (launch_dependents): the next kernel's blocks then take the SMs the last wave frees. Without the
+ * attribute both instructions do nothing. */
+__device__ __forceinline__ void hg_pdl_launch_next(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void hg_pdl_wait(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+/* rev: the blocks take the i planes in reverse order. Iterations that alternate the direction start where the
+ * previous one ended, on planes still in L2 (what a grid smaller than a few L2s gains; the HBM floor assumes
+ * none of it). */
+__device__ __forceinline__ int hg_bz(int rev) { return rev ? (int)(gridDim.z - 1 - blockIdx.z) : (int)blockIdx.z; }
 
 /* Thread (x, y, z) of a block updates k = x, j = y and i = z, z + bz, ... (ich points along i). Threads
  * start at k = 0 (the ghost, idle) so that warps match the rows' 128-byte lines. */
@@ -102,27 +132,42 @@ template <bool GOSA>
 __global__ void __launch_bounds__(HG_MAX_THREADS) hg_jacobi_kernel(
     hg_dev_block g, const float *__restrict__ P, float *__restrict__ Q, const float *__restrict__ A,
     const float *__restrict__ B, const float *__restrict__ C, const float *__restrict__ BND,
-    const float *__restrict__ W1, float omega, double *gosa)
+    const float *__restrict__ W1, float omega, double *ring, int slot, int rev)
 {
+    hg_pdl_launch_next();
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
     const int j = g.ub1 + blockIdx.y * blockDim.y + threadIdx.y;
-    const int i0 = g.ub0 + blockIdx.z * blockDim.z * g.ich + threadIdx.z;
+    const int i0 = g.ub0 + hg_bz(rev) * blockDim.z * g.ich + threadIdx.z;
     const size_t v = g.v, si = g.si, sj = g.sj;
+    const bool on = k >= g.ub2 && k < g.ue2 && j < g.ue1 && i0 < g.ue0;
     double acc = 0.0;
-    if (k >= g.ub2 && k < g.ue2 && j < g.ue1) {
+    /* the first point's coefficients before the wait (nothing writes them) */
+    float ca[13];
+#define HG_LDC(x)                                                                                             \
+    ca[0] = A[x], ca[1] = A[v + (x)], ca[2] = A[2 * v + (x)], ca[3] = A[3 * v + (x)], ca[4] = B[x],              \
+    ca[5] = B[v + (x)], ca[6] = B[2 * v + (x)], ca[7] = C[x], ca[8] = C[v + (x)], ca[9] = C[2 * v + (x)],         \
+    ca[10] = BND[x], ca[11] = W1[x]
+    if (on) {
+        const size_t x = (size_t)i0 * si + (size_t)j * sj + (size_t)k;
+        HG_LDC(x);
+    }
+    hg_pdl_wait();
+    if (on) {
         for (int m = 0, i = i0; m < g.ich && i < g.ue0; m++, i += blockDim.z) {
             const size_t x = (size_t)i * si + (size_t)j * sj + (size_t)k;
-            float s0 = A[x] * P[x + si] + A[v + x] * P[x + sj] + A[2 * v + x] * P[x + 1] +
-                       B[x] * (P[x + si + sj] - P[x + si - sj] - P[x - si + sj] + P[x - si - sj]) +
-                       B[v + x] * (P[x + sj + 1] - P[x - sj + 1] - P[x + sj - 1] + P[x - sj - 1]) +
-                       B[2 * v + x] * (P[x + si + 1] - P[x - si + 1] - P[x + si - 1] + P[x - si - 1]) +
-                       C[x] * P[x - si] + C[v + x] * P[x - sj] + C[2 * v + x] * P[x - 1] + W1[x];
-            float ss = (s0 * A[3 * v + x] - P[x]) * BND[x];
+            if (m) HG_LDC(x);
+            float s0 = ca[0] * P[x + si] + ca[1] * P[x + sj] + ca[2] * P[x + 1] +
+                       ca[4] * (P[x + si + sj] - P[x + si - sj] - P[x - si + sj] + P[x - si - sj]) +
+                       ca[5] * (P[x + sj + 1] - P[x - sj + 1] - P[x + sj - 1] + P[x - sj - 1]) +
+                       ca[6] * (P[x + si + 1] - P[x - si + 1] - P[x + si - 1] + P[x - si - 1]) +
+                       ca[7] * P[x - si] + ca[8] * P[x - sj] + ca[9] * P[x - 1] + ca[11];
+            float ss = (s0 * ca[3] - P[x]) * ca[10];
             if (GOSA) acc += (double)ss * (double)ss;
             Q[x] = P[x] + omega * ss;
         }
     }
-    if (GOSA) hg_block_sum(acc, gosa);
+#undef HG_LDC
+    if (GOSA) hg_block_sum(acc, ring, slot);
 }
 
 /* The same update, four consecutive k per thread with 16-byte loads and stores (rows are 32-float aligned, so
@@ -142,26 +187,36 @@ template <bool GOSA>
 __global__ void __launch_bounds__(HG_MAX_THREADS4) hg_jacobi_kernel4(
     hg_dev_block g, const float *__restrict__ P, float *__restrict__ Q, const float *__restrict__ A,
     const float *__restrict__ B, const float *__restrict__ C, const float *__restrict__ BND,
-    const float *__restrict__ W1, float omega, double *gosa)
+    const float *__restrict__ W1, float omega, double *ring, int slot, int rev)
 {
+    hg_pdl_launch_next();
     const int k4 = 4 * (blockIdx.x * blockDim.x + threadIdx.x);
     const int j = g.ub1 + blockIdx.y * blockDim.y + threadIdx.y;
-    const int i0 = g.ub0 + blockIdx.z * blockDim.z * g.ich + threadIdx.z;
+    const int i0 = g.ub0 + hg_bz(rev) * blockDim.z * g.ich + threadIdx.z;
     const size_t v = g.v, si = g.si, sj = g.sj;
+    const bool on = k4 + 3 >= g.ub2 && k4 < g.ue2 && j < g.ue1 && i0 < g.ue0;
     double acc = 0.0;
-    if (k4 + 3 >= g.ub2 && k4 < g.ue2 && j < g.ue1) {
+    /* the first point's coefficients before the wait (nothing writes them) */
+    float4 a0, a1, a2, a3, b0, b1, b2, c0, c1, c2, bn, w1;
+#define HG_LDC4()                                                                                             \
+    a0 = HG_LD4(A, 0), a1 = HG_LD4(A, v), a2 = HG_LD4(A, 2 * v), a3 = HG_LD4(A, 3 * v), b0 = HG_LD4(B, 0),      \
+    b1 = HG_LD4(B, v), b2 = HG_LD4(B, 2 * v), c0 = HG_LD4(C, 0), c1 = HG_LD4(C, v), c2 = HG_LD4(C, 2 * v),        \
+    bn = HG_LD4(BND, 0), w1 = HG_LD4(W1, 0)
+    if (on) {
+        const size_t x = (size_t)i0 * si + (size_t)j * sj + (size_t)k4;
+        HG_LDC4();
+    }
+    hg_pdl_wait();
+    if (on) {
         for (int m = 0, i = i0; m < g.ich && i < g.ue0; m++, i += blockDim.z) {
             const size_t x = (size_t)i * si + (size_t)j * sj + (size_t)k4;
+            if (m) HG_LDC4();
             HG_ROW(pc, 0)
             HG_ROW(pip, si)
             HG_ROW(pim, 0 - si)
             HG_ROW(pjp, sj)
             HG_ROW(pjm, 0 - sj)
             float4 d1 = HG_LD4(P, si + sj), d2 = HG_LD4(P, si - sj), d3 = HG_LD4(P, 0 - si + sj), d4 = HG_LD4(P, 0 - si - sj);
-            float4 a0 = HG_LD4(A, 0), a1 = HG_LD4(A, v), a2 = HG_LD4(A, 2 * v), a3 = HG_LD4(A, 3 * v);
-            float4 b0 = HG_LD4(B, 0), b1 = HG_LD4(B, v), b2 = HG_LD4(B, 2 * v);
-            float4 c0 = HG_LD4(C, 0), c1 = HG_LD4(C, v), c2 = HG_LD4(C, 2 * v);
-            float4 bn = HG_LD4(BND, 0), w1 = HG_LD4(W1, 0);
             const float A0[4] = {a0.x, a0.y, a0.z, a0.w}, A1[4] = {a1.x, a1.y, a1.z, a1.w},
                         A2[4] = {a2.x, a2.y, a2.z, a2.w}, A3[4] = {a3.x, a3.y, a3.z, a3.w},
                         B0[4] = {b0.x, b0.y, b0.z, b0.w}, B1[4] = {b1.x, b1.y, b1.z, b1.w},
@@ -192,7 +247,8 @@ __global__ void __launch_bounds__(HG_MAX_THREADS4) hg_jacobi_kernel4(
             }
         }
     }
-    if (GOSA) hg_block_sum(acc, gosa);
+#undef HG_LDC4
+    if (GOSA) hg_block_sum(acc, ring, slot);
 }
 
 extern "C" void hg_gpu_set_gosa(int on) { g_gosa = on; }
@@ -205,24 +261,104 @@ extern "C" int hg_gpu_set_shape(int bx, int by, int bz, int ich, int vec)
     return 0;
 }
 
-extern "C" int hg_gpu_jacobi(const hg_block_t *b, const hg_coef_t *cf, const float *p, float *q, float omega,
-                             double *d_gosa, char *err, size_t len)
+extern "C" int hg_gpu_gosa_reset(double *ring, char *err, size_t len)
+{
+    HG_CU(cudaMemsetAsync(ring, 0, 2 * sizeof(double), g_stream));
+    return 0;
+}
+
+/* One kernel launch on g_stream; pdl: with the Programmatic Dependent Launch attribute. */
+static cudaError_t launch(const hg_block_t *b, const hg_coef_t *cf, const float *p, float *q, float omega,
+                          double *ring, int slot, int rev, int pdl)
 {
     hg_dev_block g = {b->ub[0], b->ue[0], b->ub[1], b->ue[1], b->ub[2], b->ue[2], g_ich, b->vol,
                       (size_t)b->ext[1] * b->ext[2], (size_t)b->ext[2]};
-    HG_CU(cudaMemsetAsync(d_gosa, 0, sizeof(double), g_stream));
-    int nk = b->ue[2] - b->ub[2], nj = b->ue[1] - b->ub[1], ni = b->ue[0] - b->ub[0];
-    if (nk <= 0 || nj <= 0 || ni <= 0) return 0;
+    int nj = b->ue[1] - b->ub[1], ni = b->ue[0] - b->ub[0];
     int kth = g_vec ? (b->ue[2] + 3) / 4 : b->ue[2];   /* threads along k */
-    dim3 blk(g_bx, g_by, g_bz), grd((kth + g_bx - 1) / g_bx, (nj + g_by - 1) / g_by, (ni + g_bz * g_ich - 1) / (g_bz * g_ich));
-    if (g_vec && g_gosa)
-        hg_jacobi_kernel4<true><<<grd, blk, 0, g_stream>>>(g, p, q, cf->a, cf->b, cf->c, cf->bnd, cf->wrk1, omega, d_gosa);
-    else if (g_vec)
-        hg_jacobi_kernel4<false><<<grd, blk, 0, g_stream>>>(g, p, q, cf->a, cf->b, cf->c, cf->bnd, cf->wrk1, omega, d_gosa);
-    else if (g_gosa)
-        hg_jacobi_kernel<true><<<grd, blk, 0, g_stream>>>(g, p, q, cf->a, cf->b, cf->c, cf->bnd, cf->wrk1, omega, d_gosa);
-    else
-        hg_jacobi_kernel<false><<<grd, blk, 0, g_stream>>>(g, p, q, cf->a, cf->b, cf->c, cf->bnd, cf->wrk1, omega, d_gosa);
+    cudaLaunchConfig_t c = {};
+    c.blockDim = dim3(g_bx, g_by, g_bz);
+    c.gridDim = dim3((kth + g_bx - 1) / g_bx, (nj + g_by - 1) / g_by, (ni + g_bz * g_ich - 1) / (g_bz * g_ich));
+    c.stream = g_stream;
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    at[0].val.programmaticStreamSerializationAllowed = 1;
+    c.attrs = at;
+    c.numAttrs = pdl ? 1 : 0;
+    const float *a = cf->a, *bb = cf->b, *cc = cf->c, *bnd = cf->bnd, *w1 = cf->wrk1;
+    if (g_vec && g_gosa) return cudaLaunchKernelEx(&c, hg_jacobi_kernel4<true>, g, p, q, a, bb, cc, bnd, w1, omega, ring, slot, rev);
+    if (g_vec) return cudaLaunchKernelEx(&c, hg_jacobi_kernel4<false>, g, p, q, a, bb, cc, bnd, w1, omega, ring, slot, rev);
+    if (g_gosa) return cudaLaunchKernelEx(&c, hg_jacobi_kernel<true>, g, p, q, a, bb, cc, bnd, w1, omega, ring, slot, rev);
+    return cudaLaunchKernelEx(&c, hg_jacobi_kernel<false>, g, p, q, a, bb, cc, bnd, w1, omega, ring, slot, rev);
+}
+
+static int empty_block(const hg_block_t *b)
+{
+    return b->ue[2] <= b->ub[2] || b->ue[1] <= b->ub[1] || b->ue[0] <= b->ub[0];
+}
+
+extern "C" int hg_gpu_jacobi(const hg_block_t *b, const hg_coef_t *cf, const float *p, float *q, float omega,
+                             double *ring, int slot, char *err, size_t len)
+{
+    if (empty_block(b)) {   /* no kernel: this rank's share of gosa is 0 */
+        HG_CU(cudaMemsetAsync(ring, 0, 2 * sizeof(double), g_stream));
+        return 0;
+    }
+    HG_CU(launch(b, cf, p, q, omega, ring, slot, 0, 0));
+    HG_CU(cudaGetLastError());
+    return 0;
+}
+
+/* The chain: n iterations on one rank, kernel after kernel with nothing between them (gosa in the ring, read
+ * after the chain), launched plainly, with Programmatic Dependent Launch, or as CUDA graphs of 2 x
+ * HG_GRAPH_PAIRS kernels (with or without PDL edges, replayed; the remainder launched plainly). */
+#define HG_GRAPH_PAIRS 16
+static struct {
+    cudaGraphExec_t exec;
+    const void *key[4];
+    int pdl, sweep, shape[5];
+} g_graph;
+
+static int chain_launches(const hg_block_t *b, const hg_coef_t *cf, float *f0, float *f1, int n0, int n, float omega,
+                          double *ring, int pdl, int sweep)
+{
+    for (int m = n0; m < n0 + n; m++) {
+        cudaError_t e = launch(b, cf, (m & 1) ? f1 : f0, (m & 1) ? f0 : f1, omega, ring, m & 1, sweep && (m & 1),
+                               pdl && m > 0);
+        if (e != cudaSuccess) return (int)e;
+    }
+    return 0;
+}
+
+extern "C" int hg_gpu_chain(const hg_block_t *b, const hg_coef_t *cf, float *f0, float *f1, int n, float omega,
+                            double *ring, int mode, int sweep, char *err, size_t len)
+{
+    if (n <= 0) return 0;
+    HG_CU(cudaMemsetAsync(ring, 0, 2 * sizeof(double), g_stream));
+    if (empty_block(b)) return 0;
+    int pdl = mode == HG_CHAIN_PDL || mode == HG_CHAIN_GRAPH_PDL;
+    int done = 0;
+    if (mode == HG_CHAIN_GRAPH || mode == HG_CHAIN_GRAPH_PDL) {
+        const void *key[4] = {b, f0, f1, cf->a};
+        int shape[5] = {g_bx, g_by, g_bz, g_ich, g_vec * 2 + g_gosa};
+        if (!g_graph.exec || memcmp(key, g_graph.key, sizeof key) || g_graph.pdl != pdl || g_graph.sweep != sweep ||
+            memcmp(shape, g_graph.shape, sizeof shape)) {
+            if (g_graph.exec) cudaGraphExecDestroy(g_graph.exec), g_graph.exec = NULL;
+            cudaGraph_t gr;
+            HG_CU(cudaStreamBeginCapture(g_stream, cudaStreamCaptureModeThreadLocal));
+            /* the first kernel of the graph waits for the previous launch as a whole (graph edges) */
+            int e = chain_launches(b, cf, f0, f1, 0, 2 * HG_GRAPH_PAIRS, omega, ring, pdl, sweep);
+            cudaError_t ec = cudaStreamEndCapture(g_stream, &gr);
+            if (e) HG_CU((cudaError_t)e);
+            HG_CU(ec);
+            HG_CU(cudaGraphInstantiate(&g_graph.exec, gr, 0));
+            cudaGraphDestroy(gr);
+            memcpy(g_graph.key, key, sizeof key), memcpy(g_graph.shape, shape, sizeof shape);
+            g_graph.pdl = pdl, g_graph.sweep = sweep;
+        }
+        for (; done + 2 * HG_GRAPH_PAIRS <= n; done += 2 * HG_GRAPH_PAIRS) HG_CU(cudaGraphLaunch(g_graph.exec, g_stream));
+    }
+    int e = chain_launches(b, cf, f0, f1, done, n - done, omega, ring, pdl, sweep);
+    if (e) HG_CU((cudaError_t)e);
     HG_CU(cudaGetLastError());
     return 0;
 }

@@ -23,6 +23,7 @@
 #include "himeno.h"
 
 static const float g_omega = 0.8f;
+static const char *g_chain_names[] = {"sync", "plain", "pdl", "graph", "graph-pdl"};
 
 /* MPI calls of the driver (timings, the phase table, the check): an error names the rank, call and code. */
 #define HG_MPI(call)                                                                                      \
@@ -59,8 +60,10 @@ typedef struct {
     float *f[2];           /* p and wrk2 (Kyoyu segment for the ky variant) */
     const float *p0;       /* host copy of the initial p (ghosts included) */
     hg_coef_t cf;          /* host or GPU */
-    double *d_gosa;        /* GPU: [0] this rank's gosa, [1] the sum */
-    double *h_gosa;        /* GPU: pinned copy of d_gosa[0], queued behind the kernel (one synchronisation) */
+    double *d_gosa;        /* GPU: [0], [1] the kernels' ring of this rank's gosa, [2] the sum */
+    double *h_gosa;        /* GPU: pinned copy of the ring's slot, queued behind the kernel (one synchronisation) */
+    int chain;             /* HG_CHAIN_* of this run: sync unless one rank on a GPU */
+    uint64_t it;           /* kernels since the fields were reset (the ring's slot is it & 1) */
     hg_ky_halo_t *ky;
     hg_mpi_halo_t *mpi;
     uint64_t seq;          /* exchanges so far (the flag value of the next) */
@@ -76,7 +79,9 @@ static void reset_fields(hg_run_t *r)
         else if (hg_gpu_copy(r->f[x], r->p0, bytes, r->err, sizeof r->err))
             hg_fail("rank %d: initial p: %s", r->b.rank, r->err);
     }
-    r->cur = 0;
+    if (r->o->gpu && (hg_gpu_gosa_reset(r->d_gosa, r->err, sizeof r->err) || hg_gpu_sync(r->err, sizeof r->err)))
+        hg_fail("rank %d: gosa ring: %s", r->b.rank, r->err);
+    r->cur = 0, r->it = 0;
 }
 
 /* One iteration: kernel (p -> wrk2), halos of wrk2, gosa over all ranks, swap. Adds to ph. */
@@ -85,12 +90,14 @@ static double iterate(hg_run_t *r, hg_phase_t *ph)
     const hg_opts_t *o = r->o;
     float *p = r->f[r->cur], *q = r->f[1 - r->cur];
     double t0 = hg_now(), local = 0.0, gosa = 0.0;
+    double *slot = r->d_gosa + (r->it & 1);
     if (o->gpu) {
-        if (hg_gpu_jacobi(&r->b, &r->cf, p, q, g_omega, r->d_gosa, r->err, sizeof r->err) ||
-            hg_gpu_copy_async(r->h_gosa, r->d_gosa, sizeof(double), r->err, sizeof r->err) ||
+        if (hg_gpu_jacobi(&r->b, &r->cf, p, q, g_omega, r->d_gosa, (int)(r->it & 1), r->err, sizeof r->err) ||
+            hg_gpu_copy_async(r->h_gosa, slot, sizeof(double), r->err, sizeof r->err) ||
             hg_gpu_sync(r->err, sizeof r->err))
             hg_fail("rank %d: kernel: %s", r->b.rank, r->err);
         local = *r->h_gosa;
+        r->it++;
     } else {
         local = hg_cpu_jacobi(&r->b, &r->cf, p, q, g_omega);
     }
@@ -99,9 +106,9 @@ static double iterate(hg_run_t *r, hg_phase_t *ph)
     else hg_mpi_halo_exchange(r->mpi, q);
     double t2 = hg_now();
     if (r->variant == HG_VAR_KY)
-        HG_KY(hg_gosa_sum(o, o->gosa, &local, r->d_gosa, r->d_gosa + 1, r->seq, &gosa));
+        HG_KY(hg_gosa_sum(o, o->gosa, &local, slot, r->d_gosa + 2, r->seq, &gosa));
     else
-        hg_gosa_mpi(o, &local, r->d_gosa, &gosa);
+        hg_gosa_mpi(o, &local, slot, &gosa);
     double t3 = hg_now();
     r->cur = 1 - r->cur;
     if (ph) ph->kernel += t1 - t0, ph->halo += t2 - t1, ph->reduce += t3 - t2, ph->total += t3 - t0;
@@ -109,22 +116,47 @@ static double iterate(hg_run_t *r, hg_phase_t *ph)
 }
 
 typedef struct {
-    int ran, iters;
+    int ran, iters, chain;     /* chain: HG_CHAIN_* the loop ran with */
     double gosa, time, psum;   /* time: slowest rank's loop; psum: sum of the interior of p after the loop */
     hg_phase_t ph_max, ph_avg;
     ky_comm_stats_t st;        /* rank 0's, for the loop */
 } hg_result_t;
 
+/* One rank on a GPU: n iterations as one chain of kernels (no halo; the sum of one rank's gosa is its own, read
+ * from the ring after the chain: what the per-iteration reduction does for one rank). The field ends in
+ * f[n & 1]; returns the last gosa. */
+static double chain(hg_run_t *r, int n, hg_phase_t *ph)
+{
+    double t0 = hg_now(), g = 0.0;
+    if (n <= 0) return 0.0;
+    if (hg_gpu_chain(&r->b, &r->cf, r->f[0], r->f[1], n, g_omega, r->d_gosa, r->chain, r->o->sweep, r->err,
+                     sizeof r->err) ||
+        hg_gpu_copy_async(r->h_gosa, r->d_gosa + ((n - 1) & 1), sizeof(double), r->err, sizeof r->err) ||
+        hg_gpu_sync(r->err, sizeof r->err))
+        hg_fail("rank %d: kernel chain (%d iterations): %s", r->b.rank, n, r->err);
+    g = *r->h_gosa;
+    r->cur = n & 1;
+    if (ph) {
+        double t = hg_now() - t0;
+        ph->kernel += t, ph->total += t;
+    }
+    return g;
+}
+
 static void run_variant(const hg_opts_t *o, hg_run_t *r, hg_result_t *res)
 {
     memset(res, 0, sizeof *res);
-    for (int w = 0; w < o->warmup; w++) iterate(r, NULL);
+    if (r->chain != HG_CHAIN_SYNC) chain(r, o->warmup, NULL);
+    else
+        for (int w = 0; w < o->warmup; w++) iterate(r, NULL);
     reset_fields(r);
     int nn = o->iters;
     if (o->target > 0) {   /* the original: 3 rehearsal iterations, then nn = target / (cpu / 3) */
         HG_MPI(MPI_Barrier(MPI_COMM_WORLD));
         double t0 = hg_now(), cpu;
-        for (int i = 0; i < 3; i++) iterate(r, NULL);
+        if (r->chain != HG_CHAIN_SYNC) chain(r, 3, NULL);
+        else
+            for (int i = 0; i < 3; i++) iterate(r, NULL);
         double t = hg_now() - t0;
         HG_MPI(MPI_Allreduce(&t, &cpu, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
         nn = (int)(o->target / (cpu / 3.0));
@@ -138,7 +170,9 @@ static void run_variant(const hg_opts_t *o, hg_run_t *r, hg_result_t *res)
     HG_KY(ky_comm_stats_reset());
     HG_MPI(MPI_Barrier(MPI_COMM_WORLD));
     double t0 = hg_now();
-    for (int n = 0; n < nn; n++) gosa = iterate(r, &ph);
+    if (r->chain != HG_CHAIN_SYNC) gosa = chain(r, nn, &ph);
+    else
+        for (int n = 0; n < nn; n++) gosa = iterate(r, &ph);
     double t = hg_now() - t0;
     HG_KY(ky_comm_stats(&res->st));
     HG_MPI(MPI_Allreduce(&t, &res->time, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
@@ -173,20 +207,23 @@ static void run_variant(const hg_opts_t *o, hg_run_t *r, hg_result_t *res)
             free(all);
         }
     }
-    res->ran = 1, res->iters = nn, res->gosa = gosa;
+    res->ran = 1, res->iters = nn, res->gosa = gosa, res->chain = r->chain;
 }
 
-/* GPU: the kernel's shape, given or measured: each candidate runs a few times on this rank's block (p0 into
- * scratch buffers), every rank takes the slowest rank's time, the fastest shape wins on every rank. A
- * candidate whose field or gosa differs from the first's (scalar, one point per thread) by a single bit is
- * dropped with a warning: the choice can change the speed, never the answer. */
-static void tune_kernel(hg_opts_t *o, const hg_block_t *b, const float *p0, const hg_coef_t *cf, double *d_gosa)
+/* GPU: the kernel's shape, given or measured: each candidate runs chains of a few iterations on this rank's
+ * block (p0 into scratch buffers; kernels back to back, as the loop runs them, so that small grids are not
+ * timed by the launch and synchronisation around one kernel), every rank takes the slowest rank's time per
+ * kernel, the fastest shape wins on every rank. A candidate whose field or gosa differs from the first's
+ * (scalar, one point per thread) by a single bit is dropped with a warning: the choice can change the speed,
+ * never the answer. */
+static void tune_kernel(hg_opts_t *o, const hg_block_t *b, const float *p0, const hg_coef_t *cf, double *d_gosa,
+                        int mode)
 {
     static const int cand[][5] = {{64, 4, 2, 1, 0},  {128, 4, 1, 1, 0}, {256, 2, 1, 1, 0}, {64, 4, 1, 4, 0},
                                   {64, 4, 1, 8, 0},  {64, 4, 1, 16, 0}, {128, 2, 1, 4, 0}, {128, 2, 1, 8, 0},
                                   {32, 8, 1, 8, 0},  {128, 1, 1, 8, 0}, {32, 4, 2, 1, 1}, {64, 4, 1, 1, 1},
                                   {32, 4, 1, 4, 1},  {32, 4, 1, 8, 1},  {64, 2, 1, 8, 1}, {32, 8, 1, 8, 1},
-                                  {32, 2, 1, 16, 1}};
+                                  {32, 2, 1, 16, 1}, {64, 2, 1, 4, 1},  {128, 1, 1, 4, 1}, {32, 4, 1, 2, 1}};
     enum { NC = sizeof cand / sizeof cand[0] };
     char err[256];
     if (!o->tune) {
@@ -196,23 +233,32 @@ static void tune_kernel(hg_opts_t *o, const hg_block_t *b, const float *p0, cons
         return;
     }
     size_t bytes = b->vol * sizeof(float);
+    /* kernels per timed chain: about 64 M points (M: 16 kernels, L and XL: 2) */
+    double pts = (double)(b->ue[0] - b->ub[0]) * (b->ue[1] - b->ub[1]) * (b->ue[2] - b->ub[2]);
+    int len = pts > 0 ? (int)(64e6 / pts) : 16;
+    len = len < 2 ? 2 : len > 16 ? 16 : len;
+    len &= ~1;   /* even: the field ends in f[0] */
+    if (mode == HG_CHAIN_SYNC) mode = HG_CHAIN_PLAIN;
     float *f[2], *ref = malloc(bytes), *out = malloc(bytes);
     if (!ref || !out) hg_fail("rank %d: tuning: out of memory", b->rank);
     for (int x = 0; x < 2; x++)
-        if (hg_gpu_alloc((void **)&f[x], bytes, err, sizeof err) || hg_gpu_copy(f[x], p0, bytes, err, sizeof err))
-            hg_fail("rank %d: tuning buffers: %s", b->rank, err);
+        if (hg_gpu_alloc((void **)&f[x], bytes, err, sizeof err)) hg_fail("rank %d: tuning buffers: %s", b->rank, err);
     double t[NC], tmax[NC], g0 = 0.0;
     for (int c = 0; c < NC; c++) {
         hg_gpu_set_shape(cand[c][0], cand[c][1], cand[c][2], cand[c][3], cand[c][4]);
         double best = 1e30, g = 0.0;
-        for (int r = 0; r < 6; r++) {
+        for (int r = 0; r < 4; r++) {
+            for (int x = 0; x < 2; x++)
+                if (hg_gpu_copy(f[x], p0, bytes, err, sizeof err)) hg_fail("rank %d: tuning: %s", b->rank, err);
             double t0 = hg_now();
-            if (hg_gpu_jacobi(b, cf, f[0], f[1], g_omega, d_gosa, err, sizeof err) || hg_gpu_sync(err, sizeof err))
+            if (hg_gpu_chain(b, cf, f[0], f[1], len, g_omega, d_gosa, mode, o->sweep, err, sizeof err) ||
+                hg_gpu_sync(err, sizeof err))
                 hg_fail("rank %d: tuning the kernel: %s", b->rank, err);
-            double dt = hg_now() - t0;
+            double dt = (hg_now() - t0) / len;
             if (r > 0 && dt < best) best = dt;
         }
-        if (hg_gpu_copy(c ? out : ref, f[1], bytes, err, sizeof err) || hg_gpu_copy(&g, d_gosa, sizeof g, err, sizeof err))
+        if (hg_gpu_copy(c ? out : ref, f[0], bytes, err, sizeof err) ||
+            hg_gpu_copy(&g, d_gosa + ((len - 1) & 1), sizeof g, err, sizeof err))
             hg_fail("rank %d: tuning: %s", b->rank, err);
         if (c == 0) g0 = g;
         t[c] = best;
@@ -230,9 +276,9 @@ static void tune_kernel(hg_opts_t *o, const hg_block_t *b, const float *p0, cons
     memcpy(o->block, cand[w], sizeof o->block);
     hg_gpu_set_shape(cand[w][0], cand[w][1], cand[w][2], cand[w][3], cand[w][4]);
     if (b->rank == 0) {
-        printf("kernel shape (tuned over %d shapes, ms per launch):", NC);
+        printf("kernel shape (tuned over %d shapes, chains of %d kernels, ms per kernel):", NC, len);
         for (int c = 0; c < NC; c++)
-            printf(" %dx%dx%dx%d%s %.3f%s", cand[c][0], cand[c][1], cand[c][2], cand[c][3], cand[c][4] ? "v" : "",
+            printf(" %dx%dx%dx%d%s %.4f%s", cand[c][0], cand[c][1], cand[c][2], cand[c][3], cand[c][4] ? "v" : "",
                    tmax[c] > 1e29 ? -1.0 : 1e3 * tmax[c], c == w ? "*" : "");
         printf("\n");
     }
@@ -261,6 +307,11 @@ static void print_result(const hg_opts_t *o, int v, const hg_result_t *r, const 
                           : (o->gpu ? "hand-written MPI + CUDA, faces staged through pinned host memory"
                                     : "hand-written MPI, packed faces"),
            v == HG_VAR_KY ? gm[o->gosa] : "MPI_Allreduce", o->gpu ? "GPU" : "host");
+    if (o->gpu)
+        printf(" kernel %dx%dx%dx%d%s, iterations %s%s, i sweep %s\n", o->block[0], o->block[1], o->block[2],
+               o->block[3], o->block[4] ? "v" : "", r->chain == HG_CHAIN_SYNC ? "synchronised (gosa read after every kernel)"
+                                                   : "chained on the GPU: ", r->chain == HG_CHAIN_SYNC ? "" : g_chain_names[r->chain],
+               o->sweep ? "alternating" : "fixed");
     printf(" Loop executed for %d times\n", r->iters);
     printf(" Gosa : %e \n", r->gosa);
     printf(" MFLOPS measured : %f\tcpu : %f\n", mflops(o, r->iters, r->time), r->time);
@@ -331,8 +382,9 @@ static void json_write(const hg_opts_t *o, int v, const hg_result_t *r, const hg
                 100 * fl / (r->ph_max.kernel / r->iters));
     }
     if (o->gpu)
-        fprintf(f, ",\"block\":\"%dx%dx%dx%d%s\"", o->block[0], o->block[1], o->block[2], o->block[3],
-                o->block[4] ? "v" : "");
+        fprintf(f, ",\"block\":\"%dx%dx%dx%d%s\",\"chain\":\"%s\",\"sweep\":\"%s\"", o->block[0], o->block[1],
+                o->block[2], o->block[3], o->block[4] ? "v" : "", g_chain_names[r->chain],
+                o->sweep ? "alternate" : "fixed");
     if (v == HG_VAR_KY)
         fprintf(f, ",\"plan_hits\":%llu,\"plan_misses\":%llu", (unsigned long long)r->st.plan_hits,
                 (unsigned long long)r->st.plan_misses);
@@ -391,12 +443,14 @@ int main(int argc, char **argv)
         float *dc;
         if (hg_gpu_alloc((void **)&dc, 12 * v * sizeof(float), err, sizeof err) ||
             hg_gpu_copy(dc, hc, 12 * v * sizeof(float), err, sizeof err) ||
-            hg_gpu_alloc((void **)&d_gosa, 2 * sizeof(double), err, sizeof err) ||
+            hg_gpu_alloc((void **)&d_gosa, 3 * sizeof(double), err, sizeof err) ||
             hg_gpu_host_alloc((void **)&h_gosa, sizeof(double), err, sizeof err))
             hg_fail("rank %d: GPU arrays (%zu MB): %s", me, 13 * v * sizeof(float) >> 20, err);
         cf = (hg_coef_t){dc, dc + 4 * v, dc + 7 * v, dc + 10 * v, dc + 11 * v};
     }
-    if (o.gpu) tune_kernel(&o, &b, p0, &cf, d_gosa);
+    /* one rank on a GPU: the iterations chained (several ranks exchange halos and gosa between kernels) */
+    int chain_mode = o.gpu && nr == 1 ? o.chain : HG_CHAIN_SYNC;
+    if (o.gpu) tune_kernel(&o, &b, p0, &cf, d_gosa, chain_mode);
     if (o.nogosa) {
         if (!o.gpu || o.check) hg_fail("rank %d: --diag-nogosa is a GPU measurement and cannot be checked", me);
         hg_gpu_set_gosa(0);
@@ -422,6 +476,8 @@ int main(int argc, char **argv)
         hg_run_t r;
         memset(&r, 0, sizeof r);
         r.o = &o, r.b = b, r.variant = var, r.p0 = p0, r.cf = cf, r.d_gosa = d_gosa, r.h_gosa = h_gosa;
+        /* --gosa allreduce / both on one rank: the collective runs every iteration, so no chain */
+        r.chain = var == HG_VAR_KY && o.gosa != HG_GOSA_AM ? HG_CHAIN_SYNC : chain_mode;
         if (var == HG_VAR_KY) {
             HG_KY(hg_ky_halo_create(&o, &b, &r.ky, &r.f[0], &r.f[1]));
         } else {

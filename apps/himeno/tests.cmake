@@ -33,6 +33,10 @@ endforeach()
 ky_add_mpi_test(NAME himeno.pack_all.bcoef.n4 COMMAND ky_himeno ${_hg_grid} --dims 2x1x2 --bcoef 0.05 --pack all
                 RANKS 4 ENV ${_hg_env} LABELS himeno TIMEOUT 120 FAIL_REGEX "${_hg_fail}"
                 PASS_REGEX "check against the serial original[^\n]*OK")
+# faces of i and j packed, k strided (--pack takes any set of dimensions)
+ky_add_mpi_test(NAME himeno.pack_ij.n4 COMMAND ky_himeno ${_hg_grid} --dims 2x2x1 --bcoef 0.05 --pack ij RANKS 4
+                ENV ${_hg_env} LABELS himeno TIMEOUT 120 FAIL_REGEX "${_hg_fail}"
+                PASS_REGEX "check against the serial original[^\n]*OK")
 ky_add_mpi_test(NAME himeno.3d.bcoef.n4.omp2 COMMAND ky_himeno --grid 20x18x24 --iters 5 --check --decomp 3d
                 --bcoef 0.1 --variant ky,mpi RANKS 4 ENV KY_TIMEOUT=60 OMP_NUM_THREADS=2 LABELS himeno TIMEOUT 120
                 FAIL_REGEX "${_hg_fail}" PASS_REGEX "check against the serial original[^\n]*OK")
@@ -69,6 +73,8 @@ ky_add_mpi_test(NAME himeno.bad.grid_syntax COMMAND ky_himeno --grid 64x64 RANKS
                 TIMEOUT 60 PASS_REGEX "--grid 64x64: expected IxJxK")
 ky_add_mpi_test(NAME himeno.bad.option COMMAND ky_himeno --frobnicate 1 RANKS 1 ENV ${_hg_env} LABELS himeno
                 TIMEOUT 60 PASS_REGEX "unknown option --frobnicate")
+ky_add_mpi_test(NAME himeno.bad.chain COMMAND ky_himeno --chain fast RANKS 1 ENV ${_hg_env} LABELS himeno TIMEOUT 60
+                PASS_REGEX "--chain fast: expected sync, plain, pdl, graph or graph-pdl")
 ky_add_mpi_test(NAME himeno.help COMMAND ky_himeno --help RANKS 1 ENV ${_hg_env} LABELS himeno TIMEOUT 60
                 PASS_REGEX "usage: kyrun -n R ky_himeno")
 if(KY_HAVE_CUDA AND COMMAND ky_add_gpu_test)
@@ -95,4 +101,23 @@ if(KY_HAVE_CUDA AND COMMAND ky_add_gpu_test)
                     RANKS 2 ENV KY_TIMEOUT=120 LABELS himeno TIMEOUT 180 FAIL_REGEX "${_hg_fail}")
     set_tests_properties(gpu.himeno.3d.n4.split_bcoef gpu.himeno.ij.n2.packall gpu.himeno.3d.n4.vec
                          gpu.himeno.k.n2.scalar PROPERTIES SKIP_RETURN_CODE 77)
+    # one rank: the iterations chained on the GPU (gosa in the ring, read after the loop), every launch mode,
+    # both sweeps, each kernel; graphs hold 32 kernels, so 70 iterations are two graphs and 6 launches
+    set(_hg_chain --mem gpu --grid 21x18x35 --warmup 3 --check -q --variant ky,mpi --bcoef 0.05)
+    foreach(c "pdl:alternate:40:" "graph-pdl:alternate:70:" "graph:fixed:67:--block;32x4x1x4v" "plain:alternate:9:--block;64x4x1x4"
+              "sync:fixed:5:")
+        string(REPLACE ":" ";" c "${c}")
+        list(GET c 0 mode)
+        list(GET c 1 sweep)
+        list(GET c 2 iters)
+        list(LENGTH c nc)
+        set(extra)
+        if(nc GREATER 3)
+            list(SUBLIST c 3 -1 extra)
+        endif()
+        ky_add_gpu_test(NAME gpu.himeno.n1.chain_${mode}_${sweep} COMMAND ky_himeno ${_hg_chain} --chain ${mode}
+                        --sweep ${sweep} --iters ${iters} ${extra} RANKS 1 ENV KY_TIMEOUT=120 LABELS himeno TIMEOUT 180
+                        FAIL_REGEX "${_hg_fail}")
+        set_tests_properties(gpu.himeno.n1.chain_${mode}_${sweep} PROPERTIES SKIP_RETURN_CODE 77)
+    endforeach()
 endif()

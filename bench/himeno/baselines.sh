@@ -70,10 +70,17 @@ record() {
 run_cuda() {   # OUT sizes
     local out=$1 sizes=$2 b
     for s in ${sizes//,/ }; do
-        for spec in "gpu-himeno:keichi+gpu-himeno" "cuda_himenoBMT:nattoheaven+cuda_himenoBMT"; do
-            local name=${spec%%:*} d="$SRC/${spec#*:}" bin="$DIR/bin/${spec%%:*}_$s"
+        for spec in "gpu-himeno:keichi+gpu-himeno" "cuda_himenoBMT:nattoheaven+cuda_himenoBMT" \
+                    "cuda_himenoBMT_pad:nattoheaven+cuda_himenoBMT"; do
+            local name=${spec%%:*} d="$SRC/${spec#*:}" bin="$DIR/bin/${spec%%:*}_$s" pad=()
             mkdir -p "$DIR/bin"
-            sed "s/target *= *60\.0;/target= HG_TARGET;/" "$d/himenoBMT.cu" > "$DIR/bin/${name}.cu"
+            # cuda_himenoBMT_pad: the published code reads the i plane before its first and after its last
+            # (p[-1], p[iwidth]: the halo rows of the first and last thread blocks, unused on one GPU) outside
+            # the cudaMalloc'd p and wrk2, which hold only 31 floats of slack; the copy gives each a whole
+            # plane of slack on both sides, nothing else changed
+            [ "$name" = cuda_himenoBMT_pad ] && pad=(-e 's/(iwidth \* (MJMAX - 1) \* (MKMAX + 31) + BLOCKK - 1)/((iwidth + 2) * (MJMAX - 1) * (MKMAX + 31) + BLOCKK - 1)/' \
+                -e 's/&tmp\[BLOCKK - 1\];/\&tmp[BLOCKK - 1 + (MJMAX - 1) * (MKMAX + 31)];/')
+            sed -e "s/target *= *60\.0;/target= HG_TARGET;/" "${pad[@]}" "$d/himenoBMT.cu" > "$DIR/bin/${name}.cu"
             if [ ! -x "$bin" ]; then
                 nvcc -O3 -arch=sm_$ARCH -D$(size_macro "$s") -DHG_TARGET="$TARGET" -Xcompiler -mcmodel=medium \
                      "$DIR/bin/${name}.cu" -o "$bin" >> "$out/himeno_ext.log" 2>&1 || { echo "  $name $s: build failed"; continue; }
