@@ -211,7 +211,7 @@ static void run_variant(const hg_opts_t *o, hg_run_t *r, hg_result_t *res)
 }
 
 /* GPU: the kernel's shape, given or measured: each candidate runs chains of a few iterations on this rank's
- * block (p0 into scratch buffers; kernels back to back, as the loop runs them, so that small grids are not
+ * block (from p0, in scratch buffers; kernels back to back, as the loop runs them, so that small grids are not
  * timed by the launch and synchronisation around one kernel), every rank takes the slowest rank's time per
  * kernel, the fastest shape wins on every rank. A candidate whose field or gosa differs from the first's
  * (scalar, one point per thread) by a single bit is dropped with a warning: the choice can change the speed,
@@ -239,17 +239,20 @@ static void tune_kernel(hg_opts_t *o, const hg_block_t *b, const float *p0, cons
     len = len < 2 ? 2 : len > 16 ? 16 : len;
     len &= ~1;   /* even: the field ends in f[0] */
     if (mode == HG_CHAIN_SYNC) mode = HG_CHAIN_PLAIN;
-    float *f[2], *ref = malloc(bytes), *out = malloc(bytes);
+    /* f[2]: p0 on the GPU; every candidate starts from it and runs the same 4 chains, so that all end on the
+     * same field */
+    float *f[3], *ref = malloc(bytes), *out = malloc(bytes);
     if (!ref || !out) hg_fail("rank %d: tuning: out of memory", b->rank);
-    for (int x = 0; x < 2; x++)
+    for (int x = 0; x < 3; x++)
         if (hg_gpu_alloc((void **)&f[x], bytes, err, sizeof err)) hg_fail("rank %d: tuning buffers: %s", b->rank, err);
+    if (hg_gpu_copy(f[2], p0, bytes, err, sizeof err)) hg_fail("rank %d: tuning: %s", b->rank, err);
     double t[NC], tmax[NC], g0 = 0.0;
     for (int c = 0; c < NC; c++) {
         hg_gpu_set_shape(cand[c][0], cand[c][1], cand[c][2], cand[c][3], cand[c][4]);
         double best = 1e30, g = 0.0;
+        for (int x = 0; x < 2; x++)
+            if (hg_gpu_copy(f[x], f[2], bytes, err, sizeof err)) hg_fail("rank %d: tuning: %s", b->rank, err);
         for (int r = 0; r < 4; r++) {
-            for (int x = 0; x < 2; x++)
-                if (hg_gpu_copy(f[x], p0, bytes, err, sizeof err)) hg_fail("rank %d: tuning: %s", b->rank, err);
             double t0 = hg_now();
             if (hg_gpu_chain(b, cf, f[0], f[1], len, g_omega, d_gosa, mode, o->sweep, err, sizeof err) ||
                 hg_gpu_sync(err, sizeof err))
@@ -282,7 +285,7 @@ static void tune_kernel(hg_opts_t *o, const hg_block_t *b, const float *p0, cons
                    tmax[c] > 1e29 ? -1.0 : 1e3 * tmax[c], c == w ? "*" : "");
         printf("\n");
     }
-    hg_gpu_free(f[0]), hg_gpu_free(f[1]);
+    hg_gpu_free(f[0]), hg_gpu_free(f[1]), hg_gpu_free(f[2]);
     free(ref), free(out);
 }
 
