@@ -67,7 +67,8 @@ static void bench_fault(size_t page)
 {
     int me = ky_rank(), rounds = g_o.iters / FAULT_PAGES > 3 ? g_o.iters / FAULT_PAGES : 3;
     size_t bytes = FAULT_PAGES * page;
-    unsigned char *g = ky_alloc(bytes, 1);
+    unsigned char *g = NULL;
+    BU_KY(ky_alloc(bytes, 1, (void **)&g));
     unsigned char *win_buf = NULL, *local = malloc(page);
     MPI_Win win;
     /* MPI_Win_allocate: Open MPI's osc/sm serves it under MPI_THREAD_MULTIPLE on one node (Win_create
@@ -114,7 +115,8 @@ static void bench_preload(size_t page)
     int me = ky_rank();
     size_t maxk = 64, bytes = maxk * page, abytes = (size_t)Z * Y * X * sizeof(double);
     if (abytes > bytes) bytes = abytes;
-    double *g = ky_alloc(bytes, 1);
+    double *g = NULL;
+    BU_KY(ky_alloc(bytes, 1, (void **)&g));
     double *win_buf = NULL, *local = malloc(bytes);
     MPI_Win win;
     BU_MPI(MPI_Win_allocate(bytes, sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD, &win_buf, &win));

@@ -52,8 +52,8 @@ static inline void sms_shutdown(void) { sms_check_("sms_shutdown", ky_finalize()
 
 static inline void *sms_alloc(size_t bytes, int node)
 {
-    void *p = ky_alloc(bytes, node);
-    if (p == NULL) sms_die_("sms_alloc", KY_ERR_NOMEM);
+    void *p = NULL;
+    sms_check_("sms_alloc", ky_alloc(bytes, node, &p));
     return p;
 }
 

@@ -54,6 +54,19 @@ namespace kyt {
 inline int rank() { return ky_rank(); }
 inline int nranks() { return ky_nranks(); }
 
+/* ky_alloc and ky_fetch_add as expressions, for tests that use them in many places: NULL / LONG_MIN on
+ * failure, with the reason in ky_last_error(). Dsm.BadInput checks the statuses themselves. */
+inline void *galloc(size_t bytes, int home)
+{
+    void *p = nullptr;
+    return ky_alloc(bytes, home, &p) == KY_OK ? p : nullptr;
+}
+inline long fadd(long *p, long v)
+{
+    long old = 0;
+    return ky_fetch_add(p, v, &old) == KY_OK ? old : LONG_MIN;
+}
+
 /* Collective: true on every rank iff `ok` on every rank. Enters ky_comm_barrier first: an MPI collective
  * does not serve Kyoyu requests, so without a progress thread a rank must not block in one while another
  * still waits for it to serve a put, get or active message. */

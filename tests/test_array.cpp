@@ -563,14 +563,14 @@ TEST_F(Array, DsmViewHomesAreBlocks)
         Elem3 *corner = v + (dims[0] / 2 - 1) * dims[1] * dims[2];
         KYT_EXPECT_OK(ky_preload_array(corner, glb, reg, 3, sizeof(Elem3), 0));
         ky_dsm_stats_t s0, s1;
-        KYT_EXPECT_OK(ky_stats(&s0));
+        KYT_EXPECT_OK(ky_dsm_stats(&s0));
         bad = 0;
         for (size_t i = 0; i < 2 * dims[1] * dims[2]; i++) {
             size_t e = (size_t)(corner - v) + i;
             Elem3 w = val(e, 2);
             if (memcmp(&corner[i], &w, sizeof w)) bad++;
         }
-        KYT_EXPECT_OK(ky_stats(&s1));
+        KYT_EXPECT_OK(ky_dsm_stats(&s1));
         EXPECT_EQ(0, bad) << name;
         EXPECT_EQ(s0.read_faults, s1.read_faults) << name << ": reading a preloaded box of the view faulted";
         /* a counter in the view, incremented under a lock by every rank's 3 threads */
@@ -594,7 +594,7 @@ TEST_F(Array, DsmViewHomesAreBlocks)
         EXPECT_EQ(val(total / 2, 2).v[1] + 12 * n, c.v[1]) << name << ": locked increments through the view lost";
         EXPECT_EQ(val(total / 2, 2).v[1] + 12 * n, *counter) << name;
         /* what a view cannot do */
-        EXPECT_EQ(LONG_MIN, ky_fetch_add((long *)&v[0].v[0], 1));
+        EXPECT_EQ(LONG_MIN, kyt::fadd((long *)&v[0].v[0], 1));
         EXPECT_NE(std::string::npos, std::string(ky_last_error()).find("DSM view")) << ky_last_error();
         size_t one[3] = {1, 1, 1};
         KYT_EXPECT_STATUS(KY_ERR_UNSUPPORTED, ky_push_array(v, glb, one, 3, sizeof(Elem3), (me + 1) % n));

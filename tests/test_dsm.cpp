@@ -44,7 +44,7 @@ TEST(Dsm, AllocSamePointerAndHome)
     int n = kyt::nranks();
     bool ok = true;
     for (int h = 0; h < n; h++) {
-        char *p = (char *)ky_alloc(3 * page() + 5, h);
+        char *p = (char *)kyt::galloc(3 * page() + 5, h);
         ok = ok && p && same_everywhere(p) && ky_home_of(p) == h && ky_home_of(p + 3 * page()) == h;
         ok = ok && ky_is_global(p) && !ky_is_global(&ok);
         EXPECT_EQ(KY_OK, ky_free(p)) << ky_last_error();
@@ -111,7 +111,7 @@ TEST(Dsm, FalseSharingAllWritesSurvive)
 {
     int n = kyt::nranks(), me = kyt::rank();
     size_t bytes = 2 * page() + 100;
-    unsigned char *p = (unsigned char *)ky_alloc(bytes, 0);
+    unsigned char *p = (unsigned char *)kyt::galloc(bytes, 0);
     ASSERT_TRUE(p);
     for (int round = 1; round <= 3; round++) {
         for (size_t i = (size_t)me; i < bytes; i += n) p[i] = (unsigned char)(round * 31 + i * 7 + me);
@@ -128,7 +128,7 @@ TEST(Dsm, FalseSharingThreads)
 {
     int n = kyt::nranks(), me = kyt::rank(), T = 4;
     size_t bytes = 3 * page();
-    unsigned char *p = (unsigned char *)ky_alloc(bytes, n - 1);
+    unsigned char *p = (unsigned char *)kyt::galloc(bytes, n - 1);
     ASSERT_TRUE(p);
     std::vector<std::thread> th;
     for (int t = 0; t < T; t++)
@@ -205,7 +205,7 @@ TEST(Dsm, RandomStressAgainstSerialReplay)
 TEST(Dsm, LateFetchSeesSynchronisedVersion)
 {
     int n = kyt::nranks(), me = kyt::rank();
-    long *p = (long *)ky_alloc(page(), 0);
+    long *p = (long *)kyt::galloc(page(), 0);
     ASSERT_TRUE(p);
     if (me == 0) p[0] = 1, p[page() / 8 - 1] = 1;
     KYT_EXPECT_OK(ky_barrier());
@@ -238,22 +238,22 @@ TEST(Dsm, SnapshotsOnlyForFetchedPages)
     ASSERT_TRUE(a);
     for (int k = 0; k <= window; k++) KYT_EXPECT_OK(ky_sync()); /* the allocation's own history expires */
     ky_dsm_stats_t s0, s1, s2, s3;
-    ky_stats(&s0);
+    ky_dsm_stats(&s0);
     for (int i = me * per; i < (me + 1) * per; i++) a[i] = 7 * i + 1; /* nobody fetched these: no copies */
-    ky_stats(&s1);
+    ky_dsm_stats(&s1);
     EXPECT_EQ(s0.home_snapshots, s1.home_snapshots);
     EXPECT_GE(s1.write_faults, s0.write_faults + 1);
     KYT_EXPECT_OK(ky_sync());
     int next = (me + 1) % n, prev = (me + n - 1) % n;
     bool ok = a[next * per] == 7 * next * per + 1; /* first fetch: the home is not guarding it this interval */
     ky_comm_barrier(); /* the fetch is counted where it was copied: at the home or at a same-node reader */
-    ky_stats(&s2);
+    ky_dsm_stats(&s2);
     unsigned long long unguarded = s2.unguarded_reads - s1.unguarded_reads, total = 0;
     MPI_Allreduce(&unguarded, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
     EXPECT_EQ(total, (unsigned long long)n) << "each rank's first page was fetched once, unguarded";
     KYT_EXPECT_OK(ky_sync_drop());
     a[me * per] = -1; /* fetched last interval: guarded now, so this write snapshots */
-    ky_stats(&s3);
+    ky_dsm_stats(&s3);
     EXPECT_GE(s3.home_snapshots, s2.home_snapshots + 1);
     ky_comm_barrier();
     ok = ok && a[next * per] == 7 * next * per + 1; /* late fetch: the synchronised version, not -1 */
@@ -296,7 +296,7 @@ TEST(Dsm, GuardOutlivesQuietIntervals)
 TEST(Dsm, SyncKeepsAndSyncDropDiscards)
 {
     int n = kyt::nranks(), me = kyt::rank();
-    long *p = (long *)ky_alloc(page(), 0);
+    long *p = (long *)kyt::galloc(page(), 0);
     ASSERT_TRUE(p);
     if (me == 0) p[0] = 10;
     KYT_EXPECT_OK(ky_barrier());
@@ -331,15 +331,15 @@ TEST(Dsm, PreloadAndOverload)
     int right = (me + 1) % n;
     size_t glb[3] = {NZ, NY, NX}, reg[3] = {2, NY, NX / 2};
     ky_dsm_stats_t s0, s1, s2;
-    ky_stats(&s0);
+    ky_dsm_stats(&s0);
     KYT_EXPECT_OK(ky_preload_array(&at(4 * right, 0, 0), glb, reg, 3, sizeof(double), 1));
-    ky_stats(&s1);
+    ky_dsm_stats(&s1);
     bool ok = true;
     for (size_t z = 4 * right; z < 4 * right + 2; z++)
         for (size_t y = 0; y < NY; y++)
             for (size_t x = 0; x < NX / 2; x++) ok = ok && at(z, y, x) == z * 1e6 + y * 1e3 + x;
     at(4 * right, 0, 0) = -1; /* preloaded read-write: no fault */
-    ky_stats(&s2);
+    ky_dsm_stats(&s2);
     if (n > 1) {
         EXPECT_EQ(s1.pages_preloaded - s0.pages_preloaded, 2 * NY);
         EXPECT_EQ(s2.read_faults + s2.write_faults, s1.read_faults + s1.write_faults) << "faulted on preloaded pages";
@@ -347,10 +347,10 @@ TEST(Dsm, PreloadAndOverload)
     KYT_EXPECT_OK(ky_sync());
     for (size_t z = 4 * me; z < 4 * (size_t)(me + 1); z++) at(z, 0, 0) = -7.0 - z; /* homes update */
     KYT_EXPECT_OK(ky_sync());
-    ky_stats(&s2); /* the homes' own writes above fault (snapshots); the overload must not */
+    ky_dsm_stats(&s2); /* the homes' own writes above fault (snapshots); the overload must not */
     KYT_EXPECT_OK(ky_overload_array(&at(4 * right, 0, 0), glb, reg, 3, sizeof(double), 1));
     ky_dsm_stats_t s3;
-    ky_stats(&s3);
+    ky_dsm_stats(&s3);
     ok = ok && at(4 * right, 0, 0) == -7.0 - 4 * right && at(4 * right + 1, 0, 0) == -7.0 - (4 * right + 1) &&
          at(4 * right + 1, 2, 3) == (4 * right + 1) * 1e6 + 2e3 + 3;
     if (n > 1) EXPECT_EQ(s3.read_faults + s3.write_faults, s2.read_faults + s2.write_faults);
@@ -364,7 +364,7 @@ TEST(Dsm, PushArrivesAheadOfNeed)
 {
     int n = kyt::nranks(), me = kyt::rank();
     size_t N = 4 * page() / sizeof(int);
-    int *a = (int *)ky_alloc(N * sizeof(int), 0);
+    int *a = (int *)kyt::galloc(N * sizeof(int), 0);
     ASSERT_TRUE(a);
     if (me == 0)
         for (size_t i = 0; i < N; i++) a[i] = (int)(i * 3);
@@ -374,10 +374,10 @@ TEST(Dsm, PushArrivesAheadOfNeed)
         for (int r = 1; r < n; r++) KYT_EXPECT_OK(ky_push_array(a, glb, reg, 1, sizeof(int), r));
     KYT_EXPECT_OK(ky_sync());
     ky_dsm_stats_t s0, s1;
-    ky_stats(&s0);
+    ky_dsm_stats(&s0);
     bool ok = true;
     for (size_t i = 0; i < N; i += 5) ok = ok && a[i] == (int)(i * 3);
-    ky_stats(&s1);
+    ky_dsm_stats(&s1);
     if (me != 0) EXPECT_EQ(s1.read_faults, s0.read_faults) << "pushed pages faulted";
     EXPECT_TRUE(kyt::all(ok));
     KYT_EXPECT_OK(ky_barrier());
@@ -387,13 +387,13 @@ TEST(Dsm, PushArrivesAheadOfNeed)
 TEST(Dsm, FetchAddCounts)
 {
     int n = kyt::nranks(), T = 4, K = kyt::scaled(200, 20);
-    long *c = (long *)ky_alloc(sizeof(long) * 2, n - 1);
+    long *c = (long *)kyt::galloc(sizeof(long) * 2, n - 1);
     ASSERT_TRUE(c);
     std::vector<long> got((size_t)T * K);
     std::vector<std::thread> th;
     for (int t = 0; t < T; t++)
         th.emplace_back([&, t] {
-            for (int k = 0; k < K; k++) got[(size_t)t * K + k] = ky_fetch_add(c, 1);
+            for (int k = 0; k < K; k++) got[(size_t)t * K + k] = kyt::fadd(c, 1);
         });
     for (auto &t : th) t.join();
     KYT_EXPECT_OK(ky_barrier());
@@ -418,7 +418,7 @@ struct Node {
 TEST(Dsm, ListAndTreeWithLocalAllocAndLocks)
 {
     int n = kyt::nranks(), me = kyt::rank(), per = kyt::scaled(40, 10), T = 2;
-    Node **roots = (Node **)ky_alloc(2 * sizeof(Node *), 0); /* [0] list head, [1] tree root */
+    Node **roots = (Node **)kyt::galloc(2 * sizeof(Node *), 0); /* [0] list head, [1] tree root */
     ASSERT_TRUE(roots);
     KYT_EXPECT_OK(ky_barrier());
     std::vector<std::thread> th;
@@ -479,9 +479,9 @@ TEST(Dsm, SyncNofetchOpensHomePages)
     KYT_EXPECT_OK(ky_barrier());
     ky_dsm_stats_t s0, s1, s2;
     KYT_EXPECT_OK(ky_sync_nofetch());
-    ky_stats(&s0);
+    ky_dsm_stats(&s0);
     for (int i = me * per; i < (me + 1) * per; i++) a[i] = 5 * i + 1;
-    ky_stats(&s1);
+    ky_dsm_stats(&s1);
     EXPECT_EQ(s0.write_faults, s1.write_faults) << "home writes faulted in a ky_sync_nofetch interval";
     EXPECT_EQ(s0.home_snapshots, s1.home_snapshots);
     KYT_EXPECT_OK(ky_sync());
@@ -489,10 +489,10 @@ TEST(Dsm, SyncNofetchOpensHomePages)
     for (int i = 0; i < n * per; i += 97) ok = ok && a[i] == 5 * i + 1;
     for (int r = 0; r < n; r++) ok = ok && a[r * per] == 5 * r * per + 1; /* every block's first page fetched */
     ky_comm_barrier(); /* ... before its home writes it */
-    ky_stats(&s2);
+    ky_dsm_stats(&s2);
     a[me * per] = 3; /* protected again (others just fetched it): the home's first write snapshots */
     ky_dsm_stats_t s3;
-    ky_stats(&s3);
+    ky_dsm_stats(&s3);
     /* the fault snapshots this page and, with KY_DSM_SNAPSHOT_RUN, up to the rest of the rank's 4 pages */
     if (n > 1) {
         EXPECT_GE(s3.home_snapshots, s2.home_snapshots + 1);
@@ -517,7 +517,7 @@ TEST(Dsm, SyncNostoreKeepsPagesOpen)
     KYT_EXPECT_OK(ky_barrier());
     bool ok = true;
     ky_dsm_stats_t s0, s1;
-    ky_stats(&s0);
+    ky_dsm_stats(&s0);
     for (int round = 1; round <= 3; round++) {
         KYT_EXPECT_OK(ky_sync_nofetch());
         for (int i = me * per; i < (me + 1) * per; i++) a[i] = round * 100000L + i;
@@ -527,7 +527,7 @@ TEST(Dsm, SyncNostoreKeepsPagesOpen)
         KYT_EXPECT_OK(ky_overload_array(a + other * per, glb, reg, 1, sizeof(long), 0));
         for (int i = other * per; i < (other + 1) * per; i += 33) ok = ok && a[i] == round * 100000L + i;
     }
-    ky_stats(&s1);
+    ky_dsm_stats(&s1);
     EXPECT_EQ(s0.write_faults, s1.write_faults) << "homes faulted although every interval was promised";
     EXPECT_EQ(s0.home_snapshots, s1.home_snapshots);
     KYT_EXPECT_OK(ky_sync_drop());
@@ -538,11 +538,16 @@ TEST(Dsm, SyncNostoreKeepsPagesOpen)
 TEST(Dsm, BadInput)
 {
     int n = kyt::nranks(), me = kyt::rank();
-    EXPECT_EQ(nullptr, ky_alloc(16, n));
+    void *got = &n;
+    KYT_EXPECT_STATUS(KY_ERR_ARG, ky_alloc(16, n, &got));
+    EXPECT_EQ(nullptr, got) << "a failed ky_alloc leaves *out NULL";
     EXPECT_NE(std::string::npos, std::string(ky_last_error()).find("ky_alloc"));
-    EXPECT_EQ(nullptr, ky_alloc(16, -1));
-    EXPECT_EQ(nullptr, ky_alloc((size_t)-5, 0));
-    EXPECT_EQ(nullptr, ky_alloc(16 + (n > 1 ? me : 0) * 4096, 0)) << "mismatched sizes must fail on every rank";
+    KYT_EXPECT_STATUS(KY_ERR_ARG, ky_alloc(16, 0, nullptr));
+    KYT_EXPECT_STATUS(KY_ERR_ARG, ky_alloc(16, 0, me == n - 1 ? nullptr : &got)) << "NULL out on one rank fails on all";
+    EXPECT_EQ(nullptr, got);
+    EXPECT_EQ(nullptr, kyt::galloc(16, -1));
+    EXPECT_EQ(nullptr, kyt::galloc((size_t)-5, 0));
+    EXPECT_EQ(nullptr, kyt::galloc(16 + (n > 1 ? me : 0) * 4096, 0)) << "mismatched sizes must fail on every rank";
     int d1[] = {8, 8, -1}, v1[] = {2, -1};
     EXPECT_EQ(nullptr, ky_mapalloc(d1, v1, 8, 0, n));
     int d2[] = {8, -1}, v2[] = {0, -1};
@@ -556,11 +561,14 @@ TEST(Dsm, BadInput)
     KYT_EXPECT_STATUS(KY_ERR_ARG, ky_lock(-1));
     KYT_EXPECT_STATUS(KY_ERR_ARG, ky_lock(KY_DSM_LOCKS));
     KYT_EXPECT_STATUS(KY_ERR_STATE, ky_unlock(3));
-    EXPECT_EQ(LONG_MIN, ky_fetch_add(&local, 1));
-    char *p = (char *)ky_alloc(page(), 0);
+    long was = 7;
+    KYT_EXPECT_STATUS(KY_ERR_ARG, ky_fetch_add(&local, 1, &was));
+    EXPECT_EQ(7, was) << "a refused fetch_add leaves *old alone";
+    char *p = (char *)kyt::galloc(page(), 0);
     ASSERT_TRUE(p);
+    KYT_EXPECT_STATUS(KY_OK, ky_fetch_add((long *)p, 0, nullptr)) << "old may be NULL";
     KYT_EXPECT_STATUS(KY_ERR_ARG, ky_free(p + 8));
-    EXPECT_EQ(LONG_MIN, ky_fetch_add((long *)(p + 4), 1));
+    EXPECT_EQ(LONG_MIN, kyt::fadd((long *)(p + 4), 1));
     size_t glb[1] = {page()}, big[1] = {page() + 1}, reg[1] = {16};
     KYT_EXPECT_STATUS(KY_ERR_ARG, ky_preload_array(p, glb, big, 1, 1, 0));
     KYT_EXPECT_STATUS(KY_ERR_ARG, ky_preload_array(p, glb, reg, 0, 1, 0));
@@ -579,10 +587,10 @@ TEST(Dsm, StatsCountFaultsAndDiffs)
 {
     int n = kyt::nranks(), me = kyt::rank();
     if (n < 2) return;
-    char *p = (char *)ky_alloc(4 * page(), 0);
+    char *p = (char *)kyt::galloc(4 * page(), 0);
     ASSERT_TRUE(p);
     KYT_EXPECT_OK(ky_barrier());
-    KYT_EXPECT_OK(ky_stats_reset());
+    KYT_EXPECT_OK(ky_dsm_stats_reset());
     ky_comm_barrier(); /* every rank reset before anybody fetches */
     if (me == 1) {
         volatile char c = p[0];
@@ -591,7 +599,7 @@ TEST(Dsm, StatsCountFaultsAndDiffs)
     }
     KYT_EXPECT_OK(ky_barrier());
     ky_dsm_stats_t s;
-    KYT_EXPECT_OK(ky_stats(&s));
+    KYT_EXPECT_OK(ky_dsm_stats(&s));
     if (me == 1) {
         EXPECT_EQ(1u, s.read_faults);
         EXPECT_EQ(1u, s.write_faults);

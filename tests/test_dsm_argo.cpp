@@ -97,7 +97,7 @@ struct ParamName {
 TEST_F(DsmArgo, TrylockAll)
 {
     int n = kyt::nranks(), me = kyt::rank();
-    long *counter = (long *)ky_alloc(sizeof(long) * (1 + n), 0);
+    long *counter = (long *)kyt::galloc(sizeof(long) * (1 + n), 0);
     ASSERT_TRUE(counter);
     long *did = counter + 1;
     KYT_EXPECT_OK(ky_barrier());
@@ -123,7 +123,7 @@ TEST_F(DsmArgo, TrylockAll)
 TEST_F(DsmArgo, LockCustomBarrier)
 {
     int n = kyt::nranks();
-    long *counter = (long *)ky_alloc(sizeof(long), n - 1);
+    long *counter = (long *)kyt::galloc(sizeof(long), n - 1);
     ASSERT_TRUE(counter);
     KYT_EXPECT_OK(ky_barrier());
     int errors = 0;
@@ -150,7 +150,7 @@ TEST_F(DsmArgo, LockCustomBarrier)
 TEST_F(DsmArgo, StressMultipleLocks)
 {
     int n = kyt::nranks(), T = 16, iters = kyt::scaled(1000, 20);
-    long *counter = (long *)ky_alloc(sizeof(long), 0);
+    long *counter = (long *)kyt::galloc(sizeof(long), 0);
     ASSERT_TRUE(counter);
     KYT_EXPECT_OK(ky_barrier());
     std::atomic<int> errors{0};
@@ -176,7 +176,7 @@ TEST_F(DsmArgo, StressMultipleLocks)
 TEST_F(DsmArgo, StressOneLock)
 {
     int n = kyt::nranks(), T = 16, iters = kyt::scaled(500, 10);
-    long *counter = (long *)ky_alloc(sizeof(long), n - 1);
+    long *counter = (long *)kyt::galloc(sizeof(long), n - 1);
     ASSERT_TRUE(counter);
     KYT_EXPECT_OK(ky_barrier());
     std::atomic<int> errors{0};
@@ -199,7 +199,7 @@ TEST_F(DsmArgo, StressOneLock)
 void sibling_locks(int workers, int siblings, int iters)
 {
     int n = kyt::nranks(), me = kyt::rank();
-    long *ctr = (long *)ky_alloc(sizeof(long), 0);
+    long *ctr = (long *)kyt::galloc(sizeof(long), 0);
     ASSERT_TRUE(ctr);
     KYT_EXPECT_OK(ky_barrier());
     std::atomic<int> errors{0}, working{workers};
@@ -280,7 +280,7 @@ TEST_F(DsmArgo, TrylockSeesHolders)
 TEST_F(DsmArgo, TrylockSpinLock)
 {
     int n = kyt::nranks(), T = 4, iters = kyt::scaled(300, 20);
-    long *counter = (long *)ky_alloc(sizeof(long), 0);
+    long *counter = (long *)kyt::galloc(sizeof(long), 0);
     ASSERT_TRUE(counter);
     KYT_EXPECT_OK(ky_barrier());
     std::atomic<int> errors{0};
@@ -353,7 +353,7 @@ TEST_P(DsmArgoCas, OneWinner)
 {
     size_t w = (size_t)GetParam();
     int me = kyt::rank(), T = 4;
-    char *mem = (char *)ky_alloc(page(), 0);
+    char *mem = (char *)kyt::galloc(page(), 0);
     ASSERT_TRUE(mem);
     void *flag = mem + 3 * w;
     KYT_EXPECT_OK(ky_barrier());
@@ -388,7 +388,7 @@ TEST_P(DsmArgoCas, CounterByCasLoop)
     int n = kyt::nranks(), me = kyt::rank(), T = 4, K = kyt::scaled(250, 20);
     uint64_t total = (uint64_t)n * T * K;
     uint64_t base = w == 4 ? 0xFFFFFFFFull - total : (1ull << 40) + 7;
-    char *mem = (char *)ky_alloc(page(), n - 1);
+    char *mem = (char *)kyt::galloc(page(), n - 1);
     ASSERT_TRUE(mem);
     void *ctr = mem + w;
     if (me == n - 1) plain_store(ctr, w, base); /* a plain store before the barrier: the home's value */
@@ -400,7 +400,7 @@ TEST_P(DsmArgoCas, CounterByCasLoop)
         uint64_t cur = fadd ? 0 : cas_read(ctr, w, errors);
         for (int k = 0; k < K; k++) {
             if (fadd) {
-                long old = ky_fetch_add((long *)ctr, 1);
+                long old = kyt::fadd((long *)ctr, 1);
                 if (old == LONG_MIN) errors++;
                 mine[(size_t)t * K + k] = (unsigned long long)old;
                 continue;
@@ -443,7 +443,7 @@ TEST_P(DsmArgoCas, LockProtectsCounter)
 {
     size_t w = (size_t)GetParam();
     int n = kyt::nranks(), me = kyt::rank(), T = 4, iters = kyt::scaled(150, 15);
-    char *mem = (char *)ky_alloc(2 * page(), n - 1);
+    char *mem = (char *)kyt::galloc(2 * page(), n - 1);
     ASSERT_TRUE(mem);
     char *lock = mem + w, *ctr = mem + page() + w;
     const uint8_t guard = 0xA5;
@@ -503,7 +503,7 @@ TEST_F(DsmArgo, TrylockAndCasBadInput)
     KYT_EXPECT_STATUS(KY_ERR_ARG, ky_trylock(-1));
     KYT_EXPECT_STATUS(KY_ERR_ARG, ky_trylock(KY_DSM_LOCKS));
     KYT_EXPECT_STATUS(KY_ERR_STATE, ky_unlock(KY_DSM_LOCKS - 1)); /* never acquired */
-    char *mem = (char *)ky_alloc(page(), 0);
+    char *mem = (char *)kyt::galloc(page(), 0);
     ASSERT_TRUE(mem);
     uint64_t old = 0;
     for (size_t w : {0, 1, 2, 3, 16}) KYT_EXPECT_STATUS(KY_ERR_ARG, ky_compare_swap(mem + 16, w, 0, 1, &old));
@@ -537,7 +537,7 @@ TEST_F(DsmArgo, BarrierWritersThenReaders)
 {
     int n = kyt::nranks(), me = kyt::rank();
     size_t bytes = 8 * page() + 100;
-    char *a = (char *)ky_alloc(bytes, n > 1 ? 1 : 0);
+    char *a = (char *)kyt::galloc(bytes, n > 1 ? 1 : 0);
     ASSERT_TRUE(a);
     bool ok = true;
     for (int round = 0; round < 3; round++) {
@@ -563,7 +563,7 @@ class DsmArgoThreads : public DsmArgoBase, public ::testing::WithParamInterface<
 TEST_P(DsmArgoThreads, ThreadBarrier)
 {
     int n = kyt::nranks(), me = kyt::rank(), T = GetParam(), rounds = kyt::scaled(12, 4);
-    long *g = (long *)ky_alloc(sizeof(long) * (1 + (size_t)n * T), n - 1);
+    long *g = (long *)kyt::galloc(sizeof(long) * (1 + (size_t)n * T), n - 1);
     ASSERT_TRUE(g);
     long *slot = g + 1;
     KYT_EXPECT_OK(ky_barrier());
@@ -606,7 +606,7 @@ TEST_F(DsmArgo, CollectiveSizes)
     std::vector<char *> p(sizes.size());
     bool ok = true;
     for (size_t k = 0; k < sizes.size(); k++) {
-        p[k] = (char *)ky_alloc(sizes[k], (int)(k % n));
+        p[k] = (char *)kyt::galloc(sizes[k], (int)(k % n));
         if (!p[k]) {
             ADD_FAILURE() << "ky_alloc(" << sizes[k] << ", " << k % n << "): " << ky_last_error();
             ok = false;
@@ -643,7 +643,7 @@ TEST_F(DsmArgo, Collective200MBTwice)
 {
     int n = kyt::nranks(), me = kyt::rank();
     size_t big = 209715200;
-    char *a = (char *)ky_alloc(big, 0), *b = (char *)ky_alloc(big, n - 1);
+    char *a = (char *)kyt::galloc(big, 0), *b = (char *)kyt::galloc(big, n - 1);
     ASSERT_TRUE(a && b) << ky_last_error();
     bool ok = b >= a + big || a >= b + big;
     if (me == n - 1) a[0] = 'a', a[big - 1] = 'z';
@@ -662,13 +662,13 @@ TEST_F(DsmArgo, AllocExceedLimit)
     void *base = nullptr;
     size_t size = 0;
     KYT_EXPECT_OK(ky_gas_range(&base, &size));
-    EXPECT_EQ(nullptr, ky_alloc(size / 2 + page(), 0));
+    EXPECT_EQ(nullptr, kyt::galloc(size / 2 + page(), 0));
     std::string why = ky_last_error();
     EXPECT_NE(std::string::npos, why.find("ky_alloc")) << why;
     EXPECT_EQ(nullptr, ky_alloc_local(size / 2 + 100000));
     why = ky_last_error();
     EXPECT_NE(std::string::npos, why.find("ky_alloc_local")) << why;
-    char *p = (char *)ky_alloc(100, 0);
+    char *p = (char *)kyt::galloc(100, 0);
     char *q = (char *)ky_alloc_local(100);
     EXPECT_TRUE(kyt::all(p && q)) << ky_last_error();
     KYT_EXPECT_OK(ky_free(q));
@@ -683,7 +683,7 @@ TEST_F(DsmArgo, CollectiveAllocLoop)
     std::vector<std::pair<char *, size_t>> live;
     bool ok = true;
     for (size_t sz = 7; sz <= (56u << 20); sz *= 2) {
-        char *p = (char *)ky_alloc(sz, (int)(live.size() % n));
+        char *p = (char *)kyt::galloc(sz, (int)(live.size() % n));
         if (!p) {
             ok = false;
             break;
@@ -714,8 +714,8 @@ TEST_F(DsmArgo, StoringLocalArrayInCollective)
     bool ok = true;
     for (int phase = 0; phase < 2; phase++) {
         int *mine = (int *)ky_alloc_local(entries * sizeof(int));
-        int **table = (int **)ky_alloc(n * sizeof(int *), 0);
-        int *second = (int *)ky_alloc(entries * sizeof(int), n - 1);
+        int **table = (int **)kyt::galloc(n * sizeof(int *), 0);
+        int *second = (int *)kyt::galloc(entries * sizeof(int), n - 1);
         bool allocated = kyt::all(mine && table && second); /* ky_alloc_local may fail on one rank alone */
         ASSERT_TRUE(allocated) << ky_last_error();
         for (int i = 0; i < entries; i++) {
@@ -738,7 +738,7 @@ TEST_F(DsmArgo, StoringLocalArrayInCollective)
         if (phase == 0) {
             for (int i = 0; i < cycles; i++) {
                 int *d = (int *)ky_alloc_local((size_t)i * 10 * sizeof(int));
-                int **c = (int **)ky_alloc(10 * sizeof(int *), i % n);
+                int **c = (int **)kyt::galloc(10 * sizeof(int *), i % n);
                 ok = ok && d && c;
                 if (d && i) d[i * 10 - 1] = i;
                 KYT_EXPECT_OK(ky_free(d));
@@ -763,7 +763,7 @@ TEST_F(DsmArgo, ReAllocate)
 {
     size_t sizes[] = {sizeof(int), 10 * sizeof(int), sizeof(double), 10 * sizeof(double)};
     void *p[4];
-    for (int k = 0; k < 4; k++) p[k] = ky_alloc(sizes[k], k % kyt::nranks());
+    for (int k = 0; k < 4; k++) p[k] = kyt::galloc(sizes[k], k % kyt::nranks());
     ASSERT_TRUE(p[0] && p[1] && p[2] && p[3]);
     uintptr_t cut = (uintptr_t)p[3];
     KYT_EXPECT_OK(ky_barrier());
@@ -771,7 +771,7 @@ TEST_F(DsmArgo, ReAllocate)
     KYT_EXPECT_OK(ky_barrier());
     bool ok = true;
     for (int k = 0; k < 4; k++) {
-        p[k] = ky_alloc(sizes[k], 0);
+        p[k] = kyt::galloc(sizes[k], 0);
         ok = ok && p[k] && (uintptr_t)p[k] <= cut;
     }
     EXPECT_TRUE(kyt::all(ok)) << "reallocations above the freed space";
@@ -793,7 +793,7 @@ TEST_F(DsmArgo, LocalAllocUsedByOthers)
     size_t pg = page();
     std::vector<size_t> sizes = {1, 7, 100, pg - 1, pg + 3, 3 * pg - 1, 100001};
     int K = (int)sizes.size();
-    Published *table = (Published *)ky_alloc(sizeof(Published) * n * T * K, 0);
+    Published *table = (Published *)kyt::galloc(sizeof(Published) * n * T * K, 0);
     ASSERT_TRUE(table);
     auto salt = [](int r, int t, int k) { return kyt::mix(r, t, k); };
     std::atomic<int> errors{0};
@@ -883,7 +883,7 @@ TEST_F(DsmArgo, PreloadFirstLastAndPageBoundaries)
         if ((int)(i % n) == me) tmp[at[i]] = (char)('a' + i % 26);
     KYT_EXPECT_OK(ky_barrier());
     ky_dsm_stats_t s0, s1;
-    ky_stats(&s0);
+    ky_dsm_stats(&s0);
     size_t glb[1] = {B};
     for (size_t i = 2; i < at.size(); i += 2) {
         size_t reg[1] = {2};
@@ -892,11 +892,11 @@ TEST_F(DsmArgo, PreloadFirstLastAndPageBoundaries)
     size_t one[1] = {1};
     KYT_EXPECT_OK(ky_preload_array(tmp, glb, one, 1, 1, 0));
     KYT_EXPECT_OK(ky_preload_array(tmp + B - 1, glb, one, 1, 1, 0));
-    ky_stats(&s1);
+    ky_dsm_stats(&s1);
     bool ok = true;
     for (size_t i = 0; i < at.size(); i++) ok = ok && tmp[at[i]] == (char)('a' + i % 26);
     ky_dsm_stats_t s2;
-    ky_stats(&s2);
+    ky_dsm_stats(&s2);
     EXPECT_EQ(s1.read_faults, s2.read_faults) << "faults on preloaded pages";
     if (n > 1) {
         EXPECT_GT(s1.pages_preloaded, s0.pages_preloaded);
@@ -913,17 +913,17 @@ TEST_F(DsmArgo, AccessPreloaded)
 {
     int n = kyt::nranks(), me = kyt::rank();
     size_t pg = page(), np = 8, bytes = np * pg;
-    char *tmp = (char *)ky_alloc(bytes, 0);
+    char *tmp = (char *)kyt::galloc(bytes, 0);
     ASSERT_TRUE(tmp);
     if (me == 0) memset(tmp, 'a', bytes);
     KYT_EXPECT_OK(ky_barrier());
     size_t glb[1] = {bytes}, reg[1] = {bytes};
     ky_dsm_stats_t s0, s1, s2;
-    ky_stats(&s0);
+    ky_dsm_stats(&s0);
     KYT_EXPECT_OK(ky_preload_array(tmp, glb, reg, 1, 1, 0));
-    ky_stats(&s1);
+    ky_dsm_stats(&s1);
     bool ok = kyt::check_byte(tmp, bytes, 'a') == bytes;
-    ky_stats(&s2);
+    ky_dsm_stats(&s2);
     if (me != 0) {
         EXPECT_EQ(np, s1.pages_preloaded - s0.pages_preloaded);
         EXPECT_EQ(s1.read_faults, s2.read_faults) << "faulted on preloaded pages";
@@ -931,9 +931,9 @@ TEST_F(DsmArgo, AccessPreloaded)
     KYT_EXPECT_OK(ky_barrier());
     if (me != 0) {
         KYT_EXPECT_OK(ky_preload_array(tmp, glb, reg, 1, 1, 1));
-        ky_stats(&s1);
+        ky_dsm_stats(&s1);
         for (size_t p = 0; p < np; p++) tmp[p * pg + (size_t)me] = (char)('A' + me);
-        ky_stats(&s2);
+        ky_dsm_stats(&s2);
         EXPECT_EQ(s1.read_faults + s1.write_faults, s2.read_faults + s2.write_faults)
             << "faulted writing writable preloaded pages";
     }
@@ -997,10 +997,10 @@ TEST_F(DsmArgo, PreloadOddShapes)
     /* a box at odd offsets in the right neighbour's slab */
     int rz = A.z0(right), rzn = std::min(2, A.z1(right) - rz);
     size_t box[3] = {(size_t)rzn, 31, 47};
-    ky_stats(&s0);
+    ky_dsm_stats(&s0);
     KYT_EXPECT_OK(ky_preload_array(&A.at(rz, 3, 5), glb3, box, 3, sizeof(double), 0));
     check_box(rz, rzn, 3, 31, 5, 47, "box");
-    ky_stats(&s1);
+    ky_dsm_stats(&s1);
     EXPECT_EQ(s0.read_faults, s1.read_faults) << "faults reading a preloaded box";
     /* the last element */
     size_t one[3] = {1, 1, 1};
@@ -1014,13 +1014,13 @@ TEST_F(DsmArgo, PreloadOddShapes)
         int z = lz + (2 + row) / A.NY, y = (2 + row) % A.NY;
         check_box(z, 1, y, 1, 40, 7, "2-D rows");
     }
-    ky_stats(&s0);
+    ky_dsm_stats(&s0);
     EXPECT_EQ(s0.read_faults, s1.read_faults) << "faults reading preloaded regions";
     /* everything */
     size_t all1[1] = {(size_t)A.NZ * A.NY * A.NX}, glb1[1] = {all1[0]};
     KYT_EXPECT_OK(ky_preload_array(A.a, glb1, all1, 1, sizeof(double), 0));
     check_box(0, A.NZ, 0, A.NY, 0, A.NX, "whole array");
-    ky_stats(&s1);
+    ky_dsm_stats(&s1);
     EXPECT_EQ(s0.read_faults, s1.read_faults) << "faults reading the preloaded array";
     KYT_EXPECT_OK(ky_barrier());
 
@@ -1077,7 +1077,7 @@ TEST_F(DsmArgo, OverloadOddBox)
                 if (rewritten(z, y, x)) A.at(z, y, x) = -OddArray::v(z, y, x);
     KYT_EXPECT_OK(ky_sync());
     ky_dsm_stats_t s0, s1;
-    ky_stats(&s0);
+    ky_dsm_stats(&s0);
     KYT_EXPECT_OK(ky_overload_array(&A.at(rz, 2, 3), glb3, box, 3, sizeof(double), 0));
     long wrong = 0;
     for (int z = rz; z < rz + rzn; z++)
@@ -1086,7 +1086,7 @@ TEST_F(DsmArgo, OverloadOddBox)
                 double want = rewritten(z, y, x) ? -OddArray::v(z, y, x) : OddArray::v(z, y, x);
                 wrong += A.at(z, y, x) != want;
             }
-    ky_stats(&s1);
+    ky_dsm_stats(&s1);
     EXPECT_EQ(0, wrong) << "elements of the overloaded box not refreshed";
     if (n > 1) {
         EXPECT_EQ(s0.read_faults + s0.write_faults, s1.read_faults + s1.write_faults) << "overload faulted";
@@ -1187,7 +1187,7 @@ TEST_F(DsmArgo, OmpLockAndFetchAdd)
     GTEST_SKIP() << "built without OpenMP";
 #else
     int n = kyt::nranks(), K = kyt::scaled(400, 40);
-    long *c = (long *)ky_alloc(2 * sizeof(long), 0);
+    long *c = (long *)kyt::galloc(2 * sizeof(long), 0);
     ASSERT_TRUE(c);
     KYT_EXPECT_OK(ky_barrier());
     int errors = 0;
@@ -1196,7 +1196,7 @@ TEST_F(DsmArgo, OmpLockAndFetchAdd)
         errors += ky_lock(42) != KY_OK;
         c[0]++;
         errors += ky_unlock(42) != KY_OK;
-        errors += ky_fetch_add(&c[1], 1) == LONG_MIN;
+        errors += kyt::fadd(&c[1], 1) == LONG_MIN;
     }
     KYT_EXPECT_OK(ky_barrier());
     EXPECT_EQ((long)n * K, c[0]) << "increments under the lock lost";
@@ -1219,7 +1219,7 @@ TEST(DsmArgoNoProgress, CallsRefusedWithReason)
         EXPECT_NE(std::string::npos, why.find("KY_PROGRESS_THREAD=0")) << why;
         EXPECT_NE(std::string::npos, why.find(ky_strerror(KY_ERR_UNSUPPORTED))) << why;
     };
-    EXPECT_EQ(nullptr, ky_alloc(64, 0));
+    EXPECT_EQ(nullptr, kyt::galloc(64, 0));
     refused("ky_alloc");
     int dims[] = {64, -1}, divs[] = {kyt::nranks(), -1};
     EXPECT_EQ(nullptr, ky_mapalloc(dims, divs, 8, 0, kyt::nranks()));

@@ -27,7 +27,7 @@ void run_threads(int T, const std::function<void(int)> &body)
 TEST(DsmRules, SiblingLocksLoseNothing)
 {
     int n = kyt::nranks(), me = kyt::rank(), K = kyt::scaled(1500, 200), S = 3;
-    long *ctr = (long *)ky_alloc(sizeof(long), n - 1);
+    long *ctr = (long *)kyt::galloc(sizeof(long), n - 1);
     ASSERT_TRUE(ctr);
     KYT_EXPECT_OK(ky_barrier());
     std::atomic<int> bad{0};
@@ -54,7 +54,7 @@ TEST(DsmRules, SiblingLocksLoseNothing)
 TEST(DsmRules, NestedLocksFromManyThreads)
 {
     int n = kyt::nranks(), T = 8, K = kyt::scaled(150, 30);
-    long *ctr = (long *)ky_alloc(2 * sizeof(long), 0);
+    long *ctr = (long *)kyt::galloc(2 * sizeof(long), 0);
     ASSERT_TRUE(ctr);
     KYT_EXPECT_OK(ky_barrier());
     std::atomic<int> bad{0};
@@ -241,7 +241,7 @@ TEST(DsmRules, PreloadWritesIntoNeighboursSurviveBarrier)
 TEST(DsmRules, TrylockAndCompareSwapExclude)
 {
     int n = kyt::nranks(), me = kyt::rank(), T = 3, K = kyt::scaled(100, 20);
-    long *c = (long *)ky_alloc(4 * sizeof(long), n - 1);
+    long *c = (long *)kyt::galloc(4 * sizeof(long), n - 1);
     ASSERT_TRUE(c);
     uint32_t *w4 = (uint32_t *)(c + 2);
     uint64_t *w8 = (uint64_t *)(c + 3);
@@ -262,7 +262,7 @@ TEST(DsmRules, TrylockAndCompareSwapExclude)
                 if (old == 0) break;
                 std::this_thread::yield();
             }
-            ky_fetch_add(c + 1, 1);
+            kyt::fadd(c + 1, 1);
             if (ky_compare_swap(w4, 4, mark, 0, &old) || old != mark) bad++;
             if (ky_compare_swap(w8, 8, (uint64_t)k << 40, (uint64_t)k << 40, &old)) bad++; /* may or may not match */
         }
@@ -270,7 +270,7 @@ TEST(DsmRules, TrylockAndCompareSwapExclude)
     KYT_EXPECT_OK(ky_barrier());
     long want = (long)n * T * K;
     EXPECT_EQ(want, c[0]);
-    EXPECT_EQ(want, ky_fetch_add(c + 1, 0));
+    EXPECT_EQ(want, kyt::fadd(c + 1, 0));
     uint64_t old = 1;
     KYT_EXPECT_OK(ky_compare_swap(w4, 4, 0, 0, &old));
     EXPECT_EQ(0u, old);
@@ -286,7 +286,7 @@ TEST(DsmRules, TrylockAndCompareSwapExclude)
 
 TEST(DsmRules, AtomicsRefuseBadInput)
 {
-    long *c = (long *)ky_alloc(2 * sizeof(long), 0);
+    long *c = (long *)kyt::galloc(2 * sizeof(long), 0);
     ASSERT_TRUE(c);
     uint64_t old;
     long local = 0;

@@ -390,18 +390,18 @@ bool Stress::setup()
     int f2 = n > 1 ? 1 : 0, c2 = n > 1 ? n - 1 : 1;
     int d2[] = {40009, -1}, v2[] = {2 * n + 1, -1};
     add("ring", ky_mapalloc(d2, v2, 4, f2, c2), K_U32, {40009}, false);
-    add("single", ky_alloc(12347 * 4, n - 1), K_U32, {12347}, false);
+    add("single", kyt::galloc(12347 * 4, n - 1), K_U32, {12347}, false);
     /* special words */
     int dl[] = {(int)(kStripes * (2 + lock_cap)), -1}, vl[] = {2 * n + 1, -1};
     lockd = (long *)ky_mapalloc(dl, vl, sizeof(long), 0, n);
-    gctr = (long *)ky_alloc(64, n - 1);
+    gctr = (long *)kyt::galloc(64, n - 1);
     int df[] = {kCounters * kCounterStride, -1}, vf[] = {n, -1};
     fctr = (long *)ky_mapalloc(df, vf, sizeof(long), 0, n);
-    casw = (char *)ky_alloc(16 * 4 + 16 * 8, n > 1 ? 1 : 0);
+    casw = (char *)kyt::galloc(16 * 4 + 16 * 8, n > 1 ? 1 : 0);
     int ds[] = {std::max(rounds * kSlotsPerRound, n), -1}, vs[] = {n, -1};
     slots64 = (uint64_t *)ky_mapalloc(ds, vs, 8, 0, n);
-    slots32 = (uint32_t *)ky_alloc((size_t)rounds * kSlotsPerRound * 4, 0);
-    ptrtab = (void **)ky_alloc(n * sizeof(void *), 0);
+    slots32 = (uint32_t *)kyt::galloc((size_t)rounds * kSlotsPerRound * 4, 0);
+    ptrtab = (void **)kyt::galloc(n * sizeof(void *), 0);
     ok = ok && lockd && gctr && fctr && casw && slots64 && slots32 && ptrtab;
     /* every rank's local array (sizes differ), announced through ptrtab */
     size_t nloc = 3001 + 17 * (size_t)me;
@@ -978,7 +978,7 @@ void Stress::op_lock(int t, int s, int k, const Op &op)
              "log slot %ld already holds %s: this holder did not see the previous holder's count",
              P.round, structure().c_str(), s, sync_name(P.begin[s]), t, k, id, stripe, c, c, lock_entry(prev).c_str());
     ky_dsm_stats_t s0;
-    ky_stats(&s0);
+    ky_dsm_stats(&s0);
     LockSeen seen = {t, k, stripe, op.flag, (int)syscall(SYS_gettid), c, d[1], op.v, mono_ns(), 0, s0.write_faults, 0, s0.twins, 0, s0.diffs, 0, s0.diff_bytes, 0};
     d[2 + (size_t)c % lock_cap] = (long)op.v;
     d[0] = c + 1;
@@ -998,7 +998,7 @@ void Stress::op_lock(int t, int s, int k, const Op &op)
     if ((st = ky_unlock(id)) != KY_OK) fail("ky_unlock(%d) -> %d: %s", id, st, ky_last_error());
     seen.t_out = mono_ns();
     ky_dsm_stats_t s1;
-    ky_stats(&s1);
+    ky_dsm_stats(&s1);
     seen.wf1 = s1.write_faults, seen.twins1 = s1.twins, seen.diffs1 = s1.diffs, seen.db1 = s1.diff_bytes;
     lock_seen[t].push_back(seen);
     cnt[OP_LOCK]++;
@@ -1050,12 +1050,12 @@ void Stress::run_ops(int t, int s)
         case OP_LOCK: op_lock(t, s, (int)k, op); break;
         case OP_FADD: {
             int c = op.a;
-            long old = ky_fetch_add(&fctr[(size_t)c * kCounterStride], (long)op.v);
+            long old = kyt::fadd(&fctr[(size_t)c * kCounterStride], (long)op.v);
             cnt[OP_FADD]++;
             long lo = std::max(fbase[c], seen[c]), hi = fbase[c] + P.fadd[c] - (long)op.v;
             if (old == LONG_MIN) fail("ky_fetch_add -> LONG_MIN: %s", ky_last_error());
             else if (old < lo || old > hi)
-                fail("round %d interval %d (after %s) thread %d op %zu: ky_fetch_add(counter %d, %ld) returned %ld, "
+                fail("round %d interval %d (after %s) thread %d op %zu: kyt::fadd(counter %d, %ld) returned %ld, "
                      "expected %ld .. %ld",
                      P.round, s, sync_name(P.begin[s]), t, k, c, (long)op.v, old, lo, hi);
             else seen[c] = old + (long)op.v;
@@ -1187,9 +1187,9 @@ void Stress::check_specials()
     if (gctr[0] != g_base + P.g_add)
         fail("round %d: nested-lock counter %ld, expected %ld", P.round, gctr[0], g_base + P.g_add);
     g_base += P.g_add;
-    /* fetch_add counters, read through ky_fetch_add(p, 0) */
+    /* fetch_add counters, read through kyt::fadd(p, 0) */
     for (int c = 0; c < kCounters; c++) {
-        long v = ky_fetch_add(&fctr[(size_t)c * kCounterStride], 0);
+        long v = kyt::fadd(&fctr[(size_t)c * kCounterStride], 0);
         if (v != fbase[c] + P.fadd[c])
             fail("round %d: fetch_add counter %d (home %d) is %ld, expected %ld", P.round, c,
                  ky_home_of(&fctr[(size_t)c * kCounterStride]), v, fbase[c] + P.fadd[c]);
@@ -1246,7 +1246,7 @@ void Stress::check_specials()
     long base0 = fbase[0] - P.fadd[0];
     for (int i = 0; i < total; i++)
         if (every[i] != base0 + i) {
-            fail("round %d: ky_fetch_add(counter 0, 1) old values: position %d is %ld, expected %ld (each value once)",
+            fail("round %d: kyt::fadd(counter 0, 1) old values: position %d is %ld, expected %ld (each value once)",
                  P.round, i, every[i], base0 + i);
             break;
         }

@@ -152,7 +152,7 @@ int st_dsm_rep(int variant, const st_params_t *p, st_arrays_t *a, st_result_t *r
     }
     int status = ky_barrier();
     if (status == KY_OK) {
-        ky_stats_reset();
+        ky_dsm_stats_reset();
         double t0 = MPI_Wtime();
         a->result = time_loop(variant, A, B, p, &status);
         double dt = MPI_Wtime() - t0, mx;
@@ -172,14 +172,14 @@ int st_dsm_rep(int variant, const st_params_t *p, st_arrays_t *a, st_result_t *r
     }
     /* statistics of this (so far the last) repetition, summed over ranks */
     ky_dsm_stats_t s;
-    ky_stats(&s);
+    ky_dsm_stats(&s);
     uint64_t mine[ST_NSTATS] = {s.read_faults, s.write_faults, s.pages_fetched, s.bytes_fetched,
                                 s.pages_preloaded, s.pages_overloaded, s.pages_pushed, s.twins, s.diffs,
                                 s.diff_bytes, s.home_snapshots, s.pages_served, s.bytes_served,
                                 s.invalidations, s.drops, s.barriers, s.syncs, s.lock_acquires};
     MPI_Allreduce(mine, r->s, ST_NSTATS, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
     MPI_Allreduce(&s.coherence_s, &r->coherence_s, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    if (p->verbose) ky_stats_print();
+    if (p->verbose) ky_dsm_stats_print();
     r->ran = 1;
     return 0;
 }

@@ -63,7 +63,7 @@ KY_API ky_dist_t ky_dist_block1(void);
 
 /* Collective over all ranks. elem: element size in bytes (1..256). dist NULL: ky_dist_block1(). halo NULL:
  * no halos. place: KY_PLACE_HOST or KY_PLACE_GPU. Blocks start zeroed, halos included. */
-KY_API int ky_array_create(int ndim, const size_t dims[], size_t elem, const ky_dist_t *dist, int place,
+KY_API int ky_array_create(int ndim, const size_t dims[], size_t elem, const ky_dist_t *dist, ky_place_t place,
                            const int halo[], ky_array_t *out);
 /* Collective over all ranks. NULL is ignored. */
 KY_API int ky_array_free(ky_array_t a);

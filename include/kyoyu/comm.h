@@ -32,7 +32,7 @@ typedef struct kyi_handle *ky_handle_t;  /* a non-blocking operation in flight *
  * (exported to same-node ranks by CUDA IPC). With base != NULL the caller's memory is registered (GPU
  * memory must come from cudaMalloc; user host memory is reached through MPI, not shared memory). All ranks
  * must pass the same memkind. bytes may be 0 on some ranks. */
-KY_API int ky_seg_create(void *base, size_t bytes, int memkind, int device, ky_seg_t *out);
+KY_API int ky_seg_create(void *base, size_t bytes, ky_memkind_t memkind, int device, ky_seg_t *out);
 /* Collective. Completes the caller's outstanding operations, frees memory Kyoyu allocated and every plan
  * cached for the segment. */
 KY_API int ky_seg_destroy(ky_seg_t seg);

@@ -37,9 +37,9 @@
 
 KY_EXTERN_C_BEGIN
 
-/* Collective: `bytes` of global memory whose every page has home `home` (0 .. nranks-1). Same pointer on
- * every rank; zero-filled. */
-KY_API void *ky_alloc(size_t bytes, int home);
+/* Collective: `bytes` of global memory whose every page has home `home` (0 .. nranks-1), zero-filled, in
+ * *out (the same pointer on every rank; NULL on failure, which every rank reports alike). */
+KY_API int ky_alloc(size_t bytes, int home, void **out);
 
 /* Collective, mSMS's sms_mapalloc: an array of dims[0] x dims[1] x ... elements of `elem` bytes (row-major,
  * dims ends with -1), cut into divs[d] blocks along dimension d (divs ends with -1; block length
@@ -101,9 +101,9 @@ KY_API int ky_unlock(int id);
  * ky_unlock), KY_PENDING held elsewhere (nothing changed), or an error. */
 KY_API int ky_trylock(int id);
 
-/* Atomically adds v to the long at global address p (8-byte aligned) at its home; returns the old value.
- * On bad input returns LONG_MIN with the reason in ky_last_error(). */
-KY_API long ky_fetch_add(long *p, long v);
+/* Atomically adds v to the long at global address p (8-byte aligned) at its home; *old (may be NULL)
+ * receives the value before the add. */
+KY_API int ky_fetch_add(long *p, long v, long *old);
 
 /* Atomic compare-and-swap at the home of the `bytes`-wide word at global address p (bytes 4 or 8, p aligned
  * to it): if it equals `expected` it becomes `desired`. *old (may be NULL) receives the value found, so the
@@ -112,7 +112,7 @@ KY_API long ky_fetch_add(long *p, long v);
  * plain loads of a cached copy. */
 KY_API int ky_compare_swap(void *p, size_t bytes, uint64_t expected, uint64_t desired, uint64_t *old);
 
-/* Per-rank statistics since ky_init (or the last ky_stats_reset). */
+/* Per-rank statistics since ky_init (or the last ky_dsm_stats_reset). */
 typedef struct {
     uint64_t read_faults, write_faults;     /* faults taken on pages not held / held read-only */
     uint64_t pages_fetched, bytes_fetched;  /* by faults, preload, overload */
@@ -128,10 +128,10 @@ typedef struct {
                                              * read may see the home's writes of the current interval */
     double coherence_s;                     /* time in faults and synchronisation calls */
 } ky_dsm_stats_t;
-KY_API int ky_stats(ky_dsm_stats_t *out);
-KY_API int ky_stats_reset(void);
+KY_API int ky_dsm_stats(ky_dsm_stats_t *out);
+KY_API int ky_dsm_stats_reset(void);
 /* Print this rank's statistics on one line to stderr (what KY_STATS=1 does at ky_finalize). */
-KY_API int ky_stats_print(void);
+KY_API int ky_dsm_stats_print(void);
 
 /* Page size (KY_PAGE_SIZE) and the reserved range. */
 KY_API size_t ky_page_size(void);

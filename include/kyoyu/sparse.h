@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include "kyoyu/export.h"
 #include "kyoyu/status.h"
+#include "kyoyu/comm.h"
 
 KY_EXTERN_C_BEGIN
 
@@ -33,8 +34,8 @@ typedef enum { KY_CG_ALLGATHER = 0, KY_CG_HALO = 1, KY_CG_PIPELINED = 2, KY_CG_G
 
 /* How a matrix is distributed and where it lives. Zero-initialised = rows balanced, host memory. */
 typedef struct {
-    int part;      /* ky_part_t */
-    int memkind;   /* KY_MEM_HOST or KY_MEM_GPU (the rank's first GPU) */
+    ky_part_t part;
+    ky_memkind_t memkind; /* the rank's first GPU for KY_MEM_GPU */
 } ky_csr_opts_t;
 
 /* Collective. Reads a Matrix Market file (coordinate, real or integer, general or symmetric; a file without
@@ -60,7 +61,7 @@ typedef struct {
     int64_t n, nnz;             /* global */
     int64_t row_lo, row_hi;     /* this rank's rows */
     int64_t local_nnz;
-    int memkind;
+    ky_memkind_t memkind;
     int64_t halo_recv;          /* entries this rank receives per halo exchange (0 before it is planned) */
     int halo_peers;             /* ranks it receives them from */
 } ky_csr_info_t;

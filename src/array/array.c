@@ -114,7 +114,7 @@ static unsigned long long describe_hash(const struct kyi_array *a)
     return h;
 }
 
-int ky_array_create(int ndim, const size_t dims[], size_t elem, const ky_dist_t *dist, int place, const int halo[],
+int ky_array_create(int ndim, const size_t dims[], size_t elem, const ky_dist_t *dist, ky_place_t place, const int halo[],
                     ky_array_t *out)
 {
     static const char *call = "ky_array_create";

@@ -153,7 +153,7 @@ static void seg_free(struct kyi_seg *s)
 
 void kyi_plans_free(struct kyi_seg *s);
 
-int ky_seg_create(void *base, size_t bytes, int memkind, int device, ky_seg_t *out)
+int ky_seg_create(void *base, size_t bytes, ky_memkind_t memkind, int device, ky_seg_t *out)
 {
     static const char *call = "ky_seg_create";
     KYI_CHECK(kyi_require_init(call));

@@ -166,21 +166,22 @@ static void *coll_alloc(const char *call, size_t bytes, int home, int *page_home
     return p;
 }
 
-void *ky_alloc(size_t bytes, int home)
+int ky_alloc(size_t bytes, int home, void **out)
 {
     static const char *call = "ky_alloc";
-    if (kyi_require_dsm(call)) return NULL;
-    long v[2] = {(long)bytes, home};
-    if (agree(call, v, 2)) return NULL;
-    if (KYI_SIZE_LOOKS_NEGATIVE(bytes)) {
-        kyi_fail(KY_ERR_ARG, call, "size %zu looks like a negative number", bytes);
-        return NULL;
-    }
-    if (home < 0 || home >= kyi_rt.nranks) {
-        kyi_fail(KY_ERR_ARG, call, "home %d is not a rank (0..%d)", home, kyi_rt.nranks - 1);
-        return NULL;
-    }
-    return coll_alloc(call, bytes, home, NULL, NULL, NULL);
+    if (out) *out = NULL;
+    KYI_CHECK(kyi_require_dsm(call));
+    /* out is agreed on too: a rank that passed NULL must not leave the others in the allocation */
+    long v[3] = {(long)bytes, home, out != NULL};
+    KYI_CHECK(agree(call, v, 3));
+    if (!out) return kyi_fail(KY_ERR_ARG, call, "out is NULL");
+    if (KYI_SIZE_LOOKS_NEGATIVE(bytes))
+        return kyi_fail(KY_ERR_ARG, call, "size %zu looks like a negative number", bytes);
+    if (home < 0 || home >= kyi_rt.nranks)
+        return kyi_fail(KY_ERR_ARG, call, "home %d is not a rank (0..%d)", home, kyi_rt.nranks - 1);
+    *out = coll_alloc(call, bytes, home, NULL, NULL, NULL);
+    /* coll_alloc recorded why; every rank made the same first-fit choice, so all fail alike */
+    return *out ? KY_OK : KY_ERR_NOMEM;
 }
 
 void *kyi_dsm_alloc_store(const char *call, size_t bytes, const kyi_dsm_store_t *store)

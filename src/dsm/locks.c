@@ -156,38 +156,36 @@ int ky_unlock(int id)
     return st ? st : st2;
 }
 
-long ky_fetch_add(long *p, long v)
+int ky_fetch_add(long *p, long v, long *old)
 {
     static const char *call = "ky_fetch_add";
-    if (kyi_require_dsm(call)) return LONG_MIN;
-    if (!kyi_in_gas(p) || ((uintptr_t)p & 7)) {
-        kyi_fail(KY_ERR_ARG, call, "%p is not an 8-byte aligned address in the global space", (void *)p);
-        return LONG_MIN;
-    }
+    KYI_CHECK(kyi_require_dsm(call));
+    if (!kyi_in_gas(p) || ((uintptr_t)p & 7))
+        return kyi_fail(KY_ERR_ARG, call, "%p is not an 8-byte aligned address in the global space", (void *)p);
     size_t off = (size_t)((char *)p - kyi_dsm.base);
     pthread_rwlock_rdlock(&kyi_dsm.table_lock);
     int home = kyi_page_home(off >> kyi_dsm.page_shift, NULL);
     pthread_rwlock_unlock(&kyi_dsm.table_lock);
-    if (home == KYI_HOME_STORE) {
-        kyi_fail(KY_ERR_UNSUPPORTED, call, "%p is in an array's DSM view: fetch_add needs a DSM home (ky_alloc)", (void *)p);
-        return LONG_MIN;
+    if (home == KYI_HOME_STORE)
+        return kyi_fail(KY_ERR_UNSUPPORTED, call, "%p is in an array's DSM view: fetch_add needs a DSM home (ky_alloc)",
+                        (void *)p);
+    if (home < 0) return kyi_fail(KY_ERR_RANGE, call, "%p is not in a live allocation", (void *)p);
+    long was;
+    if (home == kyi_rt.rank) {
+        was = (long)kyi_fadd_local(off, v);
+    } else {
+        int tag = (int)kyi_new_tag();
+        int64_t reply[2] = {KY_ERR_INTERNAL, 0};
+        MPI_Request r;
+        MPI_Irecv(reply, 16, MPI_BYTE, home, tag, kyi_comm.rep, &r);
+        uint64_t args[3] = {off, (uint64_t)v, (uint64_t)tag};
+        KYI_CHECK(ky_am_short(home, KYI_AM_DSM_FADD, args, 3));
+        KYI_CHECK(kyi_dsm_wait(call, home, &r, NULL));
+        if (reply[0] < 0) return kyi_fail((int)reply[0], call, "rank %d refused the atomic at %p", home, (void *)p);
+        was = (long)reply[1];
     }
-    if (home < 0) {
-        kyi_fail(KY_ERR_RANGE, call, "%p is not in a live allocation", (void *)p);
-        return LONG_MIN;
-    }
-    if (home == kyi_rt.rank) return (long)kyi_fadd_local(off, v);
-    int tag = (int)kyi_new_tag();
-    int64_t reply[2] = {KY_ERR_INTERNAL, 0};
-    MPI_Request r;
-    MPI_Irecv(reply, 16, MPI_BYTE, home, tag, kyi_comm.rep, &r);
-    uint64_t args[3] = {off, (uint64_t)v, (uint64_t)tag};
-    if (ky_am_short(home, KYI_AM_DSM_FADD, args, 3) || kyi_dsm_wait(call, home, &r, NULL)) return LONG_MIN;
-    if (reply[0] < 0) {
-        kyi_fail((int)reply[0], call, "rank %d refused the atomic at %p", home, (void *)p);
-        return LONG_MIN;
-    }
-    return (long)reply[1];
+    if (old) *old = was;
+    return KY_OK;
 }
 
 int ky_compare_swap(void *p, size_t bytes, uint64_t expected, uint64_t desired, uint64_t *old)
@@ -228,10 +226,10 @@ int ky_compare_swap(void *p, size_t bytes, uint64_t expected, uint64_t desired, 
 
 /* ---- statistics ------------------------------------------------------------------------------------- */
 
-int ky_stats(ky_dsm_stats_t *o)
+int ky_dsm_stats(ky_dsm_stats_t *o)
 {
-    KYI_CHECK(kyi_require_init("ky_stats"));
-    if (!o) return kyi_fail(KY_ERR_ARG, "ky_stats", "out is NULL");
+    KYI_CHECK(kyi_require_init("ky_dsm_stats"));
+    if (!o) return kyi_fail(KY_ERR_ARG, "ky_dsm_stats", "out is NULL");
     kyi_dsm_stats_t *s = &kyi_dsm_stats;
     o->read_faults = s->read_faults, o->write_faults = s->write_faults;
     o->pages_fetched = s->pages_fetched, o->bytes_fetched = s->bytes_fetched;
@@ -244,17 +242,17 @@ int ky_stats(ky_dsm_stats_t *o)
     return KY_OK;
 }
 
-int ky_stats_reset(void)
+int ky_dsm_stats_reset(void)
 {
-    KYI_CHECK(kyi_require_init("ky_stats_reset"));
+    KYI_CHECK(kyi_require_init("ky_dsm_stats_reset"));
     memset(&kyi_dsm_stats, 0, sizeof kyi_dsm_stats);
     return KY_OK;
 }
 
-int ky_stats_print(void)
+int ky_dsm_stats_print(void)
 {
     ky_dsm_stats_t s;
-    KYI_CHECK(ky_stats(&s));
+    KYI_CHECK(ky_dsm_stats(&s));
     fprintf(stderr,
             "kyoyu dsm rank %d: faults r %llu w %llu | fetched %llu pages %.3f MB | preloaded %llu overloaded %llu "
             "pushed %llu | twins %llu diffs %llu (%.3f MB) | home snapshots %llu unguarded reads %llu | served %llu pages | invalidated %llu "

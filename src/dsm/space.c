@@ -208,7 +208,7 @@ int kyi_dsm_init(void)
 int kyi_dsm_finalize(void)
 {
     if (!kyi_dsm.ready) return KY_OK;
-    if (kyi_setting_long(KYI_SET_STATS)) ky_stats_print();
+    if (kyi_setting_long(KYI_SET_STATS)) ky_dsm_stats_print();
     ky_comm_barrier(); /* nobody fetches from or writes back to this rank any more */
     /* Replies already received may not be released yet: the engine releases them (and touches the page
      * table) when it next tests them, which must happen before the memory goes. */

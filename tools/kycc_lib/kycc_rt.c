@@ -61,6 +61,13 @@ void kycc_register(void **ptr, size_t size, size_t align, const void *init, int 
     for (int d = 0; d < ndim; d++) v->dims[d] = dims[d];
 }
 
+/* ky_alloc homed at rank 0, NULL on failure (the caller names what it was for) */
+static void *galloc(size_t bytes)
+{
+    void *p = NULL;
+    return ky_alloc(bytes, 0, &p) == KY_OK ? p : NULL;
+}
+
 /* Mapped arrays get ky_mapalloc (one block of the mapped dimension per rank, seed 003's "block"); small data
  * is packed into one page range homed at rank 0 so a scalar costs no page of its own. */
 static void allocate_globals(void)
@@ -69,7 +76,7 @@ static void allocate_globals(void)
     for (int i = 0; i < nvars; i++)
         if (vars[i].size < KYCC_SMALL && vars[i].map_dim == -1)
             small = (small + vars[i].align - 1) / vars[i].align * vars[i].align + vars[i].size;
-    char *pack = small ? ky_alloc(small, 0) : NULL;
+    char *pack = small ? galloc(small) : NULL;
     if (small && !pack) check(-1, "start-up", "ky_alloc of the small globals");
     size_t off = 0;
     for (int i = 0; i < nvars; i++) {
@@ -86,14 +93,14 @@ static void allocate_globals(void)
             p = ky_mapalloc(dims, divs, v->elem, 0, nranks);
             if (!p) check(-1, v->where, "ky_mapalloc");
         } else {
-            p = ky_alloc(v->size, 0);
+            p = galloc(v->size);
             if (!p) check(-1, v->where, "ky_alloc");
         }
         *v->ptr = p;
         if (v->init && me == 0) memcpy(p, v->init, v->size);
     }
-    red_slots = ky_alloc((size_t)nranks * 64, 0);
-    frame_base = ky_alloc(KYCC_FRAME_BYTES, 0);
+    red_slots = galloc((size_t)nranks * 64);
+    frame_base = galloc(KYCC_FRAME_BYTES);
     if (!red_slots || !frame_base) check(-1, "start-up", "ky_alloc of the run-time's slots");
     check(ky_barrier(), "start-up", "ky_barrier");
 }
@@ -341,9 +348,9 @@ static size_t arena_used = KYCC_ARENA;
 
 static char *distributed(size_t total)
 {
-    if (total < (size_t)nranks * ky_page_size()) return ky_alloc(total, 0);
+    if (total < (size_t)nranks * ky_page_size()) return galloc(total);
     size_t per = (total + nranks - 1) / nranks;
-    if (per > 0x7fffffff) return ky_alloc(total, 0);
+    if (per > 0x7fffffff) return galloc(total);
     int dims[] = {nranks, (int)per, -1}, divs[] = {nranks, 1, -1};
     return ky_mapalloc(dims, divs, 1, 0, nranks);
 }

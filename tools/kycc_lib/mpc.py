@@ -183,8 +183,10 @@ class MpcUnit(Unit):
         self.err(self.line_of(off), msg)
 
     def run_mpc(self):
-        for off, msg in self.pre_errors:
-            self.fail_at(off, msg)
+        if self.pre_errors:   # libclang's errors on such a unit follow from these: report these alone
+            self.errors = []
+            for off, msg in self.pre_errors:
+                self.fail_at(off, msg)
         if self.errors:
             raise TranslateError("\n".join(self.errors))
         shared = {}    # usr -> dict(name, ptr, decl, cursor)
@@ -258,13 +260,12 @@ class MpcUnit(Unit):
             self.allocs = []
         f, ln, _ = self.where(self.line_of(c.location.offset))
         marker = '# %d "%s"\n' % (ln, f)
-        if not dims:
+        if m is None:   # no map: one allocation homed at rank 0 (sms_alloc(size, 0))
             self.allocs.append('%s%s = mpc_alloc_(sizeof *%s, "%s", "%s");' % (marker, ptr, ptr, where, name))
             return
-        divs = list(m[0]) if m else ["NPROCS_"] + ["1"] * (len(dims) - 1)
-        divs = ["mpc_nprocs_()" if x == "NPROCS_" else "(%s)" % x for x in divs]
-        first = "(%s)" % m[1] if m and m[1] else "0"
-        count = "(%s)" % m[2] if m and m[2] else "mpc_nprocs_()"
+        divs = ["(%s)" % x for x in m[0]]
+        first = "(%s)" % m[1] if m[1] else "0"
+        count = "(%s)" % m[2] if m[2] else "mpc_nprocs_()"
         self.allocs.append('%s%s = mpc_mapalloc_((const int[]){%s, -1}, (const int[]){%s, -1}, %d, %s, %s, "%s", "%s");'
                            % (marker, ptr, ", ".join(str(x) for x in dims), ", ".join(divs), elem, first, count,
                               where, name))
