@@ -16,6 +16,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -162,15 +164,97 @@ static std::string common(const std::string &spec)
     return b;
 }
 
+/* SpMV alone on one GPU: cusparseSpMV (CSR, default algorithm) and ky_spmv on the same matrix and vector, best
+ * of reps x 20 calls, beside the floor: the bytes one SpMV must move (values 8 B and columns 4 B per entry, row
+ * pointers, x once, y) over the device-to-device copy bandwidth measured here (read + write). */
+static void spmv_compare(ky_csr_t A, const Local &L, const std::string &spec, int reps, FILE *js)
+{
+    int nl = (int)(L.hi - L.lo), N = (int)L.n;
+    cusparseHandle_t sh;
+    CK(cusparseCreate(&sh));
+    int *drp, *dcol;
+    double *dval, *x, *y, *y2;
+    CK(cudaMalloc(&drp, sizeof(int) * (nl + 1)));
+    CK(cudaMalloc(&dcol, sizeof(int) * (L.nnz + 1)));
+    CK(cudaMalloc(&dval, sizeof(double) * (L.nnz + 1)));
+    CK(cudaMalloc(&x, sizeof(double) * (N + 1)));
+    CK(cudaMalloc(&y, sizeof(double) * (nl + 1)));
+    CK(cudaMalloc(&y2, sizeof(double) * (nl + 1)));
+    CK(cudaMemcpy(drp, L.rp.data(), sizeof(int) * (nl + 1), cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dcol, L.col.data(), sizeof(int) * L.nnz, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dval, L.val.data(), sizeof(double) * L.nnz, cudaMemcpyHostToDevice));
+    std::vector<double> hx(N + 1);
+    for (int i = 0; i <= N; i++) hx[i] = 0.5 + (double)((unsigned)(i * 2654435761u) >> 8) / 16777216.0;
+    CK(cudaMemcpy(x, hx.data(), sizeof(double) * N, cudaMemcpyHostToDevice));
+    cusparseSpMatDescr_t mA;
+    cusparseDnVecDescr_t vx, vy;
+    CK(cusparseCreateCsr(&mA, nl, N, L.nnz, drp, dcol, dval, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                         CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
+    CK(cusparseCreateDnVec(&vx, N, x, CUDA_R_64F));
+    CK(cusparseCreateDnVec(&vy, nl, y, CUDA_R_64F));
+    double one = 1.0, zero = 0.0;
+    size_t bufsz = 0;
+    void *buf = NULL;
+    CK(cusparseSpMV_bufferSize(sh, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mA, vx, &zero, vy, CUDA_R_64F,
+                               CUSPARSE_SPMV_ALG_DEFAULT, &bufsz));
+    CK(cudaMalloc(&buf, bufsz ? bufsz : 8));
+    const int calls = 20;
+    auto best_of = [&](auto fn) {
+        fn();
+        CK(cudaDeviceSynchronize());
+        double best = 1e30;
+        for (int r = 0; r < reps; r++) {
+            double t0 = now();
+            for (int k = 0; k < calls; k++) fn();
+            CK(cudaDeviceSynchronize());
+            double t = (now() - t0) / calls;
+            best = t < best ? t : best;
+        }
+        return best;
+    };
+    double t_cus = best_of([&]() { CK(cusparseSpMV(sh, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mA, vx, &zero, vy, CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, buf)); });
+    double t_ky = best_of([&]() { CK(ky_spmv(A, x + L.lo, y2, NULL)); });
+    /* both results against each other (the same sums in another order) */
+    std::vector<double> a(nl + 1), b(nl + 1);
+    CK(cudaMemcpy(a.data(), y, sizeof(double) * nl, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(b.data(), y2, sizeof(double) * nl, cudaMemcpyDeviceToHost));
+    double dmax = 0, amax = 0;
+    for (int i = 0; i < nl; i++) { dmax = std::max(dmax, std::abs(a[i] - b[i])); amax = std::max(amax, std::abs(a[i])); }
+    /* copy bandwidth over a buffer the size of the matrix's values (at least 256 MB: past the L2) */
+    size_t cb = std::max((size_t)256 << 20, sizeof(double) * (size_t)L.nnz);
+    void *c0, *c1;
+    CK(cudaMalloc(&c0, cb));
+    CK(cudaMalloc(&c1, cb));
+    double t_copy = best_of([&]() { CK(cudaMemcpyAsync(c1, c0, cb, cudaMemcpyDeviceToDevice, 0)); });
+    double bw = 2.0 * cb / t_copy;
+    double bytes = 12.0 * L.nnz + 4.0 * (nl + 1) + 8.0 * N + 8.0 * nl;
+    double floor_s = bytes / bw;
+    printf("spmv %-18s N %7d nnz %9lld  bytes %.1f MB  copy %.0f GB/s  floor %.1f us  cusparse %.1f us (%.0f%% of floor speed)  "
+           "ky_spmv %.1f us (%.0f%%)  ky/cusparse %.2f  max|diff| %.1e of %.1e\n",
+           spec.c_str(), N, (long long)L.nnz, bytes / 1e6, bw / 1e9, 1e6 * floor_s, 1e6 * t_cus, 100 * floor_s / t_cus,
+           1e6 * t_ky, 100 * floor_s / t_ky, t_ky / t_cus, dmax, amax);
+    if (js)
+        fprintf(js, "{\"bench\": \"cg_spmv\", %s\"matrix\": \"%s\", \"N\": %d, \"nnz\": %lld, \"bytes\": %.0f, \"copy_GBs\": %.1f, "
+                    "\"floor_us\": %.3f, \"cusparse_us\": %.3f, \"ky_us\": %.3f, \"ratio\": %.4f, \"max_diff\": %.3e}\n",
+                common(spec).c_str(), spec.c_str(), N, (long long)L.nnz, bytes, bw / 1e9, 1e6 * floor_s, 1e6 * t_cus, 1e6 * t_ky,
+                t_ky / t_cus, dmax);
+    cudaFree(c0); cudaFree(c1);
+    cusparseDestroySpMat(mA);
+    cusparseDestroyDnVec(vx);
+    cusparseDestroyDnVec(vy);
+    cudaFree(buf); cudaFree(drp); cudaFree(dcol); cudaFree(dval); cudaFree(x); cudaFree(y); cudaFree(y2);
+    cusparseDestroy(sh);
+}
+
 int main(int argc, char **argv)
 {
     std::string mats = "standin:nasa2910,standin:s1rmq4m1,standin:nd3k,standin:Pres_Poisson,standin:nd6k,standin:smt";
-    std::string schemes = "graph,allgather,halo";
+    std::string schemes = "graph,allgather,halo,pipelined";
     const char *json = NULL;
-    int iters = 1000, reps = 3;
+    int iters = 1000, reps = 3, spmv = 0;
     for (int i = 1; i < argc; i++) {
         std::string o = argv[i];
-        if (o == "--help") { printf("usage: bench_cg [--matrix SPEC,...] [--scheme S,...] [--iters N] [--reps R] [--json FILE]\n"); return 0; }
+        if (o == "--help") { printf("usage: bench_cg [--matrix SPEC,...] [--scheme S,...] [--iters N] [--reps R] [--spmv 0|1] [--json FILE]\n"); return 0; }
         if (i + 1 >= argc) { fprintf(stderr, "bench_cg: %s needs a value\n", argv[i]); return 2; }
         const char *v = argv[++i];
         if (o == "--matrix") mats = v;
@@ -178,6 +262,7 @@ int main(int argc, char **argv)
         else if (o == "--iters") iters = atoi(v);
         else if (o == "--reps") reps = atoi(v);
         else if (o == "--json") json = v;
+        else if (o == "--spmv") spmv = atoi(v); /* 1: also SpMV alone against cusparseSpMV (one rank) */
         else { fprintf(stderr, "bench_cg: unknown option %s\n", o.c_str()); return 2; }
     }
     if (ky_init(&argc, &argv) != KY_OK) { fprintf(stderr, "bench_cg: %s\n", ky_last_error()); return 1; }
@@ -212,6 +297,7 @@ int main(int argc, char **argv)
         std::vector<double> h(nl + 1, 1.0);
         cudaMemcpy(ones, h.data(), sizeof(double) * nl, cudaMemcpyHostToDevice);
         ky_spmv(A, ones, b, NULL);
+        if (spmv && p == 1) spmv_compare(A, L, spec, reps, js);
         double base_rr = 0, base = 0, seed_rr = 0, seed = 0;
         if (p == 1) {
             base = 1e30;

@@ -94,7 +94,7 @@ double allmax(double v)
 
 std::vector<int> schemes_for(int mem)
 {
-    if (mem == KY_MEM_GPU) return {KY_CG_ALLGATHER, KY_CG_HALO, KY_CG_GRAPH};
+    if (mem == KY_MEM_GPU) return {KY_CG_ALLGATHER, KY_CG_HALO, KY_CG_PIPELINED, KY_CG_GRAPH};
     return {KY_CG_ALLGATHER, KY_CG_HALO, KY_CG_PIPELINED};
 }
 

@@ -168,7 +168,7 @@ int main(int argc, char **argv)
                     a.matrix, (long long)info.n, (long long)info.nnz, ky_nranks(), a.memkind == KY_MEM_GPU ? "gpu" : "host");
     int first = 1;
     char list[256];
-    snprintf(list, sizeof list, "%s", strcmp(a.schemes, "all") ? a.schemes : (a.memkind == KY_MEM_GPU ? "allgather,halo,graph" : "allgather,halo,pipelined"));
+    snprintf(list, sizeof list, "%s", strcmp(a.schemes, "all") ? a.schemes : (a.memkind == KY_MEM_GPU ? "allgather,halo,pipelined,graph" : "allgather,halo,pipelined"));
     if (!strncmp(a.matrix, "npb:", 4)) { /* NPB's benchmark: its own iteration counts and verification */
         char cls = a.matrix[4];
         for (char *s = strtok(list, ","); s; s = strtok(NULL, ",")) {

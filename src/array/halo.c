@@ -18,6 +18,7 @@
 #include "coll/coll.h"
 #include "runtime/gpu.h"
 #include "runtime/log.h"
+#include "runtime/trace.h"
 
 int kyi_halo_part(const struct kyi_array *a, int k, const int dir[])
 {
@@ -98,6 +99,7 @@ static int plan(const char *call, struct kyi_array *a)
  * status so far stay in `a` until end(). */
 static int begin(const char *call, ky_array_t a, void *const streams[])
 {
+    uint64_t t0 = KYI_TRACE_T0();
     KYI_CHECK(kyi_array_check(call, a));
     if (a->nlocal == 0) return KY_OK; /* not one of the array's ranks: nothing to exchange */
     if (a->inflight) return kyi_fail(KY_ERR_ARG, call, "a halo exchange of this array is already in flight: call ky_array_halo_exchange_end first");
@@ -123,6 +125,7 @@ static int begin(const char *call, ky_array_t a, void *const streams[])
     }
     a->nhs = n;
     a->st = st;
+    KYI_TRACE_SPAN("array", "halo exchange: wait, barrier, start puts", t0, n, -1);
     return st;
 }
 
@@ -130,6 +133,7 @@ static int begin(const char *call, ky_array_t a, void *const streams[])
  * so that nothing is left posted and nobody is left waiting. */
 static int end(const char *call, ky_array_t a)
 {
+    uint64_t t0 = KYI_TRACE_T0();
     KYI_CHECK(kyi_array_check(call, a));
     if (a->nlocal == 0) return KY_OK;
     if (!a->inflight) return kyi_fail(KY_ERR_ARG, call, "no halo exchange of this array is in flight: call ky_array_halo_exchange_begin first");
@@ -139,6 +143,7 @@ static int end(const char *call, ky_array_t a)
     a->inflight = 0;
     /* Enter barrier 2 even after a failure so that the others are not left waiting. */
     int b = a->puts_anywhere ? ky_team_barrier(a->team) : KY_OK;
+    KYI_TRACE_SPAN("array", "halo exchange: complete, barrier", t0, a->nhs, -1);
     return st ? st : b;
 }
 

@@ -9,6 +9,7 @@
 #include "comm/mpi_ops.h"
 #include "comm/plan.h"
 #include "comm/serve.h"
+#include "runtime/trace.h"
 
 static int check_shape(const char *call, const size_t ls[], const size_t rs[], const size_t count[], int levels)
 {
@@ -183,30 +184,58 @@ static int get_strided(const char *call, void *dst, const size_t ds[], int rank,
     return kyi_handle_launch(h, st, out);
 }
 
+/* KY_TRACE: a span per strided call (blocking: until the data landed; non-blocking: until issued), with the
+ * bytes it moves */
+static int64_t strided_bytes(const size_t count[], int levels)
+{
+    if (!count || levels < 0 || levels > 16) return -1;
+    int64_t n = 1;
+    for (int l = 0; l <= levels; l++) n *= (int64_t)count[l];
+    return n;
+}
+
+static int put_strided_span(const char *call, int rank, ky_seg_t s, size_t off, const size_t ds[], const void *src,
+                            const size_t ss[], const size_t count[], int levels, ky_handle_t *out)
+{
+    uint64_t t0 = KYI_TRACE_T0();
+    int st = put_strided(call, rank, s, off, ds, src, ss, count, levels, out);
+    KYI_TRACE_SPAN("comm", call, t0, strided_bytes(count, levels), rank);
+    return st;
+}
+
+static int get_strided_span(const char *call, void *dst, const size_t ds[], int rank, ky_seg_t s, size_t off,
+                            const size_t ss[], const size_t count[], int levels, ky_handle_t *out)
+{
+    uint64_t t0 = KYI_TRACE_T0();
+    int st = get_strided(call, dst, ds, rank, s, off, ss, count, levels, out);
+    KYI_TRACE_SPAN("comm", call, t0, strided_bytes(count, levels), rank);
+    return st;
+}
+
 int ky_put_strided(int rank, ky_seg_t seg, size_t off, const size_t dst_stride[], const void *src,
                    const size_t src_stride[], const size_t count[], int levels)
 {
-    return put_strided("ky_put_strided", rank, seg, off, dst_stride, src, src_stride, count, levels, NULL);
+    return put_strided_span("ky_put_strided", rank, seg, off, dst_stride, src, src_stride, count, levels, NULL);
 }
 
 int ky_put_strided_nb(int rank, ky_seg_t seg, size_t off, const size_t dst_stride[], const void *src,
                       const size_t src_stride[], const size_t count[], int levels, ky_handle_t *h)
 {
     if (!h) return kyi_fail(KY_ERR_ARG, "ky_put_strided_nb", "handle pointer is NULL");
-    return put_strided("ky_put_strided_nb", rank, seg, off, dst_stride, src, src_stride, count, levels, h);
+    return put_strided_span("ky_put_strided_nb", rank, seg, off, dst_stride, src, src_stride, count, levels, h);
 }
 
 int ky_get_strided(void *dst, const size_t dst_stride[], int rank, ky_seg_t seg, size_t off,
                    const size_t src_stride[], const size_t count[], int levels)
 {
-    return get_strided("ky_get_strided", dst, dst_stride, rank, seg, off, src_stride, count, levels, NULL);
+    return get_strided_span("ky_get_strided", dst, dst_stride, rank, seg, off, src_stride, count, levels, NULL);
 }
 
 int ky_get_strided_nb(void *dst, const size_t dst_stride[], int rank, ky_seg_t seg, size_t off,
                       const size_t src_stride[], const size_t count[], int levels, ky_handle_t *h)
 {
     if (!h) return kyi_fail(KY_ERR_ARG, "ky_get_strided_nb", "handle pointer is NULL");
-    return get_strided("ky_get_strided_nb", dst, dst_stride, rank, seg, off, src_stride, count, levels, h);
+    return get_strided_span("ky_get_strided_nb", dst, dst_stride, rank, seg, off, src_stride, count, levels, h);
 }
 
 /* Vector transfers: every piece is started non-blocking, then all are completed. */

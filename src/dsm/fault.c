@@ -16,6 +16,7 @@
 
 #include "dsm/dsm.h"
 #include "runtime/config.h"
+#include "runtime/trace.h"
 
 static struct sigaction prev_action;
 static int installed;
@@ -219,7 +220,7 @@ static void on_segv(int sig, siginfo_t *si, void *ctx)
         chain(sig, si, ctx);
         return;
     }
-    uint64_t t0 = kyi_now_ns();
+    uint64_t t0 = kyi_now_ns(), tt = KYI_TRACE_T0();
     size_t pg = kyi_pg(addr);
     int write = fault_is_write(ctx);
     int s = kyi_dsm.state[pg];
@@ -228,6 +229,7 @@ static void on_segv(int sig, siginfo_t *si, void *ctx)
     else KYI_DSM_COUNT(read_faults, 1);
     int st = kyi_touch_page("page fault", pg, write);
     KYI_DSM_COUNT(coherence_ns, kyi_now_ns() - t0);
+    KYI_TRACE_SPAN("dsm", write ? "page fault (write)" : "page fault (read)", tt, (int64_t)pg, -1);
     if (st < 0) {
         char msg[600];
         snprintf(msg, sizeof msg, "rank %d: segmentation fault at address %p inside the Kyoyu global address space: %s\n",

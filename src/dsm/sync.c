@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 
 #include "dsm/dsm.h"
+#include "runtime/trace.h"
 
 typedef struct {
     char *buf;
@@ -445,8 +446,17 @@ static int synchronise(const char *call, int mode)
     return st ? st : st2;
 }
 
-int ky_barrier(void) { return synchronise("ky_barrier", MODE_BARRIER); }
-int ky_sync(void) { return synchronise("ky_sync", MODE_SYNC); }
-int ky_sync_drop(void) { return synchronise("ky_sync_drop", MODE_DROP); }
-int ky_sync_nofetch(void) { return synchronise("ky_sync_nofetch", MODE_NOFETCH); }
-int ky_sync_nostore(void) { return synchronise("ky_sync_nostore", MODE_NOSTORE); }
+/* every synchronisation a span on the timeline (KY_TRACE); call is a string literal */
+static int traced(const char *call, int mode)
+{
+    uint64_t t0 = KYI_TRACE_T0();
+    int st = synchronise(call, mode);
+    KYI_TRACE_SPAN("dsm", call, t0, -1, -1);
+    return st;
+}
+
+int ky_barrier(void) { return traced("ky_barrier", MODE_BARRIER); }
+int ky_sync(void) { return traced("ky_sync", MODE_SYNC); }
+int ky_sync_drop(void) { return traced("ky_sync_drop", MODE_DROP); }
+int ky_sync_nofetch(void) { return traced("ky_sync_nofetch", MODE_NOFETCH); }
+int ky_sync_nostore(void) { return traced("ky_sync_nostore", MODE_NOSTORE); }

@@ -60,6 +60,9 @@ void kyi_sp_plan_free(kyi_csr_t *A, kyi_sp_plan_t *P)
     vec_free(A, P->sendbuf);
     if (P->d_col) kyi_sp_gpu_free(P->d_col);
     if (P->d_send_idx) kyi_sp_gpu_free(P->d_send_idx);
+    kyi_sp_gpu_free(P->d_bptr);
+    kyi_sp_gpu_free(P->d_bcol);
+    kyi_sp_gpu_free(P->d_bval);
     free(P->col);
     free(P->send_peer);
     free(P->send_off);

@@ -43,6 +43,13 @@ typedef struct kyi_sp_plan {
     volatile uint64_t *flags;
     uint64_t *epoch_src;   /* registered-free source of the flag values */
     uint64_t epoch;
+    /* GPU SpMV kernel of this plan, chosen by timing candidates on the matrix when the plan is uploaded
+     * (gpu/spmv_gpu.cu): gk 0 rows (V lanes per row), 1 rows unrolled, 2 column blocks with the vector's
+     * block in shared memory (its own copy of the matrix: d_bptr, d_bcol 16-bit, d_bval) */
+    int gk, gV, gK, gthreads, gR, gnc, gW;
+    unsigned ggrid;
+    size_t gsmem;
+    void *d_bptr, *d_bcol, *d_bval;
 } kyi_sp_plan_t;
 
 struct kyi_csr {
@@ -96,6 +103,8 @@ void kyi_sp_spmv_cpu(const kyi_csr_t *A, const int *col, const double *xext, dou
 int kyi_sp_gpu_built(void);
 int kyi_sp_gpu_upload(kyi_csr_t *A);
 int kyi_sp_gpu_plan_upload(kyi_csr_t *A, kyi_sp_plan_t *P);
+/* Choose the plan's SpMV kernel (gpu/spmv_gpu.cu); called by the upload. */
+int kyi_sp_gpu_spmv_tune(kyi_csr_t *A, kyi_sp_plan_t *P);
 int kyi_sp_gpu_free(void *p);
 int kyi_sp_gpu_alloc(kyi_csr_t *A, size_t bytes, void **p);
 int kyi_sp_gpu_pack(kyi_csr_t *A, kyi_sp_plan_t *P, const double *src, void *stream);

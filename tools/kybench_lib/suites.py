@@ -121,7 +121,7 @@ SUITES = {
     # distributed CG (seed 001): one GPU against cuSPARSE+cuBLAS; ranks sharing it against the seed's scheme
     "cg": [
         Case("cg_gpu", "bench_cg", "", CG_GPU, ONE_GPU, gpu=True, ranks=1),
-        Case("cg_gpu_seed", "bench_cg", "--scheme allgather,halo,graph", CG_GPU, ONE_GPU, gpu=True, ranks=None,
+        Case("cg_gpu_seed", "bench_cg", "--scheme allgather,halo,pipelined,graph", CG_GPU, ONE_GPU, gpu=True, ranks=None,
              default_ranks=(2, 4)),
     ],
     "himeno": [

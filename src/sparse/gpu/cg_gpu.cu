@@ -31,6 +31,12 @@ typedef struct {
     double *S, *L;      /* device scalars: S as in sp_kernels.cuh (+ [1] p'q, [2] r'r summed), L local sums */
     double *h;          /* pinned host copy of S; h[12..15]: staged reductions */
     ky_coll_plan_t ar_pq, ar_rr;
+    /* pipelined CG: m = A w, the vectors z, s, the fused allreduce of (r'r, w'r) on a side stream s2 (events
+     * fork and join it around the SpMV) */
+    double *m, *z, *sv;
+    cudaStream_t s2;
+    cudaEvent_t ev_fork, ev_join;
+    ky_coll_plan_t ar_pipe;
     /* staged: ranks share a GPU. coll's GPU collectives wait on the GPU for the other members, and kernels of
      * processes sharing one GPU are time-sliced, so each wait costs a scheduling quantum; the seed's host path
      * (copy to the host, host collective, copy back) is used instead. Agreed by every rank. */
@@ -50,7 +56,7 @@ typedef struct {
 /* Begin a GPU span on the solve's stream; returns its slot, or -1 (tracing off, events used up). */
 static int gspan_begin(gws_t *w, const char *name)
 {
-    if (!kyi_trace_on || !w->tev || w->tn >= w->tcap || w->capturing) return -1;
+    if (!KYI_TRACE_ON || !w->tev || w->tn >= w->tcap || w->capturing) return -1;
     int k = w->tn++;
     if (cudaEventRecord(w->tev[2 * k], w->s) != cudaSuccess) return -1;
     w->tname[k] = name;
@@ -64,7 +70,7 @@ static void gspan_end(gws_t *w, int k)
 static void gtrace_start(gws_t *w)
 {
     w->tn = 0;
-    if (!kyi_trace_on) return;
+    if (!KYI_TRACE_ON) return;
     if (!w->tev) {
         w->tev = (cudaEvent_t *)calloc(2 * TRACE_PAIRS, sizeof(cudaEvent_t));
         w->tname = (const char **)calloc(TRACE_PAIRS, sizeof(char *));
@@ -82,7 +88,7 @@ static void gtrace_start(gws_t *w)
 /* End of a traced solve (stream synchronised): the spans onto the rank's GPU track. */
 static void gtrace_flush(gws_t *w)
 {
-    if (!kyi_trace_on || !w->tev) return;
+    if (!KYI_TRACE_ON || !w->tev) return;
     for (int k = 0; k < w->tn; k++) {
         float a = 0, b = 0;
         if (cudaEventElapsedTime(&a, w->tref, w->tev[2 * k]) != cudaSuccess ||
@@ -101,7 +107,14 @@ extern "C" void kyi_sp_gpu_ws_free(kyi_csr_t *A)
     if (w->ar_pq) ky_coll_free(w->ar_pq);
     if (w->ar_rr) ky_coll_free(w->ar_rr);
     if (w->ag_host) ky_coll_free(w->ag_host);
+    if (w->ar_pipe) ky_coll_free(w->ar_pipe);
     if (w->hvec) cudaFreeHost(w->hvec);
+    cudaFree(w->m);
+    cudaFree(w->z);
+    cudaFree(w->sv);
+    if (w->ev_fork) cudaEventDestroy(w->ev_fork);
+    if (w->ev_join) cudaEventDestroy(w->ev_join);
+    if (w->s2) cudaStreamDestroy(w->s2);
     cudaFree(w->r);
     cudaFree(w->q);
     cudaFree(w->S);
@@ -147,25 +160,6 @@ static int ws_get(kyi_csr_t *A, gws_t **out)
     }
     *out = w;
     return KY_OK;
-}
-
-template <int V>
-__global__ void k1_spmv_dot(int n, const int *rp, const int *col, const double *val, const double *pe,
-                            const double *p, double *q, double *S, double *pq_acc, const double *rr_glob,
-                            double *rr_acc)
-{
-    if (kyi_sp_stopped(S)) return;
-    if (blockIdx.x == 0 && threadIdx.x == 0) {
-        S[0] = *rr_glob; /* rho of this iteration */
-        *rr_acc = 0.0;
-    }
-    int row = (int)((blockIdx.x * (size_t)blockDim.x + threadIdx.x) / V);
-    double s = kyi_sp_row<V>(row, n, rp, col, val, pe), c = 0.0;
-    if ((threadIdx.x & (V - 1)) == 0 && row < n) {
-        q[row] = s;
-        c = p[row] * s;
-    }
-    kyi_sp_block_add(c, pq_acc);
 }
 
 __global__ void k2_update(int n, double *x, double *r, const double *p, const double *q, double *S,
@@ -234,7 +228,7 @@ typedef struct {
     gws_t *w;
     double *x, *p, *pe;
     const ky_cg_opts_t *o;
-    unsigned gridv, grid1;
+    unsigned gridv;
     ky_cg_result_t *res;
     int timers;
 } iter_t;
@@ -254,23 +248,15 @@ typedef struct {
 
 static int launch_k1(iter_t *it)
 {
-    kyi_csr_t *A = it->A;
     gws_t *w = it->w;
-    int n = (int)A->nloc, multi = kyi_rt.nranks > 1;
-    const int *rp = (const int *)A->d_rowptr, *col = (const int *)it->P->d_col;
-    const double *val = (const double *)A->d_val;
-    double *rr_glob = multi ? w->S + 2 : w->L + 1;
-    unsigned g = it->grid1;
-#define K1(V) k1_spmv_dot<V><<<g, KYI_SP_BLOCK, 0, w->s>>>(n, rp, col, val, it->pe, it->p, w->q, w->S, w->L, rr_glob, w->L + 1)
-    switch (A->vec_width) {
-    case 2: K1(2); break;
-    case 4: K1(4); break;
-    case 8: K1(8); break;
-    case 16: K1(16); break;
-    default: K1(32); break;
-    }
-#undef K1
-    CU(cudaGetLastError());
+    int multi = kyi_rt.nranks > 1;
+    kyi_sp_fuse_t f;
+    f.p = it->p;
+    f.S = w->S;
+    f.pq_acc = w->L;
+    f.rr_acc = w->L + 1;
+    f.rr_glob = multi ? w->S + 2 : w->L + 1;
+    CU(kyi_sp_gpu_spmv_launch(it->A, it->P, it->pe, w->q, &f, w->s));
     return KY_OK;
 }
 
@@ -351,13 +337,210 @@ static int read_state(gws_t *w)
     return KY_OK;
 }
 
+/* ---- pipelined CG (Ghysels and Vanroose 2014), as cg_cpu.c's, on device vectors ----------------------------
+ * Per iteration: the allreduce of (r'r, w'r) starts (side stream, or the host while the GPU works when ranks
+ * share a GPU), w is exchanged and m = A w runs meanwhile; then KP (one thread: alpha, beta, the checks) and
+ * KC (every vector update, and the next local r'r, w'r fused). w alternates between the plan's two extended
+ * vectors, so a neighbour's puts of the next w never meet this rank's SpMV still reading the last.
+ * Scalars: S[0] gamma_old, S[1] alpha_old, S[3] gamma_0, S[4] state, S[5] iterations, S[6] bad value,
+ * S[7] gamma (last), S[12] alpha, S[13] beta; L = S + 8 local sums, G = S + 10 reduced (L itself on one rank). */
+__global__ void kp_scalars(double *S, const double *G, double *L, double rtol2, int allow_indef, int first)
+{
+    if (S[4] != 0.0) return;
+    double gamma = G[0], delta = G[1];
+    L[0] = 0.0; /* consumed: KC sums the next ones */
+    L[1] = 0.0;
+    if (first) S[3] = gamma;
+    S[7] = gamma;
+    if (!isfinite(gamma) || !isfinite(delta)) { S[6] = isfinite(gamma) ? delta : gamma; S[4] = 2.0; return; }
+    if (gamma == 0.0 || (rtol2 > 0 && gamma < rtol2 * S[3])) { S[4] = 1.0; return; }
+    double beta = first ? 0.0 : gamma / S[0];
+    double denom = first ? delta : delta - beta * gamma / S[1];
+    bool bad = allow_indef ? denom == 0.0 : !(denom > 0.0);
+    if (bad) { /* the denominator is a difference of recurrences: noise near pipelined CG's attainable accuracy */
+        S[6] = denom;
+        S[4] = gamma < 1e-16 * S[3] ? 1.0 : 2.0;
+        return;
+    }
+    S[12] = gamma / denom;
+    S[13] = beta;
+    S[0] = gamma;
+    S[1] = S[12];
+}
+
+__global__ void kc_update(int n, double *x, double *r, const double *wold, double *wnew, const double *m, double *z,
+                          double *sv, double *p, double *S, double *L)
+{
+    if (kyi_sp_stopped(S)) return;
+    double alpha = S[12], beta = S[13], rr = 0.0, wr = 0.0;
+    for (int k = blockIdx.x * blockDim.x + threadIdx.x; k < n; k += gridDim.x * blockDim.x) {
+        double zk = m[k] + beta * z[k], wk = wold[k];
+        double sk = wk + beta * sv[k];
+        double pk = r[k] + beta * p[k];
+        z[k] = zk;
+        sv[k] = sk;
+        p[k] = pk;
+        x[k] += alpha * pk;
+        double rk = r[k] - alpha * sk;
+        r[k] = rk;
+        wk -= alpha * zk;
+        wnew[k] = wk;
+        rr += rk * rk;
+        wr += wk * rk;
+    }
+    kyi_sp_block_add(rr, L);
+    __syncthreads();
+    kyi_sp_block_add(wr, L + 1);
+    if (blockIdx.x == 0 && threadIdx.x == 0) S[5] += 1.0;
+}
+
+__global__ void k_dots_rw(int n, const double *r, const double *w, double *L)
+{
+    double rr = 0.0, wr = 0.0;
+    for (int k = blockIdx.x * blockDim.x + threadIdx.x; k < n; k += gridDim.x * blockDim.x) {
+        rr += r[k] * r[k];
+        wr += w[k] * r[k];
+    }
+    kyi_sp_block_add(rr, L);
+    __syncthreads();
+    kyi_sp_block_add(wr, L + 1);
+}
+
+/* The fused allreduce of L into G, started: on the side stream (forked from w->s), or staged through the
+ * host: the copy is enqueued now, the host allreduce runs in pipe_finish while the GPU does the SpMV. */
+static int pipe_start(gws_t *w)
+{
+    if (kyi_rt.nranks == 1) return KY_OK;
+    if (w->staged) {
+        CU(cudaMemcpyAsync(w->h + 12, w->L, 2 * sizeof(double), cudaMemcpyDeviceToHost, w->s));
+        CU(cudaEventRecord(w->ev_fork, w->s));
+        return KY_OK;
+    }
+    CU(cudaEventRecord(w->ev_fork, w->s));
+    CU(cudaStreamWaitEvent(w->s2, w->ev_fork, 0));
+    KYI_CHECK(ky_coll_start(w->ar_pipe, (void *)w->s2));
+    CU(cudaEventRecord(w->ev_join, w->s2));
+    return KY_OK;
+}
+
+static int pipe_finish(gws_t *w)
+{
+    if (kyi_rt.nranks == 1) return KY_OK;
+    if (w->staged) {
+        CU(cudaEventSynchronize(w->ev_fork)); /* the local sums are on the host; the SpMV may still run */
+        KYI_CHECK(ky_allreduce(KY_IN_PLACE, w->h + 12, 2, KY_DOUBLE, KY_SUM, KY_TEAM_WORLD));
+        CU(cudaMemcpyAsync(w->S + 10, w->h + 12, 2 * sizeof(double), cudaMemcpyHostToDevice, w->s));
+        return KY_OK;
+    }
+    CU(cudaStreamWaitEvent(w->s, w->ev_join, 0));
+    return KY_OK;
+}
+
+static int pipelined_gpu(kyi_csr_t *A, kyi_sp_plan_t *P, gws_t *w, const double *b, double *x, const ky_cg_opts_t *o,
+                         ky_cg_result_t *res)
+{
+    const char *call = "ky_cg";
+    int n = (int)A->nloc, multi = kyi_rt.nranks > 1;
+    size_t nb = sizeof(double) * (size_t)(n + 1);
+    if (!w->m) {
+        CU(cudaMalloc(&w->m, nb));
+        CU(cudaMalloc(&w->z, nb));
+        CU(cudaMalloc(&w->sv, nb));
+        CU(cudaStreamCreateWithFlags(&w->s2, cudaStreamNonBlocking));
+        CU(cudaEventCreateWithFlags(&w->ev_fork, cudaEventDisableTiming));
+        CU(cudaEventCreateWithFlags(&w->ev_join, cudaEventDisableTiming));
+        if (multi && !w->staged)
+            KYI_CHECK(ky_allreduce_init(w->L, w->S + 10, 2, KY_DOUBLE, KY_SUM, KY_TEAM_WORLD, &w->ar_pipe));
+    }
+    double *G = multi ? w->S + 10 : w->L, *p = w->q; /* q is free in this scheme: it holds p */
+    int sms = 132;
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, A->device);
+    unsigned gv = (unsigned)((n + KYI_SP_BLOCK - 1) / KYI_SP_BLOCK);
+    if (gv > (unsigned)(8 * sms)) gv = (unsigned)(8 * sms);
+    if (gv == 0) gv = 1;
+    double t0 = kyi_sp_now();
+    int cur = 0;
+    double *wv = P->ext[cur] + P->loc_off;
+    /* r = b - A x into r; w = A r; (r'r, w'r) */
+    CU(cudaMemsetAsync(w->S, 0, 16 * sizeof(double), w->s));
+    CU(cudaMemsetAsync(w->z, 0, nb, w->s));
+    CU(cudaMemsetAsync(w->sv, 0, nb, w->s));
+    CU(cudaMemsetAsync(p, 0, nb, w->s));
+    if (o->x0_zero) {
+        CU(cudaMemsetAsync(x, 0, sizeof(double) * (size_t)n, w->s));
+        CU(cudaMemcpyAsync(w->r, b, sizeof(double) * (size_t)n, cudaMemcpyDeviceToDevice, w->s));
+    } else {
+        CU(cudaMemcpyAsync(wv, x, sizeof(double) * (size_t)n, cudaMemcpyDeviceToDevice, w->s));
+        KYI_CHECK(kyi_sp_exchange(A, P, cur, w->s));
+        KYI_CHECK(kyi_sp_gpu_spmv(A, P, P->ext[cur], w->m, w->s));
+        k_init<<<gv, KYI_SP_BLOCK, 0, w->s>>>(n, b, w->m, w->r, w->m, w->L + 7); /* r = b - Ax (m: scratch) */
+        CU(cudaGetLastError());
+    }
+    CU(cudaMemcpyAsync(wv, w->r, sizeof(double) * (size_t)n, cudaMemcpyDeviceToDevice, w->s));
+    KYI_CHECK(kyi_sp_exchange(A, P, cur, w->s));
+    KYI_CHECK(kyi_sp_gpu_spmv(A, P, P->ext[cur], w->m, w->s)); /* w = A r (not in place: rows read others' r) */
+    CU(cudaMemcpyAsync(wv, w->m, sizeof(double) * (size_t)n, cudaMemcpyDeviceToDevice, w->s));
+    k_dots_rw<<<gv, KYI_SP_BLOCK, 0, w->s>>>(n, w->r, wv, w->L);
+    CU(cudaGetLastError());
+    res->launches_per_iter = 3 + (multi ? 2 : 0);
+    res->syncs_per_iter = multi ? 1 + (w->staged ? 1 : 0) : 0;
+    double tl = kyi_sp_now();
+    res->t_setup = tl - t0;
+    gtrace_start(w);
+    iter_t it;
+    memset(&it, 0, sizeof it);
+    it.w = w;
+    it.res = res;
+    it.timers = o->timers;
+    int check = o->rtol > 0 ? (o->check_every > 0 ? o->check_every : 10) : o->max_iters + 1;
+    int st = KY_OK, done = 0;
+    iter_t *itp = &it;
+    for (int i = 0; i <= o->max_iters && !done && st == KY_OK; i++) {
+        int last = i == o->max_iters; /* only the final residual's allreduce */
+        wv = P->ext[cur] + P->loc_off;
+        st = [&]() -> int {
+            iter_t *it = itp;
+            PHASE(t_allreduce, "allreduce (r'r, w'r) start", pipe_start(w));
+            if (!last) {
+                PHASE(t_exchange, "exchange w", kyi_sp_exchange(A, P, cur, w->s));
+                PHASE(t_spmv, "m = A w", kyi_sp_gpu_spmv(A, P, P->ext[cur], w->m, w->s));
+            }
+            PHASE(t_allreduce, "allreduce (r'r, w'r) wait", pipe_finish(w));
+            PHASE(t_dot, "KP alpha, beta", (kp_scalars<<<1, 1, 0, w->s>>>(w->S, G, w->L, o->rtol * o->rtol, o->allow_indefinite, i == 0),
+                                            cudaGetLastError() == cudaSuccess ? KY_OK : kyi_fail(KY_ERR_CUDA, call, "kp_scalars launch")));
+            if (!last)
+                PHASE(t_axpy, "KC x, r, w, z, s, p; r'r, w'r",
+                      (kc_update<<<gv, KYI_SP_BLOCK, 0, w->s>>>(n, x, w->r, wv, P->ext[cur ^ 1] + P->loc_off, w->m, w->z, w->sv, p, w->S, w->L),
+                       cudaGetLastError() == cudaSuccess ? KY_OK : kyi_fail(KY_ERR_CUDA, call, "kc_update launch")));
+            return KY_OK;
+        }();
+        cur ^= 1;
+        if (st == KY_OK && ((i + 1) % check == 0 || last)) {
+            st = read_state(w);
+            if (st == KY_OK && w->h[4] != 0.0) done = 1;
+        }
+    }
+    if (st == KY_OK) st = read_state(w);
+    if (st == KY_OK) gtrace_flush(w);
+    if (st != KY_OK) return st;
+    res->t_total = kyi_sp_now() - tl;
+    res->iterations = (int)w->h[5];
+    res->norm0 = sqrt(w->h[3]);
+    res->rel_residual = w->h[3] > 0 ? sqrt(w->h[7] / w->h[3]) : 0.0;
+    res->converged = w->h[4] == 1.0 || w->h[3] == 0.0;
+    if (w->h[4] == 2.0) {
+        res->breakdown = 1;
+        return kyi_fail(KY_ERR_ARG, call, "CG breakdown at iteration %d: %s = %g (the matrix is not positive definite)",
+                        res->iterations + 1, isfinite(w->h[6]) ? "p'Ap" : "a value", w->h[6]);
+    }
+    return KY_OK;
+}
+
 extern "C" int kyi_sp_cg_gpu(kyi_csr_t *A, const double *b, double *x, const ky_cg_opts_t *o, ky_cg_result_t *res)
 {
     const char *call = "ky_cg";
     int multi = kyi_rt.nranks > 1;
-    int kind = o->scheme == KY_CG_HALO ? KYI_XCH_HALO : KYI_XCH_ALLGATHER;
-    if (o->scheme == KY_CG_PIPELINED)
-        return kyi_fail(KY_ERR_UNSUPPORTED, call, "scheme 'pipelined' runs on host matrices only in this version");
+    int kind = o->scheme == KY_CG_HALO || o->scheme == KY_CG_PIPELINED ? KYI_XCH_HALO : KYI_XCH_ALLGATHER;
     if (o->scheme == KY_CG_GRAPH && !multi) kind = KYI_XCH_ALLGATHER; /* one rank: nothing to exchange */
     kyi_sp_plan_t *P;
     gws_t *w;
@@ -367,6 +550,7 @@ extern "C" int kyi_sp_cg_gpu(kyi_csr_t *A, const double *b, double *x, const ky_
     KYI_CHECK(ws_get(A, &w));
     CU(cudaSetDevice(A->device));
     CU(cudaDeviceSynchronize()); /* the caller's b and x, written on any stream, are complete */
+    if (o->scheme == KY_CG_PIPELINED) return pipelined_gpu(A, P, w, b, x, o, res);
     int n = (int)A->nloc;
     iter_t it;
     memset(&it, 0, sizeof it);
@@ -384,8 +568,6 @@ extern "C" int kyi_sp_cg_gpu(kyi_csr_t *A, const double *b, double *x, const ky_
     it.gridv = (unsigned)((n + KYI_SP_BLOCK - 1) / KYI_SP_BLOCK);
     if (it.gridv > (unsigned)(8 * sms)) it.gridv = (unsigned)(8 * sms);
     if (it.gridv == 0) it.gridv = 1;
-    it.grid1 = (unsigned)(((size_t)n * A->vec_width + KYI_SP_BLOCK - 1) / KYI_SP_BLOCK);
-    if (it.grid1 == 0) it.grid1 = 1;
     double t0 = kyi_sp_now();
 
     /* r = b - A x, p = r, r'r */

@@ -1,5 +1,5 @@
 /* The sparse layer's GPU back end, part 1: the matrix and plans on the device, SpMV, the halo pack and the
- * small vector steps NPB's driver needs. Own kernels (CSR, V lanes per row chosen by the mean row length)
+ * small vector steps NPB's driver needs. Own kernels (spmv_gpu.cu: chosen per plan by timing them on the matrix)
  * instead of cuSPARSE: the library links only cudart, and CG fuses its dots into them (cg_gpu.cu). */
 #include <cuda_runtime.h>
 #include <stdio.h>
@@ -59,7 +59,7 @@ extern "C" int kyi_sp_gpu_plan_upload(kyi_csr_t *A, kyi_sp_plan_t *P)
         KYI_CHECK(kyi_sp_gpu_alloc(A, b, &P->d_send_idx));
         CU(call, cudaMemcpy(P->d_send_idx, P->send_idx, b, cudaMemcpyHostToDevice));
     }
-    return KY_OK;
+    return kyi_sp_gpu_spmv_tune(A, P);
 }
 
 __global__ void k_pack(int n, const int *idx, const double *src, double *dst)
@@ -77,30 +77,10 @@ extern "C" int kyi_sp_gpu_pack(kyi_csr_t *A, kyi_sp_plan_t *P, const double *src
     return KY_OK;
 }
 
-template <int V>
-__global__ void k_spmv(int n, const int *rp, const int *col, const double *val, const double *xe, double *y)
-{
-    int row = (int)((blockIdx.x * (size_t)blockDim.x + threadIdx.x) / V);
-    double s = kyi_sp_row<V>(row, n, rp, col, val, xe);
-    if ((threadIdx.x & (V - 1)) == 0 && row < n) y[row] = s;
-}
-
 extern "C" int kyi_sp_gpu_spmv(kyi_csr_t *A, kyi_sp_plan_t *P, const double *xext, double *y, void *stream)
 {
-    int n = (int)A->nloc, V = A->vec_width;
-    if (n == 0) return KY_OK;
-    unsigned blocks = (unsigned)(((size_t)n * V + KYI_SP_BLOCK - 1) / KYI_SP_BLOCK);
-    cudaStream_t s = (cudaStream_t)stream;
-    const int *rp = (const int *)A->d_rowptr, *col = (const int *)P->d_col;
-    const double *val = (const double *)A->d_val;
-    switch (V) {
-    case 2: k_spmv<2><<<blocks, KYI_SP_BLOCK, 0, s>>>(n, rp, col, val, xext, y); break;
-    case 4: k_spmv<4><<<blocks, KYI_SP_BLOCK, 0, s>>>(n, rp, col, val, xext, y); break;
-    case 8: k_spmv<8><<<blocks, KYI_SP_BLOCK, 0, s>>>(n, rp, col, val, xext, y); break;
-    case 16: k_spmv<16><<<blocks, KYI_SP_BLOCK, 0, s>>>(n, rp, col, val, xext, y); break;
-    default: k_spmv<32><<<blocks, KYI_SP_BLOCK, 0, s>>>(n, rp, col, val, xext, y); break;
-    }
-    CU("ky_spmv", cudaGetLastError());
+    if (A->nloc == 0) return KY_OK;
+    CU("ky_spmv", kyi_sp_gpu_spmv_launch(A, P, xext, y, NULL, (cudaStream_t)stream));
     return KY_OK;
 }
 
