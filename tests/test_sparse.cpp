@@ -3,6 +3,7 @@
  * partitions, SpMV against the rows' sums, the seed's four allgather algorithms, Matrix Market bad input
  * (file:line errors on every rank) and CG breakdown on a matrix that is not positive definite. Host matrices
  * always; GPU matrices where KY_TEST_MEMKIND asks for them (skipped without a GPU). */
+#include <climits> /* kyt.h uses LONG_MIN */
 #include <fstream>
 #include <sstream>
 #include <unistd.h>
@@ -42,7 +43,7 @@ std::string matrix_arg(const std::string &spec)
 ky_csr_t make(const std::string &spec, int part, int mem)
 {
     ky_csr_t A = nullptr;
-    ky_csr_opts_t o = {part, mem};
+    ky_csr_opts_t o = {(ky_part_t)part, (ky_memkind_t)mem};
     std::string m = matrix_arg(spec);
     int st = m.find(':') != std::string::npos && m[0] != '/' ? ky_csr_generate(m.c_str(), &o, &A)
                                                            : ky_csr_read_mm(m.c_str(), &o, &A);
@@ -286,7 +287,7 @@ TEST_P(Sparse, BreakdownOnIndefinite)
         rp.push_back((int64_t)col.size());
     }
     ky_csr_t A = nullptr;
-    ky_csr_opts_t co = {KY_PART_ROWS, kind};
+    ky_csr_opts_t co = {KY_PART_ROWS, (ky_memkind_t)kind};
     KYT_EXPECT_OK(ky_csr_create(n, lo, hi, rp.data(), col.data(), val.data(), &co, &A));
     ASSERT_TRUE(kyt::all(A != nullptr));
     Vec b(kind, hi - lo, 1.0), x(kind, hi - lo, 0.0);
