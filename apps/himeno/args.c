@@ -26,7 +26,7 @@ void hg_usage(FILE *out)
             "  --gosa am|allreduce|both  residual by active messages to rank 0 and back (the seed's),\n"
             "                      by ky_allreduce, or both, checked equal (default am)\n"
             "  --pack none|all|DIMS  the dimensions (i, j, k: e.g. jk) whose faces are packed into one ky_put;\n"
-            "                      the others go by ky_put / ky_put_strided of the box (default k)\n"
+            "                      the others go by ky_put / ky_put_strided of the box (default none)\n"
             "  --variant ky|mpi|ky,mpi  Kyoyu's one-sided halos and/or the hand-written MPI baseline\n"
             "                      (host staging of GPU faces); both: ratios in the same run (default ky)\n"
             "  --check             rank 0 runs the original algorithm serially; gosa must agree to 1e-6\n"
@@ -116,7 +116,11 @@ int hg_parse(int argc, char **argv, int nranks, hg_opts_t *o, char *err, size_t 
     set_size("S", o->grid);
     strcpy(o->size, "S");
     strcpy(o->decomp, "ij");
-    o->iters = 100, o->warmup = 2, o->gosa = HG_GOSA_AM, o->pack = 1 << 2, o->variants = HG_VAR_KY;
+    o->iters = 100, o->warmup = 2, o->gosa = HG_GOSA_AM, o->variants = HG_VAR_KY;
+    /* no face packed: on an H200, two ranks sharing it, every face direction moved faster as the strided put of
+     * the box (i 0.41, j 0.43, k 0.38 ms per exchange at M) than packed (0.85-0.86), and so over MPI
+     * (KY_NODE_SPLIT=rank: 0.20-0.50 against 0.63-0.67): docs/performance.md, "Himeno" */
+    o->pack = 0;
     int have_dims = 0;
     o->tune = 1;
     o->chain = HG_CHAIN_PDL, o->sweep = 1;

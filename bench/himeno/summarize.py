@@ -35,16 +35,20 @@ def main(folder):
     for r in recs:
         if r.get("version") == "external":
             ext[(r["variant"], r["size"])] = r   # the latest run of each
-    print("| case | ranks | mem | ms/iter | GFLOP/s | kernel ms | halo ms | reduce ms | kernel % roofline | "
-          "iteration % roofline | vs MPI(+CUDA) | halo vs MPI | vs gpu-himeno | vs original C+MPI |")
-    print("|---" * 14 + "|")
+    print("| case | ranks | mem | kernel, chain, sweep | ms/iter | GFLOP/s | kernel ms | halo ms | reduce ms | "
+          "kernel % roofline | iteration % roofline | vs MPI(+CUDA) | halo vs MPI | vs gpu-himeno | "
+          "vs cuda_himenoBMT (slack) | vs original C+MPI |")
+    print("|---" * 16 + "|")
     for r in ky:
         m = mpi.get((r["_file"], r["ranks"]))
-        g = ext.get(("gpu-himeno", r["size"])) if r["mem"] == "gpu" and r["ranks"] == 1 else None
+        one = r["mem"] == "gpu" and r["ranks"] == 1
+        g = ext.get(("gpu-himeno", r["size"])) if one else None
+        n = ext.get(("cuda_himenoBMT_pad", r["size"])) if one else None
         o = ext.get(("orig_mpi", r["size"])) if r["mem"] == "host" else None
         it = r["ms_per_iter"]
+        shape = ", ".join(x for x in (r.get("block"), r.get("chain"), r.get("sweep")) if x) or "-"
         cells = [r["_file"].replace(".jsonl", "") + (" (" + r["gosa_by"] + ")" if r["gosa_by"] != "am" else ""),
-                 str(r["ranks"]), r["mem"] + (" split" if r.get("path") == "split" else ""), f"{it:.3f}",
+                 str(r["ranks"]), r["mem"] + (" split" if r.get("path") == "split" else ""), shape, f"{it:.3f}",
                  f"{r['mflops'] / 1e3:.0f}", f"{per_it(r, 'kernel'):.3f}", f"{per_it(r, 'halo'):.3f}",
                  f"{per_it(r, 'reduce'):.3f}",
                  f"{r['kernel_roofline_pct']:.0f}%" if "kernel_roofline_pct" in r else "-",
@@ -52,6 +56,7 @@ def main(folder):
                  f"{m['ms_per_iter'] / it:.2f}x" if m else "-",
                  f"{per_it(r, 'halo') / per_it(m, 'halo'):.2f}x" if m and per_it(m, "halo") > 0 else "-",
                  f"{g['ms_per_iter'] / it:.2f}x" if g else "-",
+                 f"{n['ms_per_iter'] / it:.2f}x" if n else "-",
                  f"{o['ms_per_iter'] / it:.2f}x" if o else "-"]
         print("| " + " | ".join(cells) + " |")
     print()
