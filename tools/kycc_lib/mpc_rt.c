@@ -39,8 +39,8 @@ void *mpc_mapalloc_(const int dims[], const int divs[], size_t elem, int first, 
 
 void *mpc_alloc_(size_t bytes, const char *where, const char *name)
 {
-    void *p = ky_alloc(bytes, 0);
-    if (p == NULL) mpc_die(where, name, "ky_alloc");
+    void *p = NULL;
+    if (ky_alloc(bytes, 0, &p) != KY_OK) mpc_die(where, name, "ky_alloc");
     return p;
 }
 
