@@ -370,6 +370,128 @@ SHMEMI_TOALL_BIT_TYPES(SHMEMI_DECL_TOALL_BIT)
 SHMEMI_TOALL_ARITH_TYPES(SHMEMI_DECL_TOALL_ARITH)
 #undef SHMEMI_DECL_TOALL_ARITH
 
+/* ---- contexts: every context, SHMEM_CTX_DEFAULT included, is the PE's one stream of operations (a quiet or
+ * fence on any completes or orders them all: stronger than the standard asks, never weaker) ------------ */
+
+typedef struct shmemi_ctx *shmem_ctx_t;
+#define SHMEM_CTX_DEFAULT ((shmem_ctx_t)1)
+#define SHMEM_CTX_INVALID ((shmem_ctx_t)0)
+#define SHMEM_CTX_SERIALIZED 1L
+#define SHMEM_CTX_PRIVATE 2L
+#define SHMEM_CTX_NOSTORE 4L
+/* 0 and a new context, or nonzero (team other than the world). */
+KY_API int shmem_ctx_create(long options, shmem_ctx_t *ctx);
+KY_API int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx);
+KY_API void shmem_ctx_destroy(shmem_ctx_t ctx);
+KY_API int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team);
+KY_API void shmem_ctx_quiet(shmem_ctx_t ctx);
+KY_API void shmem_ctx_fence(shmem_ctx_t ctx);
+
+#define SHMEMI_DECL_CTX_RMA(NAME, T)                                                                         \
+    KY_API void shmem_ctx_##NAME##_put(shmem_ctx_t ctx, T *dest, const T *source, size_t nelems, int pe);    \
+    KY_API void shmem_ctx_##NAME##_get(shmem_ctx_t ctx, T *dest, const T *source, size_t nelems, int pe);    \
+    KY_API void shmem_ctx_##NAME##_put_nbi(shmem_ctx_t ctx, T *dest, const T *source, size_t nelems, int pe); \
+    KY_API void shmem_ctx_##NAME##_get_nbi(shmem_ctx_t ctx, T *dest, const T *source, size_t nelems, int pe); \
+    KY_API void shmem_ctx_##NAME##_p(shmem_ctx_t ctx, T *dest, T value, int pe);                             \
+    KY_API T shmem_ctx_##NAME##_g(shmem_ctx_t ctx, const T *source, int pe);                                 \
+    KY_API void shmem_ctx_##NAME##_iput(shmem_ctx_t ctx, T *dest, const T *source, ptrdiff_t dst,            \
+                                        ptrdiff_t sst, size_t nelems, int pe);                               \
+    KY_API void shmem_ctx_##NAME##_iget(shmem_ctx_t ctx, T *dest, const T *source, ptrdiff_t dst,            \
+                                        ptrdiff_t sst, size_t nelems, int pe);                               \
+    KY_API void shmem_ctx_##NAME##_put_signal(shmem_ctx_t ctx, T *dest, const T *source, size_t nelems,      \
+                                              uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);      \
+    KY_API void shmem_ctx_##NAME##_put_signal_nbi(shmem_ctx_t ctx, T *dest, const T *source, size_t nelems,  \
+                                                  uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+SHMEMI_RMA_TYPES(SHMEMI_DECL_CTX_RMA)
+#undef SHMEMI_DECL_CTX_RMA
+#define SHMEMI_DECL_CTX_SIZED(BITS, BYTES)                                                                   \
+    KY_API void shmem_ctx_put##BITS(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe); \
+    KY_API void shmem_ctx_get##BITS(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe); \
+    KY_API void shmem_ctx_put##BITS##_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems,    \
+                                          int pe);                                                           \
+    KY_API void shmem_ctx_get##BITS##_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems,    \
+                                          int pe);                                                           \
+    KY_API void shmem_ctx_iput##BITS(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst,         \
+                                     ptrdiff_t sst, size_t nelems, int pe);                                  \
+    KY_API void shmem_ctx_iget##BITS(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst,         \
+                                     ptrdiff_t sst, size_t nelems, int pe);                                  \
+    KY_API void shmem_ctx_put##BITS##_signal(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, \
+                                             uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);       \
+    KY_API void shmem_ctx_put##BITS##_signal_nbi(shmem_ctx_t ctx, void *dest, const void *source,            \
+                                                 size_t nelems, uint64_t *sig_addr, uint64_t signal,         \
+                                                 int sig_op, int pe);
+SHMEMI_SIZES(SHMEMI_DECL_CTX_SIZED)
+#undef SHMEMI_DECL_CTX_SIZED
+KY_API void shmem_ctx_putmem(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+KY_API void shmem_ctx_getmem(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+KY_API void shmem_ctx_putmem_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+KY_API void shmem_ctx_getmem_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+KY_API void shmem_ctx_putmem_signal(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems,
+                                    uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+KY_API void shmem_ctx_putmem_signal_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems,
+                                        uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+
+#define SHMEMI_DECL_CTX_AMO(NAME, T)                                                                         \
+    KY_API T shmem_ctx_##NAME##_atomic_compare_swap(shmem_ctx_t ctx, T *dest, T cond, T value, int pe);      \
+    KY_API T shmem_ctx_##NAME##_atomic_fetch_inc(shmem_ctx_t ctx, T *dest, int pe);                          \
+    KY_API void shmem_ctx_##NAME##_atomic_inc(shmem_ctx_t ctx, T *dest, int pe);                             \
+    KY_API T shmem_ctx_##NAME##_atomic_fetch_add(shmem_ctx_t ctx, T *dest, T value, int pe);                 \
+    KY_API void shmem_ctx_##NAME##_atomic_add(shmem_ctx_t ctx, T *dest, T value, int pe);                    \
+    KY_API void shmem_ctx_##NAME##_atomic_compare_swap_nbi(shmem_ctx_t ctx, T *fetch, T *dest, T cond,       \
+                                                           T value, int pe);                                 \
+    KY_API void shmem_ctx_##NAME##_atomic_fetch_inc_nbi(shmem_ctx_t ctx, T *fetch, T *dest, int pe);         \
+    KY_API void shmem_ctx_##NAME##_atomic_fetch_add_nbi(shmem_ctx_t ctx, T *fetch, T *dest, T value, int pe);
+SHMEMI_AMO_TYPES(SHMEMI_DECL_CTX_AMO)
+#undef SHMEMI_DECL_CTX_AMO
+#define SHMEMI_DECL_CTX_AMO_EXT(NAME, T)                                                                     \
+    KY_API T shmem_ctx_##NAME##_atomic_fetch(shmem_ctx_t ctx, const T *source, int pe);                      \
+    KY_API void shmem_ctx_##NAME##_atomic_set(shmem_ctx_t ctx, T *dest, T value, int pe);                    \
+    KY_API T shmem_ctx_##NAME##_atomic_swap(shmem_ctx_t ctx, T *dest, T value, int pe);                      \
+    KY_API void shmem_ctx_##NAME##_atomic_fetch_nbi(shmem_ctx_t ctx, T *fetch, const T *source, int pe);     \
+    KY_API void shmem_ctx_##NAME##_atomic_swap_nbi(shmem_ctx_t ctx, T *fetch, T *dest, T value, int pe);
+SHMEMI_AMO_EXT_TYPES(SHMEMI_DECL_CTX_AMO_EXT)
+#undef SHMEMI_DECL_CTX_AMO_EXT
+#define SHMEMI_DECL_CTX_AMO_BIT(NAME, T)                                                                     \
+    KY_API T shmem_ctx_##NAME##_atomic_fetch_and(shmem_ctx_t ctx, T *dest, T value, int pe);                 \
+    KY_API T shmem_ctx_##NAME##_atomic_fetch_or(shmem_ctx_t ctx, T *dest, T value, int pe);                  \
+    KY_API T shmem_ctx_##NAME##_atomic_fetch_xor(shmem_ctx_t ctx, T *dest, T value, int pe);                 \
+    KY_API void shmem_ctx_##NAME##_atomic_and(shmem_ctx_t ctx, T *dest, T value, int pe);                    \
+    KY_API void shmem_ctx_##NAME##_atomic_or(shmem_ctx_t ctx, T *dest, T value, int pe);                     \
+    KY_API void shmem_ctx_##NAME##_atomic_xor(shmem_ctx_t ctx, T *dest, T value, int pe);                    \
+    KY_API void shmem_ctx_##NAME##_atomic_fetch_and_nbi(shmem_ctx_t ctx, T *fetch, T *dest, T value, int pe); \
+    KY_API void shmem_ctx_##NAME##_atomic_fetch_or_nbi(shmem_ctx_t ctx, T *fetch, T *dest, T value, int pe); \
+    KY_API void shmem_ctx_##NAME##_atomic_fetch_xor_nbi(shmem_ctx_t ctx, T *fetch, T *dest, T value, int pe);
+SHMEMI_AMO_BIT_TYPES(SHMEMI_DECL_CTX_AMO_BIT)
+#undef SHMEMI_DECL_CTX_AMO_BIT
+
+/* ---- waits on several variables (the _vector forms take a cmp_value per variable) ------------------------- */
+
+#define SHMEMI_DECL_P2P_MANY(NAME, T)                                                                        \
+    KY_API void shmem_##NAME##_wait_until_all(T *ivars, size_t nelems, const int *status, int cmp,           \
+                                              T cmp_value);                                                  \
+    KY_API size_t shmem_##NAME##_wait_until_any(T *ivars, size_t nelems, const int *status, int cmp,         \
+                                                T cmp_value);                                                \
+    KY_API size_t shmem_##NAME##_wait_until_some(T *ivars, size_t nelems, size_t *indices, const int *status, \
+                                                 int cmp, T cmp_value);                                      \
+    KY_API void shmem_##NAME##_wait_until_all_vector(T *ivars, size_t nelems, const int *status, int cmp,    \
+                                                     T *cmp_values);                                         \
+    KY_API size_t shmem_##NAME##_wait_until_any_vector(T *ivars, size_t nelems, const int *status, int cmp,  \
+                                                       T *cmp_values);                                       \
+    KY_API size_t shmem_##NAME##_wait_until_some_vector(T *ivars, size_t nelems, size_t *indices,            \
+                                                        const int *status, int cmp, T *cmp_values);          \
+    KY_API int shmem_##NAME##_test_all(T *ivars, size_t nelems, const int *status, int cmp, T cmp_value);    \
+    KY_API size_t shmem_##NAME##_test_any(T *ivars, size_t nelems, const int *status, int cmp, T cmp_value); \
+    KY_API size_t shmem_##NAME##_test_some(T *ivars, size_t nelems, size_t *indices, const int *status,      \
+                                           int cmp, T cmp_value);                                            \
+    KY_API int shmem_##NAME##_test_all_vector(T *ivars, size_t nelems, const int *status, int cmp,           \
+                                              T *cmp_values);                                                \
+    KY_API size_t shmem_##NAME##_test_any_vector(T *ivars, size_t nelems, const int *status, int cmp,        \
+                                                 T *cmp_values);                                             \
+    KY_API size_t shmem_##NAME##_test_some_vector(T *ivars, size_t nelems, size_t *indices, const int *status, \
+                                                  int cmp, T *cmp_values);
+SHMEMI_P2P_TYPES(SHMEMI_DECL_P2P_MANY)
+#undef SHMEMI_DECL_P2P_MANY
+
 /* ---- Kyoyu extensions ------------------------------------------------------------------------------------ */
 
 #define SHMEMX_ERRORS_ABORT 0   /* default: print "rank R: call: cause" and end the job */
@@ -382,75 +504,106 @@ KY_API int shmemx_last_error(const char **msg);
 
 KY_EXTERN_C_END
 
-/* ---- C11 type-generic names ------------------------------------------------------------------------------ */
+/* ---- C11 type-generic names (an optional leading context: the first argument's type picks the form) -------- */
 #if !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
-#define SHMEMI_G_RMA(OP)                                                                                     \
-    float *: shmem_float_##OP, double *: shmem_double_##OP, long double *: shmem_longdouble_##OP,          \
-    char *: shmem_char_##OP, signed char *: shmem_schar_##OP, short *: shmem_short_##OP,                   \
-    int *: shmem_int_##OP, long *: shmem_long_##OP, long long *: shmem_longlong_##OP,                      \
-    unsigned char *: shmem_uchar_##OP, unsigned short *: shmem_ushort_##OP, unsigned int *: shmem_uint_##OP, \
-    unsigned long *: shmem_ulong_##OP, unsigned long long *: shmem_ulonglong_##OP
-#define SHMEMI_G_AMO(OP)                                                                                     \
-    int *: shmem_int_##OP, long *: shmem_long_##OP, long long *: shmem_longlong_##OP,                      \
-    unsigned int *: shmem_uint_##OP, unsigned long *: shmem_ulong_##OP,                                    \
-    unsigned long long *: shmem_ulonglong_##OP
-#define SHMEMI_G_AMO_EXT(OP) SHMEMI_G_AMO(OP), float *: shmem_float_##OP, double *: shmem_double_##OP
-#define SHMEMI_G_AMO_BIT(OP)                                                                                 \
-    unsigned int *: shmem_uint_##OP, unsigned long *: shmem_ulong_##OP,                                    \
-    unsigned long long *: shmem_ulonglong_##OP
+#define SHMEMI_ARG0(a, ...) a
+#define SHMEMI_ARG1(a, b, ...) b
+#define SHMEMI_G_RMA(PRE, OP)                                                                                \
+    float *: shmem_##PRE##float_##OP, double *: shmem_##PRE##double_##OP,                                 \
+    long double *: shmem_##PRE##longdouble_##OP, char *: shmem_##PRE##char_##OP,                          \
+    signed char *: shmem_##PRE##schar_##OP, short *: shmem_##PRE##short_##OP, int *: shmem_##PRE##int_##OP, \
+    long *: shmem_##PRE##long_##OP, long long *: shmem_##PRE##longlong_##OP,                              \
+    unsigned char *: shmem_##PRE##uchar_##OP, unsigned short *: shmem_##PRE##ushort_##OP,                  \
+    unsigned int *: shmem_##PRE##uint_##OP, unsigned long *: shmem_##PRE##ulong_##OP,                      \
+    unsigned long long *: shmem_##PRE##ulonglong_##OP
+#define SHMEMI_G_RMA_CONST(PRE, OP)                                                                          \
+    const float *: shmem_##PRE##float_##OP, const double *: shmem_##PRE##double_##OP,                     \
+    const long double *: shmem_##PRE##longdouble_##OP, const char *: shmem_##PRE##char_##OP,              \
+    const signed char *: shmem_##PRE##schar_##OP, const short *: shmem_##PRE##short_##OP,                 \
+    const int *: shmem_##PRE##int_##OP, const long *: shmem_##PRE##long_##OP,                             \
+    const long long *: shmem_##PRE##longlong_##OP, const unsigned char *: shmem_##PRE##uchar_##OP,        \
+    const unsigned short *: shmem_##PRE##ushort_##OP, const unsigned int *: shmem_##PRE##uint_##OP,       \
+    const unsigned long *: shmem_##PRE##ulong_##OP, const unsigned long long *: shmem_##PRE##ulonglong_##OP
+#define SHMEMI_G_AMO(PRE, OP)                                                                                \
+    int *: shmem_##PRE##int_##OP, long *: shmem_##PRE##long_##OP, long long *: shmem_##PRE##longlong_##OP, \
+    unsigned int *: shmem_##PRE##uint_##OP, unsigned long *: shmem_##PRE##ulong_##OP,                      \
+    unsigned long long *: shmem_##PRE##ulonglong_##OP
+#define SHMEMI_G_AMO_EXT(PRE, OP)                                                                            \
+    SHMEMI_G_AMO(PRE, OP), float *: shmem_##PRE##float_##OP, double *: shmem_##PRE##double_##OP
+#define SHMEMI_G_AMO_EXT_CONST(PRE, OP)                                                                      \
+    const int *: shmem_##PRE##int_##OP, const long *: shmem_##PRE##long_##OP,                             \
+    const long long *: shmem_##PRE##longlong_##OP, const unsigned int *: shmem_##PRE##uint_##OP,          \
+    const unsigned long *: shmem_##PRE##ulong_##OP, const unsigned long long *: shmem_##PRE##ulonglong_##OP, \
+    const float *: shmem_##PRE##float_##OP, const double *: shmem_##PRE##double_##OP
+/* int32_t and int64_t are int and long on the LP64 systems Kyoyu runs on */
+#define SHMEMI_G_AMO_BIT(PRE, OP)                                                                            \
+    unsigned int *: shmem_##PRE##uint_##OP, unsigned long *: shmem_##PRE##ulong_##OP,                      \
+    unsigned long long *: shmem_##PRE##ulonglong_##OP, int *: shmem_##PRE##int32_##OP,                    \
+    long *: shmem_##PRE##int64_##OP
 #define SHMEMI_G_P2P(OP)                                                                                     \
     short *: shmem_short_##OP, int *: shmem_int_##OP, long *: shmem_long_##OP,                             \
     long long *: shmem_longlong_##OP, unsigned short *: shmem_ushort_##OP, unsigned int *: shmem_uint_##OP, \
     unsigned long *: shmem_ulong_##OP, unsigned long long *: shmem_ulonglong_##OP
+/* LIST(PRE, OP) for the pointer that follows the context (or comes first without one). */
+#define SHMEMI_GEN(LIST, OP, ...)                                                                            \
+    _Generic(SHMEMI_ARG0(__VA_ARGS__, 0),                                                                   \
+             shmem_ctx_t: _Generic(SHMEMI_ARG1(__VA_ARGS__, 0), LIST(ctx_, OP), default: 0),               \
+             LIST(, OP))(__VA_ARGS__)
+#define SHMEMI_GEN2(LIST, LIST2, OP, ...)                                                                    \
+    _Generic(SHMEMI_ARG0(__VA_ARGS__, 0),                                                                   \
+             shmem_ctx_t: _Generic(SHMEMI_ARG1(__VA_ARGS__, 0), LIST(ctx_, OP), LIST2(ctx_, OP), default: 0), \
+             LIST(, OP), LIST2(, OP))(__VA_ARGS__)
 
-#define shmem_put(dest, ...) _Generic((dest), SHMEMI_G_RMA(put))(dest, __VA_ARGS__)
-#define shmem_get(dest, ...) _Generic((dest), SHMEMI_G_RMA(get))(dest, __VA_ARGS__)
-#define shmem_put_nbi(dest, ...) _Generic((dest), SHMEMI_G_RMA(put_nbi))(dest, __VA_ARGS__)
-#define shmem_get_nbi(dest, ...) _Generic((dest), SHMEMI_G_RMA(get_nbi))(dest, __VA_ARGS__)
-#define shmem_p(dest, ...) _Generic((dest), SHMEMI_G_RMA(p))(dest, __VA_ARGS__)
-#define shmem_g(src, ...) _Generic((src), SHMEMI_G_RMA(g), const float *: shmem_float_g,                     \
-    const double *: shmem_double_g, const long double *: shmem_longdouble_g, const char *: shmem_char_g,   \
-    const signed char *: shmem_schar_g, const short *: shmem_short_g, const int *: shmem_int_g,            \
-    const long *: shmem_long_g, const long long *: shmem_longlong_g, const unsigned char *: shmem_uchar_g, \
-    const unsigned short *: shmem_ushort_g, const unsigned int *: shmem_uint_g,                            \
-    const unsigned long *: shmem_ulong_g, const unsigned long long *: shmem_ulonglong_g)(src, __VA_ARGS__)
-#define shmem_iput(dest, ...) _Generic((dest), SHMEMI_G_RMA(iput))(dest, __VA_ARGS__)
-#define shmem_iget(dest, ...) _Generic((dest), SHMEMI_G_RMA(iget))(dest, __VA_ARGS__)
-#define shmem_put_signal(dest, ...) _Generic((dest), SHMEMI_G_RMA(put_signal))(dest, __VA_ARGS__)
-#define shmem_put_signal_nbi(dest, ...) _Generic((dest), SHMEMI_G_RMA(put_signal_nbi))(dest, __VA_ARGS__)
-#define shmem_atomic_fetch(src, ...) _Generic((src), SHMEMI_G_AMO_EXT(atomic_fetch),                         \
-    const int *: shmem_int_atomic_fetch, const long *: shmem_long_atomic_fetch,                            \
-    const long long *: shmem_longlong_atomic_fetch, const unsigned int *: shmem_uint_atomic_fetch,         \
-    const unsigned long *: shmem_ulong_atomic_fetch, const unsigned long long *: shmem_ulonglong_atomic_fetch, \
-    const float *: shmem_float_atomic_fetch, const double *: shmem_double_atomic_fetch)(src, __VA_ARGS__)
-#define shmem_atomic_set(dest, ...) _Generic((dest), SHMEMI_G_AMO_EXT(atomic_set))(dest, __VA_ARGS__)
-#define shmem_atomic_swap(dest, ...) _Generic((dest), SHMEMI_G_AMO_EXT(atomic_swap))(dest, __VA_ARGS__)
-#define shmem_atomic_compare_swap(dest, ...) _Generic((dest), SHMEMI_G_AMO(atomic_compare_swap))(dest, __VA_ARGS__)
-#define shmem_atomic_fetch_inc(dest, ...) _Generic((dest), SHMEMI_G_AMO(atomic_fetch_inc))(dest, __VA_ARGS__)
-#define shmem_atomic_inc(dest, ...) _Generic((dest), SHMEMI_G_AMO(atomic_inc))(dest, __VA_ARGS__)
-#define shmem_atomic_fetch_add(dest, ...) _Generic((dest), SHMEMI_G_AMO(atomic_fetch_add))(dest, __VA_ARGS__)
-#define shmem_atomic_add(dest, ...) _Generic((dest), SHMEMI_G_AMO(atomic_add))(dest, __VA_ARGS__)
-#define shmem_atomic_fetch_and(dest, ...) _Generic((dest), SHMEMI_G_AMO_BIT(atomic_fetch_and))(dest, __VA_ARGS__)
-#define shmem_atomic_fetch_or(dest, ...) _Generic((dest), SHMEMI_G_AMO_BIT(atomic_fetch_or))(dest, __VA_ARGS__)
-#define shmem_atomic_fetch_xor(dest, ...) _Generic((dest), SHMEMI_G_AMO_BIT(atomic_fetch_xor))(dest, __VA_ARGS__)
-#define shmem_atomic_and(dest, ...) _Generic((dest), SHMEMI_G_AMO_BIT(atomic_and))(dest, __VA_ARGS__)
-#define shmem_atomic_or(dest, ...) _Generic((dest), SHMEMI_G_AMO_BIT(atomic_or))(dest, __VA_ARGS__)
-#define shmem_atomic_xor(dest, ...) _Generic((dest), SHMEMI_G_AMO_BIT(atomic_xor))(dest, __VA_ARGS__)
-#define shmem_atomic_fetch_nbi(fetch, ...) _Generic((fetch), SHMEMI_G_AMO_EXT(atomic_fetch_nbi))(fetch, __VA_ARGS__)
-#define shmem_atomic_swap_nbi(fetch, ...) _Generic((fetch), SHMEMI_G_AMO_EXT(atomic_swap_nbi))(fetch, __VA_ARGS__)
-#define shmem_atomic_compare_swap_nbi(fetch, ...)                                                            \
-    _Generic((fetch), SHMEMI_G_AMO(atomic_compare_swap_nbi))(fetch, __VA_ARGS__)
-#define shmem_atomic_fetch_inc_nbi(fetch, ...) _Generic((fetch), SHMEMI_G_AMO(atomic_fetch_inc_nbi))(fetch, __VA_ARGS__)
-#define shmem_atomic_fetch_add_nbi(fetch, ...) _Generic((fetch), SHMEMI_G_AMO(atomic_fetch_add_nbi))(fetch, __VA_ARGS__)
-#define shmem_atomic_fetch_and_nbi(fetch, ...) _Generic((fetch), SHMEMI_G_AMO_BIT(atomic_fetch_and_nbi))(fetch, __VA_ARGS__)
-#define shmem_atomic_fetch_or_nbi(fetch, ...) _Generic((fetch), SHMEMI_G_AMO_BIT(atomic_fetch_or_nbi))(fetch, __VA_ARGS__)
-#define shmem_atomic_fetch_xor_nbi(fetch, ...) _Generic((fetch), SHMEMI_G_AMO_BIT(atomic_fetch_xor_nbi))(fetch, __VA_ARGS__)
+#define shmem_put(...) SHMEMI_GEN(SHMEMI_G_RMA, put, __VA_ARGS__)
+#define shmem_get(...) SHMEMI_GEN(SHMEMI_G_RMA, get, __VA_ARGS__)
+#define shmem_put_nbi(...) SHMEMI_GEN(SHMEMI_G_RMA, put_nbi, __VA_ARGS__)
+#define shmem_get_nbi(...) SHMEMI_GEN(SHMEMI_G_RMA, get_nbi, __VA_ARGS__)
+#define shmem_p(...) SHMEMI_GEN(SHMEMI_G_RMA, p, __VA_ARGS__)
+#define shmem_g(...) SHMEMI_GEN2(SHMEMI_G_RMA, SHMEMI_G_RMA_CONST, g, __VA_ARGS__)
+#define shmem_iput(...) SHMEMI_GEN(SHMEMI_G_RMA, iput, __VA_ARGS__)
+#define shmem_iget(...) SHMEMI_GEN(SHMEMI_G_RMA, iget, __VA_ARGS__)
+#define shmem_put_signal(...) SHMEMI_GEN(SHMEMI_G_RMA, put_signal, __VA_ARGS__)
+#define shmem_put_signal_nbi(...) SHMEMI_GEN(SHMEMI_G_RMA, put_signal_nbi, __VA_ARGS__)
+#define shmem_atomic_fetch(...) SHMEMI_GEN2(SHMEMI_G_AMO_EXT, SHMEMI_G_AMO_EXT_CONST, atomic_fetch, __VA_ARGS__)
+#define shmem_atomic_set(...) SHMEMI_GEN(SHMEMI_G_AMO_EXT, atomic_set, __VA_ARGS__)
+#define shmem_atomic_swap(...) SHMEMI_GEN(SHMEMI_G_AMO_EXT, atomic_swap, __VA_ARGS__)
+#define shmem_atomic_compare_swap(...) SHMEMI_GEN(SHMEMI_G_AMO, atomic_compare_swap, __VA_ARGS__)
+#define shmem_atomic_fetch_inc(...) SHMEMI_GEN(SHMEMI_G_AMO, atomic_fetch_inc, __VA_ARGS__)
+#define shmem_atomic_inc(...) SHMEMI_GEN(SHMEMI_G_AMO, atomic_inc, __VA_ARGS__)
+#define shmem_atomic_fetch_add(...) SHMEMI_GEN(SHMEMI_G_AMO, atomic_fetch_add, __VA_ARGS__)
+#define shmem_atomic_add(...) SHMEMI_GEN(SHMEMI_G_AMO, atomic_add, __VA_ARGS__)
+#define shmem_atomic_fetch_and(...) SHMEMI_GEN(SHMEMI_G_AMO_BIT, atomic_fetch_and, __VA_ARGS__)
+#define shmem_atomic_fetch_or(...) SHMEMI_GEN(SHMEMI_G_AMO_BIT, atomic_fetch_or, __VA_ARGS__)
+#define shmem_atomic_fetch_xor(...) SHMEMI_GEN(SHMEMI_G_AMO_BIT, atomic_fetch_xor, __VA_ARGS__)
+#define shmem_atomic_and(...) SHMEMI_GEN(SHMEMI_G_AMO_BIT, atomic_and, __VA_ARGS__)
+#define shmem_atomic_or(...) SHMEMI_GEN(SHMEMI_G_AMO_BIT, atomic_or, __VA_ARGS__)
+#define shmem_atomic_xor(...) SHMEMI_GEN(SHMEMI_G_AMO_BIT, atomic_xor, __VA_ARGS__)
+#define shmem_atomic_fetch_nbi(...) SHMEMI_GEN(SHMEMI_G_AMO_EXT, atomic_fetch_nbi, __VA_ARGS__)
+#define shmem_atomic_swap_nbi(...) SHMEMI_GEN(SHMEMI_G_AMO_EXT, atomic_swap_nbi, __VA_ARGS__)
+#define shmem_atomic_compare_swap_nbi(...) SHMEMI_GEN(SHMEMI_G_AMO, atomic_compare_swap_nbi, __VA_ARGS__)
+#define shmem_atomic_fetch_inc_nbi(...) SHMEMI_GEN(SHMEMI_G_AMO, atomic_fetch_inc_nbi, __VA_ARGS__)
+#define shmem_atomic_fetch_add_nbi(...) SHMEMI_GEN(SHMEMI_G_AMO, atomic_fetch_add_nbi, __VA_ARGS__)
+#define shmem_atomic_fetch_and_nbi(...) SHMEMI_GEN(SHMEMI_G_AMO_BIT, atomic_fetch_and_nbi, __VA_ARGS__)
+#define shmem_atomic_fetch_or_nbi(...) SHMEMI_GEN(SHMEMI_G_AMO_BIT, atomic_fetch_or_nbi, __VA_ARGS__)
+#define shmem_atomic_fetch_xor_nbi(...) SHMEMI_GEN(SHMEMI_G_AMO_BIT, atomic_fetch_xor_nbi, __VA_ARGS__)
 #define shmem_wait_until(ivar, ...) _Generic((ivar), SHMEMI_G_P2P(wait_until))(ivar, __VA_ARGS__)
 #define shmem_test(ivar, ...) _Generic((ivar), SHMEMI_G_P2P(test))(ivar, __VA_ARGS__)
-#define shmem_broadcast(team, dest, ...) _Generic((dest), SHMEMI_G_RMA(broadcast))(team, dest, __VA_ARGS__)
-#define shmem_collect(team, dest, ...) _Generic((dest), SHMEMI_G_RMA(collect))(team, dest, __VA_ARGS__)
-#define shmem_fcollect(team, dest, ...) _Generic((dest), SHMEMI_G_RMA(fcollect))(team, dest, __VA_ARGS__)
-#define shmem_alltoall(team, dest, ...) _Generic((dest), SHMEMI_G_RMA(alltoall))(team, dest, __VA_ARGS__)
+#define shmem_wait_until_all(ivars, ...) _Generic((ivars), SHMEMI_G_P2P(wait_until_all))(ivars, __VA_ARGS__)
+#define shmem_wait_until_any(ivars, ...) _Generic((ivars), SHMEMI_G_P2P(wait_until_any))(ivars, __VA_ARGS__)
+#define shmem_wait_until_some(ivars, ...) _Generic((ivars), SHMEMI_G_P2P(wait_until_some))(ivars, __VA_ARGS__)
+#define shmem_wait_until_all_vector(ivars, ...) _Generic((ivars), SHMEMI_G_P2P(wait_until_all_vector))(ivars, __VA_ARGS__)
+#define shmem_wait_until_any_vector(ivars, ...) _Generic((ivars), SHMEMI_G_P2P(wait_until_any_vector))(ivars, __VA_ARGS__)
+#define shmem_wait_until_some_vector(ivars, ...) _Generic((ivars), SHMEMI_G_P2P(wait_until_some_vector))(ivars, __VA_ARGS__)
+#define shmem_test_all(ivars, ...) _Generic((ivars), SHMEMI_G_P2P(test_all))(ivars, __VA_ARGS__)
+#define shmem_test_any(ivars, ...) _Generic((ivars), SHMEMI_G_P2P(test_any))(ivars, __VA_ARGS__)
+#define shmem_test_some(ivars, ...) _Generic((ivars), SHMEMI_G_P2P(test_some))(ivars, __VA_ARGS__)
+#define shmem_test_all_vector(ivars, ...) _Generic((ivars), SHMEMI_G_P2P(test_all_vector))(ivars, __VA_ARGS__)
+#define shmem_test_any_vector(ivars, ...) _Generic((ivars), SHMEMI_G_P2P(test_any_vector))(ivars, __VA_ARGS__)
+#define shmem_test_some_vector(ivars, ...) _Generic((ivars), SHMEMI_G_P2P(test_some_vector))(ivars, __VA_ARGS__)
+#define shmem_broadcast(team, dest, ...) _Generic((dest), SHMEMI_G_RMA(, broadcast))(team, dest, __VA_ARGS__)
+#define shmem_collect(team, dest, ...) _Generic((dest), SHMEMI_G_RMA(, collect))(team, dest, __VA_ARGS__)
+#define shmem_fcollect(team, dest, ...) _Generic((dest), SHMEMI_G_RMA(, fcollect))(team, dest, __VA_ARGS__)
+#define shmem_alltoall(team, dest, ...) _Generic((dest), SHMEMI_G_RMA(, alltoall))(team, dest, __VA_ARGS__)
 #endif
 
 #endif

@@ -40,7 +40,7 @@ int kyi_shmem_fail(int status, const char *call, const char *fmt, ...)
 
 int kyi_shmem_ready(const char *call)
 {
-    if (kyi_shmem.initialized && ky_initialized()) return KY_OK;
+    if (kyi_shmem.initialized) return KY_OK; /* cleared by shmem_finalize, before Kyoyu's own teardown */
     kyi_fail(KY_ERR_NOT_INIT, call, "called before shmem_init or after shmem_finalize");
     /* Before init there is no job to end cleanly: say it and stop this process. */
     if (kyi_shmem.error_mode == SHMEMX_ERRORS_RETURN) return (last_status = KY_ERR_NOT_INIT);
@@ -50,9 +50,8 @@ int kyi_shmem_ready(const char *call)
 
 int kyi_shmem_bytes(const char *call, size_t n, size_t size, size_t *bytes)
 {
-    if (size && n > SIZE_MAX / size)
+    if (__builtin_mul_overflow(n, size, bytes)) /* (no division on the path of every put) */
         return kyi_shmem_fail(KY_ERR_ARG, call, "%zu elements of %zu bytes overflow size_t", n, size);
-    *bytes = n * size;
     if (KYI_SIZE_LOOKS_NEGATIVE(*bytes))
         return kyi_shmem_fail(KY_ERR_ARG, call, "%zu bytes looks like a negative count", *bytes);
     return KY_OK;

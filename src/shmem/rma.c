@@ -12,6 +12,7 @@
 static pthread_mutex_t nbi_lock = PTHREAD_MUTEX_INITIALIZER;
 static ky_handle_t *nbi;
 static size_t nnbi, nbi_cap;
+static atomic_size_t nbi_any; /* nnbi, read without the lock: a quiet with nothing in flight takes no lock */
 
 /* Past this many in flight, finished ones are freed at the next issue (a loop of _nbi puts without a quiet
  * must not grow without bound). */
@@ -27,11 +28,13 @@ static int track(const char *call, ky_handle_t h)
             if (st == KY_PENDING) nbi[k++] = nbi[i];
             else if (st < 0) {
                 nnbi = k;
+                atomic_store(&nbi_any, nnbi);
                 pthread_mutex_unlock(&nbi_lock);
                 return kyi_shmem_failed(st, call);
             }
         }
         nnbi = k;
+        atomic_store(&nbi_any, nnbi);
     }
     if (nnbi == nbi_cap) {
         size_t ncap = nbi_cap ? 2 * nbi_cap : 256;
@@ -45,22 +48,29 @@ static int track(const char *call, ky_handle_t h)
         nbi_cap = ncap;
     }
     nbi[nnbi++] = h;
+    atomic_store(&nbi_any, nnbi);
     pthread_mutex_unlock(&nbi_lock);
     return KY_OK;
 }
 
+/* Every shmem transfer that can be in flight is an _nbi one with its handle here (blocking puts and atomics
+ * are complete when they return), so completing these is the whole quiet: no ky_quiet, which would also
+ * wait for the program's own ky_*_nb transfers. */
 int kyi_shmem_quiet(const char *call)
 {
+    if (!atomic_load(&nbi_any)) return KY_OK;
     pthread_mutex_lock(&nbi_lock);
     int st = nnbi ? ky_wait_all(nbi, nnbi) : KY_OK;
     nnbi = 0;
+    atomic_store(&nbi_any, 0);
     pthread_mutex_unlock(&nbi_lock);
-    if (!st) st = ky_quiet();
     return st ? kyi_shmem_failed(st, call) : KY_OK;
 }
 
 void shmem_quiet(void)
 {
+    /* the common case, nothing in flight, in two loads */
+    if (kyi_shmem.initialized && !atomic_load_explicit(&nbi_any, memory_order_acquire)) return;
     if (!kyi_shmem_ready("shmem_quiet")) kyi_shmem_quiet("shmem_quiet");
 }
 
@@ -72,6 +82,7 @@ void shmem_fence(void)
     pthread_mutex_lock(&nbi_lock);
     int st = nnbi ? ky_wait_all(nbi, nnbi) : KY_OK;
     nnbi = 0;
+    atomic_store(&nbi_any, 0);
     pthread_mutex_unlock(&nbi_lock);
     if (!st) st = ky_fence(-1);
     if (st) kyi_shmem_failed(st, "shmem_fence");
@@ -84,9 +95,29 @@ int kyi_shmem_rma(const char *call, int put, void *remote, void *local, size_t n
     int which;
     size_t off;
     if (KYI_SIZE_LOOKS_NEGATIVE(n)) return kyi_shmem_fail(KY_ERR_ARG, call, "%zu bytes looks like a negative count", n);
+    if (!n) { /* nothing moves: any address will do (the standard allows NULL), the PE must still exist */
+        KYI_CHECK(kyi_shmem_ready(call));
+        if (pe < 0 || pe >= kyi_shmem.npes)
+            return kyi_shmem_fail(KY_ERR_ARG, call, "target PE %d is out of range 0..%d", pe, kyi_shmem.npes - 1);
+        return KY_OK;
+    }
     KYI_CHECK(kyi_shmem_xlate(call, put ? "dest" : "source", remote, n, pe, &which, &off));
-    if (!n) return KY_OK;
     if (!local) return kyi_shmem_fail(KY_ERR_ARG, call, "the local %s is NULL", put ? "source" : "dest");
+    /* A heap this process maps (same node, or this PE) and a host buffer: the copy is the whole transfer,
+     * complete at once (the _nbi forms too), as comm's own shared-memory path does it, without its segment
+     * and range checks (xlate made them) or a handle. */
+    void *p = kyi_shmem_peer_addr(which, off, pe);
+    if (p && kyi_ptr_dev(local) < 0) {
+        if (put) {
+            memcpy(p, local, n);
+            atomic_thread_fence(memory_order_seq_cst); /* before any later flag write, as comm's puts */
+        } else {
+            atomic_thread_fence(memory_order_seq_cst); /* after any earlier flag read, as comm's gets */
+            memcpy(local, p, n);
+        }
+        kyi_count(pe == kyi_shmem.me ? KY_PATH_SELF : KY_PATH_SHM, n);
+        return KY_OK;
+    }
     ky_seg_t s = kyi_shmem.seg[which];
     int st;
     if (!nb) {
@@ -103,7 +134,7 @@ static void rma_n(const char *call, int put, void *remote, const void *local, si
                   int nb)
 {
     size_t bytes;
-    if (kyi_shmem_ready(call) || kyi_shmem_bytes(call, nelems, size, &bytes)) return;
+    if (kyi_shmem_bytes(call, nelems, size, &bytes)) return;
     kyi_shmem_rma(call, put, remote, (void *)local, bytes, pe, nb);
 }
 
