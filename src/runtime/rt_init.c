@@ -157,6 +157,11 @@ int kyi_rt_init(int *argc, char ***argv)
     int omp_threads = omp ? atoi(omp) : 0;
     kyi_rt.cores_busy = kyi_rt.oversubscribed ||
                         (omp_threads > 0 && kyi_rt.hw_local_nranks * (omp_threads + threads_per_rank - 1) > count_cpus());
+    /* one rank alone gets no requests from others: its progress thread has nothing to spin for (a spinning
+     * one cost host CG 3x on a 2-core machine that other processes also used) */
+    if (n == 1) kyi_rt.cores_busy = 1;
+    kyi_rt.cpus = count_cpus();
+    kyi_rt.omp_threads = omp_threads > 0 ? omp_threads : 0;
 
     bind_gpus();
     int mine[KYI_MAX_GPUS_PER_RANK];

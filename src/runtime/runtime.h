@@ -29,6 +29,8 @@ typedef struct {
     int oversubscribed;    /* more busy threads than cores on this host: never spin */
     int cores_busy;        /* with the OpenMP threads the program asked for (OMP_NUM_THREADS) the rank's threads
                             * and progress threads outnumber the cores: the idle progress thread does not spin */
+    int cpus;              /* cores this process may run on */
+    int omp_threads;       /* OMP_NUM_THREADS as the program set it; 0: unset */
     char host[64];
 } kyi_rt_t;
 

@@ -6,9 +6,37 @@
 #include <string.h>
 #include <time.h>
 
+#include "runtime/config.h"
 #include "runtime/log.h"
 #include "runtime/runtime.h"
 #include "sparse/sparse.h"
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* Threads of the host kernels. OMP_NUM_THREADS when the program set it. Unset, OpenMP's default is every
+ * core of the host for every rank: ranks sharing the host oversubscribe it, and each of the 5 parallel
+ * regions of a CG iteration then waits at its barrier for descheduled threads (4 ranks x 2 threads on 2
+ * cores: 10-20x slower per iteration). So: the host's cores shared among its ranks, less one per rank
+ * whose progress thread spins while idle. */
+int kyi_sp_threads(void)
+{
+    static int cached;
+    if (cached > 0) return cached;
+#ifdef _OPENMP
+    int t = omp_get_max_threads();
+    if (kyi_rt.omp_threads == 0 && kyi_rt.initialized) {
+        int ranks = kyi_rt.hw_local_nranks > 0 ? kyi_rt.hw_local_nranks : 1;
+        int spin = kyi_setting_long(KYI_SET_PROGRESS_THREAD) != 0 &&
+                   (kyi_setting_long(KYI_SET_PROGRESS_SPIN_US) < 0 ? !kyi_rt.cores_busy : 0);
+        t = (kyi_rt.cpus - (spin ? ranks : 0)) / ranks;
+    }
+    cached = t > 0 ? t : 1;
+#else
+    cached = 1;
+#endif
+    return cached;
+}
 
 double kyi_sp_now(void)
 {
@@ -240,7 +268,7 @@ void kyi_sp_spmv_cpu(const kyi_csr_t *A, const int *col, const double *xext, dou
      * ill-conditioned solves stay comparable): one row's chain of dependent adds alone costs 4 cycles per
      * nonzero (nd6k's 383 per row: 10 ms per SpMV on one core of the H100 host, measured) */
     if (A->lnnz < 16 * n) { /* short rows (stencils): the chains are short, a plain loop is fastest */
-#pragma omp parallel for schedule(static) if (A->lnnz > 200000)
+#pragma omp parallel for schedule(static) if (A->lnnz > 200000) num_threads(kyi_sp_threads())
         for (int64_t i = 0; i < n; i++) {
             double s = 0.0;
             for (int k = rp[i]; k < rp[i + 1]; k++) s += v[k] * xext[col[k]];
@@ -249,7 +277,7 @@ void kyi_sp_spmv_cpu(const kyi_csr_t *A, const int *col, const double *xext, dou
         return;
     }
     int64_t n4 = n / 4;
-#pragma omp parallel for schedule(static) if (A->lnnz > 200000)
+#pragma omp parallel for schedule(static) if (A->lnnz > 200000) num_threads(kyi_sp_threads())
     for (int64_t q = 0; q < n4 + (n % 4 != 0); q++) {
         int64_t i = 4 * q;
         if (i + 4 > n) { /* the last rows one by one */

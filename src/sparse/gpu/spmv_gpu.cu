@@ -294,18 +294,27 @@ extern "C" int kyi_sp_gpu_spmv_tune(kyi_csr_t *A, kyi_sp_plan_t *P)
                 int R = (n + (int)grid - 1) / (int)grid;
                 size_t smem = sizeof(double) * (size_t)(((R + 1) & ~1) + K * P->gW);
                 size_t per_sm = 228 * 1024;
-                if (smem > (size_t)optin || (smem + 1024) * (size_t)shapes[si][2] > per_sm) continue;
+                /* 1 KiB: the kernel's static shared memory (K1's flags and sums) and the block's reserve */
+                if (smem + 1024 > (size_t)optin || (smem + 1024) * (size_t)shapes[si][2] > per_sm) continue;
                 grid = (unsigned)((n + R - 1) / R);
                 cs[nc++] = {GK_XBLK, vs[vi], K, shapes[si][1], R, grid, smem};
             }
-        if (optin > 0) {
-#define ATTR(v)                                                                                          \
-    cudaFuncSetAttribute(k_xblk<v, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, optin);           \
-    cudaFuncSetAttribute(k_xblk<v, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, optin)
-            ATTR(4);
-            ATTR(8);
-            ATTR(16);
+        if (optin > 0) { /* the dynamic part may be what the static part leaves (K1's variant has some) */
+#define ATTR(v, f)                                                                                       \
+    do {                                                                                                 \
+        cudaFuncAttributes fa_;                                                                          \
+        if (cudaFuncGetAttributes(&fa_, k_xblk<v, f>) == cudaSuccess)                                     \
+            cudaFuncSetAttribute(k_xblk<v, f>, cudaFuncAttributeMaxDynamicSharedMemorySize,              \
+                                 optin - (int)fa_.sharedSizeBytes);                                      \
+    } while (0)
+            ATTR(4, true);
+            ATTR(4, false);
+            ATTR(8, true);
+            ATTR(8, false);
+            ATTR(16, true);
+            ATTR(16, false);
 #undef ATTR
+            cudaGetLastError();
         }
     }
     /* forced: the first candidate of that kind */
