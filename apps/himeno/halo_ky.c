@@ -29,7 +29,6 @@ struct hg_ky_halo {
     char *base;              /* this rank's piece of field */
     volatile uint64_t *flag; /* this rank's 6 flag words: [d * 2 + side] written by that side's neighbour */
     float *sendbuf[3][2];    /* packed faces (GPU or host memory, private) */
-    int poll;                /* no progress thread: we must run the layer's progress while spinning */
     char err[256];
 };
 
@@ -106,8 +105,6 @@ int hg_ky_halo_create(const hg_opts_t *o, const hg_block_t *b, hg_ky_halo_t **ou
     if ((rc = ky_seg_local(h->flags, &p, NULL)) != KY_OK) goto fail;
     h->flag = p;
     for (int s = 0; s < 8; s++) h->flag[s] = 0;
-    const char *pt = NULL;
-    h->poll = ky_config_get("KY_PROGRESS_THREAD", &pt) == KY_OK && pt && !strcmp(pt, "0");
     for (int d = 0; d < 3; d++)
         for (int s = 0; s < 2; s++) {
             if (b->nbr[d][s] < 0) continue;
@@ -163,7 +160,7 @@ static int wait_flag(struct hg_ky_halo *h, int slot, uint64_t seq, int from)
     double t0 = hg_now();
     unsigned spins = 0;
     while (__atomic_load_n(&h->flag[slot], __ATOMIC_ACQUIRE) < seq) {
-        if (h->poll) {
+        {   /* as gosa.c's waits: this rank runs the layer's progress itself (the progress thread may sleep) */
             int r = ky_poll();
             if (r < 0) return r;
         }
