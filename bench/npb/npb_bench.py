@@ -3,26 +3,32 @@
 Figs. 3 and 5). The NPB3.0-omp-C sources come from tools/fetch-npb; they are copied per variant into the
 work folder and patched there with bench/npb/patches (the fetched copy stays the unmodified baseline).
 
-    bench/npb/npb_bench.py --bench sp --class S --ranks 1,2,3 [--variants none,mapping,affinity]
-                           [--threads 1] [--page 4K] [--work /tmp/npb-bench] [--json out.jsonl]
+    bench/npb/npb_bench.py --bench sp --class S --ranks 1,2,3,8x2 [--variants none,mapping,affinity,update]
+                           [--threads 1] [--page 4K] [--work /tmp/npb-bench] [--timeout 600] [--json out.jsonl]
 
-Variants: none (the program as published), mapping (#pragma kyoyu mapping on the arrays' loop dimension),
-affinity (mapping + schedule(affinity(...)) on the loops over that dimension). Builds: serial (gcc -O2,
-pragmas ignored), omp (gcc -O2 -fopenmp on ranks x threads threads), kycc (every variant, on `ranks` ranks
-of `threads` threads). One JSON line per run: bench, class, build, variant, ranks, threads, time_s, mops,
-verified, and for kycc the page statistics summed over ranks (pages_fetched, read_faults, write_faults,
-diffs, barriers)."""
+Variants (seed 003, section 4.2): none (the program as published), mapping (#pragma kyoyu mapping on the
+arrays' loop dimension), affinity (mapping + schedule(affinity(...)) on the loops over that dimension),
+update (affinity + #pragma kyoyu update: the pages a solve reads from other homes come in bulk before it).
+Builds: serial (gcc -O2, pragmas ignored), omp (gcc -O2 -fopenmp on ranks x threads threads), kycc (every
+variant, on `ranks` ranks of `threads` threads; an entry RxT of --ranks gives its own threads per rank).
+One JSON line per run (kybench's record shape "npb", docs/benchmarks.md): program, class, build, variant,
+ranks, threads, time_s, mops, verified, speedup over serial, omp_time_s and ratio (omp time / kycc time, on
+the same ranks x threads), and for kycc the page statistics summed over ranks (pages_fetched, preloaded and
+pushed, read_faults, write_faults, diffs, invalidations, barriers)."""
 import argparse
+import datetime
 import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 PATCHES = os.path.join(ROOT, "bench", "npb", "patches")
-VARIANTS = {"none": [], "mapping": ["mapping"], "affinity": ["mapping", "affinity"]}
+VARIANTS = {"none": [], "mapping": ["mapping"], "affinity": ["mapping", "affinity"],
+            "update": ["mapping", "affinity", "update"]}
 
 
 def sh(cmd, **kw):
@@ -54,7 +60,7 @@ def prepare(src, work, bench, cls, variant):
     return d, files
 
 
-def build(kind, d, files, out, kycc):
+def build(kind, d, files, out, kycc, env):
     inc = ["-I" + os.path.join(d, "common")]
     if kind == "serial":
         cmd = ["gcc", "-O2"] + inc + files + ["-lgomp", "-lm", "-o", out]
@@ -62,24 +68,49 @@ def build(kind, d, files, out, kycc):
         cmd = ["gcc", "-O2", "-fopenmp"] + inc + files + ["-lm", "-o", out]
     else:
         cmd = [kycc, "-O2", "-fopenmp"] + inc + files + ["-lm", "-o", out]
-    sh(cmd)
+    sh(cmd, env=env)
 
 
-STAT = re.compile(r"faults r (\d+) w (\d+) \| fetched (\d+) pages.*diffs (\d+).*barriers (\d+)")
+STAT = re.compile(r"faults r (\d+) w (\d+) \| fetched (\d+) pages .*preloaded (\d+) overloaded \d+ pushed (\d+)"
+                  r".*diffs (\d+).*invalidated (\d+).*barriers (\d+)")
+STAT_NAMES = ("read_faults", "write_faults", "pages_fetched", "pages_preloaded", "pages_pushed", "diffs",
+              "invalidations", "barriers")
 
 
-def run(cmd, env):
-    r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=3600)
-    out = r.stdout
+def run(cmd, env, timeout, log):
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout, start_new_session=True)
+        out, err, rc = r.stdout, r.stderr, r.returncode
+    except subprocess.TimeoutExpired as e:
+        out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+        err, rc = "(killed after %d s)" % timeout, 124
+    if log:
+        log.write("$ %s\n%s%s(exit %d)\n" % (" ".join(cmd), out[-3000:], err[-3000:], rc))
+        log.flush()
     t = re.search(r"Time in seconds =\s*([\d.]+)", out)
     m = re.search(r"Mop/s total\s*=\s*([\d.]+)", out)
-    rec = {"time_s": float(t.group(1)) if t else None, "mops": float(m.group(1)) if m else None,
-           "verified": "Verification    =               SUCCESSFUL" in out and r.returncode in (0, 26)}
-    stats = [list(map(int, s)) for s in STAT.findall(r.stderr)]
+    rec = {"verified": "Verification    =               SUCCESSFUL" in out and rc in (0, 26)}
+    if t:
+        rec["time_s"] = float(t.group(1))
+    if m:
+        rec["mops"] = float(m.group(1))
+    if rc == 124:
+        rec["timed_out"] = True
+    stats = [list(map(int, s)) for s in STAT.findall(err)]
     if stats:
-        for k, name in enumerate(("read_faults", "write_faults", "pages_fetched", "diffs", "barriers")):
+        for k, name in enumerate(STAT_NAMES):
             rec[name] = sum(s[k] for s in stats) if name != "barriers" else stats[0][k]
+        rec["page_transfers"] = rec["pages_fetched"] + rec["pages_preloaded"] + rec["pages_pushed"]
     return rec
+
+
+def layouts(spec, threads):
+    """'1,2,8x2' -> [(1, threads), (2, threads), (8, 2)]"""
+    out = []
+    for item in spec.split(","):
+        r, _, t = item.partition("x")
+        out.append((int(r), int(t) if t else threads))
+    return out
 
 
 def main():
@@ -93,43 +124,77 @@ def main():
     ap.add_argument("--npb", default=os.path.join(ROOT, ".scratch", "npb", "NPB3.0-omp-C"))
     ap.add_argument("--build", default=os.environ.get("KYCC_KYOYU_BUILD", os.path.join(ROOT, "build")))
     ap.add_argument("--work", default=os.path.join(ROOT, ".scratch", "npb-bench"))
+    ap.add_argument("--kycc", default=os.path.join(ROOT, "tools", "kycc"), help="the kycc driver to use")
+    ap.add_argument("--builds", default="serial,omp,kycc", help="which builds run (speed-ups need serial)")
+    ap.add_argument("--omp-threads", default=None, help="thread counts of the omp build (default: every ranks x threads)")
+    ap.add_argument("--timeout", type=int, default=3600, help="seconds per run (a run past it is recorded, not verified)")
+    ap.add_argument("--case", default=None, help="the records' case (kybench); default npb_<bench>")
+    ap.add_argument("--log", default=None, help="every command and its output (default: <work>/<bench>.<class>.log)")
     ap.add_argument("--json")
     a = ap.parse_args()
     if not os.path.isfile(os.path.join(a.npb, "common", "npb-C.h")):
         sys.exit("npb_bench: no NPB sources in %s (run tools/fetch-npb)" % a.npb)
     os.makedirs(a.work, exist_ok=True)
-    kycc, kyrun = os.path.join(ROOT, "tools", "kycc"), os.path.join(a.build, "bin", "kyrun")
+    kycc, kyrun = a.kycc, os.path.join(a.build, "bin", "kyrun")
     env = dict(os.environ, KYCC_KYOYU_BUILD=a.build)
-    ranks = [int(r) for r in a.ranks.split(",")]
+    lays = layouts(a.ranks, a.threads)
+    log = open(a.log or os.path.join(a.work, "%s.%s.log" % (a.bench, a.cls)), "w")
     recs = []
     d, files = prepare(a.npb, a.work, a.bench, a.cls, "none")
-    for kind in ("serial", "omp"):
+    omp_threads = (sorted(set(int(x) for x in a.omp_threads.split(","))) if a.omp_threads
+                   else sorted(set(n * t for n, t in lays)))
+    builds = a.builds.split(",")
+    for kind in [k for k in ("serial", "omp") if k in builds]:
         exe = os.path.join(a.work, "%s.%s.%s" % (a.bench, a.cls, kind))
-        build(kind, d, files, exe, kycc)
-        for n in ([1] if kind == "serial" else ranks):
-            rec = run([exe], dict(env, OMP_NUM_THREADS=str(n * a.threads)))
-            rec.update(build=kind, variant="none", ranks=1, threads=n * a.threads)
+        build(kind, d, files, exe, kycc, env)
+        for n in ([1] if kind == "serial" else omp_threads):
+            rec = run([exe], dict(env, OMP_NUM_THREADS=str(n)), a.timeout, log)
+            rec.update(build=kind, variant="none", ranks=1, threads=n)
             recs.append(rec)
-    for v in a.variants.split(","):
+    for v in (a.variants.split(",") if "kycc" in builds else []):
+        missing = [p for p in VARIANTS[v] if not os.path.exists(os.path.join(PATCHES, "%s-%s.patch" % (a.bench, p)))]
+        if missing:  # CG: the seed measured SP and BT only; its arrays are one-dimensional, cut as the loops are
+            print("npb_bench: %s has no %s variant (no %s-%s.patch): skipped" % (a.bench, v, a.bench, missing[0]))
+            continue
         d, files = prepare(a.npb, a.work, a.bench, a.cls, v)
         exe = os.path.join(a.work, "%s.%s.kycc-%s" % (a.bench, a.cls, v))
-        build("kycc", d, files, exe, kycc)
-        for n in ranks:
-            rec = run([kyrun, "-n", str(n), exe], dict(env, OMP_NUM_THREADS=str(a.threads), KY_STATS="1",
-                                                       KY_PAGE_SIZE=a.page))
-            rec.update(build="kycc", variant=v, ranks=n, threads=a.threads)
+        build("kycc", d, files, exe, kycc, env)
+        for n, t in lays:
+            rec = run([kyrun, "-n", str(n), exe], dict(env, OMP_NUM_THREADS=str(t), KY_STATS="1",
+                                                       KY_PAGE_SIZE=a.page), a.timeout, log)
+            rec.update(build="kycc", variant=v, ranks=n, threads=t)
             recs.append(rec)
-    serial = next(r["time_s"] for r in recs if r["build"] == "serial")
-    print("NPB %s class %s (%s page for kycc): time, speed-up over serial, pages fetched (all ranks)" %
-          (a.bench.upper(), a.cls, a.page))
-    print("%-8s %-9s %5s %7s %9s %8s %8s %12s %9s" % ("build", "variant", "ranks", "threads", "time_s", "speedup",
-                                                     "verified", "pages_fetch", "barriers"))
+    serial = next((r.get("time_s") for r in recs if r["build"] == "serial"), None)
+    omp = {r["threads"]: r.get("time_s") for r in recs if r["build"] == "omp"}
+    machine = os.environ.get("KY_BENCH_MACHINE") or socket.gethostname()
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    try:
+        version = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"], capture_output=True,
+                                 text=True).stdout.strip() or "unknown"
+    except OSError:
+        version = "unknown"
+    print("NPB %s class %s (%s pages for kycc): time, speed-up over serial, ratio to plain OpenMP on the same "
+          "ranks x threads, page transfers (all ranks: fetched + preloaded + pushed)" % (a.bench.upper(), a.cls, a.page))
+    print("%-7s %-9s %5s %7s %9s %8s %7s %8s %12s %12s %9s" % ("build", "variant", "ranks", "threads", "time_s",
+                                                          "speedup", "vs_omp", "verified", "transfers",
+                                                          "fetch_faults", "barriers"))
     for r in recs:
-        r.update(bench=a.bench, **{"class": a.cls})
-        print("%-8s %-9s %5d %7d %9.2f %8.2f %8s %12s %9s" % (
-            r["build"], r["variant"], r["ranks"], r["threads"], r["time_s"] or -1,
-            serial / r["time_s"] if r["time_s"] else 0, "yes" if r["verified"] else "NO",
-            r.get("pages_fetched", "-"), r.get("barriers", "-")))
+        r.update(bench="npb", program=a.bench, case=a.case or "npb_" + a.bench, kind=machine, date=date,
+                 version=version, **{"class": a.cls})
+        r["page_size"] = a.page
+        t = r.get("time_s")
+        if serial and t:
+            r["speedup"] = serial / t
+            r["base_time_s"] = serial
+        o = omp.get(r["ranks"] * r["threads"]) if r["build"] == "kycc" else None
+        if o and t:
+            r["omp_time_s"] = o
+            r["ratio"] = o / t
+        print("%-7s %-9s %5d %7d %9s %8s %7s %8s %12s %12s %9s" % (
+            r["build"], r["variant"], r["ranks"], r["threads"], "%.2f" % t if t else "-",
+            "%.2f" % r["speedup"] if "speedup" in r else "-", "%.2f" % r["ratio"] if "ratio" in r else "-",
+            "yes" if r["verified"] else ("TIMEOUT" if r.get("timed_out") else "NO"),
+            r.get("page_transfers", "-"), r.get("read_faults", "-"), r.get("barriers", "-")))
     if a.json:
         with open(a.json, "w") as f:
             for r in recs:

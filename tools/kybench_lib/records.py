@@ -59,6 +59,14 @@ SCHEMAS = {
              "home_snapshots": "integer", "coherence_s": "number", "gflops": "number", "bt": "integer",
              "steps": "integer", "baseline": "string", "base_time_s": "number", "ratio": "number",
              "verified": "boolean"}),
+    # bench/npb/npb_bench.py (issue 17): one point per build (serial, omp, kycc), variant and ranks x threads;
+    # ranks is the kycc ranks (1 for serial and omp), threads the threads per rank (omp: all of them)
+    "npb": ({"program": "string", "class": "string", "build": "string", "variant": "string",
+             "threads": "integer", "verified": "boolean"},
+            {"time_s": "number", "mops": "number", "speedup": "number", "base_time_s": "number",
+             "omp_time_s": "number", "ratio": "number", "pages_fetched": "integer", "read_faults": "integer",
+             "write_faults": "integer", "diffs": "integer", "barriers": "integer", "invalidations": "integer",
+             "timed_out": "boolean"}),
     # apps/himeno (ky_himeno, variants ky and mpi) and bench/himeno/baselines.sh (version "external": the public
     # CUDA Himenos, the original C+MPI); time_s is the timed loop, ms_per_iter = 1e3 time_s / iters
     "himeno": ({"size": "string", "grid": "string", "variant": "string", "iters": "integer", "time_s": "number",

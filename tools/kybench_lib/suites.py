@@ -62,6 +62,13 @@ HIMENO_HOST = {"full": "--iters 100 --warmup 3", "cpu": "--iters 10 --warmup 1",
 CG_GPU = {"full": "--iters 1000 --reps 3", "cpu": "--iters 1000 --reps 3",
           "quick": "--iters 50 --reps 1 --matrix standin:nasa2910"}
 
+# bench/npb/npb_bench.py (issue 17): NPB built unchanged by kycc against the serial and plain-OpenMP builds,
+# page transfers per variant (seed 003 Figs. 2-5). The script launches its own runs (ranks x threads in
+# --ranks); the fetched sources come from tools/fetch-npb. Class A on the GPU machine's 16 cores.
+NPB = {"full": "--class A --ranks 1,2,4,8,16,8x2 --variants none,mapping,affinity,update --timeout 600",
+       "cpu": "--class W --ranks 1,2 --variants none,mapping,affinity,update --timeout 600",
+       "quick": "--class S --ranks 2 --variants none,affinity --timeout 120"}
+
 SPLIT = {"KY_NODE_SPLIT": "rank"}
 ONE_GPU = {"KY_GPUS_PER_RANK": "1"}
 
@@ -70,9 +77,11 @@ class Case:
     """One run: NAME (also the JSON file's name), PROG in the build's bin, ARGS, RANGES (flags per range),
     ENV, GPU (needs a GPU per rank), RANKS (a fixed count, or None: from --ranks, default DEFAULT_RANKS)."""
 
-    def __init__(self, name, prog, args, ranges, env=None, gpu=False, ranks=2, default_ranks=(2,)):
+    def __init__(self, name, prog, args, ranges, env=None, gpu=False, ranks=2, default_ranks=(2,), script=False):
         self.name, self.prog, self.args, self.ranges = name, prog, args, ranges
         self.env, self.gpu, self.ranks, self.default_ranks = dict(env or {}), gpu, ranks, default_ranks
+        # script: PROG is a path under the source root that launches its own runs (no kyrun; gets --build)
+        self.script = script
 
 
 SUITES = {
@@ -123,6 +132,11 @@ SUITES = {
         Case("cg_gpu", "bench_cg", "", CG_GPU, ONE_GPU, gpu=True, ranks=1),
         Case("cg_gpu_seed", "bench_cg", "--scheme allgather,halo,pipelined,graph", CG_GPU, ONE_GPU, gpu=True, ranks=None,
              default_ranks=(2, 4)),
+    ],
+    "npb": [
+        Case("npb_cg", "bench/npb/npb_bench.py", "--bench cg", NPB, ranks=1, script=True),
+        Case("npb_sp", "bench/npb/npb_bench.py", "--bench sp", NPB, ranks=1, script=True),
+        Case("npb_bt", "bench/npb/npb_bench.py", "--bench bt", NPB, ranks=1, script=True),
     ],
     "himeno": [
         Case("himeno_gpu_M", "ky_himeno", "M --mem gpu --variant ky,mpi --gosa am", HIMENO_M, ONE_GPU, gpu=True, ranks=1),
@@ -207,7 +221,9 @@ def _plan(suite_names, opts, ngpus, use_gpus):
             for n in rank_list:
                 stem = c.name if c.ranks is not None else f"{c.name}_n{n}"
                 skip = None
-                if not os.access(os.path.join(opts.bindir, c.prog), os.X_OK):
+                if c.script and not os.access(os.path.join(opts.root, c.prog), os.X_OK):
+                    skip = f"{c.prog} missing"
+                elif not c.script and not os.access(os.path.join(opts.bindir, c.prog), os.X_OK):
                     skip = f"{c.prog} not built"
                 elif c.gpu and not use_gpus:
                     skip = f"GPU case: nvidia-smi finds {ngpus} GPU(s), 2 are needed (--gpus forces)"
@@ -278,9 +294,14 @@ def run(opts):
         json_path = os.path.join(out, stem + ".jsonl")
         if os.path.exists(json_path):
             os.remove(json_path)
-        extra = shlex.split(os.environ.get(f"BENCH_{c.prog.upper()}_ARGS", ""))
-        cmd = (_launcher(opts.bindir, n, c.gpu) + [os.path.join(opts.bindir, c.prog)] + shlex.split(c.args)
-               + shlex.split(c.ranges[rng]) + extra + ["--json", json_path])
+        prog = os.path.basename(c.prog).split(".")[0]
+        extra = shlex.split(os.environ.get(f"BENCH_{prog.upper()}_ARGS", ""))
+        if c.script:
+            cmd = ([os.path.join(opts.root, c.prog)] + shlex.split(c.args) + shlex.split(c.ranges[rng]) + extra
+                   + ["--build", os.path.dirname(opts.bindir), "--case", stem, "--json", json_path])
+        else:
+            cmd = (_launcher(opts.bindir, n, c.gpu) + [os.path.join(opts.bindir, c.prog)] + shlex.split(c.args)
+                   + shlex.split(c.ranges[rng]) + extra + ["--json", json_path])
         envs = " ".join(f"{k}={v}" for k, v in c.env.items())
         say(f"\n=== {stem}: {envs or '(default environment)'} {shlex.join(cmd)}", to_stdout=False)
         if sys.stdout.isatty():
