@@ -224,6 +224,10 @@ static int pipelined(kyi_csr_t *A, kyi_sp_plan_t *P, const double *b, double *x,
         if (i == o->max_iters) break;
         double beta = i > 0 ? gamma / gamma_old : 0.0;
         double denom = i > 0 ? delta - beta * gamma / alpha_old : delta;
+        if (i > 0 && breakdown_check(denom, o)) { /* the recurrences drifted: restart the directions (beta = 0) */
+            beta = 0.0;
+            denom = delta;
+        }
         if (breakdown_check(denom, o) && res->rel_residual < ROUNDOFF_PIPELINED) {
             /* the denominator is a difference of recurrences: it loses its sign once the residual nears
              * pipelined CG's attainable accuracy (~1e-12 relative on poisson7:48, 1e-7 on the seed's

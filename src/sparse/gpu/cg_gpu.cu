@@ -358,6 +358,11 @@ __global__ void kp_scalars(double *S, const double *G, double *L, double rtol2, 
     double beta = first ? 0.0 : gamma / S[0];
     double denom = first ? delta : delta - beta * gamma / S[1];
     bool bad = allow_indef ? denom == 0.0 : !(denom > 0.0);
+    if (bad && !first) { /* the recurrences drifted: restart the directions from the residual (beta = 0) */
+        beta = 0.0;
+        denom = delta;
+        bad = allow_indef ? denom == 0.0 : !(denom > 0.0);
+    }
     if (bad) { /* the denominator is a difference of recurrences: noise near pipelined CG's attainable accuracy
                 * (1e-6 relative: seen from 1e-7 on the seed's stand-ins), a breakdown above it */
         S[6] = denom;
