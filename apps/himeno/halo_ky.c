@@ -27,6 +27,7 @@ struct hg_ky_halo {
     hg_block_t b, nb[3][2];
     ky_seg_t field, flags;
     char *base;              /* this rank's piece of field */
+    int poll;                /* no progress thread: every wait runs the layer's progress */
     volatile uint64_t *flag; /* this rank's 6 flag words: [d * 2 + side] written by that side's neighbour */
     float *sendbuf[3][2];    /* packed faces (GPU or host memory, private) */
     char err[256];
@@ -105,6 +106,8 @@ int hg_ky_halo_create(const hg_opts_t *o, const hg_block_t *b, hg_ky_halo_t **ou
     if ((rc = ky_seg_local(h->flags, &p, NULL)) != KY_OK) goto fail;
     h->flag = p;
     for (int s = 0; s < 8; s++) h->flag[s] = 0;
+    const char *pt = NULL;
+    h->poll = ky_config_get("KY_PROGRESS_THREAD", &pt) == KY_OK && pt && !strcmp(pt, "0");
     for (int d = 0; d < 3; d++)
         for (int s = 0; s < 2; s++) {
             if (b->nbr[d][s] < 0) continue;
@@ -160,7 +163,9 @@ static int wait_flag(struct hg_ky_halo *h, int slot, uint64_t seq, int from)
     double t0 = hg_now();
     unsigned spins = 0;
     while (__atomic_load_n(&h->flag[slot], __ATOMIC_ACQUIRE) < seq) {
-        {   /* as gosa.c's waits: this rank runs the layer's progress itself (the progress thread may sleep) */
+        /* as gosa.c's waits: this rank runs the layer's progress itself, every 64th turn where a progress
+         * thread does it (which sleeps where ranks fill the cores) */
+        if (h->poll || spins % 64 == 63) {
             int r = ky_poll();
             if (r < 0) return r;
         }
