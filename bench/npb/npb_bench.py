@@ -21,9 +21,11 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 PATCHES = os.path.join(ROOT, "bench", "npb", "patches")
@@ -78,14 +80,24 @@ STAT_NAMES = ("read_faults", "write_faults", "pages_fetched", "pages_preloaded",
 
 
 def run(cmd, env, timeout, log):
+    """Run one program; past `timeout` its whole process group (kyrun, mpirun, the ranks) is killed, so no rank
+    goes on using the cores of the next run. stdout is line-buffered (stdbuf): a killed run still shows the
+    last time step it reached, from which the record projects the whole run's time."""
+    if shutil.which("stdbuf"):
+        cmd = ["stdbuf", "-oL"] + cmd
+    t0 = time.monotonic()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                         start_new_session=True)
     try:
-        r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout, start_new_session=True)
-        out, err, rc = r.stdout, r.stderr, r.returncode
-    except subprocess.TimeoutExpired as e:
-        out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
-        err, rc = "(killed after %d s)" % timeout, 124
+        out, err = p.communicate(timeout=timeout)
+        rc = p.returncode
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, err = p.communicate()
+        err, rc = (err or "") + "(killed after %d s)" % timeout, 124
+    wall = time.monotonic() - t0
     if log:
-        log.write("$ %s\n%s%s(exit %d)\n" % (" ".join(cmd), out[-3000:], err[-3000:], rc))
+        log.write("$ %s\n%s%s(exit %d after %.1f s)\n" % (" ".join(cmd), out[-3000:], err[-3000:], rc, wall))
         log.flush()
     t = re.search(r"Time in seconds =\s*([\d.]+)", out)
     m = re.search(r"Mop/s total\s*=\s*([\d.]+)", out)
@@ -96,6 +108,12 @@ def run(cmd, env, timeout, log):
         rec["mops"] = float(m.group(1))
     if rc == 124:
         rec["timed_out"] = True
+        steps = re.findall(r"Time step\s+(\d+)", out)
+        niter = re.search(r"Number of iterations:\s*(\d+)", out) or re.search(r"Iterations:\s*(\d+)", out)
+        if steps and niter and int(steps[-1]) > 1:
+            # an estimate, marked as such: the wall time so far per step reached, times the steps of the class
+            rec["steps_done"] = int(steps[-1])
+            rec["projected_time_s"] = wall * int(niter.group(1)) / int(steps[-1])
     stats = [list(map(int, s)) for s in STAT.findall(err)]
     if stats:
         for k, name in enumerate(STAT_NAMES):
@@ -190,9 +208,14 @@ def main():
         if o and t:
             r["omp_time_s"] = o
             r["ratio"] = o / t
+        elif o and r.get("projected_time_s"):
+            r["omp_time_s"] = o
+            r["projected_ratio"] = o / r["projected_time_s"]
         print("%-7s %-9s %5d %7d %9s %8s %7s %8s %12s %12s %9s" % (
-            r["build"], r["variant"], r["ranks"], r["threads"], "%.2f" % t if t else "-",
-            "%.2f" % r["speedup"] if "speedup" in r else "-", "%.2f" % r["ratio"] if "ratio" in r else "-",
+            r["build"], r["variant"], r["ranks"], r["threads"],
+            "%.2f" % t if t else "~%.0f" % r["projected_time_s"] if "projected_time_s" in r else "-",
+            "%.2f" % r["speedup"] if "speedup" in r else "-",
+            "%.2f" % r["ratio"] if "ratio" in r else "~%.3f" % r["projected_ratio"] if "projected_ratio" in r else "-",
             "yes" if r["verified"] else ("TIMEOUT" if r.get("timed_out") else "NO"),
             r.get("page_transfers", "-"), r.get("read_faults", "-"), r.get("barriers", "-")))
     if a.json:

@@ -335,6 +335,9 @@ int ky_free(void *p)
     free(a->page_home);
     free(a->map);
     if (a->store.read) kyi_dsm.nstores--;
+    /* Local memory is freed by its home alone; others may still cache its pages, which a later local
+     * allocation reuses: the next barrier drops every cached page (write notices cannot name them). */
+    if (!coll) kyi_dsm.notices_all = 1;
     memmove(&kyi_dsm.allocs[i], &kyi_dsm.allocs[i + 1], (kyi_dsm.nallocs - i - 1) * sizeof *kyi_dsm.allocs);
     kyi_dsm.nallocs--;
     pthread_rwlock_unlock(&kyi_dsm.table_lock);

@@ -117,6 +117,11 @@ typedef struct {
     kyi_vec_t dirty;         /* cached pages in RW with a twin */
     kyi_vec_t written;       /* home pages in HOME_RW */
     kyi_vec_t freed;         /* home pages in HOME_FREE */
+    /* write notices (sync.c): pages this rank changed since the last barrier, as a home or by a diff */
+    int notices;             /* snapshots on every home page (KY_DSM_SNAPSHOT=1): barriers use notices */
+    int notices_all;         /* something changed that the list cannot name: the next barrier drops all */
+    kyi_vec_t noticed;       /* (under lists_lock) */
+    uint8_t *notice_mark;    /* [npages] scratch of a barrier: pages some other rank changed */
     /* intervals */
     pthread_mutex_t epoch_lock;
     uint64_t epoch;          /* synchronisations this rank completed */
@@ -269,7 +274,12 @@ void kyi_revert_foreign(size_t pg);
 /* The home's synchronisation: write-protect the pages it wrote, drop their snapshots, advance the
  * interval and answer requests that were waiting for it. keep_open: pages opened by ky_sync_nofetch stay
  * open (the next interval is another promised one). */
-void kyi_publish(int advance_epoch, int keep_open, int drop);
+void kyi_publish(int advance_epoch, int keep_open, int drop, int noticed);
+/* sync.c: note a page this rank changed (as its home, or by a diff): the next barrier's write notice. Takes
+ * lists_lock (a stripe lock may be held). */
+void kyi_notice(size_t pg);
+/* lists_lock held: past a bound, the list goes and the next barrier drops every cached page. */
+void kyi_notices_trim(void);
 /* The last step of a synchronisation: count it and install pushes that waited for it. */
 void kyi_sync_done(void);
 

@@ -147,7 +147,7 @@ int ky_unlock(int id)
      * manager hears of the release. */
     pthread_mutex_lock(&kyi_dsm.release_lock);
     int st = kyi_flush_diffs(call, 1, NULL);
-    kyi_publish(0, 0, 0);
+    kyi_publish(0, 0, 0, 0);
     pthread_mutex_unlock(&kyi_dsm.release_lock);
     uint64_t args[1] = {(uint64_t)id};
     kyi_hb_release(&held_here[id]);
@@ -184,6 +184,9 @@ int ky_fetch_add(long *p, long v, long *old)
         if (reply[0] < 0) return kyi_fail((int)reply[0], call, "rank %d refused the atomic at %p", home, (void *)p);
         was = (long)reply[1];
     }
+    /* A changed word is this rank's write notice (the home could note it only after its own barrier's
+     * arrival, too late when it had arrived first), even if the value stays: a notice too many is harmless */
+    if (v) kyi_notice(off >> kyi_dsm.page_shift);
     if (old) *old = was;
     return KY_OK;
 }
@@ -220,6 +223,7 @@ int ky_compare_swap(void *p, size_t bytes, uint64_t expected, uint64_t desired, 
         if (reply[0] < 0) return kyi_fail((int)reply[0], call, "rank %d refused the compare-and-swap at %p", home, p);
         found = (uint64_t)reply[1];
     }
+    if (found == expected) kyi_notice(off >> kyi_dsm.page_shift); /* swapped: as for fetch-add */
     if (old) *old = found;
     return KY_OK;
 }

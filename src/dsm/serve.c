@@ -500,7 +500,7 @@ void kyi_revert_foreign(size_t pg)
     pthread_rwlock_unlock(&kyi_dsm.table_lock);
 }
 
-void kyi_publish(int advance_epoch, int keep_open, int drop)
+void kyi_publish(int advance_epoch, int keep_open, int drop, int noticed)
 {
     if (drop) revert_foreign();
     if (advance_epoch) {
@@ -517,6 +517,10 @@ void kyi_publish(int advance_epoch, int keep_open, int drop)
     pthread_mutex_lock(&kyi_dsm.lists_lock);
     kyi_vec_t w = kyi_dsm.written, f = {0};
     memset(&kyi_dsm.written, 0, sizeof kyi_dsm.written);
+    /* The pages this home wrote are the next barrier's write notices (a barrier gathers them itself). */
+    if (kyi_dsm.notices && !noticed)
+        for (size_t i = 0; i < w.len; i++) kyi_vec_push(&kyi_dsm.noticed, w.v[i]);
+    kyi_notices_trim();
     if (advance_epoch) {
         f = kyi_dsm.freed;
         memset(&kyi_dsm.freed, 0, sizeof kyi_dsm.freed);

@@ -148,6 +148,9 @@ int kyi_dsm_init(void)
     kyi_dsm.snapshot = kyi_rt.nranks < 2 ? KYI_SNAP_OFF : snap <= 0 ? KYI_SNAP_OFF : snap == 1 ? KYI_SNAP_ALL : KYI_SNAP_SHARED;
     long win = kyi_setting_long(KYI_SET_DSM_SHARED_WINDOW);
     kyi_dsm.sticky = win < 0;
+    /* Write notices need every home write seen: under KY_DSM_SNAPSHOT=2 pages nobody fetched are written
+     * with no fault, so a barrier could not name them. */
+    kyi_dsm.notices = kyi_dsm.snapshot == KYI_SNAP_ALL;
     kyi_dsm.shared_window = win < 0 ? 2 : (uint32_t)win;
     kyi_dsm.coll_end = size / 2;
     kyi_dsm.slice_size = (size / 2 / (size_t)kyi_rt.nranks) & ~(page - 1);
@@ -233,6 +236,8 @@ int kyi_dsm_finalize(void)
     free(kyi_dsm.dirty.v);
     free(kyi_dsm.written.v);
     free(kyi_dsm.freed.v);
+    free(kyi_dsm.noticed.v);
+    if (kyi_dsm.notice_mark) munmap(kyi_dsm.notice_mark, kyi_dsm.npages);
     kyi_serve_pool_free();
     memset(&kyi_dsm, 0, sizeof kyi_dsm);
     return KY_OK;

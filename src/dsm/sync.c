@@ -168,7 +168,10 @@ static int diff_page_contents(diffset_t *d, int home, size_t pg)
             KYI_CHECK(add_run(d, home, pg, c0 + start, i - start, (const char *)ac + start));
         }
     }
-    if (any) KYI_DSM_COUNT(diffs, 1);
+    if (any) {
+        KYI_DSM_COUNT(diffs, 1);
+        kyi_notice(pg);
+    }
     return KY_OK;
 }
 
@@ -210,6 +213,9 @@ static kyi_vec_t take_list(kyi_vec_t *v)
     return out;
 }
 
+/* The pages a barrier's flush found written (write notices: those kept must become read-only again). */
+static kyi_vec_t flushed;
+
 int kyi_flush_diffs(const char *call, int keep, kyi_store_runs_t **defer)
 {
     kyi_vec_t dirty = take_list(&kyi_dsm.dirty);
@@ -234,6 +240,7 @@ int kyi_flush_diffs(const char *call, int keep, kyi_store_runs_t **defer)
             if (home == KYI_HOME_STORE) st = kyi_store_diff(call, &store_runs, pg); /* written below, unlocked */
             else st = home < 0 ? KY_OK : diff_page(&d, home, pg);                 /* freed meanwhile: nothing */
             kyi_dsm.state[pg] = KYI_PG_RO;
+            if (!keep && kyi_dsm.notices) kyi_vec_push(&flushed, pg); /* barrier: its thread alone */
         }
         pthread_mutex_unlock(kyi_pg_lock(pg));
     }
@@ -261,6 +268,7 @@ static int owned_run(void *ctx, size_t off, size_t len, int owner)
     owned_t *o = ctx;
     char *a = kyi_pg_data(o->pg), *b = kyi_pg_twin(o->pg);
     if (owner != kyi_rt.rank || memcmp(a + off, b + off, len) == 0) return 0;
+    kyi_notice(o->pg);
     size_t end = off + len, rs = off, re = off;
     for (size_t x = off; x < end;) {
         size_t next = x + (o->grain - (o->phase + x) % o->grain);
@@ -404,6 +412,145 @@ void kyi_invalidate_all(int dropped, int collective)
     else KYI_DSM_COUNT(invalidations, n);
 }
 
+/* ---- write notices ----------------------------------------------------------------------------------- */
+
+/* A barrier used to drop every cached page, and a program that reads a neighbour's block once per interval
+ * fetched all of it again after each barrier although only a few pages had changed (NPB under kycc: about
+ * 48 pages per barrier on 2 ranks). With snapshots on every home page (KY_DSM_SNAPSHOT=1) a rank knows
+ * every page it changed in an interval: as a home, its first store faults; elsewhere, the page's diff. At
+ * the barrier the ranks exchange those lists (the write notices of home-based LRC) and drop only the cached
+ * pages that another rank changed. A page changed by this rank alone stays: its copy is the new version. */
+
+/* Notices per rank and barrier beyond which the barrier drops everything (the exchange stays small). */
+#define NOTICES_MAX 65536
+
+void kyi_notice(size_t pg)
+{
+    if (!kyi_dsm.notices) return;
+    pthread_mutex_lock(&kyi_dsm.lists_lock);
+    kyi_vec_push(&kyi_dsm.noticed, pg);
+    kyi_notices_trim();
+    pthread_mutex_unlock(&kyi_dsm.lists_lock);
+}
+
+void kyi_notices_trim(void)
+{
+    /* A program that synchronises without barriers for long would grow the list without end: past a
+     * bound the next barrier drops everything instead. */
+    if (kyi_dsm.noticed.len > 4 * NOTICES_MAX) {
+        kyi_dsm.notices_all = 1;
+        kyi_dsm.noticed.len = 0;
+    }
+}
+
+
+typedef struct {
+    int64_t *count;   /* [nranks]: pages each rank changed, -1 if it cannot name them */
+    uint64_t *pages;  /* [nranks][max] */
+    int64_t max;
+    int all;          /* drop every cached page */
+} notices_t;
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The barrier's arrival: each rank's changed pages since the last barrier (the list, and the home pages it
+ * wrote in this interval, which its publish has not taken yet) to every rank. Two allgathers on the DSM's
+ * team; the first is also the arrival barrier (nobody leaves it before everybody came). */
+static int gather_notices(const char *call, notices_t *n)
+{
+    memset(n, 0, sizeof *n);
+    pthread_mutex_lock(&kyi_dsm.lists_lock);
+    kyi_vec_t v = kyi_dsm.noticed;
+    memset(&kyi_dsm.noticed, 0, sizeof v);
+    for (size_t i = 0; i < kyi_dsm.written.len; i++) kyi_vec_push(&v, kyi_dsm.written.v[i]);
+    /* open intervals (ky_sync_nofetch/nostore) and array views write home data with no fault */
+    int full = kyi_dsm.notices_all || kyi_dsm.open_interval || kyi_dsm.nstores;
+    kyi_dsm.notices_all = 0;
+    pthread_mutex_unlock(&kyi_dsm.lists_lock);
+    size_t len = 0;
+    if (v.len) {
+        qsort(v.v, v.len, sizeof *v.v, cmp_u64);
+        for (size_t i = 0; i < v.len; i++)
+            if (!len || v.v[len - 1] != v.v[i]) v.v[len++] = v.v[i];
+    }
+    int64_t mine = full || len > NOTICES_MAX ? -1 : (int64_t)len;
+    int nr = kyi_rt.nranks;
+    n->count = malloc((size_t)nr * sizeof *n->count);
+    if (!n->count) {
+        free(v.v);
+        return kyi_fail(KY_ERR_NOMEM, call, "no memory for write notices");
+    }
+    int st = ky_allgather(&mine, sizeof mine, n->count, kyi_dsm.team);
+    if (st) n->all = 1;
+    for (int r = 0; r < nr && !st; r++) {
+        if (n->count[r] < 0) n->all = 1;
+        else if (n->count[r] > n->max) n->max = n->count[r];
+    }
+    if (!st && !n->all && n->max > 0) {
+        uint64_t *out = calloc((size_t)n->max, sizeof *out);
+        n->pages = malloc((size_t)nr * (size_t)n->max * sizeof *n->pages);
+        if (!out || !n->pages) st = kyi_fail(KY_ERR_NOMEM, call, "no memory for write notices");
+        /* every rank takes part even so (a collective): the barrier then drops everything */
+        if (out)
+            for (size_t i = 0; i < len; i++) out[i] = v.v[i];
+        int s2 = ky_allgather(out ? out : (void *)n->count, out ? (size_t)n->max * sizeof *out : 0,
+                              n->pages ? (void *)n->pages : (void *)n->count, kyi_dsm.team);
+        if (!st) st = s2;
+        if (st) n->all = 1;
+        free(out);
+    }
+    free(v.v);
+    return st;
+}
+
+/* After the publish: drop the cached pages another rank changed, keep the others (read-only again). */
+static int invalidate_noticed(const char *call, notices_t *n)
+{
+    if (!kyi_dsm.notice_mark) {
+        void *m = mmap(NULL, kyi_dsm.npages, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (m == MAP_FAILED) return kyi_fail(KY_ERR_NOMEM, call, "no memory for the write notices' marks");
+        kyi_dsm.notice_mark = m;
+    }
+    uint8_t *mark = kyi_dsm.notice_mark;
+    for (int r = 0; r < kyi_rt.nranks; r++)
+        if (r != kyi_rt.rank)
+            for (int64_t i = 0; i < n->count[r]; i++) {
+                uint64_t pg = n->pages[(size_t)r * (size_t)n->max + (size_t)i];
+                if (pg < kyi_dsm.npages) mark[pg] = 1;
+            }
+    pthread_mutex_lock(&kyi_dsm.lists_lock);
+    kyi_vec_t held = kyi_dsm.held;
+    memset(&kyi_dsm.held, 0, sizeof kyi_dsm.held);
+    pthread_mutex_unlock(&kyi_dsm.lists_lock);
+    kyi_vec_t go = {0}, keep = {0}, ro = {0};
+    for (size_t i = 0; i < held.len; i++) kyi_vec_push(mark[held.v[i]] ? &go : &keep, held.v[i]);
+    for (size_t i = 0; i < flushed.len; i++)
+        if (!mark[flushed.v[i]]) kyi_vec_push(&ro, flushed.v[i]);
+    /* The other threads wait (collective): protection first, a run at a time, then the states. */
+    kyi_protect_runs(go.v, go.len, PROT_NONE);
+    kyi_protect_runs(ro.v, ro.len, PROT_READ);
+    for (size_t i = 0; i < go.len; i++) {
+        pthread_mutex_lock(kyi_pg_lock(go.v[i]));
+        kyi_dsm.state[go.v[i]] = KYI_PG_NONE;
+        pthread_mutex_unlock(kyi_pg_lock(go.v[i]));
+    }
+    pthread_mutex_lock(&kyi_dsm.lists_lock);
+    for (size_t i = 0; i < keep.len; i++) kyi_vec_push(&kyi_dsm.held, keep.v[i]);
+    pthread_mutex_unlock(&kyi_dsm.lists_lock);
+    for (int r = 0; r < kyi_rt.nranks; r++)
+        for (int64_t i = 0; i < n->count[r]; i++) {
+            uint64_t pg = n->pages[(size_t)r * (size_t)n->max + (size_t)i];
+            if (pg < kyi_dsm.npages) mark[pg] = 0;
+        }
+    KYI_DSM_COUNT(invalidations, go.len);
+    free(held.v), free(go.v), free(keep.v), free(ro.v);
+    return KY_OK;
+}
+
 enum { MODE_BARRIER, MODE_SYNC, MODE_DROP, MODE_NOFETCH, MODE_NOSTORE };
 
 static int synchronise(const char *call, int mode)
@@ -416,8 +563,12 @@ static int synchronise(const char *call, int mode)
      * synchronisation, as they see a home's own writes. */
     int st = mode == MODE_BARRIER ? kyi_flush_diffs(call, 0, &late) : kyi_flush_owned(call, &late);
     kyi_hb_release(&kyi_dsm.team); /* what the threads did before precedes what any does after (hb.h) */
-    int st2 = ky_team_barrier(kyi_dsm.team); /* arrival only (diffs were acked): no ky_quiet */
+    notices_t nt;
+    int notices = mode == MODE_BARRIER && kyi_dsm.notices;
+    /* arrival only (diffs were acked): no ky_quiet */
+    int st2 = notices ? gather_notices(call, &nt) : ky_team_barrier(kyi_dsm.team);
     kyi_hb_acquire(&kyi_dsm.team);
+    if (mode == MODE_NOFETCH || mode == MODE_NOSTORE) kyi_dsm.notices_all = 1; /* home stores unseen */
     if (kyi_dsm.nstores) {
         /* Array views (store.h): their homes, the blocks, keep no synchronised version, so a rank's changes
          * may land only once every rank has arrived (nobody reads the view of this interval any more), and
@@ -431,14 +582,29 @@ static int synchronise(const char *call, int mode)
     /* The new interval's promise is in force before publish advances the interval and answers the
      * fetches that were waiting for it. */
     kyi_dsm.nostore_interval = mode == MODE_NOSTORE;
-    kyi_publish(1, mode == MODE_NOFETCH || mode == MODE_NOSTORE, mode == MODE_DROP);
+    kyi_publish(1, mode == MODE_NOFETCH || mode == MODE_NOSTORE, mode == MODE_DROP, mode == MODE_BARRIER);
     if (mode == MODE_NOFETCH && kyi_dsm.snapshot) {
         /* Nobody will fetch until the next synchronisation: open every home page, no snapshots. */
         kyi_home_pages_set(KYI_PG_HOME_RO, KYI_PG_HOME_OPEN, PROT_READ | PROT_WRITE);
         kyi_dsm.open_interval = 1;
     }
-    if (mode == MODE_BARRIER) kyi_invalidate_all(0, 1);
-    if (mode == MODE_DROP) kyi_invalidate_all(1, 1);
+    if (notices) {
+        int s = nt.all ? (kyi_invalidate_all(0, 1), KY_OK) : invalidate_noticed(call, &nt);
+        if (!st) st = s;
+        free(nt.count);
+        free(nt.pages);
+        flushed.len = 0;
+    } else if (mode == MODE_BARRIER) {
+        kyi_invalidate_all(0, 1);
+    }
+    if (mode == MODE_DROP) {
+        kyi_invalidate_all(1, 1);
+        /* every rank dropped every cached page: what was noticed before concerns no copy any more */
+        pthread_mutex_lock(&kyi_dsm.lists_lock);
+        kyi_dsm.noticed.len = 0;
+        kyi_dsm.notices_all = 0;
+        pthread_mutex_unlock(&kyi_dsm.lists_lock);
+    }
     kyi_sync_done();
     if (mode == MODE_BARRIER) KYI_DSM_COUNT(barriers, 1);
     else KYI_DSM_COUNT(syncs, 1);

@@ -66,7 +66,9 @@ SCHEMAS = {
             {"time_s": "number", "mops": "number", "speedup": "number", "base_time_s": "number",
              "omp_time_s": "number", "ratio": "number", "pages_fetched": "integer", "read_faults": "integer",
              "write_faults": "integer", "diffs": "integer", "barriers": "integer", "invalidations": "integer",
-             "timed_out": "boolean"}),
+             "timed_out": "boolean", "steps_done": "integer", "projected_time_s": "number",
+             "projected_ratio": "number", "page_transfers": "integer", "pages_preloaded": "integer",
+             "pages_pushed": "integer"}),
     # apps/himeno (ky_himeno, variants ky and mpi) and bench/himeno/baselines.sh (version "external": the public
     # CUDA Himenos, the original C+MPI); time_s is the timed loop, ms_per_iter = 1e3 time_s / iters
     "himeno": ({"size": "string", "grid": "string", "variant": "string", "iters": "integer", "time_s": "number",
