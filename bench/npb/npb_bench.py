@@ -158,6 +158,26 @@ def main():
     lays = layouts(a.ranks, a.threads)
     log = open(a.log or os.path.join(a.work, "%s.%s.log" % (a.bench, a.cls)), "w")
     recs = []
+    machine = os.environ.get("KY_BENCH_MACHINE") or socket.gethostname()
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    try:
+        version = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"], capture_output=True,
+                                 text=True).stdout.strip() or "unknown"
+    except OSError:
+        version = "unknown"
+    common = dict(bench="npb", program=a.bench, case=a.case or "npb_" + a.bench, kind=machine, date=date,
+                  version=version, page_size=a.page, **{"class": a.cls})
+    partial = open(a.json, "w") if a.json else None
+
+    def keep(rec):
+        """Each run's record goes out at once (a harness that kills this script keeps the runs done); the
+        file is written again at the end with the speed-ups and ratios."""
+        rec.update(common)
+        recs.append(rec)
+        if partial:
+            partial.write(json.dumps(rec) + "\n")
+            partial.flush()
+
     d, files = prepare(a.npb, a.work, a.bench, a.cls, "none")
     omp_threads = (sorted(set(int(x) for x in a.omp_threads.split(","))) if a.omp_threads
                    else sorted(set(n * t for n, t in lays)))
@@ -168,7 +188,7 @@ def main():
         for n in ([1] if kind == "serial" else omp_threads):
             rec = run([exe], dict(env, OMP_NUM_THREADS=str(n)), a.timeout, log)
             rec.update(build=kind, variant="none", ranks=1, threads=n)
-            recs.append(rec)
+            keep(rec)
     for v in (a.variants.split(",") if "kycc" in builds else []):
         missing = [p for p in VARIANTS[v] if not os.path.exists(os.path.join(PATCHES, "%s-%s.patch" % (a.bench, p)))]
         if missing:  # CG: the seed measured SP and BT only; its arrays are one-dimensional, cut as the loops are
@@ -181,25 +201,17 @@ def main():
             rec = run([kyrun, "-n", str(n), exe], dict(env, OMP_NUM_THREADS=str(t), KY_STATS="1",
                                                        KY_PAGE_SIZE=a.page), a.timeout, log)
             rec.update(build="kycc", variant=v, ranks=n, threads=t)
-            recs.append(rec)
+            keep(rec)
     serial = next((r.get("time_s") for r in recs if r["build"] == "serial"), None)
     omp = {r["threads"]: r.get("time_s") for r in recs if r["build"] == "omp"}
-    machine = os.environ.get("KY_BENCH_MACHINE") or socket.gethostname()
-    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
-    try:
-        version = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"], capture_output=True,
-                                 text=True).stdout.strip() or "unknown"
-    except OSError:
-        version = "unknown"
+    if partial:
+        partial.close()
     print("NPB %s class %s (%s pages for kycc): time, speed-up over serial, ratio to plain OpenMP on the same "
           "ranks x threads, page transfers (all ranks: fetched + preloaded + pushed)" % (a.bench.upper(), a.cls, a.page))
     print("%-7s %-9s %5s %7s %9s %8s %7s %8s %12s %12s %9s" % ("build", "variant", "ranks", "threads", "time_s",
                                                           "speedup", "vs_omp", "verified", "transfers",
                                                           "fetch_faults", "barriers"))
     for r in recs:
-        r.update(bench="npb", program=a.bench, case=a.case or "npb_" + a.bench, kind=machine, date=date,
-                 version=version, **{"class": a.cls})
-        r["page_size"] = a.page
         t = r.get("time_s")
         if serial and t:
             r["speedup"] = serial / t
