@@ -273,10 +273,10 @@ inline void mem_set(int kind, void *dst, int byte, size_t n)
  * alike) when a rank has no GPU or the test was built without CUDA. */
 class MemkindTest : public ::testing::TestWithParam<int> {
   protected:
-    int kind = KY_MEM_HOST;
+    ky_memkind_t kind = KY_MEM_HOST;
     void SetUp() override
     {
-        kind = GetParam();
+        kind = (ky_memkind_t)GetParam();
         if (kind == KY_MEM_GPU && !gpu_everywhere())
             GTEST_SKIP() << "GPU segments: no GPU on some rank (ky_ngpus()==0) or tests built without CUDA";
     }

@@ -36,7 +36,7 @@ struct Config {
     int halo[4];
 };
 
-int placement() { return kyt::memkinds()[0] == KY_MEM_GPU ? KY_PLACE_GPU : KY_PLACE_HOST; }
+ky_place_t placement() { return kyt::memkinds()[0] == KY_MEM_GPU ? KY_PLACE_GPU : KY_PLACE_HOST; }
 
 /* The configurations every rank count runs (parts derived from the rank count). */
 std::vector<Config> configs(int n, int bpr_gpu)
@@ -181,7 +181,7 @@ size_t check_block_values(const Config &c, ky_array_t a, int salt, bool halos)
 
 class Array : public ::testing::Test {
   protected:
-    int place = KY_PLACE_HOST;
+    ky_place_t place = KY_PLACE_HOST;
     int bpr_gpu = 1;
     void SetUp() override
     {
@@ -714,7 +714,7 @@ TEST_F(Array, BadInput)
     std::string prefix = "rank " + std::to_string(ky_rank()) + ": ky_array_create: ";
     auto expect_fail = [&](int want, int ndim, const size_t *d, size_t elem, const ky_dist_t *dist, int pl,
                            const int *h, ky_array_t *out, const char *cause) {
-        int s = ky_array_create(ndim, d, elem, dist, pl, h, out);
+        int s = ky_array_create(ndim, d, elem, dist, (ky_place_t)pl, h, out);
         EXPECT_EQ(want, s) << cause;
         std::string msg = ky_last_error();
         EXPECT_EQ(0u, msg.find(prefix)) << msg;

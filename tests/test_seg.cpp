@@ -169,7 +169,7 @@ TEST_P(Seg, BadArgs)
     ky_seg_t seg = nullptr;
     /* these fail locally without entering the collective; same on every rank */
     KYT_EXPECT_STATUS(KY_ERR_ARG, ky_seg_create(nullptr, 64, kind, device(), nullptr));
-    KYT_EXPECT_STATUS(KY_ERR_ARG, ky_seg_create(nullptr, 64, 7, 0, &seg));
+    KYT_EXPECT_STATUS(KY_ERR_ARG, ky_seg_create(nullptr, 64, (ky_memkind_t)7, 0, &seg));
     KYT_EXPECT_STATUS(KY_ERR_ARG, ky_seg_create(nullptr, (size_t)-5, kind, device(), &seg));
     KYT_EXPECT_OK(ky_seg_create(nullptr, 64, kind, device(), &seg));
     void *b;

@@ -205,7 +205,7 @@ int ky_seg_create(void *base, size_t bytes, ky_memkind_t memkind, int device, ky
     for (int r = 0; r < kyi_rt.nranks; r++) {
         s->size_of[r] = info[r].bytes;
         s->dev_of[r] = info[r].device;
-        if (info[r].memkind != memkind) st = KY_ERR_ARG;
+        if (info[r].memkind != (int32_t)memkind) st = KY_ERR_ARG;
     }
     if (st) {
         free_piece(s);
