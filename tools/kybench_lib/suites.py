@@ -69,6 +69,12 @@ NPB = {"full": "--class A --ranks 1,2,4,8,16,8x2 --variants none,mapping,affinit
        "cpu": "--class W --ranks 1,2 --variants none,mapping,affinity,update --timeout 600",
        "quick": "--class S --ranks 2 --variants none,affinity --timeout 120"}
 
+# bench/shmem_compare.py: host put/get through shmem.h beside Kyoyu's ky_put/ky_get (one process) and
+# Open MPI's OSHMEM (the same source through oshcc/oshrun), alternately, best of the rounds
+SHMEM = {"full": "-b 8 -e 16M -f 4 -n 1000 -w 100 -r 5 --rounds 5",
+         "cpu": "-b 8 -e 4M -f 4 -n 500 -w 50 -r 5 --rounds 3",
+         "quick": "-b 8 -e 64K -f 16 -n 50 -w 5 -r 2 --rounds 1"}
+
 SPLIT = {"KY_NODE_SPLIT": "rank"}
 ONE_GPU = {"KY_GPUS_PER_RANK": "1"}
 
@@ -132,6 +138,10 @@ SUITES = {
         Case("cg_gpu", "bench_cg", "", CG_GPU, ONE_GPU, gpu=True, ranks=1),
         Case("cg_gpu_seed", "bench_cg", "--scheme allgather,halo,pipelined,graph", CG_GPU, ONE_GPU, gpu=True, ranks=None,
              default_ranks=(2, 4)),
+    ],
+    # the OpenSHMEM layer: host put/get against ky_put/ky_get and OSHMEM (2 PEs; one node and KY_NODE_SPLIT=rank)
+    "shmem": [
+        Case("shmem_host", "bench/shmem_compare.py", "", SHMEM, ranks=2, script=True),
     ],
     "npb": [
         Case("npb_cg", "bench/npb/npb_bench.py", "--bench cg", NPB, ranks=1, script=True),
