@@ -36,8 +36,14 @@ grep -E '^(standin|matrix|\[)' "$out/results/cg/cg.log" | tee -a "$S"
 step s1rmq4m1 60 $K -n 1 $B/bin/ky_cg --matrix $root/.scratch/cg/s1rmq4m1.mtx --mem gpu --scheme all --rtol 1e-8 \
     --iters 20000 --json "$out/results/ky_cg_s1rmq4m1_gpu.json"
 cat "$out/s1rmq4m1.log" | tee -a "$S"
-step npbC 120 $K -n 1 $B/bin/ky_cg --matrix npb:C --mem gpu --scheme graph,allgather --json "$out/results/ky_cg_npbC_gpu.json"
+# NPB C: the SpMV tuner's timings of every candidate at info level; NPB-GPU right after (same job)
+step npbC 120 env KY_DEBUG=info KY_DEBUG_SUBSYS=gpu $K -n 1 $B/bin/ky_cg --matrix npb:C --mem gpu --scheme graph,allgather,pipelined \
+    --json "$out/results/ky_cg_npbC_gpu.json"
 cat "$out/npbC.log" | tee -a "$S"
+# SpMV alone against cusparseSpMV and the floor (bytes / measured copy bandwidth), CG on NPB C's matrix
+step spmv 120 $K -n 1 $B/bin/bench_cg --spmv 1 --matrix npb:C,standin:nd6k --iters 250 --reps 3 \
+    --scheme graph,allgather,halo,pipelined --json "$out/results/cg_spmv.jsonl"
+grep -E '^(spmv|npb|standin)' "$out/spmv.log" | tee -a "$S"
 # GMAP's NPB-GPU CG, built by bench/cg_baselines/npb_gpu.sh and carried (.scratch/npb-gpu/CUDA/bin)
 if [ -x "$root/.scratch/npb-gpu/CUDA/bin/cg.C" ]; then
     step npbgpuC 120 "$root/.scratch/npb-gpu/CUDA/bin/cg.C"

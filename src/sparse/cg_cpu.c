@@ -94,11 +94,8 @@ static int classic(kyi_csr_t *A, kyi_sp_plan_t *P, const double *b, double *x, c
         TOC(tx, res->t_exchange);
         if (st != KY_OK) break;
         TIC(ts);
-        kyi_sp_spmv_cpu(A, P->col, pe, q);
+        red[0] = kyi_sp_spmv_dot_cpu(A, P->col, pe, q, p); /* q = A p and p'q in one pass */
         TOC(ts, res->t_spmv);
-        TIC(td);
-        red[0] = dot(p, q, n);
-        TOC(td, res->t_dot);
         TIC(ta);
         st = ky_allreduce(KY_IN_PLACE, red, 1, KY_DOUBLE, KY_SUM, KY_TEAM_WORLD);
         TOC(ta, res->t_allreduce);
@@ -115,15 +112,16 @@ static int classic(kyi_csr_t *A, kyi_sp_plan_t *P, const double *b, double *x, c
         }
         double alpha = rr / pq;
         TIC(tu);
-#pragma omp parallel for schedule(static) if (n > OMP_MIN) num_threads(kyi_sp_threads())
+        double rr_loc = 0.0; /* r'r summed in the update's pass */
+#pragma omp parallel for schedule(static) reduction(+ : rr_loc) if (n > OMP_MIN) num_threads(kyi_sp_threads())
         for (int64_t i = 0; i < n; i++) {
             x[i] += alpha * p[i];
-            r[i] -= alpha * q[i];
+            double ri = r[i] - alpha * q[i];
+            r[i] = ri;
+            rr_loc += ri * ri;
         }
+        red[0] = rr_loc;
         TOC(tu, res->t_axpy);
-        TIC(td2);
-        red[0] = dot(r, r, n);
-        TOC(td2, res->t_dot);
         TIC(ta2);
         st = ky_allreduce(KY_IN_PLACE, red, 1, KY_DOUBLE, KY_SUM, KY_TEAM_WORLD);
         TOC(ta2, res->t_allreduce);

@@ -261,6 +261,13 @@ int ky_csr_rows_of(ky_csr_t A, int rank, int64_t *lo, int64_t *hi)
 
 void kyi_sp_spmv_cpu(const kyi_csr_t *A, const int *col, const double *xext, double *y)
 {
+    kyi_sp_spmv_dot_cpu(A, col, xext, y, NULL);
+}
+
+/* y = A xext and, with p, the local p'y in the same pass (CG reads p and y once less per iteration) */
+double kyi_sp_spmv_dot_cpu(const kyi_csr_t *A, const int *col, const double *xext, double *y, const double *p)
+{
+    double acc = 0.0;
     const int *rp = A->rp32;
     const double *v = A->val;
     int64_t n = A->nloc;
@@ -268,16 +275,17 @@ void kyi_sp_spmv_cpu(const kyi_csr_t *A, const int *col, const double *xext, dou
      * ill-conditioned solves stay comparable): one row's chain of dependent adds alone costs 4 cycles per
      * nonzero (nd6k's 383 per row: 10 ms per SpMV on one core of the H100 host, measured) */
     if (A->lnnz < 16 * n) { /* short rows (stencils): the chains are short, a plain loop is fastest */
-#pragma omp parallel for schedule(static) if (A->lnnz > 200000) num_threads(kyi_sp_threads())
+#pragma omp parallel for schedule(static) reduction(+ : acc) if (A->lnnz > 200000) num_threads(kyi_sp_threads())
         for (int64_t i = 0; i < n; i++) {
             double s = 0.0;
             for (int k = rp[i]; k < rp[i + 1]; k++) s += v[k] * xext[col[k]];
             y[i] = s;
+            if (p) acc += p[i] * s;
         }
-        return;
+        return acc;
     }
     int64_t n4 = n / 4;
-#pragma omp parallel for schedule(static) if (A->lnnz > 200000) num_threads(kyi_sp_threads())
+#pragma omp parallel for schedule(static) reduction(+ : acc) if (A->lnnz > 200000) num_threads(kyi_sp_threads())
     for (int64_t q = 0; q < n4 + (n % 4 != 0); q++) {
         int64_t i = 4 * q;
         if (i + 4 > n) { /* the last rows one by one */
@@ -285,6 +293,7 @@ void kyi_sp_spmv_cpu(const kyi_csr_t *A, const int *col, const double *xext, dou
                 double s = 0.0;
                 for (int k = rp[i]; k < rp[i + 1]; k++) s += v[k] * xext[col[k]];
                 y[i] = s;
+                if (p) acc += p[i] * s;
             }
             continue;
         }
@@ -308,7 +317,9 @@ void kyi_sp_spmv_cpu(const kyi_csr_t *A, const int *col, const double *xext, dou
         y[i + 1] = s1;
         y[i + 2] = s2;
         y[i + 3] = s3;
+        if (p) acc += p[i] * s0 + p[i + 1] * s1 + p[i + 2] * s2 + p[i + 3] * s3;
     }
+    return acc;
 }
 
 int ky_spmv(ky_csr_t A, const double *x, double *y, void *stream)

@@ -98,6 +98,7 @@ int kyi_sp_gen_npb(const char *call, char cls, int part, kyi_rows_t *rows);
 /* CPU solver (cg_cpu.c) and kernels. */
 int kyi_sp_cg_cpu(kyi_csr_t *A, const double *b, double *x, const ky_cg_opts_t *o, ky_cg_result_t *res);
 void kyi_sp_spmv_cpu(const kyi_csr_t *A, const int *col, const double *xext, double *y);
+double kyi_sp_spmv_dot_cpu(const kyi_csr_t *A, const int *col, const double *xext, double *y, const double *p);
 /* OpenMP threads of the host kernels (csr.c). */
 int kyi_sp_threads(void);
 
