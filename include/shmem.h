@@ -5,9 +5,8 @@
  * each other's heaps (shared memory) and reach them by load/store (shmem_ptr), others through the comm
  * layer's MPI path. Global and static variables of the program (its writable data and bss) are a second,
  * registered segment, always reached through the target's progress engine. docs/shmem.md lists what is
- * here, what is not (contexts, teams other than SHMEM_TEAM_WORLD, complex reductions, the _all/_any/_some
- * waits), and how an unsupported call fails: everything absent here is undeclared, so it fails to compile
- * or link.
+ * here and what is not (complex reductions, pshmem profiling names, the shmemx extensions of other
+ * implementations): everything absent here is undeclared, so using it fails to compile or link.
  *
  * Errors: a call on a non-symmetric address, an out-of-range PE or a size that overflows prints
  * "rank R: <call>: <cause>" and ends the job (SHMEM calls return nothing to report it in). shmemx_error_mode
@@ -71,10 +70,17 @@ KY_EXTERN_C_BEGIN
 #define _SHMEM_ALLTOALL_SYNC_SIZE SHMEM_ALLTOALL_SYNC_SIZE
 #define _SHMEM_REDUCE_MIN_WRKDATA_SIZE SHMEM_REDUCE_MIN_WRKDATA_SIZE
 
-/* Teams: only the world team (team handles other than these two are refused with an error). */
+/* Teams: the world, the PEs of this node (SHMEM_TEAM_SHARED: this logical node's PEs when they form a
+ * strided set, else this PE alone), and strided splits of any team. */
 typedef struct shmemi_team *shmem_team_t;
 #define SHMEM_TEAM_WORLD ((shmem_team_t)1)
 #define SHMEM_TEAM_INVALID ((shmem_team_t)0)
+extern KY_API shmem_team_t shmemi_team_shared; /* set by shmem_init */
+#define SHMEM_TEAM_SHARED shmemi_team_shared
+typedef struct {
+    int num_contexts;
+} shmem_team_config_t;
+#define SHMEM_TEAM_NUM_CONTEXTS 1L
 
 /* ---- type lists (X(NAME, TYPE)), also used by the implementation --------------------------------------- */
 
@@ -148,14 +154,26 @@ KY_API void start_pes(int npes);
 KY_API int _my_pe(void);
 KY_API int _num_pes(void);
 
-/* ---- teams (world only) ---------------------------------------------------------------------------------- */
+/* ---- teams ------------------------------------------------------------------------------------------------ */
 
 KY_API int shmem_team_my_pe(shmem_team_t team);
 KY_API int shmem_team_n_pes(shmem_team_t team);
 /* Barrier of the team without completing puts (shmem_sync_all for the world). Returns 0 or -1. */
 KY_API int shmem_team_sync(shmem_team_t team);
-/* pe of src_team in dest_team: both are the world here, so pe itself (or -1 out of range). */
+/* pe of src_team in dest_team, or -1 when it is not a member. */
 KY_API int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team);
+/* Collective over parent: members start, start + stride, ... (size of them; stride may be negative) of the
+ * parent; SHMEM_TEAM_INVALID on the others. 0, or -1 (bad arguments; all 64 team slots taken). */
+KY_API int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, int size,
+                                    const shmem_team_config_t *config, long config_mask, shmem_team_t *new_team);
+/* Collective over parent: rows of xrange consecutive PEs (x teams) and the columns across them (y teams). */
+KY_API int shmem_team_split_2d(shmem_team_t parent_team, int xrange, const shmem_team_config_t *xaxis_config,
+                               long xaxis_mask, shmem_team_t *xaxis_team, const shmem_team_config_t *yaxis_config,
+                               long yaxis_mask, shmem_team_t *yaxis_team);
+KY_API int shmem_team_get_config(shmem_team_t team, long config_mask, shmem_team_config_t *config);
+KY_API void shmem_team_destroy(shmem_team_t team);
+/* shmem_ptr for the team's pe. */
+KY_API void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe);
 
 /* ---- symmetric heap -------------------------------------------------------------------------------------- */
 
@@ -305,18 +323,22 @@ SHMEMI_P2P_TYPES(SHMEMI_DECL_P2P)
 KY_API void shmem_wait(long *ivar, long cmp_value);
 KY_API uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value);
 
-/* ---- collectives on SHMEM_TEAM_WORLD (1.5); return 0, or -1 for another team -------------------------- */
+/* ---- collectives on a team (1.5); return 0, or -1 after an error ----------------------------------------- */
 
 KY_API int shmem_broadcastmem(shmem_team_t team, void *dest, const void *source, size_t nelems, int PE_root);
 KY_API int shmem_collectmem(shmem_team_t team, void *dest, const void *source, size_t nelems);
 KY_API int shmem_fcollectmem(shmem_team_t team, void *dest, const void *source, size_t nelems);
 KY_API int shmem_alltoallmem(shmem_team_t team, void *dest, const void *source, size_t nelems);
+KY_API int shmem_alltoallsmem(shmem_team_t team, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
+                              size_t nelems);
 #define SHMEMI_DECL_COLL(NAME, T)                                                                            \
     KY_API int shmem_##NAME##_broadcast(shmem_team_t team, T *dest, const T *source, size_t nelems,          \
                                         int PE_root);                                                        \
     KY_API int shmem_##NAME##_collect(shmem_team_t team, T *dest, const T *source, size_t nelems);           \
     KY_API int shmem_##NAME##_fcollect(shmem_team_t team, T *dest, const T *source, size_t nelems);          \
-    KY_API int shmem_##NAME##_alltoall(shmem_team_t team, T *dest, const T *source, size_t nelems);
+    KY_API int shmem_##NAME##_alltoall(shmem_team_t team, T *dest, const T *source, size_t nelems);          \
+    KY_API int shmem_##NAME##_alltoalls(shmem_team_t team, T *dest, const T *source, ptrdiff_t dst,          \
+                                        ptrdiff_t sst, size_t nelems);
 SHMEMI_RMA_TYPES(SHMEMI_DECL_COLL)
 #undef SHMEMI_DECL_COLL
 
@@ -337,6 +359,11 @@ SHMEMI_ARITH_REDUCE_TYPES(SHMEMI_DECL_ARITH_REDUCE)
 /* ---- active-set collectives (deprecated in 1.5): PE_start, 2^logPE_stride, PE_size and a pSync ----------- */
 
 KY_API void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync);
+/* shmem_sync(team) is shmem_team_sync; shmem_sync(PE_start, logPE_stride, PE_size, pSync) the active-set sync
+ * (the barrier without completing puts), told apart by the number of arguments. */
+KY_API void shmemi_sync_set(int PE_start, int logPE_stride, int PE_size, long *pSync);
+#define SHMEMI_SYNC_SEL(a1, a2, a3, a4, NAME, ...) NAME
+#define shmem_sync(...) SHMEMI_SYNC_SEL(__VA_ARGS__, shmemi_sync_set, 0, 0, shmem_team_sync, 0)(__VA_ARGS__)
 #define SHMEMI_DECL_SET_COLL(BITS, BYTES)                                                                    \
     KY_API void shmem_broadcast##BITS(void *dest, const void *source, size_t nelems, int PE_root,            \
                                       int PE_start, int logPE_stride, int PE_size, long *pSync);             \
@@ -604,6 +631,24 @@ KY_EXTERN_C_END
 #define shmem_collect(team, dest, ...) _Generic((dest), SHMEMI_G_RMA(, collect))(team, dest, __VA_ARGS__)
 #define shmem_fcollect(team, dest, ...) _Generic((dest), SHMEMI_G_RMA(, fcollect))(team, dest, __VA_ARGS__)
 #define shmem_alltoall(team, dest, ...) _Generic((dest), SHMEMI_G_RMA(, alltoall))(team, dest, __VA_ARGS__)
+#define shmem_alltoalls(team, dest, ...) _Generic((dest), SHMEMI_G_RMA(, alltoalls))(team, dest, __VA_ARGS__)
+#define SHMEMI_G_BITRED(OP)                                                                                  \
+    unsigned char *: shmem_uchar_##OP, unsigned short *: shmem_ushort_##OP, unsigned int *: shmem_uint_##OP, \
+    unsigned long *: shmem_ulong_##OP, unsigned long long *: shmem_ulonglong_##OP,                         \
+    signed char *: shmem_int8_##OP, short *: shmem_int16_##OP, int *: shmem_int32_##OP, long *: shmem_int64_##OP
+#define SHMEMI_G_ARITHRED(OP)                                                                                \
+    char *: shmem_char_##OP, signed char *: shmem_schar_##OP, short *: shmem_short_##OP, int *: shmem_int_##OP, \
+    long *: shmem_long_##OP, long long *: shmem_longlong_##OP, unsigned char *: shmem_uchar_##OP,          \
+    unsigned short *: shmem_ushort_##OP, unsigned int *: shmem_uint_##OP, unsigned long *: shmem_ulong_##OP, \
+    unsigned long long *: shmem_ulonglong_##OP, float *: shmem_float_##OP, double *: shmem_double_##OP,    \
+    long double *: shmem_longdouble_##OP
+#define shmem_and_reduce(team, dest, ...) _Generic((dest), SHMEMI_G_BITRED(and_reduce))(team, dest, __VA_ARGS__)
+#define shmem_or_reduce(team, dest, ...) _Generic((dest), SHMEMI_G_BITRED(or_reduce))(team, dest, __VA_ARGS__)
+#define shmem_xor_reduce(team, dest, ...) _Generic((dest), SHMEMI_G_BITRED(xor_reduce))(team, dest, __VA_ARGS__)
+#define shmem_max_reduce(team, dest, ...) _Generic((dest), SHMEMI_G_ARITHRED(max_reduce))(team, dest, __VA_ARGS__)
+#define shmem_min_reduce(team, dest, ...) _Generic((dest), SHMEMI_G_ARITHRED(min_reduce))(team, dest, __VA_ARGS__)
+#define shmem_sum_reduce(team, dest, ...) _Generic((dest), SHMEMI_G_ARITHRED(sum_reduce))(team, dest, __VA_ARGS__)
+#define shmem_prod_reduce(team, dest, ...) _Generic((dest), SHMEMI_G_ARITHRED(prod_reduce))(team, dest, __VA_ARGS__)
 #endif
 
 #endif

@@ -3,13 +3,23 @@
  * kernel for (bitwise, unsigned min/max, small and long double types) are an allgather reduced here in PE
  * order, so every PE computes the same result. alltoall has no coll call: it is one-sided, each PE getting
  * its block from every PE's source between two barriers.
- * The deprecated active-set calls (PE_start, logPE_stride, PE_size, pSync) run on any subset: a barrier of
- * the set through the caller's pSync (arrivals counted by atomics at the set's first PE, which then releases
- * every member), gets of the data between two such barriers. */
+ * Other teams (team.c) and the deprecated active-set calls (PE_start, logPE_stride, PE_size, pSync) run on
+ * any strided set of PEs: a barrier of the set through a pSync (the caller's, or the team's own symmetric
+ * one; arrivals counted by atomics at the set's first PE, which then releases every member), and gets of
+ * the data between two such barriers. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "shmem/internal.h"
+
+/* The 1.5 collectives return a status: their errors are returned (and logged), never the job's end. */
+#define RETURNS(expr)                                                                                        \
+    do {                                                                                                     \
+        kyi_shmem_returning(1);                                                                              \
+        int r_ = (expr);                                                                                     \
+        kyi_shmem_returning(0);                                                                              \
+        return r_;                                                                                           \
+    } while (0)
 
 /* ---- world barriers and the team calls ------------------------------------------------------------------- */
 
@@ -24,40 +34,17 @@ static int world_barrier(const char *call, int quiet)
 void shmem_barrier_all(void) { world_barrier("shmem_barrier_all", 1); }
 void shmem_sync_all(void) { world_barrier("shmem_sync_all", 0); }
 
-static int check_team(const char *call, shmem_team_t team)
-{
-    KYI_CHECK(kyi_shmem_ready(call));
-    if (team == SHMEM_TEAM_WORLD) return KY_OK;
-    return kyi_shmem_fail(KY_ERR_UNSUPPORTED, call, "team %p: only SHMEM_TEAM_WORLD is supported", (void *)team);
-}
-
-int shmem_team_my_pe(shmem_team_t team)
-{
-    if (team == SHMEM_TEAM_INVALID) return -1;
-    return check_team("shmem_team_my_pe", team) ? -1 : kyi_shmem.me;
-}
-int shmem_team_n_pes(shmem_team_t team)
-{
-    if (team == SHMEM_TEAM_INVALID) return -1;
-    return check_team("shmem_team_n_pes", team) ? -1 : kyi_shmem.npes;
-}
-int shmem_team_sync(shmem_team_t team)
-{
-    if (check_team("shmem_team_sync", team)) return -1;
-    return world_barrier("shmem_team_sync", 0) ? -1 : 0;
-}
-int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team)
-{
-    if (src_team == SHMEM_TEAM_INVALID || dest_team == SHMEM_TEAM_INVALID) return -1;
-    if (check_team("shmem_team_translate_pe", src_team) || check_team("shmem_team_translate_pe", dest_team)) return -1;
-    return src_pe >= 0 && src_pe < kyi_shmem.npes ? src_pe : -1;
-}
-
 /* ---- 1.5 collectives on the world team ---------------------------------------------------------------------- */
 
-static int bytes_of(const char *call, shmem_team_t team, size_t nelems, size_t size, size_t *bytes)
+static int set_gets(const char *call, const kyi_aset_t *a, long *pSync, size_t bytes, char *dest, size_t dest_step,
+                    const char *source, size_t src_off, int only_root, int root_idx);
+static int set_collect(const char *call, const kyi_aset_t *a, long *pSync, void *dest, const void *source, size_t bytes);
+
+/* The team (world or a set), its pSync, and nelems * size without overflow. */
+static int team_of(const char *call, shmem_team_t team, size_t nelems, size_t size, size_t *bytes, kyi_aset_t *a,
+                   long **psync, int *world)
 {
-    KYI_CHECK(check_team(call, team));
+    KYI_CHECK(kyi_shmem_team(call, team, a, psync, world));
     return kyi_shmem_bytes(call, nelems, size, bytes);
 }
 
@@ -65,20 +52,34 @@ static int broadcast(const char *call, shmem_team_t team, void *dest, const void
                      size_t size, int root)
 {
     size_t bytes;
-    if (bytes_of(call, team, nelems, size, &bytes)) return -1;
-    if (root < 0 || root >= kyi_shmem.npes)
-        return kyi_shmem_fail(KY_ERR_ARG, call, "root PE %d is out of range 0..%d", root, kyi_shmem.npes - 1), -1;
+    kyi_aset_t a;
+    long *ps;
+    int world;
+    if (team_of(call, team, nelems, size, &bytes, &a, &ps, &world)) return -1;
+    if (root < 0 || root >= a.size)
+        return kyi_shmem_fail(KY_ERR_ARG, call, "root PE %d is out of range 0..%d of the team", root, a.size - 1), -1;
     if (!bytes) return 0;
-    if (kyi_shmem.me == root && dest != source) memmove(dest, source, bytes);
-    int st = ky_bcast(dest, bytes, root, KY_TEAM_WORLD);
-    return st ? (kyi_shmem_failed(st, call), -1) : 0;
+    int st;
+    if (world) {
+        if (kyi_shmem.me == root && dest != source) memmove(dest, source, bytes);
+        st = ky_bcast(dest, bytes, root, KY_TEAM_WORLD);
+        return st ? (kyi_shmem_failed(st, call), -1) : 0;
+    }
+    st = set_gets(call, &a, ps, bytes, dest, 0, source, 0, 1, root);
+    /* 1.5: the root's dest gets the data too (after the set's last barrier: others read its source until then) */
+    if (!st && a.idx == root && dest != source) memmove(dest, source, bytes);
+    return st ? -1 : 0;
 }
 
 static int fcollect(const char *call, shmem_team_t team, void *dest, const void *source, size_t nelems, size_t size)
 {
     size_t bytes;
-    if (bytes_of(call, team, nelems, size, &bytes)) return -1;
+    kyi_aset_t a;
+    long *ps;
+    int world;
+    if (team_of(call, team, nelems, size, &bytes, &a, &ps, &world)) return -1;
     if (!bytes) return 0;
+    if (!world) return set_gets(call, &a, ps, bytes, dest, bytes, source, 0, 0, 0) ? -1 : 0;
     int st = ky_allgather(source, bytes, dest, KY_TEAM_WORLD);
     return st ? (kyi_shmem_failed(st, call), -1) : 0;
 }
@@ -87,7 +88,11 @@ static int fcollect(const char *call, shmem_team_t team, void *dest, const void 
 static int collect(const char *call, shmem_team_t team, void *dest, const void *source, size_t nelems, size_t size)
 {
     size_t bytes;
-    if (bytes_of(call, team, nelems, size, &bytes)) return -1;
+    kyi_aset_t a;
+    long *ps;
+    int world;
+    if (team_of(call, team, nelems, size, &bytes, &a, &ps, &world)) return -1;
+    if (!world) return set_collect(call, &a, ps, dest, source, bytes) ? -1 : 0;
     int np = kyi_shmem.npes;
     uint64_t *sizes = malloc(np * sizeof *sizes), mine = bytes, most = 0;
     if (!sizes) return kyi_shmem_fail(KY_ERR_NOMEM, call, "no memory"), -1;
@@ -115,63 +120,84 @@ static int collect(const char *call, shmem_team_t team, void *dest, const void *
     return st ? (kyi_shmem_failed(st, call), -1) : 0;
 }
 
-static int gets_between_barriers(const char *call, int nget, const int *pes, void *const *dst, const void *const *src,
-                                 size_t bytes);
-
+/* One-sided on every team: member j's block for me (at my index) into block j of dest. */
 static int alltoall(const char *call, shmem_team_t team, void *dest, const void *source, size_t nelems, size_t size)
 {
     size_t bytes;
-    if (bytes_of(call, team, nelems, size, &bytes)) return -1;
-    int np = kyi_shmem.npes, me = kyi_shmem.me;
-    int *pes = malloc(np * sizeof *pes);
-    void **d = malloc(np * sizeof *d);
-    const void **s = malloc(np * sizeof *s);
-    int st = (!pes || !d || !s) ? kyi_shmem_fail(KY_ERR_NOMEM, call, "no memory") : KY_OK;
-    for (int j = 0; !st && j < np; j++) {
-        pes[j] = j;
-        d[j] = (char *)dest + (size_t)j * bytes;
-        s[j] = (const char *)source + (size_t)me * bytes;
-    }
-    if (!st) st = gets_between_barriers(call, np, pes, d, s, bytes);
-    free(pes), free(d), free(s);
-    return st ? -1 : 0;
+    kyi_aset_t a;
+    long *ps;
+    int world;
+    if (team_of(call, team, nelems, size, &bytes, &a, &ps, &world)) return -1;
+    return set_gets(call, &a, ps, bytes, dest, bytes, source, (size_t)a.idx * bytes, 0, 0) ? -1 : 0;
+}
+
+/* Strided: element k of member j's block for member i sits at its source[(i * nelems + k) * sst] and lands
+ * at i's dest[(j * nelems + k) * dst]; strided gets between two barriers. */
+static int alltoalls(const char *call, shmem_team_t team, void *dest, const void *source, ptrdiff_t dst,
+                     ptrdiff_t sst, size_t nelems, size_t size)
+{
+    size_t bytes;
+    kyi_aset_t a;
+    long *ps;
+    int world;
+    if (team_of(call, team, nelems, size, &bytes, &a, &ps, &world)) return -1;
+    if (dst < 1 || sst < 1)
+        return kyi_shmem_fail(KY_ERR_ARG, call, "strides %td and %td: both must be at least 1", dst, sst), -1;
+    if (kyi_aset_barrier(call, &a, ps, 1)) return -1;
+    for (int j = 0; j < a.size && nelems; j++)
+        if (kyi_shmem_strided(call, 0, (char *)source + (size_t)a.idx * nelems * (size_t)sst * size, sst,
+                              (char *)dest + (size_t)j * nelems * (size_t)dst * size, dst, nelems, size,
+                              kyi_aset_member(&a, j)))
+            return -1;
+    return kyi_aset_barrier(call, &a, ps, 1) ? -1 : 0;
 }
 
 int shmem_broadcastmem(shmem_team_t team, void *dest, const void *source, size_t nelems, int PE_root)
 {
-    return broadcast("shmem_broadcastmem", team, dest, source, nelems, 1, PE_root);
+    RETURNS(broadcast("shmem_broadcastmem", team, dest, source, nelems, 1, PE_root));
 }
 int shmem_collectmem(shmem_team_t team, void *dest, const void *source, size_t nelems)
 {
-    return collect("shmem_collectmem", team, dest, source, nelems, 1);
+    RETURNS(collect("shmem_collectmem", team, dest, source, nelems, 1));
 }
 int shmem_fcollectmem(shmem_team_t team, void *dest, const void *source, size_t nelems)
 {
-    return fcollect("shmem_fcollectmem", team, dest, source, nelems, 1);
+    RETURNS(fcollect("shmem_fcollectmem", team, dest, source, nelems, 1));
 }
 int shmem_alltoallmem(shmem_team_t team, void *dest, const void *source, size_t nelems)
 {
-    return alltoall("shmem_alltoallmem", team, dest, source, nelems, 1);
+    RETURNS(alltoall("shmem_alltoallmem", team, dest, source, nelems, 1));
 }
 
 #define DEF_COLL(NAME, T)                                                                                    \
     int shmem_##NAME##_broadcast(shmem_team_t team, T *dest, const T *source, size_t nelems, int PE_root)    \
     {                                                                                                        \
-        return broadcast("shmem_" #NAME "_broadcast", team, dest, source, nelems, sizeof(T), PE_root);       \
+        RETURNS(broadcast("shmem_" #NAME "_broadcast", team, dest, source, nelems, sizeof(T), PE_root));       \
     }                                                                                                        \
     int shmem_##NAME##_collect(shmem_team_t team, T *dest, const T *source, size_t nelems)                   \
     {                                                                                                        \
-        return collect("shmem_" #NAME "_collect", team, dest, source, nelems, sizeof(T));                    \
+        RETURNS(collect("shmem_" #NAME "_collect", team, dest, source, nelems, sizeof(T)));                    \
     }                                                                                                        \
     int shmem_##NAME##_fcollect(shmem_team_t team, T *dest, const T *source, size_t nelems)                  \
     {                                                                                                        \
-        return fcollect("shmem_" #NAME "_fcollect", team, dest, source, nelems, sizeof(T));                  \
+        RETURNS(fcollect("shmem_" #NAME "_fcollect", team, dest, source, nelems, sizeof(T)));                  \
     }                                                                                                        \
     int shmem_##NAME##_alltoall(shmem_team_t team, T *dest, const T *source, size_t nelems)                  \
     {                                                                                                        \
-        return alltoall("shmem_" #NAME "_alltoall", team, dest, source, nelems, sizeof(T));                  \
+        RETURNS(alltoall("shmem_" #NAME "_alltoall", team, dest, source, nelems, sizeof(T)));                  \
+    }                                                                                                        \
+    int shmem_##NAME##_alltoalls(shmem_team_t team, T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst,  \
+                                 size_t nelems)                                                              \
+    {                                                                                                        \
+        RETURNS(alltoalls("shmem_" #NAME "_alltoalls", team, dest, source, dst, sst, nelems, sizeof(T)));      \
     }
 SHMEMI_RMA_TYPES(DEF_COLL)
+
+int shmem_alltoallsmem(shmem_team_t team, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
+                       size_t nelems)
+{
+    RETURNS(alltoalls("shmem_alltoallsmem", team, dest, source, dst, sst, nelems, 1));
+}
 
 /* ---- reductions ---------------------------------------------------------------------------------------------- */
 
@@ -231,11 +257,18 @@ static int ky_type(size_t size, int is_signed, int is_float, int op)
     return size == 4 ? KY_INT32 : size == 8 ? KY_INT64 : -1;
 }
 
+static int set_reduce_n(const char *call, const kyi_aset_t *a, long *pSync, void *dest, const void *source, size_t n,
+                        size_t size, int op, combine_fn f);
+
 static int reduce(const char *call, shmem_team_t team, void *dest, const void *source, size_t n, size_t size,
                   int is_signed, int is_float, int op, combine_fn f)
 {
     size_t bytes;
-    if (bytes_of(call, team, n, size, &bytes)) return -1;
+    kyi_aset_t a;
+    long *ps;
+    int world;
+    if (team_of(call, team, n, size, &bytes, &a, &ps, &world)) return -1;
+    if (!world) return set_reduce_n(call, &a, ps, dest, source, n, size, op, f) ? -1 : 0;
     if (!n) return 0;
     int kt = ky_type(size, is_signed, is_float, op), st;
     if (kt >= 0) {
@@ -259,8 +292,8 @@ static int reduce(const char *call, shmem_team_t team, void *dest, const void *s
 #define DEF_REDUCE1(NAME, T, K, OPN, OP)                                                                     \
     int shmem_##NAME##_##OPN##_reduce(shmem_team_t team, T *dest, const T *source, size_t nreduce)          \
     {                                                                                                        \
-        return reduce("shmem_" #NAME "_" #OPN "_reduce", team, dest, source, nreduce, sizeof(T),             \
-                      IS_SIGNED(T), IS_FLOAT_##K, OP, combine_##NAME);                                       \
+        RETURNS(reduce("shmem_" #NAME "_" #OPN "_reduce", team, dest, source, nreduce, sizeof(T),             \
+                      IS_SIGNED(T), IS_FLOAT_##K, OP, combine_##NAME));                                       \
     }
 #define DEF_BIT_REDUCE(NAME, T, K)                                                                           \
     DEF_REDUCE1(NAME, T, K, and, OP_AND) DEF_REDUCE1(NAME, T, K, or, OP_OR) DEF_REDUCE1(NAME, T, K, xor, OP_XOR)
@@ -270,13 +303,9 @@ static int reduce(const char *call, shmem_team_t team, void *dest, const void *s
 SHMEMI_BIT_REDUCE_TYPES(DEF_BIT_REDUCE)
 SHMEMI_ARITH_REDUCE_TYPES(DEF_ARITH_REDUCE)
 
-/* ---- active sets ------------------------------------------------------------------------------------------- */
+/* ---- strided sets: active sets and teams --------------------------------------------------------------------- */
 
-typedef struct {
-    int start, stride, size, idx; /* idx: the caller's index in the set */
-} aset_t;
-
-static int aset_check(const char *call, int start, int logstride, int size, long *pSync, aset_t *a)
+static int aset_check(const char *call, int start, int logstride, int size, long *pSync, kyi_aset_t *a)
 {
     KYI_CHECK(kyi_shmem_ready(call));
     int np = kyi_shmem.npes;
@@ -295,22 +324,24 @@ static int aset_check(const char *call, int start, int logstride, int size, long
     int w;
     size_t off;
     KYI_CHECK(kyi_shmem_xlate(call, "pSync", pSync, 3 * sizeof(long), kyi_shmem.me, &w, &off));
-    *a = (aset_t){start, stride, size, d / stride};
+    *a = (kyi_aset_t){start, stride, size, d / stride};
     return KY_OK;
 }
 
-static int member(const aset_t *a, int i) { return a->start + i * a->stride; }
+int kyi_aset_member(const kyi_aset_t *a, int i) { return a->start + i * a->stride; }
 
-/* pSync[0] at the set's first PE counts arrivals; it releases each member through its pSync[1]. */
-static int aset_barrier(const char *call, const aset_t *a, long *pSync)
+/* pSync[0] at the set's first PE counts arrivals; it releases each member through its pSync[1]. Back-to-back
+ * barriers on one pSync are safe: the first PE clears its count before releasing anyone, a member clears
+ * its release before it can arrive again. quiet: complete this PE's puts first (a barrier, not a sync). */
+int kyi_aset_barrier(const char *call, const kyi_aset_t *a, long *pSync, int quiet)
 {
-    KYI_CHECK(kyi_shmem_quiet(call));
+    if (quiet) KYI_CHECK(kyi_shmem_quiet(call));
     if (a->size == 1) return KY_OK;
     if (a->size == kyi_shmem.npes) {
         int st = ky_team_barrier(KY_TEAM_WORLD);
         return st ? kyi_shmem_failed(st, call) : KY_OK;
     }
-    int root = member(a, 0);
+    int root = kyi_aset_member(a, 0);
     if (kyi_shmem.me != root) {
         KYI_CHECK(kyi_shmem_amo(call, KYI_AMO_ADD, &pSync[0], sizeof(long), 1, 0, root, NULL));
         KYI_CHECK(kyi_shmem_wait(call, &pSync[1], sizeof(long), 1, SHMEM_CMP_NE, (uint64_t)SHMEM_SYNC_VALUE));
@@ -321,100 +352,113 @@ static int aset_barrier(const char *call, const aset_t *a, long *pSync)
                              (uint64_t)(SHMEM_SYNC_VALUE + a->size - 1)));
     __atomic_store_n(&pSync[0], SHMEM_SYNC_VALUE, __ATOMIC_RELEASE);
     for (int i = 1; i < a->size; i++)
-        KYI_CHECK(kyi_shmem_amo(call, KYI_AMO_SET, &pSync[1], sizeof(long), 1, 0, member(a, i), NULL));
+        KYI_CHECK(kyi_shmem_amo(call, KYI_AMO_SET, &pSync[1], sizeof(long), 1, 0, kyi_aset_member(a, i), NULL));
     return KY_OK;
-}
-
-/* Barrier, the gets (started together, completed together), barrier: no source is read before every member
- * arrived and none changes before every member has read it. pes NULL: the world team. */
-static int gets_between_barriers(const char *call, int nget, const int *pes, void *const *dst, const void *const *src,
-                                 size_t bytes)
-{
-    KYI_CHECK(world_barrier(call, 1));
-    for (int j = 0; j < nget && bytes; j++) KYI_CHECK(kyi_shmem_rma(call, 0, (void *)src[j], dst[j], bytes, pes[j], 1));
-    KYI_CHECK(kyi_shmem_quiet(call));
-    return world_barrier(call, 0);
 }
 
 void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync)
 {
-    aset_t a;
-    if (!aset_check("shmem_barrier", PE_start, logPE_stride, PE_size, pSync, &a)) aset_barrier("shmem_barrier", &a, pSync);
+    kyi_aset_t a;
+    if (!aset_check("shmem_barrier", PE_start, logPE_stride, PE_size, pSync, &a))
+        kyi_aset_barrier("shmem_barrier", &a, pSync, 1);
 }
 
-/* Each member gets block j (bytes) from member j's src_of(j) into dst_of(j), between two set barriers. */
-typedef struct {
-    const char *call;
-    const aset_t *a;
-    long *pSync;
-} aset_ctx_t;
-
-static int aset_gets(aset_ctx_t *c, size_t bytes, char *dest, size_t dest_step, const char *source, size_t src_off,
-                     int only_root, int root_idx)
+/* The active-set sync: the barrier without completing puts. */
+void kyi_shmem_aset_sync(const char *call, int PE_start, int logPE_stride, int PE_size, long *pSync)
 {
-    const aset_t *a = c->a;
-    KYI_CHECK(aset_barrier(c->call, a, c->pSync));
+    kyi_aset_t a;
+    if (!aset_check(call, PE_start, logPE_stride, PE_size, pSync, &a)) kyi_aset_barrier(call, &a, pSync, 0);
+}
+
+/* Barrier, the gets (started together, completed together), barrier: no source is read before every member
+ * arrived and none changes before every member has read it. Member j's block (bytes at source + src_off)
+ * lands at dest + j * dest_step; only_root: just the root's, at dest (the root itself gets nothing). */
+static int set_gets(const char *call, const kyi_aset_t *a, long *pSync, size_t bytes, char *dest, size_t dest_step,
+                    const char *source, size_t src_off, int only_root, int root_idx)
+{
+    KYI_CHECK(kyi_aset_barrier(call, a, pSync, 1));
     for (int j = 0; j < a->size && bytes; j++) {
         if (only_root && (j != root_idx || a->idx == root_idx)) continue;
-        KYI_CHECK(kyi_shmem_rma(c->call, 0, (void *)(source + src_off), dest + (only_root ? 0 : (size_t)j * dest_step),
-                                bytes, member(a, j), 1));
+        KYI_CHECK(kyi_shmem_rma(call, 0, (void *)(source + src_off), dest + (only_root ? 0 : (size_t)j * dest_step),
+                                bytes, kyi_aset_member(a, j), 1));
     }
-    KYI_CHECK(kyi_shmem_quiet(c->call));
-    return aset_barrier(c->call, a, c->pSync);
+    KYI_CHECK(kyi_shmem_quiet(call));
+    return kyi_aset_barrier(call, a, pSync, 0);
+}
+
+/* Every member's count sits in its pSync[2] from before the first barrier to after the second. */
+static int set_collect(const char *call, const kyi_aset_t *a, long *pSync, void *dest, const void *source, size_t bytes)
+{
+    __atomic_store_n(&pSync[2], (long)bytes, __ATOMIC_RELEASE);
+    KYI_CHECK(kyi_aset_barrier(call, a, pSync, 1));
+    size_t at = 0;
+    for (int j = 0; j < a->size; j++) {
+        long n = 0;
+        KYI_CHECK(kyi_shmem_rma(call, 0, &pSync[2], &n, sizeof n, kyi_aset_member(a, j), 0));
+        if (n) KYI_CHECK(kyi_shmem_rma(call, 0, (void *)source, (char *)dest + at, (size_t)n, kyi_aset_member(a, j), 1));
+        at += (size_t)n;
+    }
+    KYI_CHECK(kyi_shmem_quiet(call));
+    KYI_CHECK(kyi_aset_barrier(call, a, pSync, 0));
+    __atomic_store_n(&pSync[2], SHMEM_SYNC_VALUE, __ATOMIC_RELEASE);
+    return KY_OK;
+}
+
+/* Gather every member's source between two set barriers, then reduce in member order into dest (after the
+ * second barrier: dest may be source, which the others read until then). */
+static int set_reduce_n(const char *call, const kyi_aset_t *a, long *pSync, void *dest, const void *source, size_t n,
+                        size_t size, int op, combine_fn f)
+{
+    size_t bytes, total;
+    KYI_CHECK(kyi_shmem_bytes(call, n, size, &bytes));
+    if (!bytes) return kyi_aset_barrier(call, a, pSync, 1);
+    KYI_CHECK(kyi_shmem_bytes(call, bytes, (size_t)a->size, &total));
+    char *all = malloc(total);
+    if (!all) return kyi_shmem_fail(KY_ERR_NOMEM, call, "no memory for %zu bytes", total);
+    int st = set_gets(call, a, pSync, bytes, all, bytes, source, 0, 0, 0);
+    if (!st) reduce_blocks(f, op, dest, all, a->size, n, size);
+    free(all);
+    return st;
 }
 
 static void set_broadcast(const char *call, void *dest, const void *source, size_t nelems, size_t size, int root,
                           int start, int logstride, int psize, long *pSync)
 {
-    aset_t a;
+    kyi_aset_t a;
     size_t bytes;
     if (aset_check(call, start, logstride, psize, pSync, &a) || kyi_shmem_bytes(call, nelems, size, &bytes)) return;
     if (root < 0 || root >= a.size) {
         kyi_shmem_fail(KY_ERR_ARG, call, "PE_root %d is not an index of the active set (0..%d)", root, a.size - 1);
         return;
     }
-    aset_ctx_t c = {call, &a, pSync};
-    aset_gets(&c, bytes, dest, 0, source, 0, 1, root);
+    set_gets(call, &a, pSync, bytes, dest, 0, source, 0, 1, root);
 }
 
 static void set_fcollect(const char *call, void *dest, const void *source, size_t nelems, size_t size, int start,
                          int logstride, int psize, long *pSync)
 {
-    aset_t a;
+    kyi_aset_t a;
     size_t bytes;
     if (aset_check(call, start, logstride, psize, pSync, &a) || kyi_shmem_bytes(call, nelems, size, &bytes)) return;
-    aset_ctx_t c = {call, &a, pSync};
-    aset_gets(&c, bytes, dest, bytes, source, 0, 0, 0);
+    set_gets(call, &a, pSync, bytes, dest, bytes, source, 0, 0, 0);
 }
 
 static void set_alltoall(const char *call, void *dest, const void *source, size_t nelems, size_t size, int start,
                          int logstride, int psize, long *pSync)
 {
-    aset_t a;
+    kyi_aset_t a;
     size_t bytes;
     if (aset_check(call, start, logstride, psize, pSync, &a) || kyi_shmem_bytes(call, nelems, size, &bytes)) return;
-    aset_ctx_t c = {call, &a, pSync};
-    aset_gets(&c, bytes, dest, bytes, source, (size_t)a.idx * bytes, 0, 0);
+    set_gets(call, &a, pSync, bytes, dest, bytes, source, (size_t)a.idx * bytes, 0, 0);
 }
 
-/* Every member's count sits in its pSync[2] from before the first barrier to after the second. */
-static void set_collect(const char *call, void *dest, const void *source, size_t nelems, size_t size, int start,
-                        int logstride, int psize, long *pSync)
+static void set_collect_v(const char *call, void *dest, const void *source, size_t nelems, size_t size, int start,
+                          int logstride, int psize, long *pSync)
 {
-    aset_t a;
+    kyi_aset_t a;
     size_t bytes;
     if (aset_check(call, start, logstride, psize, pSync, &a) || kyi_shmem_bytes(call, nelems, size, &bytes)) return;
-    __atomic_store_n(&pSync[2], (long)bytes, __ATOMIC_RELEASE);
-    if (aset_barrier(call, &a, pSync)) return;
-    size_t at = 0;
-    for (int j = 0; j < a.size; j++) {
-        long n = 0;
-        if (kyi_shmem_rma(call, 0, &pSync[2], &n, sizeof n, member(&a, j), 0)) return;
-        if (n && kyi_shmem_rma(call, 0, (void *)source, (char *)dest + at, (size_t)n, member(&a, j), 1)) return;
-        at += (size_t)n;
-    }
-    if (kyi_shmem_quiet(call) || aset_barrier(call, &a, pSync)) return;
-    __atomic_store_n(&pSync[2], SHMEM_SYNC_VALUE, __ATOMIC_RELEASE);
+    set_collect(call, &a, pSync, dest, source, bytes);
 }
 
 #define DEF_SET_COLL(BITS, BYTES)                                                                            \
@@ -427,7 +471,8 @@ static void set_collect(const char *call, void *dest, const void *source, size_t
     void shmem_collect##BITS(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride,  \
                              int PE_size, long *pSync)                                                       \
     {                                                                                                        \
-        set_collect("shmem_collect" #BITS, dest, source, nelems, BYTES, PE_start, logPE_stride, PE_size, pSync); \
+        set_collect_v("shmem_collect" #BITS, dest, source, nelems, BYTES, PE_start, logPE_stride, PE_size,   \
+                      pSync);                                                                                \
     }                                                                                                        \
     void shmem_fcollect##BITS(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride, \
                               int PE_size, long *pSync)                                                      \
@@ -444,30 +489,16 @@ static void set_collect(const char *call, void *dest, const void *source, size_t
 DEF_SET_COLL(32, 4)
 DEF_SET_COLL(64, 8)
 
-/* Gather every member's source between two set barriers, then reduce in member order into dest (after the
- * second barrier: dest may be source, which the others read until then). */
 static void set_reduce(const char *call, void *dest, const void *source, int nreduce, size_t size, int op,
                        combine_fn f, int start, int logstride, int psize, long *pSync)
 {
-    aset_t a;
+    kyi_aset_t a;
     if (aset_check(call, start, logstride, psize, pSync, &a)) return;
     if (nreduce < 0) {
         kyi_shmem_fail(KY_ERR_ARG, call, "nreduce %d is negative", nreduce);
         return;
     }
-    size_t bytes = (size_t)nreduce * size, total;
-    if (!bytes || kyi_shmem_bytes(call, bytes, (size_t)a.size, &total)) {
-        if (!bytes) aset_barrier(call, &a, pSync);
-        return;
-    }
-    char *all = malloc(total);
-    if (!all) {
-        kyi_shmem_fail(KY_ERR_NOMEM, call, "no memory for %zu bytes", total);
-        return;
-    }
-    aset_ctx_t c = {call, &a, pSync};
-    if (!aset_gets(&c, bytes, all, bytes, source, 0, 0, 0)) reduce_blocks(f, op, dest, all, a.size, (size_t)nreduce, size);
-    free(all);
+    set_reduce_n(call, &a, pSync, dest, source, (size_t)nreduce, size, op, f);
 }
 
 #define DEF_TOALL1(NAME, T, OPN, OP)                                                                         \

@@ -1,14 +1,23 @@
 /* shmem layer: contexts, and the waits on several variables. A PE has one stream of operations: every
  * context (SHMEM_CTX_DEFAULT and any made by shmem_ctx_create) forwards to the calls without one, and a quiet
  * or fence on a context completes or orders everything the PE issued. That is stronger than the standard
- * asks, never weaker, and keeps one completion path. */
+ * asks, never weaker, and keeps one completion path. A context made on a team names PEs by their team
+ * numbers (translated here). */
 #include <stdlib.h>
 
 #include "shmem/internal.h"
 
 struct shmemi_ctx {
     long options;
+    shmem_team_t team;
 };
+
+/* The world PE behind pe of the context's team (-1 when none: the call then reports it out of range). */
+static int ctx_pe(shmem_ctx_t ctx, int pe)
+{
+    if (ctx == SHMEM_CTX_DEFAULT || ctx->team == SHMEM_TEAM_WORLD) return pe;
+    return kyi_shmem_team_world_pe(ctx->team, pe);
+}
 
 static int ctx_ok(const char *call, shmem_ctx_t ctx)
 {
@@ -23,17 +32,19 @@ int shmem_ctx_create(long options, shmem_ctx_t *ctx)
     struct shmemi_ctx *c = malloc(sizeof *c);
     if (!c) return -1;
     c->options = options;
+    c->team = SHMEM_TEAM_WORLD;
     *ctx = c;
     return 0;
 }
 
 int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx)
 {
-    if (team != SHMEM_TEAM_WORLD) {
+    if (team == SHMEM_TEAM_INVALID || shmem_ctx_create(options, ctx)) {
         if (ctx) *ctx = SHMEM_CTX_INVALID;
         return -1;
     }
-    return shmem_ctx_create(options, ctx);
+    (*ctx)->team = team;
+    return 0;
 }
 
 void shmem_ctx_destroy(shmem_ctx_t ctx)
@@ -50,7 +61,7 @@ int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team)
         *team = SHMEM_TEAM_INVALID;
         return -1;
     }
-    *team = SHMEM_TEAM_WORLD;
+    *team = ctx == SHMEM_CTX_DEFAULT ? SHMEM_TEAM_WORLD : ctx->team;
     return 0;
 }
 
@@ -68,7 +79,9 @@ void shmem_ctx_fence(shmem_ctx_t ctx)
 #define CTX_V(NAME, PARAMS, ARGS)                                                                            \
     void shmem_ctx_##NAME PARAMS                                                                             \
     {                                                                                                        \
-        if (!ctx_ok("shmem_ctx_" #NAME, ctx)) shmem_##NAME ARGS;                                             \
+        if (ctx_ok("shmem_ctx_" #NAME, ctx)) return;                                                         \
+        pe = ctx_pe(ctx, pe);                                                                                \
+        shmem_##NAME ARGS;                                                                                   \
     }
 #define CTX_R(T, NAME, PARAMS, ARGS)                                                                         \
     T shmem_ctx_##NAME PARAMS                                                                                \
@@ -78,6 +91,7 @@ void shmem_ctx_fence(shmem_ctx_t ctx)
             __builtin_memset(&zero_, 0, sizeof zero_);                                                       \
             return zero_;                                                                                    \
         }                                                                                                    \
+        pe = ctx_pe(ctx, pe);                                                                                \
         return shmem_##NAME ARGS;                                                                            \
     }
 

@@ -15,6 +15,7 @@ typedef struct {
     int used;
 } block_t;
 
+static size_t carve(size_t size, size_t align);
 static block_t *blocks;
 static size_t nblocks, cap;
 static pthread_mutex_t heap_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -27,6 +28,12 @@ int kyi_shmem_heap_init(void)
     nblocks = 1;
     blocks[0] = (block_t){0, kyi_shmem.size[KYI_SHM_HEAP], 0};
     return KY_OK;
+}
+
+void *kyi_shmem_heap_reserve(size_t bytes)
+{
+    size_t off = carve(bytes, HEAP_ALIGN);
+    return off == SIZE_MAX ? NULL : kyi_shmem.base[KYI_SHM_HEAP] + off;
 }
 
 void kyi_shmem_heap_finalize(void)

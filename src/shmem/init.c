@@ -16,6 +16,9 @@ kyi_shmem_t kyi_shmem;
 
 /* The last failure of a shmem call on this thread, for shmemx_last_error (cleared by reading it). */
 static __thread int last_status;
+static __thread int returning; /* inside a call that returns its status (kyi_shmem_returning) */
+
+void kyi_shmem_returning(int on) { returning += on ? 1 : -1; }
 static char abort_msg[512];
 
 int kyi_shmem_failed(int status, const char *call)
@@ -23,6 +26,10 @@ int kyi_shmem_failed(int status, const char *call)
     (void)call; /* named in ky_last_error() already */
     last_status = status;
     if (kyi_shmem.error_mode == SHMEMX_ERRORS_RETURN) return status;
+    if (returning) {
+        KYI_WARN(KYI_SUB_COMM, "%s", ky_last_error());
+        return status;
+    }
     snprintf(abort_msg, sizeof abort_msg, "%s", ky_last_error());
     kyi_fatal("%s (the OpenSHMEM call has no status to return: the job ends)", abort_msg);
 }
@@ -132,6 +139,7 @@ static int start(const char *call)
         kyi_shmem.size[KYI_SHM_DATA] = (size_t)(range[1] - range[0]);
     }
     if (!st) st = kyi_shmem_heap_init();
+    if (!st) st = kyi_shmem_team_init();
     if (!st) st = kyi_shmem_amo_init();
     if (st) {
         fprintf(stderr, "Kyoyu shmem: %s: %s\n", call, ky_last_error());
@@ -174,6 +182,7 @@ void shmem_finalize(void)
     static const char *call = "shmem_finalize";
     if (!kyi_shmem.initialized) return;
     shmem_barrier_all();
+    kyi_shmem_team_finalize();
     kyi_shmem_heap_finalize();
     for (int w = KYI_SHM_NSEGS - 1; w >= 0; w--) {
         int st = ky_seg_destroy(kyi_shmem.seg[w]);

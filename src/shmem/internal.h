@@ -29,6 +29,9 @@ extern kyi_shmem_t kyi_shmem;
 /* The error path of every call: records "rank R: call: cause" (ky_last_error, shmemx_last_error) and, in
  * SHMEMX_ERRORS_ABORT mode, prints it and ends the job. Returns status (when it returns). */
 int kyi_shmem_fail(int status, const char *call, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Calls that return a status (team splits, the 1.5 collectives) bracket their work with these: inside,
+ * errors are logged and returned, never the job's end. */
+void kyi_shmem_returning(int on);
 /* The same for a status a comm or coll call returned (its message is ky_last_error's). */
 int kyi_shmem_failed(int status, const char *call);
 /* KY_OK when shmem_init ran, else the error. */
@@ -56,8 +59,28 @@ int kyi_shmem_amo_init(void);
 int kyi_shmem_wait(const char *call, const void *ivar, size_t size, int is_signed, int cmp, uint64_t value);
 int kyi_shmem_cmp(const void *ivar, size_t size, int is_signed, int cmp, uint64_t value, int *holds);
 
-/* heap.c */
+/* heap.c; reserve: a block carved at shmem_init, before any program allocation (same offset everywhere) */
 int kyi_shmem_heap_init(void);
 void kyi_shmem_heap_finalize(void);
+void *kyi_shmem_heap_reserve(size_t bytes);
+
+/* rma.c: nelems elements of size bytes at strides (in elements) between remote and local, blocking */
+int kyi_shmem_strided(const char *call, int put, void *remote, ptrdiff_t rstride, void *local, ptrdiff_t lstride,
+                      size_t nelems, size_t size, int pe);
+
+/* coll.c: a strided set of world PEs (an active set or a team): member i is start + i * stride; idx is the
+ * caller's index. The barrier goes through the set's pSync (quiet: complete this PE's puts first). */
+typedef struct {
+    int start, stride, size, idx;
+} kyi_aset_t;
+int kyi_aset_member(const kyi_aset_t *a, int i);
+int kyi_aset_barrier(const char *call, const kyi_aset_t *a, long *pSync, int quiet);
+void kyi_shmem_aset_sync(const char *call, int PE_start, int logPE_stride, int PE_size, long *pSync);
+
+/* team.c: the team as a set and its sync words; *world = 1 for SHMEM_TEAM_WORLD (coll's collectives) */
+int kyi_shmem_team_init(void);
+void kyi_shmem_team_finalize(void);
+int kyi_shmem_team(const char *call, shmem_team_t team, kyi_aset_t *a, long **psync, int *world);
+int kyi_shmem_team_world_pe(shmem_team_t team, int pe);
 
 #endif

@@ -143,30 +143,32 @@ static void rma_n(const char *call, int put, void *remote, const void *local, si
 static void strided(const char *call, int put, void *remote, ptrdiff_t rstride, void *local, ptrdiff_t lstride,
                     size_t nelems, size_t size, int pe)
 {
-    if (kyi_shmem_ready(call) || !nelems) return;
+    kyi_shmem_strided(call, put, remote, rstride, local, lstride, nelems, size, pe);
+}
+
+int kyi_shmem_strided(const char *call, int put, void *remote, ptrdiff_t rstride, void *local, ptrdiff_t lstride,
+                      size_t nelems, size_t size, int pe)
+{
+    KYI_CHECK(kyi_shmem_ready(call));
+    if (!nelems) return KY_OK;
     if (rstride <= 0 || lstride <= 0) { /* comm's strides are distances forward: element by element */
         for (size_t i = 0; i < nelems; i++)
-            if (kyi_shmem_rma(call, put, (char *)remote + (ptrdiff_t)i * rstride * (ptrdiff_t)size,
-                              (char *)local + (ptrdiff_t)i * lstride * (ptrdiff_t)size, size, pe, 0))
-                return;
-        return;
+            KYI_CHECK(kyi_shmem_rma(call, put, (char *)remote + (ptrdiff_t)i * rstride * (ptrdiff_t)size,
+                                    (char *)local + (ptrdiff_t)i * lstride * (ptrdiff_t)size, size, pe, 0));
+        return KY_OK;
     }
     size_t span;
-    if (kyi_shmem_bytes(call, nelems - 1, (size_t)rstride * size, &span) ||
-        kyi_shmem_bytes(call, 1, span + size, &span))
-        return;
+    KYI_CHECK(kyi_shmem_bytes(call, nelems - 1, (size_t)rstride * size, &span));
+    KYI_CHECK(kyi_shmem_bytes(call, 1, span + size, &span));
     int which;
     size_t off;
-    if (kyi_shmem_xlate(call, put ? "dest" : "source", remote, span, pe, &which, &off)) return;
-    if (!local) {
-        kyi_shmem_fail(KY_ERR_ARG, call, "the local %s is NULL", put ? "source" : "dest");
-        return;
-    }
+    KYI_CHECK(kyi_shmem_xlate(call, put ? "dest" : "source", remote, span, pe, &which, &off));
+    if (!local) return kyi_shmem_fail(KY_ERR_ARG, call, "the local %s is NULL", put ? "source" : "dest");
     size_t rs[1] = {(size_t)rstride * size}, ls[1] = {(size_t)lstride * size}, count[2] = {size, nelems};
     ky_seg_t s = kyi_shmem.seg[which];
     int st = put ? ky_put_strided(pe, s, off, rs, local, ls, count, 1)
                  : ky_get_strided(local, ls, pe, s, off, rs, count, 1);
-    if (st) kyi_shmem_failed(st, call);
+    return st ? kyi_shmem_failed(st, call) : KY_OK;
 }
 
 /* ---- put with signal ------------------------------------------------------------------------------------ */
