@@ -20,6 +20,9 @@ install(PROGRAMS "${PROJECT_SOURCE_DIR}/tools/kyrun" "${PROJECT_SOURCE_DIR}/tool
         DESTINATION "${CMAKE_INSTALL_BINDIR}")
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/tools/kybench_lib" DESTINATION "${CMAKE_INSTALL_DATADIR}/kyoyu"
         FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
+# OpenSHMEM: include/shmem.h and the kyshcc compiler wrapper (docs/shmem.md)
+install(FILES "${PROJECT_SOURCE_DIR}/include/shmem.h" DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
+install(PROGRAMS "${PROJECT_SOURCE_DIR}/tools/kyshcc" DESTINATION "${CMAKE_INSTALL_BINDIR}")
 # kycc: the driver in bin, its translator and run-time in share/kyoyu/kycc_lib (docs/kycc.md)
 install(PROGRAMS "${PROJECT_SOURCE_DIR}/tools/kycc" DESTINATION "${CMAKE_INSTALL_BINDIR}")
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/tools/kycc_lib" DESTINATION "${CMAKE_INSTALL_DATADIR}/kyoyu"
