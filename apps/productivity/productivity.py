@@ -147,7 +147,7 @@ def main(argv):
         if exes[v] is None:
             return 1
     load0 = loadavg()
-    best, sums = {}, {}
+    best, sums, times = {}, {}, {}
     for rep in range(a.reps):
         for v in exes:   # interleaved: every repetition runs every version once
             r = run(v, exes[v], a.ranks, a.threads, bld)
@@ -155,6 +155,7 @@ def main(argv):
                 return 1
             sums[v] = r[:2]
             best[v] = min(best.get(v, r[2]), r[2])
+            times.setdefault(v, []).append(r[2])
     load1 = loadavg()
     ref = sums["seq"]
     machine = os.environ.get("KY_BENCH_MACHINE") or socket.gethostname()
@@ -164,8 +165,10 @@ def main(argv):
     mpi_t = best.get("mpi")
     print("5-point 2-D stencil, N = %d, %d steps, %d ranks x %d threads (sequential: %d threads), best of %d; "
           "load average %s before, %s after" % (n, nt, a.ranks, a.threads, a.ranks * a.threads, a.reps, load0, load1))
-    print("| version | lines | lines vs sequential | time (s) | time vs MPI | speed vs MPI | verified |")
-    print("|---|---|---|---|---|---|---|")
+    med = {v: sorted(t)[len(t) // 2] for v, t in times.items()}
+    print("| version | lines | lines vs sequential | time (s), best | time vs MPI | speed vs MPI | median (s) | "
+          "median vs MPI | verified |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for v, name in VERSIONS:
         if v not in exes:
             continue
@@ -174,15 +177,17 @@ def main(argv):
         ok_all &= ok
         rel = "%.2f" % (best[v] / mpi_t) if mpi_t else "-"
         speed = "%.2f" % (mpi_t / best[v]) if mpi_t and best[v] > 0 else "-"
-        print("| %s | %d | %.2f | %.4f | %s | %s | %s |" % (name, lines[v], lines[v] / lines["seq"], best[v], rel,
-                                                          speed, "yes" if ok else "NO: %r vs %r" % ((s, w), ref)))
+        mrel = "%.2f" % (med[v] / med["mpi"]) if mpi_t else "-"
+        print("| %s | %d | %.2f | %.4f | %s | %s | %.4f | %s | %s |" % (
+            name, lines[v], lines[v] / lines["seq"], best[v], rel, speed, med[v], mrel,
+            "yes" if ok else "NO: %r vs %r" % ((s, w), ref)))
         if a.json:
             with open(a.json, "a") as f:
                 rec = {"bench": "productivity", "case": a.case, "kind": machine, "date": time.strftime("%Y-%m-%d",
                        time.gmtime()), "version": version, "ranks": a.ranks, "impl": v, "name": name,
                        "lines": lines[v], "lines_vs_seq": lines[v] / lines["seq"], "time_s": best[v], "N": n,
                        "steps": nt, "threads": a.threads, "reps": a.reps, "verified": ok, "load_before": load0,
-                       "load_after": load1}
+                       "load_after": load1, "median_s": med[v], "times_s": times[v]}
                 if mpi_t:
                     rec.update(baseline="mpi", base_time_s=mpi_t, ratio=best[v] / mpi_t)
                 f.write(json.dumps(rec) + "\n")

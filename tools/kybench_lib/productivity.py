@@ -13,7 +13,7 @@ RANGES = {"full": "--ranks 4 --reps 5 --n 4096 --nt 100", "cpu": "--ranks 4 --re
 SCHEMA = ({"impl": "string", "lines": "integer", "lines_vs_seq": "number", "time_s": "number", "N": "integer",
            "steps": "integer", "threads": "integer", "verified": "boolean"},
           {"name": "string", "reps": "integer", "baseline": "string", "base_time_s": "number", "ratio": "number",
-           "load_before": "string", "load_after": "string"})
+           "load_before": "string", "load_after": "string", "median_s": "number"})
 ORDER = ["seq", "mpi", "sms", "mpc", "smint", "smint2", "array"]
 
 
