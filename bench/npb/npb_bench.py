@@ -145,6 +145,7 @@ def main():
     ap.add_argument("--kycc", default=os.path.join(ROOT, "tools", "kycc"), help="the kycc driver to use")
     ap.add_argument("--builds", default="serial,omp,kycc", help="which builds run (speed-ups need serial)")
     ap.add_argument("--omp-threads", default=None, help="thread counts of the omp build (default: every ranks x threads)")
+    ap.add_argument("--kyenv", default="", help="settings for the kycc runs, K=V,K=V (e.g. KY_PROGRESS_THREAD=0)")
     ap.add_argument("--timeout", type=int, default=3600, help="seconds per run (a run past it is recorded, not verified)")
     ap.add_argument("--case", default=None, help="the records' case (kybench); default npb_<bench>")
     ap.add_argument("--log", default=None, help="every command and its output (default: <work>/<bench>.<class>.log)")
@@ -167,6 +168,8 @@ def main():
         version = "unknown"
     common = dict(bench="npb", program=a.bench, case=a.case or "npb_" + a.bench, kind=machine, date=date,
                   version=version, page_size=a.page, **{"class": a.cls})
+    if a.kyenv:
+        common["settings"] = a.kyenv
     partial = open(a.json, "w") if a.json else None
 
     def keep(rec):
@@ -198,8 +201,9 @@ def main():
         exe = os.path.join(a.work, "%s.%s.kycc-%s" % (a.bench, a.cls, v))
         build("kycc", d, files, exe, kycc, env)
         for n, t in lays:
+            kyenv = dict(kv.split("=", 1) for kv in a.kyenv.split(",") if kv)
             rec = run([kyrun, "-n", str(n), exe], dict(env, OMP_NUM_THREADS=str(t), KY_STATS="1",
-                                                       KY_PAGE_SIZE=a.page), a.timeout, log)
+                                                       KY_PAGE_SIZE=a.page, **kyenv), a.timeout, log)
             rec.update(build="kycc", variant=v, ranks=n, threads=t)
             keep(rec)
     serial = next((r.get("time_s") for r in recs if r["build"] == "serial"), None)
