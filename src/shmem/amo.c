@@ -101,6 +101,9 @@ int kyi_shmem_amo(const char *call, int op, void *dest, size_t size, uint64_t va
     uint64_t r;
     if (p) {
         r = amo_local(op, p, size, value, cond);
+        /* Without a progress thread this PE serves others only inside Kyoyu calls: a loop of local atomics
+         * must not starve the PEs waiting on it (SHMEM programs expect progress from any call). */
+        if (!kyi_comm.progress_thread) ky_poll();
     } else {
         amo_wait_t w = {0, KY_OK, 0};
         uint64_t a[6] = {(uint64_t)which, off, (uint64_t)op | (uint64_t)size << 8, value, cond,

@@ -23,11 +23,26 @@
 
 /* ---- world barriers and the team calls ------------------------------------------------------------------- */
 
+/* The world barrier. Without a progress thread a PE serves the others' atomics and gets only inside Kyoyu
+ * calls, and a PE that arrived early may be the one a late PE is asking: comm's split-phase barrier, polled
+ * here, keeps serving at full speed while it waits (the coll barrier's waits back off to sleeps). */
 static int world_barrier(const char *call, int quiet)
 {
     KYI_CHECK(kyi_shmem_ready(call));
     if (quiet) KYI_CHECK(kyi_shmem_quiet(call));
-    int st = ky_team_barrier(KY_TEAM_WORLD);
+    int st;
+    if (kyi_comm.progress_thread) {
+        st = ky_team_barrier(KY_TEAM_WORLD);
+    } else {
+        st = ky_barrier_notify();
+        kyi_waiter_t w;
+        kyi_waiter_init(&w, call, "the other PEs at a barrier", -1);
+        while (!st && (st = ky_barrier_try()) == KY_PENDING) {
+            st = KY_OK;
+            if (ky_poll() > 0) kyi_waiter_progress(&w);
+            else kyi_waiter_pause(&w);
+        }
+    }
     return st ? kyi_shmem_failed(st, call) : KY_OK;
 }
 
@@ -337,10 +352,7 @@ int kyi_aset_barrier(const char *call, const kyi_aset_t *a, long *pSync, int qui
 {
     if (quiet) KYI_CHECK(kyi_shmem_quiet(call));
     if (a->size == 1) return KY_OK;
-    if (a->size == kyi_shmem.npes) {
-        int st = ky_team_barrier(KY_TEAM_WORLD);
-        return st ? kyi_shmem_failed(st, call) : KY_OK;
-    }
+    if (a->size == kyi_shmem.npes) return world_barrier(call, 0);
     int root = kyi_aset_member(a, 0);
     if (kyi_shmem.me != root) {
         KYI_CHECK(kyi_shmem_amo(call, KYI_AMO_ADD, &pSync[0], sizeof(long), 1, 0, root, NULL));
