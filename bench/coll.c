@@ -1,4 +1,4 @@
-/* Kyoyu benchmark: collectives on host buffers (issue 4, "Benchmarks"), any number of ranks.
+/* Kyoyu benchmark: collectives on host buffers (docs/benchmarks.md), any number of ranks.
  *
  * Part 1, the seed's tables (seed 001, tables 3 and 4): allgather with 16 B, 2 KiB and 128 KiB per rank and
  * allreduce of 8 B (one double, KY_SUM), for every algorithm (forced with ky_coll_set_algo) and auto, with

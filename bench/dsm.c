@@ -1,4 +1,4 @@
-/* ky_bench_dsm: what the DSM's basic operations cost against MPI moving the same bytes (issue 3).
+/* ky_bench_dsm: what the DSM's basic operations cost against MPI moving the same bytes.
  *
  *   fault_read       rank 0 reads one byte of each of K pages homed at rank 1 after ky_barrier: time per
  *                    fault, fetch included | MPI_Get of one page (lock shared, get, unlock) from a window

@@ -1,4 +1,4 @@
-/* Kyoyu benchmark: point-to-point latency and bandwidth between two ranks (issue 2, "Benchmarks").
+/* Kyoyu benchmark: point-to-point latency and bandwidth between two ranks (docs/benchmarks.md).
  *
  * Three Kyoyu operations, each beside its baseline in the same run, for sizes -b .. -e:
  *   put_pp      put ping-pong: rank 0 ky_put()s n bytes into rank 1's data segment, then ky_put_val()s an

@@ -3,7 +3,7 @@
 # OMP_NUM_THREADS when it is set, so with OMP_NUM_THREADS above the core count kyrun used to leave out
 # --oversubscribe and Open MPI refused to start more ranks than cores.
 #   (1) dry run: cores+1 ranks with OMP_NUM_THREADS=cores+2 must get --oversubscribe (Open MPI);
-#   (2) the issue's command, OMP_NUM_THREADS=4 kyrun -n 3 hello_put (`true` where the examples are not
+#   (2) the reported command, OMP_NUM_THREADS=4 kyrun -n 3 hello_put (`true` where the examples are not
 #       built), must run, without the oversubscription switch the other tests get from their environment.
 #       On 2 cores (CI) this is the failing launch itself.
 #   usage: check_kyrun_omp.sh BIN_DIR      (BIN_DIR holds kyrun and, if built, hello_put)

@@ -1,4 +1,4 @@
-/* Collectives on host buffers (issue 4): every algorithm, type and operation against MPI's own collective
+/* Collectives on host buffers: every algorithm, type and operation against MPI's own collective
  * on the same data (values chosen so every order of reduction is exact: small integers, powers of two),
  * counts 0, 1, odd and large, in place, teams split by parity, persistent plans started many times with
  * changing data, bad input, and (KY_CHECK=1 variants) mismatched arguments returning KY_ERR_ARG on every

@@ -1,4 +1,4 @@
-/* Collectives on GPU buffers (issue 4, GPU half): every algorithm (the host ones staged through pinned
+/* Collectives on GPU buffers: every algorithm (the host ones staged through pinned
  * memory, oneshot/twoshot over NVLink), type and operation against MPI_Allreduce / MPI_Allgather computed on
  * host copies of the same data; counts 0, 1, odd and large; in place; bcast and reduce; persistent plans
  * started many times back to back on a stream with changing data; a plan captured in a CUDA graph and

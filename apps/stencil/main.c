@@ -1,5 +1,5 @@
 /* ky_stencil: 3-D 7- and 27-point stencils with temporal blocking on Kyoyu's DSM against hand-written MPI
- * (issue 3's application; docs/api.md "The stencil application"). One job runs the chosen variants one
+ * (the DSM's application; docs/api.md "The stencil application"). One job runs the chosen variants one
  * after another on the same grid, checks each against a serial run and prints time, GFLOP/s and the DSM
  * statistics; --json appends JSON lines (docs/benchmarks.md).
  *

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Himeno on a lent GPU machine in one call (issue 16; tools/device-run's himeno step calls the same script):
+# Himeno on a lent GPU machine in one call (tools/device-run's himeno step calls the same script):
 # build ky_himeno, its GPU tests, `kybench run himeno` (one GPU: sizes M, L, XL; ranks sharing the GPU; every
 # rank its own node; CPU ranks) and the third-party baselines (bench/himeno/baselines.sh) in the same job.
 #

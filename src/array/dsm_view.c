@@ -1,4 +1,4 @@
-/* The DSM view of an array (issue 5; docs/api.md "DSM view"): the array's global index space as one
+/* The DSM view of an array (docs/api.md "DSM view"): the array's global index space as one
  * allocation of the global address space, C order, dims[0] x ... x dims[ndim-1] elements, so that any rank
  * reads and writes any element through a plain pointer (boundary conditions, irregular accesses) under the
  * DSM's release consistency.

@@ -1,4 +1,4 @@
-/* Hierarchical collectives (issue 4: "across nodes: inside the node, then across"). A team whose
+/* Hierarchical collectives ("across nodes: inside the node, then across"). A team whose
  * members sit on several logical nodes, some node holding two or more of them, runs its blocking
  * allreduce, allgather, bcast, reduce and barrier in three stages:
  *   1. inside each node, over the node's sub-team (one node: the shared-memory path, shm.c);

@@ -1,4 +1,4 @@
-/* Host collectives through shared memory, for teams whose members all run on one node (issue 4: MPI's
+/* Host collectives through shared memory, for teams whose members all run on one node (MPI's
  * own collective beat the message schedules on one node, whose every step pays MPI's matching and locks).
  *
  * Segment (POSIX shm, made by team rank 0 at the team's first host collective, opened by the others,

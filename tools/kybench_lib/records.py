@@ -59,7 +59,7 @@ SCHEMAS = {
              "home_snapshots": "integer", "coherence_s": "number", "gflops": "number", "bt": "integer",
              "steps": "integer", "baseline": "string", "base_time_s": "number", "ratio": "number",
              "verified": "boolean"}),
-    # bench/npb/npb_bench.py (issue 17): one point per build (serial, omp, kycc), variant and ranks x threads;
+    # bench/npb/npb_bench.py: one point per build (serial, omp, kycc), variant and ranks x threads;
     # ranks is the kycc ranks (1 for serial and omp), threads the threads per rank (omp: all of them)
     "npb": ({"program": "string", "class": "string", "build": "string", "variant": "string",
              "threads": "integer", "verified": "boolean"},

@@ -29,13 +29,13 @@ HALO_HOST = {"full": "-N 32,64,128,256,512 -n 100 -w 5", "cpu": "-N 32,64,128 -n
              "quick": "-N 8,16 -n 5 -w 1"}
 HALO_GPU = {"full": "-N 32,64,128,256,512 -n 100 -w 5", "cpu": "-N 32,64,128,256,512 -n 100 -w 5",
             "quick": "-N 8,16 -n 5 -w 1"}
-# bench/coll (issue 4): nccl-tests-style flags like the other benchmarks; adjust here when coll.c lands.
+# bench/coll: nccl-tests-style flags like the other benchmarks; adjust here when coll.c lands.
 COLL_HOST = {"full": "-b 8 -e 256M -n 100 -w 10", "cpu": "-b 8 -e 4M -f 4 -n 50 -w 5",
              "quick": "-b 8 -e 4K -f 8 -n 10 -w 2"}
 COLL_GPU = {"full": "-b 8 -e 256M -n 100 -w 10", "cpu": "-b 8 -e 256M -n 100 -w 10",
             "quick": "-b 8 -e 4K -f 8 -n 10 -w 2"}
 
-# bench/dsm.c (ky_bench_dsm) and apps/stencil (ky_stencil, issue 3). The DSM stencil runs one fixed grid at
+# bench/dsm.c (ky_bench_dsm) and apps/stencil (ky_stencil). The DSM stencil runs one fixed grid at
 # every rank count (strong scaling: the dsm report's table and page-transfer figure); the stencil suite
 # runs N^3 per rank (weak scaling, --record stencil). --threads auto: the node's cores shared by its ranks.
 DSM_MICRO = {"full": "-n 256 -w 10", "cpu": "-n 128 -w 5", "quick": "-n 8 -w 1"}
@@ -50,7 +50,7 @@ STENCIL_GPU = {"full": "--nx 512 --ny 512 --nz 512 --bt 4 --steps 64",
                "cpu": "--nx 256 --ny 256 --nz 128 --bt 4 --steps 16 --check",
                "quick": "--small"}
 
-# apps/himeno (issue 16): iterations per size (the kernel moves 56 B per point: M 0.23 GB, L 1.9 GB, XL
+# apps/himeno: iterations per size (the kernel moves 56 B per point: M 0.23 GB, L 1.9 GB, XL
 # 15 GB per iteration); warm-up iterations are not timed and the fields start again after them.
 HIMENO_M = {"full": "--iters 1000 --warmup 20", "cpu": "--iters 20 --warmup 2", "quick": "--grid 34x34x66 --iters 4 --warmup 1"}
 HIMENO_L = {"full": "--iters 300 --warmup 10", "cpu": "--iters 5 --warmup 1", "quick": "--grid 34x34x66 --iters 4 --warmup 1"}
@@ -62,7 +62,7 @@ HIMENO_HOST = {"full": "--iters 100 --warmup 3", "cpu": "--iters 10 --warmup 1",
 CG_GPU = {"full": "--iters 1000 --reps 3", "cpu": "--iters 1000 --reps 3",
           "quick": "--iters 50 --reps 1 --matrix standin:nasa2910"}
 
-# bench/npb/npb_bench.py (issue 17): NPB built unchanged by kycc against the serial and plain-OpenMP builds,
+# bench/npb/npb_bench.py: NPB built unchanged by kycc against the serial and plain-OpenMP builds,
 # page transfers per variant (seed 003 Figs. 2-5). The script launches its own runs (ranks x threads in
 # --ranks); the fetched sources come from tools/fetch-npb. Class A on the GPU machine's 16 cores.
 NPB = {"full": "--class A --ranks 1,2,4,8,16,8x2 --variants none,mapping,affinity,update --timeout 600",
@@ -91,7 +91,7 @@ class Case:
 
 
 SUITES = {
-    # the comm layer (issue 2): the cases of docs/benchmarks.md, in this order
+    # the comm layer: the cases of docs/benchmarks.md, in this order
     "comm": [
         Case("pingpong_host_shm", "pingpong", "--mem host", PP_HOST),
         Case("pingpong_host_mpi", "pingpong", "--mem host", PP_HOST, SPLIT),
@@ -102,12 +102,12 @@ SUITES = {
         Case("halo_gpu_ipc", "halo", "--mem gpu", HALO_GPU, ONE_GPU, gpu=True),
         Case("halo_gpu_staged", "halo", "--mem gpu", HALO_GPU, dict(ONE_GPU, **SPLIT), gpu=True),
     ],
-    # collectives (issue 4): runs when build/bin/coll exists; one run per rank count (--ranks 2,3,4)
+    # collectives: runs when build/bin/coll exists; one run per rank count (--ranks 2,3,4)
     "coll": [
         Case("coll_host", "coll", "--mem host", COLL_HOST, ranks=None, default_ranks=(2, 3, 4)),
         Case("coll_gpu", "coll", "--mem gpu", COLL_GPU, ONE_GPU, gpu=True, ranks=None, default_ranks=(2, 3, 4)),
     ],
-    # the DSM (issue 3): micro-benchmarks on the shared-memory and the MPI path, the DSM stencil (strong)
+    # the DSM: micro-benchmarks on the shared-memory and the MPI path, the DSM stencil (strong)
     "dsm": [
         Case("dsm_micro_shm", "ky_bench_dsm", "", DSM_MICRO, ranks=None, default_ranks=(2, 4)),
         Case("dsm_micro_mpi", "ky_bench_dsm", "", DSM_MICRO, SPLIT, ranks=None, default_ranks=(2, 4)),
@@ -118,21 +118,21 @@ SUITES = {
         Case("dsm_stencil27", "ky_stencil", "--points 27 " + STENCIL_COMMON, STENCIL_DSM, ranks=None,
              default_ranks=(2, 4)),
     ],
-    # stencils on host memory, weak scaling (the GPU stencil of issue 5 adds its cases here)
+    # stencils on host memory, weak scaling (the GPU stencil adds its cases here)
     "stencil": [
         Case("stencil_host", "ky_stencil", "--record stencil --points 7,27 " + STENCIL_COMMON, STENCIL_WEAK,
              ranks=None, default_ranks=(1, 2, 4)),
-        # issue 5: the GPU stencil, one rank per GPU, weak scaling; and every rank its own node (staged path)
+        # the GPU stencil, one rank per GPU, weak scaling; and every rank its own node (staged path)
         Case("stencil_gpu", "ky_stencil_gpu", "--weak --pts both", STENCIL_GPU, ONE_GPU, gpu=True, ranks=None,
              default_ranks=(1, 2, 4)),
         Case("stencil_gpu_split", "ky_stencil_gpu", "--weak --pts both", STENCIL_GPU, dict(ONE_GPU, **SPLIT),
              gpu=True, ranks=None, default_ranks=(2, 4)),
     ],
-    # issue 16: Himeno (apps/himeno) on the one-sided layer; every case also runs the hand-written MPI(+CUDA,
+    # Himeno (apps/himeno) on the one-sided layer; every case also runs the hand-written MPI(+CUDA,
     # host-staged) baseline in the same launch (--variant ky,mpi: ratio, halo_ratio). One GPU: sizes M, L, XL;
     # ranks sharing the GPU and every rank its own node; CPU ranks against the same kernels. The third-party
     # baselines (public CUDA Himenos, the original C+MPI) run from bench/himeno/baselines.sh in the same job.
-    # himeno_scale_* / himeno_weak_*: the 4-GPU strong and weak scaling of issue 24 (ranks 1, 2, 4).
+    # himeno_scale_* / himeno_weak_*: the 4-GPU strong and weak scaling (ranks 1, 2, 4).
     # distributed CG (seed 001): one GPU against cuSPARSE+cuBLAS; ranks sharing it against the seed's scheme
     "cg": [
         Case("cg_gpu", "bench_cg", "", CG_GPU, ONE_GPU, gpu=True, ranks=1),
@@ -174,7 +174,7 @@ SUITES = {
              gpu=True, ranks=None, default_ranks=(2, 4)),
         Case("himeno_scale_XL_3d", "ky_himeno", "XL --mem gpu --variant ky,mpi --decomp 3d", HIMENO_XL, ONE_GPU,
              gpu=True, ranks=None, default_ranks=(4,)),
-        # weak scaling (issue 24): size L per GPU, the grid multiplied by the process grid
+        # weak scaling (4 GPUs): size L per GPU, the grid multiplied by the process grid
         Case("himeno_weak_L_ij", "ky_himeno", "L --weak --mem gpu --variant ky,mpi --decomp ij", HIMENO_L, ONE_GPU,
              gpu=True, ranks=None, default_ranks=(1, 2, 4)),
         Case("himeno_weak_L_k", "ky_himeno", "L --weak --mem gpu --variant ky,mpi --decomp k", HIMENO_L, ONE_GPU,

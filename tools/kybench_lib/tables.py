@@ -196,7 +196,7 @@ def coll_bw(recs):
 
 
 def coll_lat(recs):
-    """GPU collective latency (issue 4's goals): per operation, algorithm and mode, Kyoyu's µs per call at
+    """GPU collective latency (the collectives' goals): per operation, algorithm and mode, Kyoyu's µs per call at
     each rank count beside NCCL's and the stream-operation floor of the same mode (launch, and for `sync`
     the synchronisation)."""
     g = [dict(r, algo=coll_algo(r)) for r in recs if r.get("bench") == "coll_lat"]
