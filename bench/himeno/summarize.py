@@ -3,7 +3,7 @@
 variants ky and mpi, written by `kybench run himeno`) and the third-party baselines' (himeno_ext.jsonl from
 bench/himeno/baselines.sh) of one results folder.
 
-    bench/himeno/summarize.py bench/results/nvidia-h100-x1/2026-11-25/himeno
+    bench/himeno/summarize.py bench/results/nvidia-h200/2026-11-25/himeno
 
 Ratios are baseline time / Kyoyu time per iteration (> 1: Kyoyu faster)."""
 import glob
