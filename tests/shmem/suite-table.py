@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Markdown table of public-suite runs (run-suite.sh outputs) for docs/shmem.md: one row per test, one
 column per run, and a count per column.
-    suite-table.py "TITLE" "COLUMN=FILE.tsv" ...   (the first file's order sets the rows)"""
+    suite-table.py "TITLE" "COLUMN::FILE.tsv" ...   (the first file's order sets the rows)"""
 import sys
 
 
@@ -21,7 +21,7 @@ def main():
     title, specs = sys.argv[1], sys.argv[2:]
     cols = []
     for spec in specs:
-        name, path = spec.split("=", 1)
+        name, path = spec.split("::", 1)
         cols.append((name,) + load(path))
     order = cols[0][1]
     print(f"**{title}**\n")
