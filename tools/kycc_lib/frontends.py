@@ -19,4 +19,10 @@ def translate_unit(path, text, rt_header, lib_dir):
         return translate_mpc(path, text), "mpc"
     if has_smint(text):
         text = rewrite_smint(path, text, os.path.join(lib_dir, "smint_rt.h"))
-    return translate(path, text, rt_header), "omp"
+        return translate(path, text, rt_header), "omp"
+    # an OpenMP unit's serial part may update global data in place on every rank: it keeps kycc's guard on
+    # every home page (smint_rt.c's vote; SMint units whose serial part writes no global data vote for the
+    # DSM's default)
+    return translate(path, text, rt_header) + (
+        "\nvoid smint_vote_(int);\nstatic void __attribute__((constructor)) __smint_vote_unit(void) "
+        "{ smint_vote_(0); }\n"), "omp"

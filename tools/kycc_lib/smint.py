@@ -83,10 +83,15 @@ class SmintUnit(Unit):
         self.funcs = [c for c in self.tu.cursor.get_children() if self.user(c) and c.kind == CK.FUNCTION_DECL
                       and c.is_definition()]
         edits = []
+        self.loops = []   # (start, end) of every smint loop: what is outside them is the serial part
         for m in LINE.finditer(self.src):
             p = _P(m.start(), m.end(), self.line_of(m.start()))
             fn = next((f for f in self.funcs if f.extent.start.offset < p.start < f.extent.end.offset), None)
             rest = m.group(1).strip()
+            if fn is not None and re.match(r"parallel\s+for\b", rest):
+                st = self._stmt_after(p, fn)
+                if st is not None:
+                    self.loops.append((st.extent.start.offset, self.stmt_end(st)))
             words = re.match(r"(parallel\s+for|barrier)\b(.*)$", rest, re.S)
             if words is None:
                 self.err(p.line_no, "'#pragma smint %s' is unknown (smint has 'parallel for' and 'barrier')" %
@@ -138,6 +143,7 @@ class SmintUnit(Unit):
             edits.append((end, end, " %s}" % ("smint_drop(); " if create else "")))
         if self.errors:
             raise TranslateError("\n".join(self.errors))
+        self.serial_writes = self._serial_writes()
         out, k = [], 0
         for s, e, t in sorted(edits):
             out.append(self.src[k:s])
@@ -145,6 +151,47 @@ class SmintUnit(Unit):
             k = e
         out.append(self.src[k:])
         return "".join(out)
+
+    def _serial_writes(self):
+        """Where the serial part (code outside smint loops, in every function) may write global data, or None.
+        Conservative: any write whose target is not a plain local variable (a global, a static, anything
+        reached through a subscript, a pointer or a member), and any call given a non-const pointer or array
+        other than printf's, count. Every rank runs the serial part; an in-place update there needs kycc's
+        guard on every home page (KY_DSM_SNAPSHOT=1, docs/kycc.md "Limits"); without such writes the DSM's
+        default is safe."""
+        def local(c):
+            while c is not None and c.kind in (CK.PAREN_EXPR, CK.UNEXPOSED_EXPR):
+                kids = list(c.get_children())
+                c = kids[0] if kids else None
+            r = c.referenced if c is not None and c.kind == CK.DECL_REF_EXPR else None
+            return r is not None and r.kind in (CK.VAR_DECL, CK.PARM_DECL) and \
+                r.semantic_parent is not None and r.semantic_parent.kind == CK.FUNCTION_DECL and \
+                r.storage_class != ci.StorageClass.STATIC
+        for f in self.funcs:
+            for s, _, c in self._nodes(f):
+                if any(a <= s < b for a, b in self.loops):
+                    continue
+                why = None
+                if c.kind in (CK.BINARY_OPERATOR, CK.COMPOUND_ASSIGNMENT_OPERATOR):
+                    kids = list(c.get_children())
+                    op = self.src[kids[0].extent.end.offset:kids[1].extent.start.offset].strip() if len(kids) == 2 else ""
+                    if (c.kind == CK.COMPOUND_ASSIGNMENT_OPERATOR or op == "=") and not local(kids[0]):
+                        why = "a write to '%s'" % self.src[kids[0].extent.start.offset:kids[0].extent.end.offset]
+                elif c.kind == CK.UNARY_OPERATOR:
+                    text = self.src[c.extent.start.offset:c.extent.end.offset].replace(" ", "")
+                    kids = list(c.get_children())
+                    if (text.startswith(("++", "--")) or text.endswith(("++", "--"))) and kids and not local(kids[0]):
+                        why = "'%s'" % text
+                elif c.kind == CK.CALL_EXPR and c.spelling not in ("printf", "fprintf", "puts", "fputs"):
+                    for a in list(c.get_arguments()):
+                        t = a.type.get_canonical()
+                        if t.kind in (ci.TypeKind.POINTER, ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY) and \
+                                not (t.kind == ci.TypeKind.POINTER and t.get_pointee().is_const_qualified()):
+                            why = "a pointer given to %s()" % c.spelling
+                            break
+                if why:
+                    return "%s: %s" % (self.loc(self.line_of(s)), why)
+        return None
 
     def _header(self, stmt, p):
         """for (v = lb; v < ub | v <= ub; v++ | ++v | v += s) -> dict(var, lb, ub, op, step)."""
@@ -282,4 +329,11 @@ def rewrite_smint(path, text, rt_header):
     """The unit with its smint pragmas as OpenMP and smint_rt calls (declared by the included rt_header)."""
     with open(rt_header) as f:   # its prototypes, inline: the unit is parsed again by translate.py
         decls = f.read()
-    return '# 1 "%s"\n%s\n' % (rt_header, decls) + SmintUnit(path, text).rewrite()
+    u = SmintUnit(path, text)
+    body = u.rewrite()
+    # the unit's vote on the DSM's snapshots (smint_rt.c): the default when no unit's serial part writes
+    # global data, kycc's guard on every home page otherwise
+    vote = ("\n# 1 \"<smint>\"\n/* serial part writes global data: %s */\n" % (u.serial_writes or "none").replace("*/", "") +
+            "static void __attribute__((constructor)) __smint_vote_unit(void) { smint_vote_(%d); }\n"
+            % (u.serial_writes is None))
+    return '# 1 "%s"\n%s\n' % (rt_header, decls) + body + vote

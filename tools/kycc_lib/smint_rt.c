@@ -6,6 +6,7 @@
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <kyoyu.h>
 #include <kyoyu/dsm.h>
 
@@ -69,4 +70,22 @@ void smint_barrier(void)
         return;
     }
     smint_check(ky_barrier(), "smint barrier", "ky_barrier");
+}
+
+/* Order-independent: the constructors of the units run in any order; the result is 2 only if every vote
+ * was 1 and the user did not set the variable. */
+static int unsafe_seen, we_set;
+
+void smint_vote_(int serial_part_writes_nothing)
+{
+    if (!serial_part_writes_nothing) {
+        unsafe_seen = 1;
+        if (we_set) unsetenv("KY_DSM_SNAPSHOT");
+        we_set = 0;
+        return;
+    }
+    if (!unsafe_seen && !we_set && getenv("KY_DSM_SNAPSHOT") == NULL) {
+        setenv("KY_DSM_SNAPSHOT", "2", 1);
+        we_set = 1;
+    }
 }
