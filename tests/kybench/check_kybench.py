@@ -162,6 +162,9 @@ def step_report(kybench, build, work):
     check("ncclAllReduce (" in text and "% of 380" in text, "collective bus bandwidth table with the link floor")
     check("**7pt stencil, N=512 per rank, gpu memory**" in text and "| kyoyu |" in text,
           "ky_stencil_gpu records read in the stencil shape (weak-scaling table)")
+    check("**SP class A** (serial 60.00 s)" in text and "| omp (same threads) | 16.00 s, 3.75x serial |" in text
+          and "32.00 s, 1.88x serial, 0.50 of omp" in text and "~800 s (projected), ~0.020 of omp" in text
+          and "| affinity | 61,728 |" in text, "npb table: times, speed-up over serial, ratio to omp, page transfers")
 
 
 def step_compare(kybench, build, work):

@@ -5,7 +5,7 @@ The document is hand-written except for blocks between `<!-- kybench:begin NAME 
 whose records are absent is left as it was. Blocks with records but no markers in the document are appended
 at its end under a heading of their own. Block names: comm-pingpong, comm-halo, comm-figures, coll-tables,
 coll-latency, coll-bandwidth, coll-figures, stencil-tables, stencil-figures, dsm-tables, dsm-figures, dsm-micro,
-timeline-figures (every *.trace.json beside the records)."""
+npb-tables, timeline-figures (every *.trace.json beside the records)."""
 import os
 import re
 
@@ -25,6 +25,7 @@ BLOCKS = [
     ("dsm-tables", tables.dsm, None, "DSM runs and page transfers"),
     ("dsm-figures", None, ("dsm",), "DSM page transfers (seed 003 Figs. 3 and 5 style)"),
     ("dsm-micro", tables.dsm_micro, None, "DSM operations against MPI"),
+    ("npb-tables", tables.npb, None, "NPB on kycc (seed 003 Figs. 2-5 style)"),
     ("timeline-figures", None, ("timeline",), "Timelines (KY_TRACE)"),
 ]
 

@@ -294,6 +294,65 @@ def dsm(recs):
     return "\n\n".join(parts)
 
 
+def npb(recs):
+    """NPB on kycc (seed 003 Figs. 2-5): per program and class, the time and speed-up over serial of each build
+    and variant at every ranks x threads, the ratio to plain OpenMP on as many threads, and the page
+    transfers per variant (fetched + preloaded + pushed, all ranks)."""
+    groups = {}
+    for r in recs:
+        if r.get("bench") == "npb":
+            groups.setdefault((r["program"], r["class"]), []).append(r)
+    if not groups:
+        return None
+    parts = []
+    for prog, cls in sorted(groups):
+        g = groups[(prog, cls)]
+        kycc = [r for r in g if r["build"] == "kycc"]
+        lays = sorted({(r["ranks"], r["threads"]) for r in kycc})
+        omp = {r["threads"]: r for r in g if r["build"] == "omp"}
+        serial = next((r for r in g if r["build"] == "serial"), None)
+
+        def cell(r):
+            if r is None:
+                return "-"
+            if r.get("time_s") is None:
+                p = r.get("projected_time_s")
+                return f"~{p:.0f} s (projected)" if p else ("past the limit" if r.get("timed_out") else "failed")
+            base = serial.get("time_s") if serial else None
+            sp = f", {base / r['time_s']:.2f}x serial" if base and r["time_s"] else ""
+            ok = "" if r.get("verified") else " (not verified)"
+            return f"{r['time_s']:.2f} s{sp}{ok}"
+        lines = [f"**{prog.upper()} class {cls}**" + (f" (serial {serial['time_s']:.2f} s)" if serial and
+                                                      serial.get("time_s") else ""), ""]
+        head = ["build / variant"] + [f"{n} x {t}" for n, t in lays]
+        lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        lines.append("| omp (same threads) | " + " | ".join(cell(omp.get(n * t)) for n, t in lays) + " |")
+        # runs under other settings (field `settings`) are rows of their own
+        def label(r):
+            return r["variant"] + (f" ({r['settings']})" if r.get("settings") not in (None, "", "default") else "")
+        at = {(label(r), r["ranks"], r["threads"]): r for r in kycc}
+        order = ("none", "mapping", "affinity", "update")
+        variants = sorted({k[0] for k in at}, key=lambda v: (order.index(v.split(" ")[0]) if v.split(" ")[0] in order
+                                                              else len(order), v))
+        for v in variants:
+            row = []
+            for n, t in lays:
+                r = at.get((v, n, t))
+                ratio = (f", {r['ratio']:.2f} of omp" if r and "ratio" in r else
+                         f", ~{r['projected_ratio']:.3f} of omp" if r and "projected_ratio" in r else "")
+                row.append(cell(r) + ratio if r else "-")
+            lines.append(f"| kycc {v} | " + " | ".join(row) + " |")
+        if any("page_transfers" in r for r in kycc):
+            lines += ["", "Page transfers (all ranks):", "",
+                      "| variant | " + " | ".join(f"{n} x {t}" for n, t in lays) + " |", "|" + "---|" * (len(lays) + 1)]
+            for v in variants:
+                lines.append(f"| {v} | " + " | ".join(
+                    f"{at[(v, n, t)]['page_transfers']:,}" if "page_transfers" in at.get((v, n, t), {}) else "-"
+                    for n, t in lays) + " |")
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts)
+
+
 def dsm_micro(recs):
     """bench/dsm.c: one row per operation, size, path and rank count: Kyoyu µs, the MPI baseline, ratio."""
     rows = [r for r in recs if r.get("bench") == "dsm_micro"]
