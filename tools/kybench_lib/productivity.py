@@ -14,7 +14,7 @@ SCHEMA = ({"impl": "string", "lines": "integer", "lines_vs_seq": "number", "time
            "steps": "integer", "threads": "integer", "verified": "boolean"},
           {"name": "string", "reps": "integer", "baseline": "string", "base_time_s": "number", "ratio": "number",
            "load_before": "string", "load_after": "string", "median_s": "number"})
-ORDER = ["seq", "mpi", "sms", "mpc", "smint", "smint2", "array"]
+ORDER = ["seq", "mpi", "sms", "mpc", "smint", "smint1", "array"]
 
 
 def table(recs):
