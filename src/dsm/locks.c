@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "dsm/dsm.h"
+#include "runtime/trace.h"
 
 typedef struct waiter {
     int rank, tag;
@@ -132,10 +133,29 @@ static int acquire(const char *call, int id, int try_only)
     return st;
 }
 
-int ky_lock(int id) { return acquire("ky_lock", id, 0); }
-int ky_trylock(int id) { return acquire("ky_trylock", id, 1); }
+/* KY_TRACE: acquires and releases are spans (the lock's id as the count, its manager as the peer) */
+static int acquire_traced(const char *call, int id, int try_only)
+{
+    uint64_t t0 = KYI_TRACE_T0();
+    int st = acquire(call, id, try_only);
+    KYI_TRACE_SPAN("dsm", call, t0, id, kyi_rt.nranks > 0 && id >= 0 ? id % kyi_rt.nranks : -1);
+    return st;
+}
+
+static int release(int id);
+
+int ky_lock(int id) { return acquire_traced("ky_lock", id, 0); }
+int ky_trylock(int id) { return acquire_traced("ky_trylock", id, 1); }
 
 int ky_unlock(int id)
+{
+    uint64_t t0 = KYI_TRACE_T0();
+    int st = release(id);
+    KYI_TRACE_SPAN("dsm", "ky_unlock", t0, id, kyi_rt.nranks > 0 && id >= 0 ? id % kyi_rt.nranks : -1);
+    return st;
+}
+
+static int release(int id)
 {
     static const char *call = "ky_unlock";
     KYI_CHECK(check_id(call, id));
