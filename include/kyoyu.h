@@ -10,6 +10,7 @@
 #include "kyoyu/dsm.h"
 #include "kyoyu/array.h"
 #include "kyoyu/sparse.h"
+#include "kyoyu/io.h"
 
 #define KY_VERSION_MAJOR 0
 #define KY_VERSION_MINOR 1

@@ -138,6 +138,10 @@ KY_API int ky_array_dsm_collect(ky_array_t a);
 /* Shape queries. */
 KY_API int ky_array_ndim(ky_array_t a);
 KY_API int ky_array_dims(ky_array_t a, size_t dims[], size_t *elem);
+/* The distribution as created, defaults filled in (parts, count, blocks_per_rank, bsize of cyclic
+ * dimensions), the halo widths (may be NULL) and the placement (may be NULL): what a file records about the
+ * array (kyoyu/io.h). */
+KY_API int ky_array_dist(ky_array_t a, ky_dist_t *dist, int halo[], ky_place_t *place);
 
 KY_EXTERN_C_END
 

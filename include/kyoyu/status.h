@@ -22,7 +22,9 @@ typedef enum {
     KY_ERR_UNSUPPORTED = -9,  /* not available in this build or on this machine (e.g. GPU memory without CUDA) */
     KY_ERR_STATE = -10,       /* call not allowed now (e.g. ky_init twice, nested split-phase barrier) */
     KY_ERR_SYSTEM = -11,      /* an operating-system call failed (shm_open, mmap, ...) */
-    KY_ERR_INTERNAL = -12     /* a bug in Kyoyu: please report it with KY_DEBUG=trace output */
+    KY_ERR_INTERNAL = -12,    /* a bug in Kyoyu: please report it with KY_DEBUG=trace output */
+    KY_ERR_IO = -13           /* a file could not be written or read, or its content is not what was asked
+                               * for (kyoyu/io.h: not HDF5, missing dataset, wrong shape, checksum mismatch) */
 } ky_status_t;
 
 /* Short fixed description of a status code ("invalid argument"). Never NULL. */

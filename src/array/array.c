@@ -206,6 +206,25 @@ int ky_array_dims(ky_array_t a, size_t dims[], size_t *elem)
     return KY_OK;
 }
 
+int ky_array_dist(ky_array_t a, ky_dist_t *dist, int halo[], ky_place_t *place)
+{
+    KYI_CHECK(kyi_array_check("ky_array_dist", a));
+    if (dist) {
+        memset(dist, 0, sizeof *dist);
+        for (int d = 0; d < a->ndim; d++) {
+            dist->kind[d] = a->kind[d];
+            dist->bsize[d] = a->kind[d] == KY_DIST_CYCLIC ? (a->bsize[d] ? a->bsize[d] : 1) : 0;
+            dist->parts[d] = a->parts[d];
+        }
+        dist->first = a->first;
+        dist->count = a->count;
+        dist->blocks_per_rank = a->bpr;
+    }
+    if (halo) memcpy(halo, a->halo, sizeof(int) * a->ndim);
+    if (place) *place = (ky_place_t)a->place;
+    return KY_OK;
+}
+
 int ky_array_local_n(ky_array_t a, int k, void **ptr, size_t lo[], size_t hi[])
 {
     static const char *call = "ky_array_local";

@@ -26,6 +26,7 @@ const char *ky_strerror(int status)
     case KY_ERR_STATE: return "call not allowed in the current state";
     case KY_ERR_SYSTEM: return "operating-system call failed";
     case KY_ERR_INTERNAL: return "internal error in Kyoyu";
+    case KY_ERR_IO: return "file input/output failed";
     default: return "unknown status code";
     }
 }

@@ -1,0 +1,99 @@
+/* Internal: what the files of the io layer share (docs/io.md). file.c owns files (temporary name, commit by
+ * rename, the agreement of all ranks on a status), dataset.c the public dataset calls (checks, attributes),
+ * xfer.c the moves between memory and a dataset (host memory straight to HDF5, GPU memory through the bounce
+ * pipeline), checksum.c the distribution-independent checksum, cufile_none.c the GPUDirect Storage hook.
+ *
+ * io sits above array: it uses array's public API, the runtime's GPU service (runtime/gpu.h), settings and
+ * errors, and MPI only for the communicator HDF5's MPI-IO driver needs and the agreement of the ranks on a
+ * status and a checksum (HDF5 itself is MPI underneath). */
+#ifndef KYI_IO_IO_H
+#define KYI_IO_IO_H
+
+#include <hdf5.h>
+#include <limits.h>
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kyoyu.h"
+#include "kyoyu/io.h"
+
+#define KYI_IO_MAXD (KY_ARRAY_MAX_DIMS + 1) /* + the component dimension */
+#define KYI_IO_PATH_MAX 4096
+
+struct kyi_io_file {
+    hid_t fid;
+    int writing;                 /* from ky_io_create: committed by rename at close */
+    int failed;                  /* a write failed on some rank: close discards the file */
+    MPI_Comm comm;               /* private duplicate of the job's ranks, handed to MPI-IO */
+    char path[KYI_IO_PATH_MAX];  /* the name the user asked for */
+    char tmp[KYI_IO_PATH_MAX];   /* the name written to until close */
+    void *pin[2];                /* the bounce path's pinned buffers, kept for the file's life */
+    size_t pin_bytes;
+};
+
+/* The shape of a dataset as Kyoyu sees it: ndim dimensions of elements, each `comp` values of `type`. */
+typedef struct {
+    int ndim;
+    size_t dims[KY_ARRAY_MAX_DIMS];
+    ky_io_type_t type;
+    int comp;
+    size_t elem;                 /* comp * type size */
+} kyi_io_shape_t;
+
+/* One piece of this rank's memory and where its elements go in the dataset: an array's local block or a
+ * caller's dense buffer. Local index l along d is global index g[d][l] (g[d] NULL: g0[d] + l). */
+typedef struct {
+    char *origin;                    /* local index (0, ..., 0) */
+    size_t n[KY_ARRAY_MAX_DIMS];     /* owned counts */
+    size_t S[KY_ARRAY_MAX_DIMS];     /* element strides in memory */
+    size_t E[KY_ARRAY_MAX_DIMS];     /* padded extents (n + 2 halo) */
+    size_t off[KY_ARRAY_MAX_DIMS];   /* origin's index inside E (the halo width) */
+    size_t g0[KY_ARRAY_MAX_DIMS];
+    size_t *g[KY_ARRAY_MAX_DIMS];
+    int dev;                         /* CUDA device, -1 host memory */
+} kyi_io_piece_t;
+
+/* ---- file.c ------------------------------------------------------------------------------------------ */
+/* Every rank passes its own status; all return the lowest one (the first failing rank's), and ranks that did
+ * not fail record that rank's message as theirs, so each rank's ky_last_error names the cause. */
+int kyi_io_agree(const char *call, MPI_Comm comm, int st);
+/* HDF5's own error printing off for the duration of one call (saved and restored: the program may use
+ * HDF5 itself). */
+typedef struct {
+    H5E_auto2_t func;
+    void *data;
+} kyi_io_quiet_t;
+void kyi_io_quiet_begin(kyi_io_quiet_t *q);
+void kyi_io_quiet_end(const kyi_io_quiet_t *q);
+/* The most specific message on HDF5's error stack (e.g. "No space left on device"), for messages. */
+const char *kyi_io_h5_cause(char *buf, size_t len);
+int kyi_io_check_file(const char *call, ky_io_file_t f, int writing);
+
+/* ---- dataset.c ----------------------------------------------------------------------------------------- */
+hid_t kyi_io_h5type(ky_io_type_t t);
+
+/* ---- xfer.c ------------------------------------------------------------------------------------------- */
+/* Move one piece between memory and the dataset (file space `fspace`), adding its elements' checksum to
+ * *cks. Returns this rank's status (not agreed). */
+int kyi_io_put_piece(const char *call, ky_io_file_t f, hid_t dset, hid_t fspace, const kyi_io_shape_t *sh,
+                     const kyi_io_piece_t *p, uint64_t *cks);
+int kyi_io_get_piece(const char *call, ky_io_file_t f, hid_t dset, hid_t fspace, const kyi_io_shape_t *sh,
+                     const kyi_io_piece_t *p, uint64_t *cks);
+
+/* ---- checksum.c ---------------------------------------------------------------------------------------- */
+/* Sum over the elements of rows [r0, r1) (along dimension 0) of piece p of mix(global row-major index,
+ * element bytes); `mem` holds row r0 at its start, with element strides mS. */
+uint64_t kyi_io_checksum(const kyi_io_shape_t *sh, const kyi_io_piece_t *p, size_t r0, size_t r1, const char *mem,
+                         const size_t mS[]);
+#define KYI_IO_CHECKSUM_ALGO "kyoyu-sum-splitmix64-v1"
+
+/* ---- cufile_none.c ------------------------------------------------------------------------------------- */
+/* GPUDirect Storage: piece p's rows written with cuFileWrite at H5Dget_offset(dset) + the rows' byte offsets
+ * (the dataset is contiguous and allocated when created) while HDF5 keeps the metadata. Not built yet. */
+int kyi_io_cufile_put(const char *call, ky_io_file_t f, hid_t dset, const kyi_io_shape_t *sh,
+                      const kyi_io_piece_t *p, uint64_t *cks);
+int kyi_io_cufile_get(const char *call, ky_io_file_t f, hid_t dset, const kyi_io_shape_t *sh,
+                      const kyi_io_piece_t *p, uint64_t *cks);
+
+#endif

@@ -1,0 +1,250 @@
+/* Moving one piece of this rank's memory (an array block or a caller's box) to or from its hyperslab of a
+ * dataset. The path in one line (choose): host memory goes to HDF5 directly (HDF5 walks the block's strides,
+ * halos left out); GPU memory takes the bounce path (rows of the piece in KY_IO_CHUNK pieces through two
+ * pinned buffers: the device-to-host copy of the next piece runs while HDF5 writes this one, and on reads
+ * the host-to-device copy of this piece while HDF5 reads the next) or, with KY_IO_PATH=cufile, the cuFile
+ * hook (cufile_none.c). Writes are independent MPI-IO (ranks make different numbers of calls); the file
+ * selection of a piece is one hyperslab for block distributions and a union of runs for cyclic ones. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/io.h"
+#include "runtime/config.h"
+#include "runtime/gpu.h"
+#include "runtime/log.h"
+
+enum { PATH_HOST, PATH_BOUNCE, PATH_CUFILE };
+
+static int choose(const kyi_io_piece_t *p)
+{
+    /* auto has no measured table yet (docs/io.md): bounce is the path that exists */
+    return p->dev < 0 ? PATH_HOST : kyi_setting_is(KYI_SET_IO_PATH, "cufile") ? PATH_CUFILE : PATH_BOUNCE;
+}
+
+/* Runs of consecutive global indices of local range [a, b) along d: starts and lengths. */
+static size_t runs(const kyi_io_piece_t *p, int d, size_t a, size_t b, hsize_t *st, hsize_t *len)
+{
+    if (!p->g[d]) {
+        st[0] = p->g0[d] + a;
+        len[0] = b - a;
+        return 1;
+    }
+    size_t n = 0;
+    for (size_t l = a; l < b; l++) {
+        if (n && p->g[d][l] == st[n - 1] + len[n - 1]) {
+            len[n - 1]++;
+        } else {
+            st[n] = p->g[d][l];
+            len[n++] = 1;
+        }
+    }
+    return n;
+}
+
+/* Select rows [r0, r1) of piece p in the file space. */
+static int select_file(hid_t fsp, const kyi_io_shape_t *sh, const kyi_io_piece_t *p, size_t r0, size_t r1)
+{
+    int nd = sh->ndim, hn = nd + (sh->comp > 1);
+    hsize_t *st[KY_ARRAY_MAX_DIMS] = {0}, *len[KY_ARRAY_MAX_DIMS] = {0};
+    size_t nr[KY_ARRAY_MAX_DIMS], idx[KY_ARRAY_MAX_DIMS] = {0};
+    int bad = 0;
+    for (int d = 0; d < nd && !bad; d++) {
+        size_t a = d == 0 ? r0 : 0, b = d == 0 ? r1 : p->n[d];
+        st[d] = malloc(sizeof(hsize_t) * (b - a + 1));
+        len[d] = malloc(sizeof(hsize_t) * (b - a + 1));
+        bad = !st[d] || !len[d];
+        if (!bad) nr[d] = runs(p, d, a, b, st[d], len[d]);
+    }
+    H5Sselect_none(fsp);
+    for (int first = 1; !bad;) {
+        hsize_t s[KYI_IO_MAXD], c[KYI_IO_MAXD], b[KYI_IO_MAXD];
+        for (int d = 0; d < nd; d++) s[d] = st[d][idx[d]], c[d] = 1, b[d] = len[d][idx[d]];
+        if (hn > nd) s[nd] = 0, c[nd] = 1, b[nd] = (hsize_t)sh->comp;
+        if (H5Sselect_hyperslab(fsp, first ? H5S_SELECT_SET : H5S_SELECT_OR, s, NULL, c, b) < 0) bad = 1;
+        first = 0;
+        int d = nd - 1;
+        while (d >= 0 && ++idx[d] == nr[d]) idx[d--] = 0;
+        if (d < 0) break;
+    }
+    for (int d = 0; d < nd; d++) free(st[d]), free(len[d]);
+    return bad ? -1 : 0;
+}
+
+/* Memory space of rows [r0, r1): inside the padded block (direct) or a dense buffer of those rows. */
+static hid_t mem_space(const kyi_io_shape_t *sh, const kyi_io_piece_t *p, size_t r0, size_t r1, int dense)
+{
+    int nd = sh->ndim, hn = nd + (sh->comp > 1);
+    hsize_t dims[KYI_IO_MAXD], s[KYI_IO_MAXD], c[KYI_IO_MAXD];
+    for (int d = 0; d < nd; d++) {
+        dims[d] = dense ? (d == 0 ? r1 - r0 : p->n[d]) : p->E[d];
+        s[d] = dense ? 0 : p->off[d] + (d == 0 ? r0 : 0);
+        c[d] = d == 0 ? r1 - r0 : p->n[d];
+    }
+    if (hn > nd) dims[nd] = c[nd] = (hsize_t)sh->comp, s[nd] = 0;
+    hid_t m = H5Screate_simple(hn, dims, NULL);
+    if (m >= 0 && !dense && H5Sselect_hyperslab(m, H5S_SELECT_SET, s, NULL, c, NULL) < 0) {
+        H5Sclose(m);
+        return -1;
+    }
+    return m;
+}
+
+/* One HDF5 transfer of rows [r0, r1) between `mem` (block origin's allocation start when direct, else a
+ * dense buffer) and the file. */
+static int h5xfer(const char *call, ky_io_file_t f, hid_t dset, hid_t fsp, const kyi_io_shape_t *sh,
+                  const kyi_io_piece_t *p, size_t r0, size_t r1, void *mem, int dense, int put)
+{
+    char why[256];
+    const char *file = f->writing ? f->tmp : f->path;
+    hid_t m = mem_space(sh, p, r0, r1, dense);
+    hid_t x = H5Pcreate(H5P_DATASET_XFER);
+    H5Pset_dxpl_mpio(x, H5FD_MPIO_INDEPENDENT);
+    int st = KY_OK;
+    if (m < 0 || select_file(fsp, sh, p, r0, r1) < 0)
+        st = kyi_fail(KY_ERR_IO, call, "selecting rows %zu..%zu of a piece in %s failed: %s", r0, r1, file,
+                      kyi_io_h5_cause(why, sizeof why));
+    else if ((put ? H5Dwrite(dset, kyi_io_h5type(sh->type), m, fsp, x, mem)
+                  : H5Dread(dset, kyi_io_h5type(sh->type), m, fsp, x, mem)) < 0)
+        st = kyi_fail(KY_ERR_IO, call, "%s %s failed: %s", put ? "writing to" : "reading from", file,
+                      kyi_io_h5_cause(why, sizeof why));
+    if (m >= 0) H5Sclose(m);
+    H5Pclose(x);
+    return st;
+}
+
+static size_t rows_total(const kyi_io_piece_t *p, int nd, size_t *rowelems)
+{
+    size_t r = 1;
+    for (int d = 1; d < nd; d++) r *= p->n[d];
+    *rowelems = r;
+    return r ? p->n[0] : 0;
+}
+
+/* Start of the allocation whose index off[] is the origin: what HDF5's memory space describes. */
+static char *alloc_start(const kyi_io_shape_t *sh, const kyi_io_piece_t *p)
+{
+    size_t o = 0;
+    for (int d = 0; d < sh->ndim; d++) o += p->off[d] * p->S[d];
+    return p->origin - o * sh->elem;
+}
+
+/* Rows [r0, r1) of a GPU piece to (d2h) or from a dense host buffer, queued on the piece's device. */
+static int gpu_rows(const char *call, const kyi_io_shape_t *sh, const kyi_io_piece_t *p, size_t r0, size_t r1,
+                    void *host, int d2h, kyi_gpu_op_t **op)
+{
+    int nd = sh->ndim, lv = nd - 1;
+    size_t el = sh->elem, cnt[4], ds[3], hs[3], dn[KY_ARRAY_MAX_DIMS];
+    size_t c[KY_ARRAY_MAX_DIMS] = {0};
+    for (int d = 0; d < nd; d++) c[d] = d == 0 ? r1 - r0 : p->n[d];
+    dn[nd - 1] = 1;
+    for (int d = nd - 2; d >= 0; d--) dn[d] = dn[d + 1] * c[d + 1];
+    cnt[0] = c[nd - 1] * el;
+    for (int i = 1; i <= lv; i++) {
+        cnt[i] = c[nd - 1 - i];
+        ds[i - 1] = p->S[nd - 1 - i] * el;
+        hs[i - 1] = dn[nd - 1 - i] * el;
+    }
+    char *dev = p->origin + r0 * p->S[0] * el;
+    int st = d2h ? kyi_gpu_copy_strided_async(p->dev, host, hs, dev, ds, cnt, lv, op)
+                 : kyi_gpu_copy_strided_async(p->dev, dev, ds, host, hs, cnt, lv, op);
+    if (st < 0) return kyi_fail(st, call, "copy of rows %zu..%zu %s GPU %d failed: %s", r0, r1, d2h ? "from" : "to",
+                                p->dev, kyi_gpu_last_error());
+    return KY_OK;
+}
+
+static int finish(const char *call, kyi_gpu_op_t **op)
+{
+    if (!*op) return KY_OK;
+    int st = kyi_gpu_op_wait(*op);
+    kyi_gpu_op_free(*op);
+    *op = NULL;
+    return st < 0 ? kyi_fail(st, call, "GPU copy failed: %s", kyi_gpu_last_error()) : KY_OK;
+}
+
+/* The two pinned buffers, each of at least `bytes`, kept by the file for its later calls. */
+static int pinned(const char *call, ky_io_file_t f, size_t bytes)
+{
+    if (f->pin_bytes >= bytes) return KY_OK;
+    for (int i = 0; i < 2; i++) {
+        if (f->pin[i]) kyi_gpu_host_free(f->pin[i]);
+        f->pin[i] = NULL;
+    }
+    f->pin_bytes = 0;
+    for (int i = 0; i < 2; i++)
+        if (kyi_gpu_host_alloc(bytes, &f->pin[i]) < 0)
+            return kyi_fail(KY_ERR_NOMEM, call, "no pinned host memory for two buffers of %zu bytes (KY_IO_CHUNK)", bytes);
+    f->pin_bytes = bytes;
+    return KY_OK;
+}
+
+static int bounce(const char *call, ky_io_file_t f, hid_t dset, hid_t fsp, const kyi_io_shape_t *sh,
+                  const kyi_io_piece_t *p, uint64_t *cks, int put)
+{
+    size_t re, n0 = rows_total(p, sh->ndim, &re), rowb = re * sh->elem;
+    size_t chunk = kyi_setting_size(KYI_SET_IO_CHUNK);
+    size_t R = chunk / rowb ? chunk / rowb : 1;
+    if (R > n0) R = n0;
+    KYI_CHECK(pinned(call, f, R * rowb));
+    size_t dS[KY_ARRAY_MAX_DIMS];
+    dS[sh->ndim - 1] = 1;
+    for (int d = sh->ndim - 2; d >= 0; d--) dS[d] = dS[d + 1] * p->n[d + 1];
+    kyi_gpu_op_t *op[2] = {NULL, NULL};
+    int st = KY_OK;
+    if (put) {
+        st = gpu_rows(call, sh, p, 0, R, f->pin[0], 1, &op[0]);
+        for (size_t k = 0, r0 = 0; r0 < n0 && st == KY_OK; k++, r0 += R) {
+            size_t r1 = r0 + R < n0 ? r0 + R : n0, b = k & 1;
+            st = finish(call, &op[b]);
+            if (st == KY_OK && r1 < n0)
+                st = gpu_rows(call, sh, p, r1, r1 + R < n0 ? r1 + R : n0, f->pin[b ^ 1], 1, &op[b ^ 1]);
+            if (st == KY_OK) {
+                *cks += kyi_io_checksum(sh, p, r0, r1, f->pin[b], dS);
+                st = h5xfer(call, f, dset, fsp, sh, p, r0, r1, f->pin[b], 1, 1);
+            }
+        }
+    } else {
+        for (size_t k = 0, r0 = 0; r0 < n0 && st == KY_OK; k++, r0 += R) {
+            size_t r1 = r0 + R < n0 ? r0 + R : n0, b = k & 1;
+            st = finish(call, &op[b]); /* the copy out of this buffer two pieces ago */
+            if (st == KY_OK) st = h5xfer(call, f, dset, fsp, sh, p, r0, r1, f->pin[b], 1, 0);
+            if (st == KY_OK) {
+                *cks += kyi_io_checksum(sh, p, r0, r1, f->pin[b], dS);
+                st = gpu_rows(call, sh, p, r0, r1, f->pin[b], 0, &op[b]);
+            }
+        }
+    }
+    /* never return while a copy still uses the buffers */
+    for (int b = 0; b < 2; b++) {
+        int s = finish(call, &op[b]);
+        if (st == KY_OK) st = s;
+    }
+    return st;
+}
+
+static int move(const char *call, ky_io_file_t f, hid_t dset, hid_t fsp, const kyi_io_shape_t *sh,
+                const kyi_io_piece_t *p, uint64_t *cks, int put)
+{
+    size_t re, n0 = rows_total(p, sh->ndim, &re);
+    if (n0 == 0) return KY_OK;
+    switch (choose(p)) {
+    case PATH_HOST: {
+        int st = h5xfer(call, f, dset, fsp, sh, p, 0, n0, alloc_start(sh, p), 0, put);
+        if (st == KY_OK) *cks += kyi_io_checksum(sh, p, 0, n0, p->origin, p->S);
+        return st;
+    }
+    case PATH_CUFILE: return put ? kyi_io_cufile_put(call, f, dset, sh, p, cks) : kyi_io_cufile_get(call, f, dset, sh, p, cks);
+    default: return bounce(call, f, dset, fsp, sh, p, cks, put);
+    }
+}
+
+int kyi_io_put_piece(const char *call, ky_io_file_t f, hid_t dset, hid_t fspace, const kyi_io_shape_t *sh,
+                     const kyi_io_piece_t *p, uint64_t *cks)
+{
+    return move(call, f, dset, fspace, sh, p, cks, 1);
+}
+
+int kyi_io_get_piece(const char *call, ky_io_file_t f, hid_t dset, hid_t fspace, const kyi_io_shape_t *sh,
+                     const kyi_io_piece_t *p, uint64_t *cks)
+{
+    return move(call, f, dset, fspace, sh, p, cks, 0);
+}
