@@ -372,7 +372,9 @@ KY_API void shmemi_sync_set(int PE_start, int logPE_stride, int PE_size, long *p
     KY_API void shmem_fcollect##BITS(void *dest, const void *source, size_t nelems, int PE_start,            \
                                      int logPE_stride, int PE_size, long *pSync);                            \
     KY_API void shmem_alltoall##BITS(void *dest, const void *source, size_t nelems, int PE_start,            \
-                                     int logPE_stride, int PE_size, long *pSync);
+                                     int logPE_stride, int PE_size, long *pSync);                            \
+    KY_API void shmem_alltoalls##BITS(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,          \
+                                      size_t nelems, int PE_start, int logPE_stride, int PE_size, long *pSync);
 SHMEMI_DECL_SET_COLL(32, 4)
 SHMEMI_DECL_SET_COLL(64, 8)
 #undef SHMEMI_DECL_SET_COLL
@@ -632,6 +634,19 @@ KY_EXTERN_C_END
 #define shmem_fcollect(team, dest, ...) _Generic((dest), SHMEMI_G_RMA(, fcollect))(team, dest, __VA_ARGS__)
 #define shmem_alltoall(team, dest, ...) _Generic((dest), SHMEMI_G_RMA(, alltoall))(team, dest, __VA_ARGS__)
 #define shmem_alltoalls(team, dest, ...) _Generic((dest), SHMEMI_G_RMA(, alltoalls))(team, dest, __VA_ARGS__)
+/* the deprecated generic atomics (C11 replaces the old long-only shmem_swap) */
+#define SHMEMI_G_OLD(OP) int *: shmem_int_##OP, long *: shmem_long_##OP, long long *: shmem_longlong_##OP
+#define SHMEMI_G_OLD_EXT(OP) SHMEMI_G_OLD(OP), float *: shmem_float_##OP, double *: shmem_double_##OP
+#define shmem_swap(dest, ...) _Generic((dest), SHMEMI_G_OLD_EXT(swap))(dest, __VA_ARGS__)
+#define shmem_set(dest, ...) _Generic((dest), SHMEMI_G_OLD_EXT(set))(dest, __VA_ARGS__)
+#define shmem_fetch(src, ...) _Generic((src), SHMEMI_G_OLD_EXT(fetch), const int *: shmem_int_fetch,            \
+    const long *: shmem_long_fetch, const long long *: shmem_longlong_fetch, const float *: shmem_float_fetch, \
+    const double *: shmem_double_fetch)(src, __VA_ARGS__)
+#define shmem_cswap(dest, ...) _Generic((dest), SHMEMI_G_OLD(cswap))(dest, __VA_ARGS__)
+#define shmem_add(dest, ...) _Generic((dest), SHMEMI_G_OLD(add))(dest, __VA_ARGS__)
+#define shmem_inc(dest, ...) _Generic((dest), SHMEMI_G_OLD(inc))(dest, __VA_ARGS__)
+#define shmem_fadd(dest, ...) _Generic((dest), SHMEMI_G_OLD(fadd))(dest, __VA_ARGS__)
+#define shmem_finc(dest, ...) _Generic((dest), SHMEMI_G_OLD(finc))(dest, __VA_ARGS__)
 #define SHMEMI_G_BITRED(OP)                                                                                  \
     unsigned char *: shmem_uchar_##OP, unsigned short *: shmem_ushort_##OP, unsigned int *: shmem_uint_##OP, \
     unsigned long *: shmem_ulong_##OP, unsigned long long *: shmem_ulonglong_##OP,                         \

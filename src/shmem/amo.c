@@ -238,7 +238,7 @@ DEF_AMO_OLD_EXT(longlong, long long)
 DEF_AMO_OLD_EXT(float, float)
 DEF_AMO_OLD_EXT(double, double)
 
-long shmem_swap(long *dest, long value, int pe) { return AMO_CALL(long, long, "swap", KYI_AMO_SWAP, dest, value, 0L); }
+long(shmem_swap)(long *dest, long value, int pe) /* (parenthesised: C11 makes shmem_swap a generic macro) */ { return AMO_CALL(long, long, "swap", KYI_AMO_SWAP, dest, value, 0L); }
 
 /* ---- locks: a compare-and-swap on the lock word of PE 0 (holder's PE + 1 while held) ------------------- */
 

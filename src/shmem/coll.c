@@ -464,6 +464,24 @@ static void set_alltoall(const char *call, void *dest, const void *source, size_
     set_gets(call, &a, pSync, bytes, dest, bytes, source, (size_t)a.idx * bytes, 0, 0);
 }
 
+static void set_alltoalls(const char *call, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
+                          size_t nelems, size_t size, int start, int logstride, int psize, long *pSync)
+{
+    kyi_aset_t a;
+    if (aset_check(call, start, logstride, psize, pSync, &a)) return;
+    if (dst < 1 || sst < 1) {
+        kyi_shmem_fail(KY_ERR_ARG, call, "strides %td and %td: both must be at least 1", dst, sst);
+        return;
+    }
+    if (kyi_aset_barrier(call, &a, pSync, 1)) return;
+    for (int j = 0; j < a.size && nelems; j++)
+        if (kyi_shmem_strided(call, 0, (char *)source + (size_t)a.idx * nelems * (size_t)sst * size, sst,
+                              (char *)dest + (size_t)j * nelems * (size_t)dst * size, dst, nelems, size,
+                              kyi_aset_member(&a, j)))
+            return;
+    kyi_aset_barrier(call, &a, pSync, 1);
+}
+
 static void set_collect_v(const char *call, void *dest, const void *source, size_t nelems, size_t size, int start,
                           int logstride, int psize, long *pSync)
 {
@@ -497,6 +515,12 @@ static void set_collect_v(const char *call, void *dest, const void *source, size
     {                                                                                                        \
         set_alltoall("shmem_alltoall" #BITS, dest, source, nelems, BYTES, PE_start, logPE_stride, PE_size,   \
                      pSync);                                                                                 \
+    }                                                                                                        \
+    void shmem_alltoalls##BITS(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,  \
+                               int PE_start, int logPE_stride, int PE_size, long *pSync)                     \
+    {                                                                                                        \
+        set_alltoalls("shmem_alltoalls" #BITS, dest, source, dst, sst, nelems, BYTES, PE_start, logPE_stride, \
+                      PE_size, pSync);                                                                       \
     }
 DEF_SET_COLL(32, 4)
 DEF_SET_COLL(64, 8)

@@ -100,18 +100,21 @@ void *kyi_shmem_peer_addr(int which, size_t off, int pe)
     return (char *)s->mapped[pe] + off;
 }
 
-/* The main program's writable PT_LOAD segment (.data, .bss; the first object dl_iterate_phdr reports). */
+/* The main program's writable PT_LOAD segment (.data, .bss; the first object dl_iterate_phdr reports), less
+ * its RELRO head (.got and friends, read-only after relocation: not the program's variables). */
 static int find_data(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
-    char **range = arg;
+    char **range = arg, *relro_end = NULL;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_GNU_RELRO) relro_end = (char *)(info->dlpi_addr + ph->p_vaddr + ph->p_memsz);
         if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W)) continue;
         char *lo = (char *)(info->dlpi_addr + ph->p_vaddr), *hi = lo + ph->p_memsz;
         if (!range[0] || lo < range[0]) range[0] = lo;
         if (hi > range[1]) range[1] = hi;
     }
+    if (relro_end && relro_end > range[0] && relro_end < range[1]) range[0] = relro_end;
     return 1; /* the main program only */
 }
 

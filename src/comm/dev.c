@@ -1,0 +1,26 @@
+/* The device view of a GPU segment (include/kyoyu/device.cuh): for every rank, the address at which this
+ * rank's GPU reaches its piece (its own piece; peers' pieces comm mapped by CUDA IPC), NULL elsewhere. The
+ * device calls are loads and stores through these; nothing here needs CUDA. */
+#include <string.h>
+
+#include "comm/comm.h"
+#include "kyoyu/device.cuh"
+
+int ky_dev_seg(ky_seg_t seg, ky_dev_seg_t *out)
+{
+    static const char *call = "ky_dev_seg";
+    KYI_CHECK(kyi_check_target(call, kyi_rt.rank, seg));
+    if (!out) return kyi_fail(KY_ERR_ARG, call, "out is NULL");
+    if (seg->memkind != KY_MEM_GPU)
+        return kyi_fail(KY_ERR_ARG, call, "segment %u is host memory: the device calls need a GPU segment", seg->id);
+    if (kyi_rt.nranks > KY_DEV_MAX_RANKS)
+        return kyi_fail(KY_ERR_ARG, call, "%d ranks: the device view holds at most %d", kyi_rt.nranks, KY_DEV_MAX_RANKS);
+    memset(out, 0, sizeof *out);
+    out->rank = kyi_rt.rank;
+    out->nranks = kyi_rt.nranks;
+    for (int r = 0; r < kyi_rt.nranks; r++) {
+        out->size[r] = seg->size_of[r];
+        out->base[r] = r == kyi_rt.rank ? seg->base : seg->mapped[r];
+    }
+    return KY_OK;
+}
