@@ -19,7 +19,8 @@
  * Paths for GPU memory (KY_IO_PATH, docs/api.md): bounce (pinned host buffers of KY_IO_CHUNK bytes, the
  * device-to-host copy of the next piece overlapping the HDF5 write of this one), cufile (GPUDirect Storage
  * into the dataset's contiguous extent: not built yet, KY_ERR_UNSUPPORTED), auto (today: bounce). Host
- * memory goes to HDF5 directly.
+ * memory goes to HDF5 directly (KY_IO_PATH=bounce sends it through the same pipeline, for tests and
+ * measurements).
  *
  * All calls except the queries are collective over all ranks of the job, in the same order everywhere.
  * A build without parallel HDF5 has the calls, and they return KY_ERR_UNSUPPORTED. Errors: KY_ERR_ARG for

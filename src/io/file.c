@@ -109,8 +109,7 @@ static int new_file(const char *call, ky_io_file_t *out, const char *path)
 
 static void free_file(ky_io_file_t f)
 {
-    for (int i = 0; i < 2; i++)
-        if (f->pin[i]) kyi_gpu_host_free(f->pin[i]);
+    kyi_io_pin_free(f);
     if (f->comm != MPI_COMM_NULL) MPI_Comm_free(&f->comm);
     free(f);
 }

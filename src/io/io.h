@@ -30,6 +30,7 @@ struct kyi_io_file {
     char tmp[KYI_IO_PATH_MAX];   /* the name written to until close */
     void *pin[2];                /* the bounce path's pinned buffers, kept for the file's life */
     size_t pin_bytes;
+    int pin_malloc;              /* plain malloc (host pieces forced to bounce without CUDA), not pinned */
 };
 
 /* The shape of a dataset as Kyoyu sees it: ndim dimensions of elements, each `comp` values of `type`. */
@@ -78,6 +79,8 @@ hid_t kyi_io_h5type(ky_io_type_t t);
  * *cks. Returns this rank's status (not agreed). */
 int kyi_io_put_piece(const char *call, ky_io_file_t f, hid_t dset, hid_t fspace, const kyi_io_shape_t *sh,
                      const kyi_io_piece_t *p, uint64_t *cks);
+/* The bounce buffers freed (ky_io_close, ky_io_abort). */
+void kyi_io_pin_free(ky_io_file_t f);
 int kyi_io_get_piece(const char *call, ky_io_file_t f, hid_t dset, hid_t fspace, const kyi_io_shape_t *sh,
                      const kyi_io_piece_t *p, uint64_t *cks);
 

@@ -17,8 +17,27 @@ enum { PATH_HOST, PATH_BOUNCE, PATH_CUFILE };
 
 static int choose(const kyi_io_piece_t *p)
 {
-    /* auto has no measured table yet (docs/io.md): bounce is the path that exists */
-    return p->dev < 0 ? PATH_HOST : kyi_setting_is(KYI_SET_IO_PATH, "cufile") ? PATH_CUFILE : PATH_BOUNCE;
+    /* Host memory: straight to HDF5, unless bounce is forced (then host pieces run the same pipeline with
+     * plain copies: the pipeline is tested without a GPU and its cost measured against the direct path).
+     * GPU memory: auto has no measured table yet (docs/io.md), so bounce, the path that exists. */
+    if (p->dev < 0) return kyi_setting_is(KYI_SET_IO_PATH, "bounce") ? PATH_BOUNCE : PATH_HOST;
+    return kyi_setting_is(KYI_SET_IO_PATH, "cufile") ? PATH_CUFILE : PATH_BOUNCE;
+}
+
+/* The bounce path's copy for a host piece: rows of the box between the strided block and the dense buffer. */
+static void host_rows(const kyi_io_shape_t *sh, const kyi_io_piece_t *p, const size_t c[], char *blk, char *dense,
+                      int to_dense)
+{
+    int nd = sh->ndim;
+    size_t el = sh->elem, line = c[nd - 1] * el, lines = 1, l[KY_ARRAY_MAX_DIMS] = {0};
+    for (int d = 0; d < nd - 1; d++) lines *= c[d];
+    for (size_t k = 0; k < lines; k++) {
+        size_t off = 0;
+        for (int d = 0; d < nd - 1; d++) off += l[d] * p->S[d];
+        if (to_dense) memcpy(dense + k * line, blk + off * el, line);
+        else memcpy(blk + off * el, dense + k * line, line);
+        for (int d = nd - 2; d >= 0 && ++l[d] == c[d]; d--) l[d] = 0;
+    }
 }
 
 /* Runs of consecutive global indices of local range [a, b) along d: starts and lengths. */
@@ -145,6 +164,11 @@ static int gpu_rows(const char *call, const kyi_io_shape_t *sh, const kyi_io_pie
         hs[i - 1] = dn[nd - 1 - i] * el;
     }
     char *dev = p->origin + r0 * p->S[0] * el;
+    if (p->dev < 0) { /* a host piece on the forced bounce path: done now, nothing to wait for */
+        host_rows(sh, p, c, dev, host, d2h);
+        *op = NULL;
+        return KY_OK;
+    }
     int st = d2h ? kyi_gpu_copy_strided_async(p->dev, host, hs, dev, ds, cnt, lv, op)
                  : kyi_gpu_copy_strided_async(p->dev, dev, ds, host, hs, cnt, lv, op);
     if (st < 0) return kyi_fail(st, call, "copy of rows %zu..%zu %s GPU %d failed: %s", r0, r1, d2h ? "from" : "to",
@@ -162,17 +186,29 @@ static int finish(const char *call, kyi_gpu_op_t **op)
 }
 
 /* The two pinned buffers, each of at least `bytes`, kept by the file for its later calls. */
-static int pinned(const char *call, ky_io_file_t f, size_t bytes)
+void kyi_io_pin_free(ky_io_file_t f)
 {
-    if (f->pin_bytes >= bytes) return KY_OK;
     for (int i = 0; i < 2; i++) {
-        if (f->pin[i]) kyi_gpu_host_free(f->pin[i]);
+        if (f->pin[i]) f->pin_malloc ? free(f->pin[i]) : (void)kyi_gpu_host_free(f->pin[i]);
         f->pin[i] = NULL;
     }
     f->pin_bytes = 0;
-    for (int i = 0; i < 2; i++)
-        if (kyi_gpu_host_alloc(bytes, &f->pin[i]) < 0)
-            return kyi_fail(KY_ERR_NOMEM, call, "no pinned host memory for two buffers of %zu bytes (KY_IO_CHUNK)", bytes);
+    f->pin_malloc = 0;
+}
+
+static int pinned(const char *call, ky_io_file_t f, size_t bytes, int host)
+{
+    if (f->pin_bytes >= bytes && (host || !f->pin_malloc)) return KY_OK;
+    kyi_io_pin_free(f);
+    f->pin_bytes = 0;
+    for (int i = 0; i < 2; i++) {
+        /* pinned where CUDA is (copies at full speed, asynchronous); plain memory for host pieces without it */
+        if (f->pin_malloc || kyi_gpu_host_alloc(bytes, &f->pin[i]) < 0) {
+            if (!host) return kyi_fail(KY_ERR_NOMEM, call, "no pinned host memory for two buffers of %zu bytes (KY_IO_CHUNK)", bytes);
+            f->pin_malloc = 1;
+            if (!(f->pin[i] = malloc(bytes))) return kyi_fail(KY_ERR_NOMEM, call, "no memory for two buffers of %zu bytes (KY_IO_CHUNK)", bytes);
+        }
+    }
     f->pin_bytes = bytes;
     return KY_OK;
 }
@@ -184,7 +220,7 @@ static int bounce(const char *call, ky_io_file_t f, hid_t dset, hid_t fsp, const
     size_t chunk = kyi_setting_size(KYI_SET_IO_CHUNK);
     size_t R = chunk / rowb ? chunk / rowb : 1;
     if (R > n0) R = n0;
-    KYI_CHECK(pinned(call, f, R * rowb));
+    KYI_CHECK(pinned(call, f, R * rowb, p->dev < 0));
     size_t dS[KY_ARRAY_MAX_DIMS];
     dS[sh->ndim - 1] = 1;
     for (int d = sh->ndim - 2; d >= 0; d--) dS[d] = dS[d + 1] * p->n[d + 1];
