@@ -13,6 +13,9 @@ static pthread_mutex_t nbi_lock = PTHREAD_MUTEX_INITIALIZER;
 static ky_handle_t *nbi;
 static size_t nnbi, nbi_cap;
 static atomic_size_t nbi_any; /* nnbi, read without the lock: a quiet with nothing in flight takes no lock */
+/* An _nbi put copied straight into a mapped heap owes the fence a blocking one makes at once; the next quiet
+ * or fence pays it (one fence for a window of puts). */
+static atomic_int fence_owed;
 
 /* Past this many in flight, finished ones are freed at the next issue (a loop of _nbi puts without a quiet
  * must not grow without bound). */
@@ -58,6 +61,10 @@ static int track(const char *call, ky_handle_t h)
  * wait for the program's own ky_*_nb transfers. */
 int kyi_shmem_quiet(const char *call)
 {
+    if (atomic_load_explicit(&fence_owed, memory_order_relaxed)) {
+        atomic_store_explicit(&fence_owed, 0, memory_order_relaxed);
+        atomic_thread_fence(memory_order_seq_cst);
+    }
     if (!atomic_load(&nbi_any)) return KY_OK;
     pthread_mutex_lock(&nbi_lock);
     int st = nnbi ? ky_wait_all(nbi, nnbi) : KY_OK;
@@ -70,7 +77,9 @@ int kyi_shmem_quiet(const char *call)
 void shmem_quiet(void)
 {
     /* the common case, nothing in flight, in two loads */
-    if (kyi_shmem.initialized && !atomic_load_explicit(&nbi_any, memory_order_acquire)) return;
+    if (kyi_shmem.initialized && !atomic_load_explicit(&nbi_any, memory_order_acquire) &&
+        !atomic_load_explicit(&fence_owed, memory_order_relaxed))
+        return;
     if (!kyi_shmem_ready("shmem_quiet")) kyi_shmem_quiet("shmem_quiet");
 }
 
@@ -79,6 +88,8 @@ void shmem_quiet(void)
 void shmem_fence(void)
 {
     if (kyi_shmem_ready("shmem_fence")) return;
+    atomic_store_explicit(&fence_owed, 0, memory_order_relaxed);
+    atomic_thread_fence(memory_order_seq_cst);
     pthread_mutex_lock(&nbi_lock);
     int st = nnbi ? ky_wait_all(nbi, nnbi) : KY_OK;
     nnbi = 0;
@@ -110,7 +121,8 @@ int kyi_shmem_rma(const char *call, int put, void *remote, void *local, size_t n
     if (p && kyi_ptr_dev(local) < 0) {
         if (put) {
             memcpy(p, local, n);
-            atomic_thread_fence(memory_order_seq_cst); /* before any later flag write, as comm's puts */
+            if (nb) atomic_store_explicit(&fence_owed, 1, memory_order_relaxed);
+            else atomic_thread_fence(memory_order_seq_cst); /* before any later flag write, as comm's puts */
         } else {
             atomic_thread_fence(memory_order_seq_cst); /* after any earlier flag read, as comm's gets */
             memcpy(local, p, n);
