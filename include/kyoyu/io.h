@@ -37,16 +37,24 @@
 KY_EXTERN_C_BEGIN
 
 typedef enum {
-    KY_IO_AUTO = 0,  /* arrays: bytes (KY_IO_U8 x elem); reads: whatever the file has, if the size fits */
-    KY_IO_U8, KY_IO_I8, KY_IO_U16, KY_IO_I16, KY_IO_U32, KY_IO_I32, KY_IO_U64, KY_IO_I64,
-    KY_IO_F32, KY_IO_F64
+    KY_IO_AUTO = 0, /* arrays: bytes (KY_IO_U8 x elem); reads: whatever the file has, if the size fits */
+    KY_IO_U8,
+    KY_IO_I8,
+    KY_IO_U16,
+    KY_IO_I16,
+    KY_IO_U32,
+    KY_IO_I32,
+    KY_IO_U64,
+    KY_IO_I64,
+    KY_IO_F32,
+    KY_IO_F64
 } ky_io_type_t;
 
 /* Options of one dataset (NULL: all zero). */
 typedef struct {
-    ky_io_type_t type;  /* number type of one component */
-    int components;     /* values per element (0: elem / size of type for arrays, 1 for buffers) */
-    const char *units;  /* written as the dataset's "units" attribute (NULL: none) */
+    ky_io_type_t type; /* number type of one component */
+    int components;    /* values per element (0: elem / size of type for arrays, 1 for buffers) */
+    const char *units; /* written as the dataset's "units" attribute (NULL: none) */
 } ky_io_opts_t;
 
 typedef struct kyi_io_file *ky_io_file_t;
@@ -76,8 +84,9 @@ KY_API int ky_io_read(ky_io_file_t f, const char *name, ky_array_t a, const ky_i
 /* Collective. Dataset `name` of global shape dims[ndim] (1..4 dimensions); this rank's part is the box
  * [lo, hi) in `buf`, a dense C-order array in host or GPU memory. The boxes of all ranks must not overlap
  * and must cover the dataset (an empty box, lo == hi, is allowed). opts->type is required. */
-KY_API int ky_io_write_buffer(ky_io_file_t f, const char *name, int ndim, const size_t dims[], const size_t lo[],
-                              const size_t hi[], const void *buf, const ky_io_opts_t *opts);
+KY_API int ky_io_write_buffer(ky_io_file_t f, const char *name, int ndim, const size_t dims[],
+                              const size_t lo[], const size_t hi[], const void *buf,
+                              const ky_io_opts_t *opts);
 /* Collective. The box [lo, hi) of dataset `name` into `buf` (host or GPU). Boxes may overlap; the
  * checksum is verified when the boxes of all ranks cover the dataset exactly once. opts NULL or type
  * KY_IO_AUTO: any type whose element size is what the caller's buffer holds is not checked (the caller

@@ -26,8 +26,8 @@ static inline uint64_t elem_hash(uint64_t i, const unsigned char *e, size_t byte
     return h;
 }
 
-uint64_t kyi_io_checksum(const kyi_io_shape_t *sh, const kyi_io_piece_t *p, size_t r0, size_t r1, const char *mem,
-                         const size_t mS[])
+uint64_t kyi_io_checksum(const kyi_io_shape_t *sh, const kyi_io_piece_t *p, size_t r0, size_t r1,
+                         const char *mem, const size_t mS[])
 {
     int nd = sh->ndim;
     size_t GS[KY_ARRAY_MAX_DIMS], lo[KY_ARRAY_MAX_DIMS] = {0}, hi[KY_ARRAY_MAX_DIMS], l[KY_ARRAY_MAX_DIMS];

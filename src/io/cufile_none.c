@@ -12,7 +12,8 @@ static int missing(const char *call, ky_io_file_t f)
 {
     return kyi_fail(KY_ERR_UNSUPPORTED, call,
                     "KY_IO_PATH=cufile for %s: this Kyoyu has no GPUDirect Storage (cuFile) path yet; use "
-                    "KY_IO_PATH=bounce or auto (docs/io.md)", f->writing ? f->tmp : f->path);
+                    "KY_IO_PATH=bounce or auto (docs/io.md)",
+                    f->writing ? f->tmp : f->path);
 }
 
 int kyi_io_cufile_put(const char *call, ky_io_file_t f, hid_t dset, const kyi_io_shape_t *sh,

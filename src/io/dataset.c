@@ -11,8 +11,8 @@
 #include "runtime/log.h"
 #include "runtime/runtime.h"
 
-static const char *type_names[] = {"auto", "uint8", "int8", "uint16", "int16", "uint32", "int32",
-                                   "uint64", "int64", "float32", "float64"};
+static const char *type_names[] = {"auto",  "uint8",  "int8",  "uint16",  "int16",  "uint32",
+                                   "int32", "uint64", "int64", "float32", "float64"};
 
 size_t ky_io_type_size(ky_io_type_t t)
 {
@@ -23,17 +23,28 @@ size_t ky_io_type_size(ky_io_type_t t)
 hid_t kyi_io_h5type(ky_io_type_t t)
 {
     switch (t) {
-    case KY_IO_U8: return H5T_NATIVE_UINT8;
-    case KY_IO_I8: return H5T_NATIVE_INT8;
-    case KY_IO_U16: return H5T_NATIVE_UINT16;
-    case KY_IO_I16: return H5T_NATIVE_INT16;
-    case KY_IO_U32: return H5T_NATIVE_UINT32;
-    case KY_IO_I32: return H5T_NATIVE_INT32;
-    case KY_IO_U64: return H5T_NATIVE_UINT64;
-    case KY_IO_I64: return H5T_NATIVE_INT64;
-    case KY_IO_F32: return H5T_NATIVE_FLOAT;
-    case KY_IO_F64: return H5T_NATIVE_DOUBLE;
-    default: return -1;
+        case KY_IO_U8:
+            return H5T_NATIVE_UINT8;
+        case KY_IO_I8:
+            return H5T_NATIVE_INT8;
+        case KY_IO_U16:
+            return H5T_NATIVE_UINT16;
+        case KY_IO_I16:
+            return H5T_NATIVE_INT16;
+        case KY_IO_U32:
+            return H5T_NATIVE_UINT32;
+        case KY_IO_I32:
+            return H5T_NATIVE_INT32;
+        case KY_IO_U64:
+            return H5T_NATIVE_UINT64;
+        case KY_IO_I64:
+            return H5T_NATIVE_INT64;
+        case KY_IO_F32:
+            return H5T_NATIVE_FLOAT;
+        case KY_IO_F64:
+            return H5T_NATIVE_DOUBLE;
+        default:
+            return -1;
     }
 }
 
@@ -46,11 +57,16 @@ static ky_io_type_t from_h5(hid_t t)
     if (c != H5T_INTEGER) return KY_IO_AUTO;
     int sgn = H5Tget_sign(t) == H5T_SGN_2;
     switch (s) {
-    case 1: return sgn ? KY_IO_I8 : KY_IO_U8;
-    case 2: return sgn ? KY_IO_I16 : KY_IO_U16;
-    case 4: return sgn ? KY_IO_I32 : KY_IO_U32;
-    case 8: return sgn ? KY_IO_I64 : KY_IO_U64;
-    default: return KY_IO_AUTO;
+        case 1:
+            return sgn ? KY_IO_I8 : KY_IO_U8;
+        case 2:
+            return sgn ? KY_IO_I16 : KY_IO_U16;
+        case 4:
+            return sgn ? KY_IO_I32 : KY_IO_U32;
+        case 8:
+            return sgn ? KY_IO_I64 : KY_IO_U64;
+        default:
+            return KY_IO_AUTO;
     }
 }
 
@@ -123,7 +139,8 @@ static int h5dims(const kyi_io_shape_t *sh, hsize_t hd[])
     return sh->ndim + (sh->comp > 1);
 }
 
-/* ---- the shared core ------------------------------------------------------------------------------------ */
+/* ---- the shared core ------------------------------------------------------------------------------------
+ */
 static int check_name(const char *call, ky_io_file_t f, const char *name)
 {
     KYI_CHECK(kyi_io_check_file(call, f, 0));
@@ -155,7 +172,9 @@ static int write_core(const char *call, ky_io_file_t f, const char *name, const 
         H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY);
         H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);
         d = H5Dcreate2(f->fid, name, kyi_io_h5type(sh->type), fsp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-        if (d < 0) st = kyi_fail(KY_ERR_IO, call, "creating dataset '%s' in %s failed: %s", name, f->tmp, kyi_io_h5_cause(why, sizeof why));
+        if (d < 0)
+            st = kyi_fail(KY_ERR_IO, call, "creating dataset '%s' in %s failed: %s", name, f->tmp,
+                          kyi_io_h5_cause(why, sizeof why));
         st = kyi_io_agree(call, f->comm, st);
     }
     uint64_t cks = 0, all = 0;
@@ -166,7 +185,8 @@ static int write_core(const char *call, ky_io_file_t f, const char *name, const 
     if (st == KY_OK) {
         MPI_Allreduce(&cks, &all, 1, MPI_UINT64_T, MPI_SUM, f->comm);
         if (write_attrs(d, sh, dist, units, all) < 0)
-            st = kyi_fail(KY_ERR_IO, call, "writing the attributes of '%s' in %s failed: %s", name, f->tmp, kyi_io_h5_cause(why, sizeof why));
+            st = kyi_fail(KY_ERR_IO, call, "writing the attributes of '%s' in %s failed: %s", name, f->tmp,
+                          kyi_io_h5_cause(why, sizeof why));
         st = kyi_io_agree(call, f->comm, st);
     }
     if (d >= 0) H5Dclose(d);
@@ -203,11 +223,15 @@ static int read_core(const char *call, ky_io_file_t f, const char *name, kyi_io_
         if (hn >= 0 && hn <= KYI_IO_MAXD) H5Sget_simple_extent_dims(fsp, hd, NULL);
         for (int i = 0; i < hn && i <= KYI_IO_MAXD; i++) fd[i] = hd[i];
         int comp = want->comp;
-        if (comp == 0) { /* KY_IO_AUTO: the file says (a Kyoyu file), or a trailing dimension makes the element */
+        if (comp ==
+            0) { /* KY_IO_AUTO: the file says (a Kyoyu file), or a trailing dimension makes the element */
             uint64_t c = 0;
-            if (read_u64(d, "components", &c) && c >= 1) comp = (int)c;
-            else if (hn == want->ndim + 1 && hn <= KYI_IO_MAXD) comp = (int)fd[hn - 1];
-            else comp = 1;
+            if (read_u64(d, "components", &c) && c >= 1)
+                comp = (int)c;
+            else if (hn == want->ndim + 1 && hn <= KYI_IO_MAXD)
+                comp = (int)fd[hn - 1];
+            else
+                comp = 1;
         }
         int wn = want->ndim + (comp > 1);
         size_t wd[KYI_IO_MAXD];
@@ -221,8 +245,10 @@ static int read_core(const char *call, ky_io_file_t f, const char *name, kyi_io_
             st = kyi_fail(KY_ERR_IO, call, "dataset '%s' in %s holds %s, the caller asked for %s", name, file,
                           type_names[t], type_names[want->type]);
         else if (want->elem && ky_io_type_size(t) * (size_t)comp != want->elem)
-            st = kyi_fail(KY_ERR_IO, call, "dataset '%s' in %s holds elements of %d x %s (%zu bytes), the array's "
-                          "are %zu bytes", name, file, comp, type_names[t], ky_io_type_size(t) * comp, want->elem);
+            st = kyi_fail(KY_ERR_IO, call,
+                          "dataset '%s' in %s holds elements of %d x %s (%zu bytes), the array's "
+                          "are %zu bytes",
+                          name, file, comp, type_names[t], ky_io_type_size(t) * comp, want->elem);
         else {
             int same = hn == (check_dims ? wn : hn);
             for (int i = 0; same && check_dims && i < wn; i++) same = fd[i] == wd[i];
@@ -234,8 +260,8 @@ static int read_core(const char *call, ky_io_file_t f, const char *name, kyi_io_
             if (!same) {
                 shape_text(a, sizeof a, hn, fd);
                 shape_text(b, sizeof b, wn, wd);
-                st = kyi_fail(KY_ERR_IO, call, "dataset '%s' in %s has shape %s, the caller's is %s%s", name, file, a,
-                              check_dims ? b : "of another rank", "");
+                st = kyi_fail(KY_ERR_IO, call, "dataset '%s' in %s has shape %s, the caller's is %s%s", name,
+                              file, a, check_dims ? b : "of another rank", "");
             }
         }
         if (st == KY_OK) {
@@ -265,9 +291,10 @@ static int read_core(const char *call, ky_io_file_t f, const char *name, kyi_io_
     if (st == KY_OK && cover && read_u64(d, "kyoyu_checksum", &stored)) {
         MPI_Allreduce(&cks, &all, 1, MPI_UINT64_T, MPI_SUM, f->comm);
         if (all != stored)
-            st = kyi_fail(KY_ERR_IO, call, "dataset '%s' in %s: checksum of the data read 0x%016llx, written "
-                          "0x%016llx: the file was changed or damaged", name, file, (unsigned long long)all,
-                          (unsigned long long)stored);
+            st = kyi_fail(KY_ERR_IO, call,
+                          "dataset '%s' in %s: checksum of the data read 0x%016llx, written "
+                          "0x%016llx: the file was changed or damaged",
+                          name, file, (unsigned long long)all, (unsigned long long)stored);
         st = kyi_io_agree(call, f->comm, st);
     }
     if (ft >= 0) H5Tclose(ft);
@@ -325,11 +352,13 @@ static int array_shape(const char *call, ky_array_t a, const ky_io_opts_t *o, ky
     if (sh->ndim < 0) return sh->ndim;
     KYI_CHECK(ky_array_dims(a, sh->dims, &sh->elem));
     sh->type = o ? o->type : KY_IO_AUTO;
-    if ((unsigned)sh->type > KY_IO_F64) return kyi_fail(KY_ERR_ARG, call, "type %d is not a ky_io_type_t", (int)sh->type);
+    if ((unsigned)sh->type > KY_IO_F64)
+        return kyi_fail(KY_ERR_ARG, call, "type %d is not a ky_io_type_t", (int)sh->type);
     if (sh->type == KY_IO_AUTO && !reading) sh->type = KY_IO_U8;
     size_t ts = ky_io_type_size(sh->type);
     if (ts && sh->elem % ts)
-        return kyi_fail(KY_ERR_ARG, call, "elements of %zu bytes are not made of %s values", sh->elem, type_names[sh->type]);
+        return kyi_fail(KY_ERR_ARG, call, "elements of %zu bytes are not made of %s values", sh->elem,
+                        type_names[sh->type]);
     sh->comp = o && o->components ? o->components : ts ? (int)(sh->elem / ts) : 0;
     if (ts && (size_t)sh->comp * ts != sh->elem)
         return kyi_fail(KY_ERR_ARG, call, "%d components of %s are not an element of %zu bytes", sh->comp,
@@ -348,11 +377,14 @@ static void dist_text(ky_array_t a, char *buf, size_t len)
     }
     for (int i = 0; i < nd && o < len; i++) {
         if (d.kind[i] == KY_DIST_CYCLIC)
-            o += snprintf(buf + o, len - o, "%scyclic(%d parts, block %zu)", i ? " x " : "", d.parts[i], d.bsize[i]);
+            o += snprintf(buf + o, len - o, "%scyclic(%d parts, block %zu)", i ? " x " : "", d.parts[i],
+                          d.bsize[i]);
         else
             o += snprintf(buf + o, len - o, "%sblock(%d parts)", i ? " x " : "", d.parts[i]);
     }
-    if (o < len) snprintf(buf + o, len - o, "; ranks %d..%d, %d block(s) per rank", d.first, d.first + d.count - 1, d.blocks_per_rank);
+    if (o < len)
+        snprintf(buf + o, len - o, "; ranks %d..%d, %d block(s) per rank", d.first, d.first + d.count - 1,
+                 d.blocks_per_rank);
 }
 
 int ky_io_write(ky_io_file_t f, const char *name, ky_array_t a, const ky_io_opts_t *opts)
@@ -393,11 +425,13 @@ static int buffer_piece(const char *call, int ndim, const size_t lo[], const siz
 {
     memset(p, 0, sizeof *p);
     *np = 0;
-    if (ndim < 1 || ndim > KY_ARRAY_MAX_DIMS) return kyi_fail(KY_ERR_ARG, call, "ndim %d is not 1..%d", ndim, KY_ARRAY_MAX_DIMS);
+    if (ndim < 1 || ndim > KY_ARRAY_MAX_DIMS)
+        return kyi_fail(KY_ERR_ARG, call, "ndim %d is not 1..%d", ndim, KY_ARRAY_MAX_DIMS);
     if (!lo || !hi) return kyi_fail(KY_ERR_ARG, call, "lo or hi is NULL");
     size_t vol = 1;
     for (int d = 0; d < ndim; d++) {
-        if (hi[d] < lo[d]) return kyi_fail(KY_ERR_ARG, call, "dimension %d: hi %zu < lo %zu", d, hi[d], lo[d]);
+        if (hi[d] < lo[d])
+            return kyi_fail(KY_ERR_ARG, call, "dimension %d: hi %zu < lo %zu", d, hi[d], lo[d]);
         vol *= hi[d] - lo[d];
     }
     if (vol == 0) return KY_OK; /* an empty box: nothing of this rank */
@@ -414,8 +448,8 @@ static int buffer_piece(const char *call, int ndim, const size_t lo[], const siz
 }
 
 /* Whether the boxes of all ranks are disjoint and cover dims exactly (*cover), allgathered. */
-static int boxes_cover(MPI_Comm comm, int ndim, const size_t dims[], const size_t lo[], const size_t hi[], int *cover,
-                       int *overlap_a, int *overlap_b)
+static int boxes_cover(MPI_Comm comm, int ndim, const size_t dims[], const size_t lo[], const size_t hi[],
+                       int *cover, int *overlap_a, int *overlap_b)
 {
     int n = kyi_rt.nranks;
     unsigned long long mine[2 * KY_ARRAY_MAX_DIMS] = {0};
@@ -463,7 +497,8 @@ int ky_io_write_buffer(ky_io_file_t f, const char *name, int ndim, const size_t 
     if (st == KY_OK && !dims) st = kyi_fail(KY_ERR_ARG, call, "dims is NULL");
     if (st == KY_OK && (!opts || opts->type == KY_IO_AUTO || (unsigned)opts->type > KY_IO_F64))
         st = kyi_fail(KY_ERR_ARG, call, "opts->type must name a number type (KY_IO_U8 .. KY_IO_F64)");
-    if (st == KY_OK && opts->components < 0) st = kyi_fail(KY_ERR_ARG, call, "components %d < 0", opts->components);
+    if (st == KY_OK && opts->components < 0)
+        st = kyi_fail(KY_ERR_ARG, call, "components %d < 0", opts->components);
     if (st == KY_OK) {
         sh.ndim = ndim;
         for (int d = 0; d < ndim; d++) sh.dims[d] = dims[d];
@@ -478,14 +513,16 @@ int ky_io_write_buffer(ky_io_file_t f, const char *name, int ndim, const size_t 
         KYI_CHECK(boxes_cover(f->comm, ndim, dims, lo, hi, &cover, &oa, &ob));
         char a[96];
         shape_text(a, sizeof a, ndim, dims);
-        if (oa >= 0) st = kyi_fail(KY_ERR_ARG, call, "the boxes of ranks %d and %d overlap", oa, ob);
-        else if (!cover) st = kyi_fail(KY_ERR_ARG, call, "the ranks' boxes do not cover the dataset's shape %s", a);
+        if (oa >= 0)
+            st = kyi_fail(KY_ERR_ARG, call, "the boxes of ranks %d and %d overlap", oa, ob);
+        else if (!cover)
+            st = kyi_fail(KY_ERR_ARG, call, "the ranks' boxes do not cover the dataset's shape %s", a);
     }
     return write_core(call, f, name, &sh, &p, np, "buffer: one box per rank", opts ? opts->units : NULL, st);
 }
 
-int ky_io_read_buffer(ky_io_file_t f, const char *name, int ndim, const size_t lo[], const size_t hi[], void *buf,
-                      const ky_io_opts_t *opts)
+int ky_io_read_buffer(ky_io_file_t f, const char *name, int ndim, const size_t lo[], const size_t hi[],
+                      void *buf, const ky_io_opts_t *opts)
 {
     static const char *call = "ky_io_read_buffer";
     KYI_CHECK(check_name(call, f, name));
@@ -515,7 +552,8 @@ int ky_io_read_buffer(ky_io_file_t f, const char *name, int ndim, const size_t l
     return read_core(call, f, name, &sh, 0, &p, np, cover, st);
 }
 
-int ky_io_info(ky_io_file_t f, const char *name, int *ndim, size_t dims[], ky_io_type_t *type, int *components)
+int ky_io_info(ky_io_file_t f, const char *name, int *ndim, size_t dims[], ky_io_type_t *type,
+               int *components)
 {
     static const char *call = "ky_io_info";
     KYI_CHECK(check_name(call, f, name));
@@ -537,8 +575,8 @@ int ky_io_info(ky_io_file_t f, const char *name, int *ndim, size_t dims[], ky_io
         if (kt == KY_IO_AUTO)
             st = kyi_fail(KY_ERR_IO, call, "dataset '%s' in %s is not of a plain number type", name, file);
         else if (hn < 1 || hn > KYI_IO_MAXD || en < 1 || en > KY_ARRAY_MAX_DIMS)
-            st = kyi_fail(KY_ERR_IO, call, "dataset '%s' in %s has %d dimensions (Kyoyu reads 1..%d)", name, file,
-                          hn, KY_ARRAY_MAX_DIMS);
+            st = kyi_fail(KY_ERR_IO, call, "dataset '%s' in %s has %d dimensions (Kyoyu reads 1..%d)", name,
+                          file, hn, KY_ARRAY_MAX_DIMS);
         else {
             H5Sget_simple_extent_dims(sp, hd, NULL);
             if (ndim) *ndim = en;

@@ -40,7 +40,10 @@ void kyi_io_quiet_begin(kyi_io_quiet_t *q)
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
 }
 
-void kyi_io_quiet_end(const kyi_io_quiet_t *q) { H5Eset_auto2(H5E_DEFAULT, q->func, q->data); }
+void kyi_io_quiet_end(const kyi_io_quiet_t *q)
+{
+    H5Eset_auto2(H5E_DEFAULT, q->func, q->data);
+}
 
 typedef struct {
     char *buf;
@@ -75,7 +78,8 @@ int kyi_io_check_file(const char *call, ky_io_file_t f, int writing)
     KYI_CHECK(kyi_require_init(call));
     if (!f) return kyi_fail(KY_ERR_ARG, call, "file is NULL");
     if (writing && !f->writing)
-        return kyi_fail(KY_ERR_ARG, call, "%s was opened for reading (ky_io_open): write with ky_io_create", f->path);
+        return kyi_fail(KY_ERR_ARG, call, "%s was opened for reading (ky_io_open): write with ky_io_create",
+                        f->path);
     return KY_OK;
 }
 
@@ -83,7 +87,7 @@ static int attr_int(hid_t obj, const char *name, int v)
 {
     hid_t sp = H5Screate(H5S_SCALAR);
     hid_t a = H5Aexists(obj, name) > 0 ? H5Aopen(obj, name, H5P_DEFAULT)
-                                         : H5Acreate2(obj, name, H5T_NATIVE_INT, sp, H5P_DEFAULT, H5P_DEFAULT);
+                                       : H5Acreate2(obj, name, H5T_NATIVE_INT, sp, H5P_DEFAULT, H5P_DEFAULT);
     herr_t r = a < 0 ? -1 : H5Awrite(a, H5T_NATIVE_INT, &v);
     if (a >= 0) H5Aclose(a);
     H5Sclose(sp);
@@ -93,7 +97,8 @@ static int attr_int(hid_t obj, const char *name, int v)
 static int new_file(const char *call, ky_io_file_t *out, const char *path)
 {
     if (!path || !*path) return kyi_fail(KY_ERR_ARG, call, "path is NULL or empty");
-    if (strlen(path) + 40 >= KYI_IO_PATH_MAX) return kyi_fail(KY_ERR_ARG, call, "path of %zu characters is too long", strlen(path));
+    if (strlen(path) + 40 >= KYI_IO_PATH_MAX)
+        return kyi_fail(KY_ERR_ARG, call, "path of %zu characters is too long", strlen(path));
     ky_io_file_t f = calloc(1, sizeof *f);
     if (!f) return kyi_fail(KY_ERR_NOMEM, call, "no memory for a file object");
     f->fid = -1;
@@ -173,7 +178,9 @@ int ky_io_create(const char *path, ky_io_file_t *out)
         H5Sclose(sp);
         bad |= attr_int(f->fid, COMPLETE_ATTR, 0) < 0;
         char why[256];
-        if (bad) st = kyi_fail(KY_ERR_IO, call, "writing the root attributes of %s failed: %s", f->tmp, kyi_io_h5_cause(why, sizeof why));
+        if (bad)
+            st = kyi_fail(KY_ERR_IO, call, "writing the root attributes of %s failed: %s", f->tmp,
+                          kyi_io_h5_cause(why, sizeof why));
         st = kyi_io_agree(call, f->comm, st);
     }
     f->writing = 1;
@@ -211,7 +218,8 @@ int ky_io_open(const char *path, ky_io_file_t *out)
         f->fid = H5Fopen(path, H5F_ACC_RDONLY, fapl);
         H5Pclose(fapl);
         char why[256];
-        if (f->fid < 0) st = kyi_fail(KY_ERR_IO, call, "opening %s failed: %s", path, kyi_io_h5_cause(why, sizeof why));
+        if (f->fid < 0)
+            st = kyi_fail(KY_ERR_IO, call, "opening %s failed: %s", path, kyi_io_h5_cause(why, sizeof why));
         st = kyi_io_agree(call, f->comm, st);
     }
     if (st == KY_OK && H5Aexists(f->fid, FORMAT_ATTR) > 0) {
@@ -223,8 +231,10 @@ int ky_io_open(const char *path, ky_io_file_t *out)
             H5Aclose(a);
         }
         if (done != 1)
-            st = kyi_fail(KY_ERR_IO, call, "%s is a Kyoyu file whose writer did not finish (no ky_io_close): its "
-                          "data may be partial", path);
+            st = kyi_fail(KY_ERR_IO, call,
+                          "%s is a Kyoyu file whose writer did not finish (no ky_io_close): its "
+                          "data may be partial",
+                          path);
         st = kyi_io_agree(call, f->comm, st);
     }
     kyi_io_quiet_end(&q);
@@ -259,12 +269,14 @@ int ky_io_close(ky_io_file_t f)
     if (f->writing && f->failed) {
         kyi_io_quiet_end(&q);
         ky_io_abort(f);
-        return kyi_fail(KY_ERR_IO, call, "a write to %s failed before: the file was discarded (%s left as it was)",
-                        f->tmp, f->path);
+        return kyi_fail(KY_ERR_IO, call,
+                        "a write to %s failed before: the file was discarded (%s left as it was)", f->tmp,
+                        f->path);
     }
     if (f->writing) {
         if (attr_int(f->fid, COMPLETE_ATTR, 1) < 0 || H5Fflush(f->fid, H5F_SCOPE_GLOBAL) < 0)
-            st = kyi_fail(KY_ERR_IO, call, "finishing %s failed: %s", f->tmp, kyi_io_h5_cause(why, sizeof why));
+            st = kyi_fail(KY_ERR_IO, call, "finishing %s failed: %s", f->tmp,
+                          kyi_io_h5_cause(why, sizeof why));
         st = kyi_io_agree(call, f->comm, st);
     }
     if (H5Fclose(f->fid) < 0 && st == KY_OK)
@@ -280,9 +292,11 @@ int ky_io_close(ky_io_file_t f)
                 if (sync_path(f->tmp, 0) != 0)
                     st = kyi_fail(KY_ERR_IO, call, "fsync of %s failed: %s", f->tmp, strerror(errno));
                 else if (rename(f->tmp, f->path) != 0)
-                    st = kyi_fail(KY_ERR_IO, call, "renaming %s to %s failed: %s", f->tmp, f->path, strerror(errno));
+                    st = kyi_fail(KY_ERR_IO, call, "renaming %s to %s failed: %s", f->tmp, f->path,
+                                  strerror(errno));
                 else
-                    sync_path(dirname(dir), 1); /* best effort: some file systems refuse fsync on directories */
+                    sync_path(dirname(dir),
+                              1); /* best effort: some file systems refuse fsync on directories */
             }
             if (st != KY_OK) unlink(f->tmp);
         }

@@ -23,14 +23,14 @@
 
 struct kyi_io_file {
     hid_t fid;
-    int writing;                 /* from ky_io_create: committed by rename at close */
-    int failed;                  /* a write failed on some rank: close discards the file */
-    MPI_Comm comm;               /* private duplicate of the job's ranks, handed to MPI-IO */
-    char path[KYI_IO_PATH_MAX];  /* the name the user asked for */
-    char tmp[KYI_IO_PATH_MAX];   /* the name written to until close */
-    void *pin[2];                /* the bounce path's pinned buffers, kept for the file's life */
+    int writing;                /* from ky_io_create: committed by rename at close */
+    int failed;                 /* a write failed on some rank: close discards the file */
+    MPI_Comm comm;              /* private duplicate of the job's ranks, handed to MPI-IO */
+    char path[KYI_IO_PATH_MAX]; /* the name the user asked for */
+    char tmp[KYI_IO_PATH_MAX];  /* the name written to until close */
+    void *pin[2];               /* the bounce path's pinned buffers, kept for the file's life */
     size_t pin_bytes;
-    int pin_malloc;              /* plain malloc (host pieces forced to bounce without CUDA), not pinned */
+    int pin_malloc; /* plain malloc (host pieces forced to bounce without CUDA), not pinned */
 };
 
 /* The shape of a dataset as Kyoyu sees it: ndim dimensions of elements, each `comp` values of `type`. */
@@ -39,20 +39,20 @@ typedef struct {
     size_t dims[KY_ARRAY_MAX_DIMS];
     ky_io_type_t type;
     int comp;
-    size_t elem;                 /* comp * type size */
+    size_t elem; /* comp * type size */
 } kyi_io_shape_t;
 
 /* One piece of this rank's memory and where its elements go in the dataset: an array's local block or a
  * caller's dense buffer. Local index l along d is global index g[d][l] (g[d] NULL: g0[d] + l). */
 typedef struct {
-    char *origin;                    /* local index (0, ..., 0) */
-    size_t n[KY_ARRAY_MAX_DIMS];     /* owned counts */
-    size_t S[KY_ARRAY_MAX_DIMS];     /* element strides in memory */
-    size_t E[KY_ARRAY_MAX_DIMS];     /* padded extents (n + 2 halo) */
-    size_t off[KY_ARRAY_MAX_DIMS];   /* origin's index inside E (the halo width) */
+    char *origin;                  /* local index (0, ..., 0) */
+    size_t n[KY_ARRAY_MAX_DIMS];   /* owned counts */
+    size_t S[KY_ARRAY_MAX_DIMS];   /* element strides in memory */
+    size_t E[KY_ARRAY_MAX_DIMS];   /* padded extents (n + 2 halo) */
+    size_t off[KY_ARRAY_MAX_DIMS]; /* origin's index inside E (the halo width) */
     size_t g0[KY_ARRAY_MAX_DIMS];
     size_t *g[KY_ARRAY_MAX_DIMS];
-    int dev;                         /* CUDA device, -1 host memory */
+    int dev; /* CUDA device, -1 host memory */
 } kyi_io_piece_t;
 
 /* ---- file.c ------------------------------------------------------------------------------------------ */
@@ -87,8 +87,8 @@ int kyi_io_get_piece(const char *call, ky_io_file_t f, hid_t dset, hid_t fspace,
 /* ---- checksum.c ---------------------------------------------------------------------------------------- */
 /* Sum over the elements of rows [r0, r1) (along dimension 0) of piece p of mix(global row-major index,
  * element bytes); `mem` holds row r0 at its start, with element strides mS. */
-uint64_t kyi_io_checksum(const kyi_io_shape_t *sh, const kyi_io_piece_t *p, size_t r0, size_t r1, const char *mem,
-                         const size_t mS[]);
+uint64_t kyi_io_checksum(const kyi_io_shape_t *sh, const kyi_io_piece_t *p, size_t r0, size_t r1,
+                         const char *mem, const size_t mS[]);
 #define KYI_IO_CHECKSUM_ALGO "kyoyu-sum-splitmix64-v1"
 
 /* ---- cufile_none.c ------------------------------------------------------------------------------------- */

@@ -6,7 +6,8 @@
 
 static int none(const char *call)
 {
-    return kyi_fail(KY_ERR_UNSUPPORTED, call, "this Kyoyu was built without parallel HDF5 (install "
+    return kyi_fail(KY_ERR_UNSUPPORTED, call,
+                    "this Kyoyu was built without parallel HDF5 (install "
                     "libhdf5-openmpi-dev and configure again: docs/io.md)");
 }
 
@@ -16,10 +17,26 @@ size_t ky_io_type_size(ky_io_type_t t)
     return (unsigned)t < sizeof sz / sizeof sz[0] ? sz[t] : 0;
 }
 
-int ky_io_create(const char *path, ky_io_file_t *out) { (void)path; if (out) *out = NULL; return none("ky_io_create"); }
-int ky_io_open(const char *path, ky_io_file_t *out) { (void)path; if (out) *out = NULL; return none("ky_io_open"); }
-int ky_io_close(ky_io_file_t f) { return f ? none("ky_io_close") : KY_OK; }
-int ky_io_abort(ky_io_file_t f) { return f ? none("ky_io_abort") : KY_OK; }
+int ky_io_create(const char *path, ky_io_file_t *out)
+{
+    (void)path;
+    if (out) *out = NULL;
+    return none("ky_io_create");
+}
+int ky_io_open(const char *path, ky_io_file_t *out)
+{
+    (void)path;
+    if (out) *out = NULL;
+    return none("ky_io_open");
+}
+int ky_io_close(ky_io_file_t f)
+{
+    return f ? none("ky_io_close") : KY_OK;
+}
+int ky_io_abort(ky_io_file_t f)
+{
+    return f ? none("ky_io_abort") : KY_OK;
+}
 int ky_io_write(ky_io_file_t f, const char *name, ky_array_t a, const ky_io_opts_t *o)
 {
     (void)f, (void)name, (void)a, (void)o;
@@ -36,13 +53,14 @@ int ky_io_write_buffer(ky_io_file_t f, const char *name, int ndim, const size_t 
     (void)f, (void)name, (void)ndim, (void)dims, (void)lo, (void)hi, (void)buf, (void)o;
     return none("ky_io_write_buffer");
 }
-int ky_io_read_buffer(ky_io_file_t f, const char *name, int ndim, const size_t lo[], const size_t hi[], void *buf,
-                      const ky_io_opts_t *o)
+int ky_io_read_buffer(ky_io_file_t f, const char *name, int ndim, const size_t lo[], const size_t hi[],
+                      void *buf, const ky_io_opts_t *o)
 {
     (void)f, (void)name, (void)ndim, (void)lo, (void)hi, (void)buf, (void)o;
     return none("ky_io_read_buffer");
 }
-int ky_io_info(ky_io_file_t f, const char *name, int *ndim, size_t dims[], ky_io_type_t *type, int *components)
+int ky_io_info(ky_io_file_t f, const char *name, int *ndim, size_t dims[], ky_io_type_t *type,
+               int *components)
 {
     (void)f, (void)name, (void)ndim, (void)dims, (void)type, (void)components;
     return none("ky_io_info");

@@ -25,8 +25,8 @@ static int choose(const kyi_io_piece_t *p)
 }
 
 /* The bounce path's copy for a host piece: rows of the box between the strided block and the dense buffer. */
-static void host_rows(const kyi_io_shape_t *sh, const kyi_io_piece_t *p, const size_t c[], char *blk, char *dense,
-                      int to_dense)
+static void host_rows(const kyi_io_shape_t *sh, const kyi_io_piece_t *p, const size_t c[], char *blk,
+                      char *dense, int to_dense)
 {
     int nd = sh->ndim;
     size_t el = sh->elem, line = c[nd - 1] * el, lines = 1, l[KY_ARRAY_MAX_DIMS] = {0};
@@ -34,8 +34,10 @@ static void host_rows(const kyi_io_shape_t *sh, const kyi_io_piece_t *p, const s
     for (size_t k = 0; k < lines; k++) {
         size_t off = 0;
         for (int d = 0; d < nd - 1; d++) off += l[d] * p->S[d];
-        if (to_dense) memcpy(dense + k * line, blk + off * el, line);
-        else memcpy(blk + off * el, dense + k * line, line);
+        if (to_dense)
+            memcpy(dense + k * line, blk + off * el, line);
+        else
+            memcpy(blk + off * el, dense + k * line, line);
         for (int d = nd - 2; d >= 0 && ++l[d] == c[d]; d--) l[d] = 0;
     }
 }
@@ -171,8 +173,9 @@ static int gpu_rows(const char *call, const kyi_io_shape_t *sh, const kyi_io_pie
     }
     int st = d2h ? kyi_gpu_copy_strided_async(p->dev, host, hs, dev, ds, cnt, lv, op)
                  : kyi_gpu_copy_strided_async(p->dev, dev, ds, host, hs, cnt, lv, op);
-    if (st < 0) return kyi_fail(st, call, "copy of rows %zu..%zu %s GPU %d failed: %s", r0, r1, d2h ? "from" : "to",
-                                p->dev, kyi_gpu_last_error());
+    if (st < 0)
+        return kyi_fail(st, call, "copy of rows %zu..%zu %s GPU %d failed: %s", r0, r1, d2h ? "from" : "to",
+                        p->dev, kyi_gpu_last_error());
     return KY_OK;
 }
 
@@ -202,11 +205,16 @@ static int pinned(const char *call, ky_io_file_t f, size_t bytes, int host)
     kyi_io_pin_free(f);
     f->pin_bytes = 0;
     for (int i = 0; i < 2; i++) {
-        /* pinned where CUDA is (copies at full speed, asynchronous); plain memory for host pieces without it */
+        /* pinned where CUDA is (copies at full speed, asynchronous); plain memory for host pieces without it
+         */
         if (f->pin_malloc || kyi_gpu_host_alloc(bytes, &f->pin[i]) < 0) {
-            if (!host) return kyi_fail(KY_ERR_NOMEM, call, "no pinned host memory for two buffers of %zu bytes (KY_IO_CHUNK)", bytes);
+            if (!host)
+                return kyi_fail(KY_ERR_NOMEM, call,
+                                "no pinned host memory for two buffers of %zu bytes (KY_IO_CHUNK)", bytes);
             f->pin_malloc = 1;
-            if (!(f->pin[i] = malloc(bytes))) return kyi_fail(KY_ERR_NOMEM, call, "no memory for two buffers of %zu bytes (KY_IO_CHUNK)", bytes);
+            if (!(f->pin[i] = malloc(bytes)))
+                return kyi_fail(KY_ERR_NOMEM, call, "no memory for two buffers of %zu bytes (KY_IO_CHUNK)",
+                                bytes);
         }
     }
     f->pin_bytes = bytes;
@@ -263,13 +271,16 @@ static int move(const char *call, ky_io_file_t f, hid_t dset, hid_t fsp, const k
     size_t re, n0 = rows_total(p, sh->ndim, &re);
     if (n0 == 0) return KY_OK;
     switch (choose(p)) {
-    case PATH_HOST: {
-        int st = h5xfer(call, f, dset, fsp, sh, p, 0, n0, alloc_start(sh, p), 0, put);
-        if (st == KY_OK) *cks += kyi_io_checksum(sh, p, 0, n0, p->origin, p->S);
-        return st;
-    }
-    case PATH_CUFILE: return put ? kyi_io_cufile_put(call, f, dset, sh, p, cks) : kyi_io_cufile_get(call, f, dset, sh, p, cks);
-    default: return bounce(call, f, dset, fsp, sh, p, cks, put);
+        case PATH_HOST: {
+            int st = h5xfer(call, f, dset, fsp, sh, p, 0, n0, alloc_start(sh, p), 0, put);
+            if (st == KY_OK) *cks += kyi_io_checksum(sh, p, 0, n0, p->origin, p->S);
+            return st;
+        }
+        case PATH_CUFILE:
+            return put ? kyi_io_cufile_put(call, f, dset, sh, p, cks)
+                       : kyi_io_cufile_get(call, f, dset, sh, p, cks);
+        default:
+            return bounce(call, f, dset, fsp, sh, p, cks, put);
     }
 }
 

@@ -18,7 +18,8 @@
 
 static int fail(const char *what, int st)
 {
-    fprintf(stderr, "rank %d: io_crash: %s -> %d (%s): %s\n", ky_rank(), what, st, ky_strerror(st), ky_last_error());
+    fprintf(stderr, "rank %d: io_crash: %s -> %d (%s): %s\n", ky_rank(), what, st, ky_strerror(st),
+            ky_last_error());
     return 1;
 }
 
@@ -57,7 +58,8 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < hi[0] - lo[0]; i++) bad += p[i] != 1.0;
         if (bad) rc = fail("the old file's values changed", (int)bad);
         /* the killed job's temporary file: there, and refused */
-        std::string dir = path.substr(0, path.rfind('/')), base = path.substr(path.rfind('/') + 1) + ".kytmp-";
+        std::string dir = path.substr(0, path.rfind('/')),
+                    base = path.substr(path.rfind('/') + 1) + ".kytmp-";
         std::string tmp;
         if (DIR *d = opendir(dir.c_str())) {
             while (dirent *e = readdir(d))
@@ -70,7 +72,8 @@ int main(int argc, char **argv)
             st = ky_io_open(tmp.c_str(), &f);
             /* refused either way: HDF5 had not written its superblock yet ("not an HDF5 file"), or it had
              * and the file is not marked complete ("did not finish") */
-            if (st != KY_ERR_IO || (!strstr(ky_last_error(), "did not finish") && !strstr(ky_last_error(), "not an HDF5")))
+            if (st != KY_ERR_IO ||
+                (!strstr(ky_last_error(), "did not finish") && !strstr(ky_last_error(), "not an HDF5")))
                 rc = fail("ky_io_open of the killed job's temporary file should be refused", st);
             ky_comm_barrier();
             if (ky_rank() == 0) unlink(tmp.c_str());

@@ -22,14 +22,17 @@ bool gpu_run()
     return m && std::string(m) == "gpu";
 }
 
-ky_place_t place() { return gpu_run() ? KY_PLACE_GPU : KY_PLACE_HOST; }
+ky_place_t place()
+{
+    return gpu_run() ? KY_PLACE_GPU : KY_PLACE_HOST;
+}
 
-#define SKIP_IF_NO_IO()                                                                                  \
-    do {                                                                                                 \
-        ky_io_file_t f_;                                                                                 \
-        int s_ = ky_io_open("/nonexistent-kyoyu-probe.h5", &f_);                                         \
-        if (s_ == KY_ERR_UNSUPPORTED) GTEST_SKIP() << "io layer not built: " << ky_last_error();        \
-        if (gpu_run() && !kyt::gpu_everywhere()) GTEST_SKIP() << "GPU run: no GPU on some rank";        \
+#define SKIP_IF_NO_IO()                                                                          \
+    do {                                                                                         \
+        ky_io_file_t f_;                                                                         \
+        int s_ = ky_io_open("/nonexistent-kyoyu-probe.h5", &f_);                                 \
+        if (s_ == KY_ERR_UNSUPPORTED) GTEST_SKIP() << "io layer not built: " << ky_last_error(); \
+        if (gpu_run() && !kyt::gpu_everywhere()) GTEST_SKIP() << "GPU run: no GPU on some rank"; \
     } while (0)
 
 /* A directory for this test program's files, the same on every rank (from rank 0's pid). */
@@ -47,7 +50,10 @@ std::string dir()
     return d;
 }
 
-double val(size_t g) { return 0.5 + (double)((g * 2654435761u) % 1000003u); }
+double val(size_t g)
+{
+    return 0.5 + (double)((g * 2654435761u) % 1000003u);
+}
 
 struct Layout {
     int ndim;
@@ -62,9 +68,19 @@ std::vector<Layout> layouts(int which_shape)
     int P = kyt::nranks();
     std::vector<Layout> v;
     Layout L{};
-    if (which_shape == 0) { L.ndim = 1; L.dims[0] = 37; }
-    else if (which_shape == 1) { L.ndim = 2; L.dims[0] = 13; L.dims[1] = 7; }
-    else { L.ndim = 3; L.dims[0] = 5; L.dims[1] = 11; L.dims[2] = 3; }
+    if (which_shape == 0) {
+        L.ndim = 1;
+        L.dims[0] = 37;
+    } else if (which_shape == 1) {
+        L.ndim = 2;
+        L.dims[0] = 13;
+        L.dims[1] = 7;
+    } else {
+        L.ndim = 3;
+        L.dims[0] = 5;
+        L.dims[1] = 11;
+        L.dims[2] = 3;
+    }
     Layout a = L; /* block along 0 with halos */
     a.dist = ky_dist_block1();
     for (int d = 0; d < L.ndim; d++) a.halo[d] = 1 + d % 2;
@@ -168,7 +184,7 @@ long check(ky_array_t a, const Layout &L, double shift, double halo_val)
     return bad;
 }
 
-} // namespace
+}  // namespace
 
 /* Every layout written, then read back into every other layout of the same shape (other halos, other
  * distributions); halos are neither written (the file holds only owned values: the whole dataset read as
@@ -191,7 +207,8 @@ TEST(Io, ArrayRoundTrip)
             KYT_EXPECT_OK(ky_io_close(f));
             for (size_t r = 0; r < ls.size(); r++) {
                 Layout R = ls[r];
-                for (int d = 0; d < R.ndim; d++) R.halo[d] = R.dist.kind[d] == KY_DIST_CYCLIC ? 0 : (r + d) % 3;
+                for (int d = 0; d < R.ndim; d++)
+                    R.halo[d] = R.dist.kind[d] == KY_DIST_CYCLIC ? 0 : (r + d) % 3;
                 ky_array_t b;
                 KYT_EXPECT_OK(ky_array_create(R.ndim, R.dims, sizeof(double), &R.dist, place(), R.halo, &b));
                 fill(b, R, 100.0, -7.0);
@@ -205,8 +222,9 @@ TEST(Io, ArrayRoundTrip)
                 KYT_EXPECT_OK(ky_io_close(f));
                 long bad = check(b, R, 0.0, -7.0);
                 for (size_t e = 0; e < tot; e++) bad += all[e] != val(e);
-                EXPECT_TRUE(kyt::all(bad == 0)) << "shape " << shape << " written by layout " << w << ", read by "
-                                                << r << ": " << bad << " wrong on rank " << kyt::rank();
+                EXPECT_TRUE(kyt::all(bad == 0))
+                    << "shape " << shape << " written by layout " << w << ", read by " << r << ": " << bad
+                    << " wrong on rank " << kyt::rank();
                 ky_array_free(b);
             }
             ky_array_free(a);
@@ -351,7 +369,8 @@ TEST(Io, Attributes)
             EXPECT_TRUE(u64(d, "kyoyu_checksum", &cks, 1));
             EXPECT_EQ("float64", str(d, "element_type"));
             EXPECT_EQ("kelvin", str(d, "units"));
-            EXPECT_NE(std::string::npos, str(d, "distribution").find("block(" + std::to_string(kyt::nranks()) + " parts)"));
+            EXPECT_NE(std::string::npos,
+                      str(d, "distribution").find("block(" + std::to_string(kyt::nranks()) + " parts)"));
             int done = 0;
             hid_t at = H5Aopen(fid, "kyoyu_complete", H5P_DEFAULT);
             EXPECT_GE(at, 0);
@@ -471,7 +490,8 @@ TEST(Io, BadInput)
     KYT_EXPECT_OK(ky_io_close(f));
 
     /* abort: the older file at the path stays as it was, no temporary name is left */
-    struct stat before {}, after {};
+    struct stat before {
+    }, after{};
     stat(path.c_str(), &before);
     KYT_EXPECT_OK(ky_io_create(path.c_str(), &f));
     KYT_EXPECT_OK(ky_io_write(f, "new", a, &o));
