@@ -489,6 +489,16 @@ TEST(Io, BadInput)
     EXPECT_TRUE(has({rk, "ky_io_read", "checksum", path})) << msg;
     KYT_EXPECT_OK(ky_io_close(f));
 
+    /* a write that fails in HDF5 (a group that does not exist) marks the file: close discards it */
+    std::string gone = dir() + "/discarded.h5";
+    KYT_EXPECT_OK(ky_io_create(gone.c_str(), &f));
+    KYT_EXPECT_OK(ky_io_write(f, "x", a, &o));
+    KYT_EXPECT_STATUS(KY_ERR_IO, ky_io_write(f, "no_group/y", a, &o));
+    EXPECT_TRUE(has({rk, "ky_io_write", "'no_group/y'", "discarded.h5"})) << msg;
+    KYT_EXPECT_STATUS(KY_ERR_IO, ky_io_close(f));
+    EXPECT_TRUE(has({rk, "ky_io_close", "discarded"})) << msg;
+    EXPECT_NE(0, access(gone.c_str(), F_OK)) << gone << " exists after a failed write";
+
     /* abort: the older file at the path stays as it was, no temporary name is left */
     struct stat before {
     }, after{};
