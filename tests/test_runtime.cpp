@@ -173,7 +173,8 @@ TEST(Runtime, StrerrorEveryCode)
 {
     const int codes[] = {KY_OK,          KY_PENDING,      KY_ERR_ARG,       KY_ERR_RANGE,  KY_ERR_NOT_INIT,
                          KY_ERR_NOMEM,   KY_ERR_MPI,      KY_ERR_CUDA,      KY_ERR_NO_HANDLER,
-                         KY_ERR_TIMEOUT, KY_ERR_UNSUPPORTED, KY_ERR_STATE, KY_ERR_SYSTEM, KY_ERR_INTERNAL};
+                         KY_ERR_TIMEOUT, KY_ERR_UNSUPPORTED, KY_ERR_STATE, KY_ERR_SYSTEM, KY_ERR_INTERNAL,
+                         KY_ERR_IO};
     std::set<std::string> seen;
     for (int c : codes) {
         const char *s = ky_strerror(c);
@@ -181,7 +182,7 @@ TEST(Runtime, StrerrorEveryCode)
         EXPECT_GT(strlen(s), 3u) << c;
         EXPECT_TRUE(seen.insert(s).second) << "duplicate description for " << c << ": " << s;
     }
-    for (int c : {-13, -100, 2, 12345, -2147483647 - 1}) {
+    for (int c : {-14, -100, 2, 12345, -2147483647 - 1}) {
         const char *s = ky_strerror(c);
         ASSERT_NE(nullptr, s) << c;
         EXPECT_EQ(0u, seen.count(s)) << "unknown code " << c << " described as a known one";
