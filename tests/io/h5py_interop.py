@@ -33,18 +33,19 @@ def mix(z):
 
 def checksum(data, elem_bytes):
     """docs/io.md: sum over elements i (row-major) and their 8-byte little-endian words w_j (the last zero
-    padded) of mix(w_j ^ (mix(i) + j * 0x9E3779B97F4A7C15)), modulo 2^64."""
+    padded) of mix(w_j ^ (i * 0x9E3779B97F4A7C15 + j * 0xD1B54A32D192ED03)), modulo 2^64."""
     raw = np.ascontiguousarray(data).view(np.uint8).reshape(-1, elem_bytes)
     n = raw.shape[0]
     words = (elem_bytes + 7) // 8
     pad = np.zeros((n, words * 8), dtype=np.uint8)
     pad[:, :elem_bytes] = raw
     w = pad.view("<u8").reshape(n, words)
-    key = mix(np.arange(n, dtype=np.uint64))
+    with np.errstate(over="ignore"):
+        key = np.arange(n, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
     total = 0
     with np.errstate(over="ignore"):
         for j in range(words):
-            h = mix(w[:, j] ^ (key + np.uint64(j) * np.uint64(0x9E3779B97F4A7C15)))
+            h = mix(w[:, j] ^ (key + np.uint64(j) * np.uint64(0xD1B54A32D192ED03)))
             total = (total + int(h.sum(dtype=np.uint64))) & M64
     return total
 
