@@ -85,6 +85,7 @@ static int attr_u64(hid_t obj, const char *name, int n, const uint64_t *v)
     hid_t sp = H5Screate_simple(1, &hn, NULL);
     hid_t a = H5Acreate2(obj, name, H5T_NATIVE_UINT64, sp, H5P_DEFAULT, H5P_DEFAULT);
     herr_t r = a < 0 ? -1 : H5Awrite(a, H5T_NATIVE_UINT64, v);
+    if (r < 0) kyi_io_h5_keep();
     if (a >= 0) H5Aclose(a);
     H5Sclose(sp);
     return r < 0 ? -1 : 0;
@@ -98,6 +99,7 @@ static int attr_str(hid_t obj, const char *name, const char *s)
     H5Tset_strpad(t, H5T_STR_NULLTERM);
     hid_t a = H5Acreate2(obj, name, t, sp, H5P_DEFAULT, H5P_DEFAULT);
     herr_t r = a < 0 ? -1 : H5Awrite(a, t, s);
+    if (r < 0) kyi_io_h5_keep();
     if (a >= 0) H5Aclose(a);
     H5Tclose(t);
     H5Sclose(sp);

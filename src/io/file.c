@@ -21,6 +21,9 @@
 #define FORMAT_NAME "kyoyu-io 1"
 #define COMPLETE_ATTR "kyoyu_complete"
 
+/* HDF5's reason for the last failure, kept before cleanup calls clear its stack (kyi_io_h5_keep) */
+static __thread char kept[256];
+
 int kyi_io_agree(const char *call, MPI_Comm comm, int st)
 {
     int me[2] = {st < 0 ? st : 0, kyi_rt.rank}, all[2];
@@ -36,6 +39,7 @@ int kyi_io_agree(const char *call, MPI_Comm comm, int st)
 
 void kyi_io_quiet_begin(kyi_io_quiet_t *q)
 {
+    kept[0] = 0;
     H5Eget_auto2(H5E_DEFAULT, &q->func, &q->data);
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
 }
@@ -62,6 +66,10 @@ static herr_t take_first(unsigned n, const H5E_error2_t *e, void *data)
     return 0;
 }
 
+/* HDF5 clears its error stack on entry to every API call, so a helper that must close things after a
+ * failure keeps the reason first (kyi_io_h5_keep); the next kyi_io_h5_cause returns it if the stack is empty.
+ */
+
 const char *kyi_io_h5_cause(char *buf, size_t len)
 {
     cause_t c = {buf, len, 0};
@@ -70,7 +78,17 @@ const char *kyi_io_h5_cause(char *buf, size_t len)
      * file driver, "no space", "file signature not found") */
     H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, take_first, &c);
     H5Eclear2(H5E_DEFAULT);
+    if (!c.found && kept[0]) snprintf(buf, len, "%s", kept);
+    kept[0] = 0;
     return buf;
+}
+
+void kyi_io_h5_keep(void)
+{
+    char b[sizeof kept];
+    cause_t c = {b, sizeof b, 0};
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, take_first, &c);
+    if (c.found) snprintf(kept, sizeof kept, "%s", b);
 }
 
 int kyi_io_check_file(const char *call, ky_io_file_t f, int writing)
@@ -89,6 +107,7 @@ static int attr_int(hid_t obj, const char *name, int v)
     hid_t a = H5Aexists(obj, name) > 0 ? H5Aopen(obj, name, H5P_DEFAULT)
                                        : H5Acreate2(obj, name, H5T_NATIVE_INT, sp, H5P_DEFAULT, H5P_DEFAULT);
     herr_t r = a < 0 ? -1 : H5Awrite(a, H5T_NATIVE_INT, &v);
+    if (r < 0) kyi_io_h5_keep();
     if (a >= 0) H5Aclose(a);
     H5Sclose(sp);
     return r < 0 ? -1 : 0;
@@ -159,11 +178,11 @@ int ky_io_create(const char *path, ky_io_file_t *out)
         snprintf(f->tmp, sizeof f->tmp, "%s.kytmp-%ld", path, pid);
         hid_t fapl = mpio_fapl(f->comm);
         f->fid = H5Fcreate(f->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
-        H5Pclose(fapl);
         char why[256];
         if (f->fid < 0)
             st = kyi_fail(KY_ERR_IO, call, "creating %s (temporary name of %s) failed: %s", f->tmp, path,
                           kyi_io_h5_cause(why, sizeof why));
+        H5Pclose(fapl); /* after the reason was read: every HDF5 call clears the error stack */
         st = kyi_io_agree(call, f->comm, st);
     }
     if (st == KY_OK) {
@@ -173,6 +192,7 @@ int ky_io_create(const char *path, ky_io_file_t *out)
         H5Tset_size(t, sizeof FORMAT_NAME);
         hid_t a = H5Acreate2(f->fid, FORMAT_ATTR, t, sp, H5P_DEFAULT, H5P_DEFAULT);
         int bad = a < 0 || H5Awrite(a, t, FORMAT_NAME) < 0;
+        if (bad) kyi_io_h5_keep();
         if (a >= 0) H5Aclose(a);
         H5Tclose(t);
         H5Sclose(sp);
@@ -216,10 +236,10 @@ int ky_io_open(const char *path, ky_io_file_t *out)
     if (st == KY_OK) {
         hid_t fapl = mpio_fapl(f->comm);
         f->fid = H5Fopen(path, H5F_ACC_RDONLY, fapl);
-        H5Pclose(fapl);
         char why[256];
         if (f->fid < 0)
             st = kyi_fail(KY_ERR_IO, call, "opening %s failed: %s", path, kyi_io_h5_cause(why, sizeof why));
+        H5Pclose(fapl);
         st = kyi_io_agree(call, f->comm, st);
     }
     if (st == KY_OK && H5Aexists(f->fid, FORMAT_ATTR) > 0) {

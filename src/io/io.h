@@ -69,6 +69,8 @@ void kyi_io_quiet_begin(kyi_io_quiet_t *q);
 void kyi_io_quiet_end(const kyi_io_quiet_t *q);
 /* The most specific message on HDF5's error stack (e.g. "No space left on device"), for messages. */
 const char *kyi_io_h5_cause(char *buf, size_t len);
+/* Keep the reason on the stack now, before cleanup calls clear it (kyi_io_h5_cause returns it). */
+void kyi_io_h5_keep(void);
 int kyi_io_check_file(const char *call, ky_io_file_t f, int writing);
 
 /* ---- dataset.c ----------------------------------------------------------------------------------------- */

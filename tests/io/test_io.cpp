@@ -416,6 +416,21 @@ TEST(Io, BadInput)
     } else if (kyt::rank() == 0) {
         printf("[ note ] running as root: the unwritable-directory case is not checked\n");
     }
+    /* the directory is writable but the temporary name is taken by a directory: HDF5's create fails, and the
+     * message carries HDF5's reason (the temporary name is <path>.kytmp-<pid of rank 0>) */
+    long pid0 = (long)getpid();
+    MPI_Bcast(&pid0, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+    std::string taken = dir() + "/taken.h5";
+    if (kyt::rank() == 0) mkdir((taken + ".kytmp-" + std::to_string(pid0)).c_str(), 0755);
+    MPI_Barrier(MPI_COMM_WORLD);
+    KYT_EXPECT_STATUS(KY_ERR_IO, ky_io_create(taken.c_str(), &f));
+    EXPECT_TRUE(has({rk, "ky_io_create", "taken.h5.kytmp-", "failed: "})) << msg;
+    EXPECT_EQ(std::string::npos, msg.find("HDF5 gave no reason")) << msg;
+    if (kyt::rank() == 0) {
+        printf("[ note ] HDF5's reason, as reported: %s\n", msg.c_str());
+        EXPECT_EQ(0, rmdir((taken + ".kytmp-" + std::to_string(pid0)).c_str()))
+            << "the taken name was removed";
+    }
     /* not HDF5; missing */
     std::string text = dir() + "/not.h5";
     if (kyt::rank() == 0) {
