@@ -17,7 +17,7 @@ cmake --install "$build" --prefix "$prefix" >"$work/install.log" 2>&1 || { cat "
 # Only public headers are installed.
 for h in "$prefix"/include/*.h "$prefix"/include/kyoyu/*.h; do
     case "$h" in
-        "$prefix/include/kyoyu.h"|"$prefix/include/sms.h"|"$prefix"/include/kyoyu/*.h) ;;
+        "$prefix/include/kyoyu.h"|"$prefix/include/sms.h"|"$prefix/include/shmem.h"|"$prefix"/include/kyoyu/*.h) ;;
         *) echo "unexpected installed header: $h"; exit 1 ;;
     esac
 done
