@@ -20,6 +20,8 @@
 #   make demo       deps + build + the DSM stencil on 4 local ranks: faults, preload, barrier against MPI, checked
 #                   against a serial run (build/bin/kyrun -n 4 build/bin/ky_stencil --variant all --check)
 #   make install PREFIX=/usr/local
+#   make format     rewrite every C, C++ and CUDA source as .clang-format says (clang-format 14);
+#                   make format-check (and make test's format.check) only checks
 #   make clean
 # Variables: BUILD=build  JOBS=<cores>  CMAKE_ARGS="-DKY_ENABLE_CUDA=OFF ..."  CTEST_ARGS="-R rma"
 #            DEMO_RANKS=4  DEMO_ARGS="--nz 128 ..."  PREFIX=/usr/local
@@ -48,7 +50,7 @@ TSAN_LABELS ?= ^(dsm|runtime|seg|barrier|threads|sms)$$
 TSAN_GAS_BASE ?= 0x1000000000
 GENERATOR := $(if $(shell command -v ninja 2>/dev/null),Ninja,Unix Makefiles)
 
-.PHONY: all help deps deps-apt build test test-gpu test-asan test-tsan bench demo install clean
+.PHONY: all help deps deps-apt build test test-gpu test-asan test-tsan bench demo install clean format format-check
 
 all: build
 
@@ -66,6 +68,7 @@ command -v mpirun # openmpi-bin
 command -v mpicc # libopenmpi-dev
 test -f /usr/include/gtest/gtest.h -o -f /usr/src/googletest/CMakeLists.txt # libgtest-dev
 command -v pkg-config # pkg-config
+command -v clang-format # clang-format
 command -v python3 # python3
 python3 -c 'import numpy' || installed python3-numpy # python3-numpy
 python3 -c 'import matplotlib' || installed python3-matplotlib # python3-matplotlib
@@ -170,3 +173,10 @@ install: build
 
 clean:
 	@rm -rf $(BUILD) && echo "clean: removed $(BUILD)"
+
+# ---- format (.clang-format, clang-format 14; `make test` checks it as format.check) ---------------------------
+format:
+	@sh cmake/check_format.sh . --fix
+
+format-check:
+	@sh cmake/check_format.sh .

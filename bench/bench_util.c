@@ -37,10 +37,20 @@ int bu_parse_size(const char *s, size_t *out)
     if (end == s || v < 0) return -1;
     double mul = 1;
     switch (toupper((unsigned char)*end)) {
-    case 'K': mul = 1024.0; end++; break;
-    case 'M': mul = 1024.0 * 1024; end++; break;
-    case 'G': mul = 1024.0 * 1024 * 1024; end++; break;
-    default: break;
+        case 'K':
+            mul = 1024.0;
+            end++;
+            break;
+        case 'M':
+            mul = 1024.0 * 1024;
+            end++;
+            break;
+        case 'G':
+            mul = 1024.0 * 1024 * 1024;
+            end++;
+            break;
+        default:
+            break;
     }
     if (toupper((unsigned char)*end) == 'I') end++;
     if (toupper((unsigned char)*end) == 'B') end++;
@@ -51,10 +61,14 @@ int bu_parse_size(const char *s, size_t *out)
 
 const char *bu_fmt_size(size_t n, char *buf, size_t len)
 {
-    if (n >= (1u << 30) && n % (1u << 30) == 0) snprintf(buf, len, "%zu GiB", n >> 30);
-    else if (n >= (1u << 20) && n % (1u << 20) == 0) snprintf(buf, len, "%zu MiB", n >> 20);
-    else if (n >= (1u << 10) && n % (1u << 10) == 0) snprintf(buf, len, "%zu KiB", n >> 10);
-    else snprintf(buf, len, "%zu B", n);
+    if (n >= (1u << 30) && n % (1u << 30) == 0)
+        snprintf(buf, len, "%zu GiB", n >> 30);
+    else if (n >= (1u << 20) && n % (1u << 20) == 0)
+        snprintf(buf, len, "%zu MiB", n >> 20);
+    else if (n >= (1u << 10) && n % (1u << 10) == 0)
+        snprintf(buf, len, "%zu KiB", n >> 10);
+    else
+        snprintf(buf, len, "%zu B", n);
     return buf;
 }
 
@@ -64,18 +78,18 @@ const char *bu_fmt_size(size_t n, char *buf, size_t len)
 static void usage(const char *prog, const char *extra)
 {
     BU_ERR(
-            "usage: %s [options]\n"
-            "  -b SIZE     smallest message (default 8)\n"
-            "  -e SIZE     largest message (default 256M)\n"
-            "  -f FACTOR   size multiplier between points (default 2)\n"
-            "  -n ITERS    timed iterations per point (default 200; fewer above 64 KiB)\n"
-            "  -w WARMUP   untimed iterations per point (default 10)\n"
-            "  -N LIST     halo sizes, comma separated (default 32,64,128,256,512)\n"
-            "  -c 0|1      verify transferred data (default 1)\n"
-            "  --json FILE append one JSON object per measured point (docs/benchmarks.md)\n"
-            "  --mem host|gpu  memory of the segments and buffers (default host)\n"
-            "SIZE: 8, 64K, 256M, 1G (powers of 1024).\n%s",
-            prog, extra ? extra : "");
+        "usage: %s [options]\n"
+        "  -b SIZE     smallest message (default 8)\n"
+        "  -e SIZE     largest message (default 256M)\n"
+        "  -f FACTOR   size multiplier between points (default 2)\n"
+        "  -n ITERS    timed iterations per point (default 200; fewer above 64 KiB)\n"
+        "  -w WARMUP   untimed iterations per point (default 10)\n"
+        "  -N LIST     halo sizes, comma separated (default 32,64,128,256,512)\n"
+        "  -c 0|1      verify transferred data (default 1)\n"
+        "  --json FILE append one JSON object per measured point (docs/benchmarks.md)\n"
+        "  --mem host|gpu  memory of the segments and buffers (default host)\n"
+        "SIZE: 8, 64K, 256M, 1G (powers of 1024).\n%s",
+        prog, extra ? extra : "");
 }
 
 int bu_parse(int argc, char **argv, bu_opts_t *o, const char *prog, const char *extra_usage)
@@ -117,7 +131,8 @@ int bu_parse(int argc, char **argv, bu_opts_t *o, const char *prog, const char *
         } else if (!strcmp(a, "-N") && v) {
             o->nhalo = 0;
             char *dup = strdup(v), *save = NULL;
-            for (char *t = strtok_r(dup, ",", &save); t && o->nhalo < BU_MAX_SIZES; t = strtok_r(NULL, ",", &save)) {
+            for (char *t = strtok_r(dup, ",", &save); t && o->nhalo < BU_MAX_SIZES;
+                 t = strtok_r(NULL, ",", &save)) {
                 int n = atoi(t);
                 if (n < 2) {
                     free(dup);
@@ -130,26 +145,29 @@ int bu_parse(int argc, char **argv, bu_opts_t *o, const char *prog, const char *
         } else if (!strcmp(a, "--json") && v) {
             o->json = v;
         } else if (!strcmp(a, "--mem") && v) {
-            if (!strcmp(v, "host")) o->mem = KY_MEM_HOST;
-            else if (!strcmp(v, "gpu")) o->mem = KY_MEM_GPU;
-            else goto bad;
+            if (!strcmp(v, "host"))
+                o->mem = KY_MEM_HOST;
+            else if (!strcmp(v, "gpu"))
+                o->mem = KY_MEM_GPU;
+            else
+                goto bad;
         } else {
             used = 0;
         }
         if (!used) {
-            BU_ERR( "%s: unknown option or missing value: %s\n", prog, a);
+            BU_ERR("%s: unknown option or missing value: %s\n", prog, a);
             usage(prog, extra_usage);
             return 1;
         }
         i++;
         continue;
     bad:
-        BU_ERR( "%s: bad value for %s: %s\n", prog, a, v);
+        BU_ERR("%s: bad value for %s: %s\n", prog, a, v);
         usage(prog, extra_usage);
         return 1;
     }
     if (o->maxbytes > (size_t)1 << 30) {
-        BU_ERR( "%s: -e is at most 1G (MPI counts are int)\n", prog);
+        BU_ERR("%s: -e is at most 1G (MPI counts are int)\n", prog);
         return 1;
     }
     if (o->minbytes < 1) o->minbytes = 1;
@@ -211,15 +229,23 @@ const char *bu_date(void)
 const char *bu_path_name(int path)
 {
     switch (path) {
-    case KY_PATH_SELF: return "self";
-    case KY_PATH_SHM: return "shm";
-    case KY_PATH_IPC: return "ipc";
-    case KY_PATH_MPI: return "mpi";
-    default: return "unknown";
+        case KY_PATH_SELF:
+            return "self";
+        case KY_PATH_SHM:
+            return "shm";
+        case KY_PATH_IPC:
+            return "ipc";
+        case KY_PATH_MPI:
+            return "mpi";
+        default:
+            return "unknown";
     }
 }
 
-const char *bu_mem_name(int mem) { return mem == KY_MEM_GPU ? "gpu" : "host"; }
+const char *bu_mem_name(int mem)
+{
+    return mem == KY_MEM_GPU ? "gpu" : "host";
+}
 
 void bu_wait_u64(volatile uint64_t *flag, uint64_t want, const char *what)
 {
@@ -237,9 +263,11 @@ void bu_wait_u64(volatile uint64_t *flag, uint64_t want, const char *what)
             sched_yield();
             if ((spins & 0xffff) == 0) {
                 double t = bu_now();
-                if (t0 == 0) t0 = t;
-                else if (t - t0 > 120) bu_die(__FILE__, __LINE__, "waited 120 s for %s (%llu < %llu)", what,
-                                              (unsigned long long)*flag, (unsigned long long)want);
+                if (t0 == 0)
+                    t0 = t;
+                else if (t - t0 > 120)
+                    bu_die(__FILE__, __LINE__, "waited 120 s for %s (%llu < %llu)", what,
+                           (unsigned long long)*flag, (unsigned long long)want);
             }
         }
     }
@@ -322,8 +350,10 @@ void bu_json_write(const bu_opts_t *o, const bu_point_t *p)
 void bu_table_header(const char *title, const char *baseline, const char *floor_note)
 {
     if (ky_rank() != 0) return;
-    printf("\n# %s\n#   baseline: %s\n#   floor: %s\n#   ratio = baseline time / Kyoyu time (> 1: Kyoyu faster)\n",
-           title, baseline, floor_note);
+    printf(
+        "\n# %s\n#   baseline: %s\n#   floor: %s\n#   ratio = baseline time / Kyoyu time (> 1: Kyoyu "
+        "faster)\n",
+        title, baseline, floor_note);
     printf("%16s %8s %11s %10s %11s %10s %7s %10s %7s\n", "bytes", "iters", "ky_us", "ky_GB/s", "base_us",
            "base_GB/s", "ratio", "floor_us", "%floor");
     fflush(stdout);
@@ -333,11 +363,13 @@ void bu_table_row(const bu_point_t *p)
 {
     if (ky_rank() != 0) return;
     char sz[48], b[32];
-    if (p->n >= 0) snprintf(sz, sizeof sz, "N=%d %s", p->n, bu_fmt_size(p->bytes, b, sizeof b));
-    else bu_fmt_size(p->bytes, sz, sizeof sz);
+    if (p->n >= 0)
+        snprintf(sz, sizeof sz, "N=%d %s", p->n, bu_fmt_size(p->bytes, b, sizeof b));
+    else
+        bu_fmt_size(p->bytes, sz, sizeof sz);
     double pf = (p->floor_us > 0 && p->lat_us > 0) ? 100.0 * p->floor_us / p->lat_us : -1;
-    printf("%16s %8d %11.2f %10.3f %11.2f %10.3f %7.2f %10.2f %6.1f%%%s\n", sz,
-           p->iters, p->lat_us, p->bw_GBs, p->base_lat_us, p->base_bw_GBs, p->ratio, p->floor_us, pf,
+    printf("%16s %8d %11.2f %10.3f %11.2f %10.3f %7.2f %10.2f %6.1f%%%s\n", sz, p->iters, p->lat_us,
+           p->bw_GBs, p->base_lat_us, p->base_bw_GBs, p->ratio, p->floor_us, pf,
            p->verified == 0 ? "  VERIFY FAILED" : "");
     fflush(stdout);
 }

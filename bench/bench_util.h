@@ -26,14 +26,14 @@ extern "C" {
 #define BU_MAX_SIZES 16
 
 typedef struct {
-    size_t minbytes, maxbytes;  /* -b, -e */
-    double factor;              /* -f */
-    int iters, warmup;          /* -n, -w */
-    int halo_n[BU_MAX_SIZES];   /* -N 32,64,128 */
+    size_t minbytes, maxbytes; /* -b, -e */
+    double factor;             /* -f */
+    int iters, warmup;         /* -n, -w */
+    int halo_n[BU_MAX_SIZES];  /* -N 32,64,128 */
     int nhalo;
-    const char *json;           /* --json FILE (rank 0 appends one JSON object per line), NULL: none */
-    int mem;                    /* --mem host|gpu: KY_MEM_HOST or KY_MEM_GPU */
-    int check;                  /* -c 0|1: verify data (default 1) */
+    const char *json; /* --json FILE (rank 0 appends one JSON object per line), NULL: none */
+    int mem;          /* --mem host|gpu: KY_MEM_HOST or KY_MEM_GPU */
+    int check;        /* -c 0|1: verify data (default 1) */
 } bu_opts_t;
 
 /* Fill defaults, then parse argv. Returns 0, or 1 after printing usage / an error (caller exits). */
@@ -54,26 +54,26 @@ int bu_iters_for(const bu_opts_t *o, size_t n, int min_iters);
 /* KY_BENCH_MACHINE, else the host name. Date as YYYY-MM-DD (UTC). */
 const char *bu_machine(void);
 const char *bu_date(void);
-const char *bu_path_name(int path);   /* "self" "shm" "ipc" "mpi" */
-const char *bu_mem_name(int mem);     /* "host" "gpu" */
+const char *bu_path_name(int path); /* "self" "shm" "ipc" "mpi" */
+const char *bu_mem_name(int mem);   /* "host" "gpu" */
 
 /* Abort the job with a message if a Kyoyu / MPI / CUDA call failed. */
-#define BU_KY(call)                                                                                        \
-    do {                                                                                                   \
-        int bu_st_ = (call);                                                                               \
-        if (bu_st_ != KY_OK) bu_die(__FILE__, __LINE__, "%s: %s (%s)", #call, ky_strerror(bu_st_),         \
-                                    ky_last_error());                                                      \
+#define BU_KY(call)                                                                                 \
+    do {                                                                                            \
+        int bu_st_ = (call);                                                                        \
+        if (bu_st_ != KY_OK)                                                                        \
+            bu_die(__FILE__, __LINE__, "%s: %s (%s)", #call, ky_strerror(bu_st_), ky_last_error()); \
     } while (0)
-#define BU_MPI(call)                                                                                       \
-    do {                                                                                                   \
-        int bu_st_ = (call);                                                                               \
-        if (bu_st_ != MPI_SUCCESS) bu_die(__FILE__, __LINE__, "%s: MPI error %d", #call, bu_st_);          \
+#define BU_MPI(call)                                                                              \
+    do {                                                                                          \
+        int bu_st_ = (call);                                                                      \
+        if (bu_st_ != MPI_SUCCESS) bu_die(__FILE__, __LINE__, "%s: MPI error %d", #call, bu_st_); \
     } while (0)
 #ifdef KY_BENCH_HAVE_CUDA
-#define BU_CUDA(call)                                                                                      \
-    do {                                                                                                   \
-        cudaError_t bu_e_ = (call);                                                                        \
-        if (bu_e_ != cudaSuccess) bu_die(__FILE__, __LINE__, "%s: %s", #call, cudaGetErrorString(bu_e_));  \
+#define BU_CUDA(call)                                                                                     \
+    do {                                                                                                  \
+        cudaError_t bu_e_ = (call);                                                                       \
+        if (bu_e_ != cudaSuccess) bu_die(__FILE__, __LINE__, "%s: %s", #call, cudaGetErrorString(bu_e_)); \
     } while (0)
 #endif
 void bu_die(const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4), noreturn));
@@ -86,24 +86,24 @@ void bu_wait_u64(volatile uint64_t *flag, uint64_t want, const char *what);
 /* One measured point: the JSON record of docs/benchmarks.md. Negative doubles / NULL strings are "absent"
  * and left out of the record. */
 typedef struct {
-    const char *bench;      /* "pingpong", "halo" */
-    const char *kcase;      /* "put_pp_host_shm" */
-    const char *op;         /* "put_pp" */
-    const char *mem;        /* "host" | "gpu" */
-    const char *path;       /* "shm" | "ipc" | "mpi" | "self" */
+    const char *bench; /* "pingpong", "halo" */
+    const char *kcase; /* "put_pp_host_shm" */
+    const char *op;    /* "put_pp" */
+    const char *mem;   /* "host" | "gpu" */
+    const char *path;  /* "shm" | "ipc" | "mpi" | "self" */
     int ranks;
     size_t bytes;
     int iters;
     double lat_us, bw_GBs;
     const char *baseline;
     double base_lat_us, base_bw_GBs;
-    double ratio;           /* base_lat_us / lat_us: > 1 means Kyoyu is faster */
+    double ratio; /* base_lat_us / lat_us: > 1 means Kyoyu is faster */
     double floor_us, floor_GBs;
     /* halo only (n < 0: absent) */
     int n;
     const char *face;
     long plan_hits, plan_misses;
-    int verified;           /* 1 yes, 0 failed, -1 not checked */
+    int verified; /* 1 yes, 0 failed, -1 not checked */
 } bu_point_t;
 
 void bu_point_init(bu_point_t *p);

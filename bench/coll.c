@@ -37,27 +37,36 @@ static double run(kind_t k, int algo, size_t bytes, void *s, void *r, int it, in
     for (int i = 0; i < warm + it; i++) {
         if (i == warm) t0 = bu_now();
         switch (k) {
-        case K_ALLREDUCE:
-            if (algo >= 0) BU_KY(ky_allreduce(s, r, n, KY_DOUBLE, KY_SUM, KY_TEAM_WORLD));
-            else BU_MPI(MPI_Allreduce(s, r, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
-            break;
-        case K_ALLGATHER:
-            if (algo >= 0) BU_KY(ky_allgather(s, bytes, r, KY_TEAM_WORLD));
-            else BU_MPI(MPI_Allgather(s, (int)bytes, MPI_BYTE, r, (int)bytes, MPI_BYTE, MPI_COMM_WORLD));
-            break;
-        case K_BCAST:
-            if (algo >= 0) BU_KY(ky_bcast(r, bytes, 0, KY_TEAM_WORLD));
-            else BU_MPI(MPI_Bcast(r, (int)bytes, MPI_BYTE, 0, MPI_COMM_WORLD));
-            break;
-        case K_REDUCE:
-            if (algo >= 0) BU_KY(ky_reduce(s, r, n, KY_DOUBLE, KY_SUM, 0, KY_TEAM_WORLD));
-            else BU_MPI(MPI_Reduce(s, r, (int)n, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD));
-            break;
+            case K_ALLREDUCE:
+                if (algo >= 0)
+                    BU_KY(ky_allreduce(s, r, n, KY_DOUBLE, KY_SUM, KY_TEAM_WORLD));
+                else
+                    BU_MPI(MPI_Allreduce(s, r, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
+                break;
+            case K_ALLGATHER:
+                if (algo >= 0)
+                    BU_KY(ky_allgather(s, bytes, r, KY_TEAM_WORLD));
+                else
+                    BU_MPI(MPI_Allgather(s, (int)bytes, MPI_BYTE, r, (int)bytes, MPI_BYTE, MPI_COMM_WORLD));
+                break;
+            case K_BCAST:
+                if (algo >= 0)
+                    BU_KY(ky_bcast(r, bytes, 0, KY_TEAM_WORLD));
+                else
+                    BU_MPI(MPI_Bcast(r, (int)bytes, MPI_BYTE, 0, MPI_COMM_WORLD));
+                break;
+            case K_REDUCE:
+                if (algo >= 0)
+                    BU_KY(ky_reduce(s, r, n, KY_DOUBLE, KY_SUM, 0, KY_TEAM_WORLD));
+                else
+                    BU_MPI(MPI_Reduce(s, r, (int)n, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD));
+                break;
         }
     }
     double t = (bu_now() - t0) / it, worst = 0;
     MPI_Allreduce(&t, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    if (forced) BU_KY(ky_coll_set_algo(k == K_ALLREDUCE ? KY_COLL_ALLREDUCE : KY_COLL_ALLGATHER, KY_ALGO_AUTO));
+    if (forced)
+        BU_KY(ky_coll_set_algo(k == K_ALLREDUCE ? KY_COLL_ALLREDUCE : KY_COLL_ALLGATHER, KY_ALGO_AUTO));
     return worst;
 }
 
@@ -123,13 +132,16 @@ int main(int argc, char **argv)
     /* --gpu is --mem gpu */
     int gpu = 0, k = 1;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--gpu")) gpu = 1;
-        else argv[k++] = argv[i];
+        if (!strcmp(argv[i], "--gpu"))
+            gpu = 1;
+        else
+            argv[k++] = argv[i];
     }
     argc = k;
-    if (bu_parse(argc, argv, &o, "coll",
-                 "coll: -b/-e/-f set the curves (part 2); the seed tables always run; --gpu: GPU buffers, with "
-                 "NCCL and staged MPI\n")) {
+    if (bu_parse(
+            argc, argv, &o, "coll",
+            "coll: -b/-e/-f set the curves (part 2); the seed tables always run; --gpu: GPU buffers, with "
+            "NCCL and staged MPI\n")) {
         ky_finalize();
         return 2;
     }
@@ -156,31 +168,38 @@ int main(int argc, char **argv)
 
     /* Part 1: the seed's tables. */
     /* shm: the shared-memory path where the team is on one node (elsewhere forcing it gives auto's choice) */
-    static const ky_coll_algo_t ag_algos[] = {KY_ALGO_RING, KY_ALGO_NEIGHBOR, KY_ALGO_RD, KY_ALGO_BRUCK, KY_ALGO_SHM,
+    static const ky_coll_algo_t ag_algos[] = {KY_ALGO_RING,  KY_ALGO_NEIGHBOR, KY_ALGO_RD,
+                                              KY_ALGO_BRUCK, KY_ALGO_SHM,      KY_ALGO_AUTO};
+    static const ky_coll_algo_t ar_algos[] = {KY_ALGO_RING,  KY_ALGO_NEIGHBOR,     KY_ALGO_RD,
+                                              KY_ALGO_BRUCK, KY_ALGO_REDUCE_BCAST, KY_ALGO_SHM,
                                               KY_ALGO_AUTO};
-    static const ky_coll_algo_t ar_algos[] = {KY_ALGO_RING, KY_ALGO_NEIGHBOR, KY_ALGO_RD, KY_ALGO_BRUCK,
-                                              KY_ALGO_REDUCE_BCAST, KY_ALGO_SHM, KY_ALGO_AUTO};
     static const size_t seed_sizes[] = {16, 2048, 128u << 10};
     for (size_t a = 0; a < sizeof ag_algos / sizeof *ag_algos; a++) {
         char title[128];
-        snprintf(title, sizeof title, "seed table: allgather %s, bytes per rank (neighbor on odd p runs ring)",
+        snprintf(title, sizeof title,
+                 "seed table: allgather %s, bytes per rank (neighbor on odd p runs ring)",
                  ky_coll_algo_name(ag_algos[a]));
         bu_table_header(title, "MPI_Allgather", "none; GB/s = bus bandwidth");
-        for (size_t i = 0; i < 3; i++) point(&o, "coll_seed", K_ALLGATHER, ag_algos[a], seed_sizes[i], s, r, ref);
+        for (size_t i = 0; i < 3; i++)
+            point(&o, "coll_seed", K_ALLGATHER, ag_algos[a], seed_sizes[i], s, r, ref);
     }
-    bu_table_header("seed table: allreduce of 8 B (one double, sum), one row per algorithm: ring, neighbor, rd, "
-                    "bruck, reduce_bcast, shm, auto",
-                    "MPI_Allreduce", "none");
-    for (size_t a = 0; a < sizeof ar_algos / sizeof *ar_algos; a++) point(&o, "coll_seed", K_ALLREDUCE, ar_algos[a], 8, s, r, ref);
+    bu_table_header(
+        "seed table: allreduce of 8 B (one double, sum), one row per algorithm: ring, neighbor, rd, "
+        "bruck, reduce_bcast, shm, auto",
+        "MPI_Allreduce", "none");
+    for (size_t a = 0; a < sizeof ar_algos / sizeof *ar_algos; a++)
+        point(&o, "coll_seed", K_ALLREDUCE, ar_algos[a], 8, s, r, ref);
 
     /* Part 2: curves with the automatic choice. */
-    bu_table_header("allreduce auto (doubles, sum), bytes = vector", "MPI_Allreduce", "none; GB/s = bus bandwidth");
+    bu_table_header("allreduce auto (doubles, sum), bytes = vector", "MPI_Allreduce",
+                    "none; GB/s = bus bandwidth");
     for (size_t b = o.minbytes < 8 ? 8 : o.minbytes; b <= o.maxbytes; b = (size_t)(b * o.factor + 0.5))
         point(&o, "coll", K_ALLREDUCE, KY_ALGO_AUTO, b & ~(size_t)7, s, r, ref);
     bu_table_header("allgather auto, bytes = per rank", "MPI_Allgather", "none; GB/s = bus bandwidth");
     for (size_t b = o.minbytes; b <= o.maxbytes; b = (size_t)(b * o.factor + 0.5))
         point(&o, "coll", K_ALLGATHER, KY_ALGO_AUTO, b, s, r, ref);
-    bu_table_header("bcast auto, root 0, bytes = buffer", "MPI_Bcast", "none; GB/s = bus bandwidth (bytes/t)");
+    bu_table_header("bcast auto, root 0, bytes = buffer", "MPI_Bcast",
+                    "none; GB/s = bus bandwidth (bytes/t)");
     for (size_t b = o.minbytes; b <= o.maxbytes; b = (size_t)(b * o.factor + 0.5))
         point(&o, "coll", K_BCAST, KY_ALGO_AUTO, b, s, r, ref);
     bu_table_header("reduce auto (doubles, sum), root 0, bytes = vector", "MPI_Reduce",

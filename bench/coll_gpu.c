@@ -4,15 +4,15 @@
  * hand-staged user's path: cudaMemcpy to host, MPI on host, cudaMemcpy back; Open MPI need not be
  * CUDA-aware). Never creates NVLink multicast objects; run with NCCL_NVLS_ENABLE=0 (docs/benchmarks.md).
  *
- *   latency    8 B allreduce (one double) and 8 B-per-rank allgather, three ways per call: `sync` (start, then
- *              cudaStreamSynchronize), `b2b` (back to back on one stream, one synchronisation at the end),
- *              `graph` (the same starts captured in a CUDA graph, replayed); Kyoyu per algorithm through a
- *              plan, plus `blocking` (ky_allreduce on GPU buffers). NCCL the same three ways.
- *   seed       seed 001's tables on GPU buffers: allgather 16 B, 2 KiB, 128 KiB per rank, allreduce 8 B, every
- *              algorithm (host algorithms run staged through pinned memory), blocking calls.
- *   sweep      -b .. -e: allreduce (doubles, sum) auto/oneshot/twoshot and allgather (bytes per rank) auto,
- *              plans back to back, bus bandwidth (nccl-tests' formula) and the ratio to NCCL.
- * Time per call: the slowest rank's mean. Results checked once per point against NCCL (or MPI on host). */
+ *   latency    8 B allreduce (one double) and 8 B-per-rank allgather, three ways per call: `sync` (start,
+ * then cudaStreamSynchronize), `b2b` (back to back on one stream, one synchronisation at the end), `graph`
+ * (the same starts captured in a CUDA graph, replayed); Kyoyu per algorithm through a plan, plus `blocking`
+ * (ky_allreduce on GPU buffers). NCCL the same three ways. seed       seed 001's tables on GPU buffers:
+ * allgather 16 B, 2 KiB, 128 KiB per rank, allreduce 8 B, every algorithm (host algorithms run staged through
+ * pinned memory), blocking calls. sweep      -b .. -e: allreduce (doubles, sum) auto/oneshot/twoshot and
+ * allgather (bytes per rank) auto, plans back to back, bus bandwidth (nccl-tests' formula) and the ratio to
+ * NCCL. Time per call: the slowest rank's mean. Results checked once per point against NCCL (or MPI on host).
+ */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
@@ -45,15 +45,16 @@ static double busbw(kind_t k, size_t bytes, double t)
     return t > 0 ? (k == AR ? bytes / t * 2 * f : (double)bytes * np / t * f) / 1e9 : -1;
 }
 
-/* ---- one call of each contender ------------------------------------------------------------------------- */
+/* ---- one call of each contender -------------------------------------------------------------------------
+ */
 
 typedef struct {
-    int who;                 /* 0 Kyoyu plan, 1 Kyoyu blocking, 2 NCCL, 3 MPI host, 4 MPI staged,
-                                5 the floor: an 8-byte cudaMemsetAsync, the cheapest operation on a stream */
+    int who; /* 0 Kyoyu plan, 1 Kyoyu blocking, 2 NCCL, 3 MPI host, 4 MPI staged,
+                5 the floor: an 8-byte cudaMemsetAsync, the cheapest operation on a stream */
     kind_t k;
     size_t bytes;
-    void *s, *r;             /* GPU buffers */
-    void *hs, *hr;           /* host buffers (MPI) */
+    void *s, *r;   /* GPU buffers */
+    void *hs, *hr; /* host buffers (MPI) */
     ky_coll_plan_t plan;
 } call_t;
 
@@ -61,28 +62,42 @@ static void one(call_t *c)
 {
     size_t n = c->bytes / 8;
     switch (c->who) {
-    case 0: BU_KY(ky_coll_start(c->plan, st)); break;
-    case 1:
-        if (c->k == AR) BU_KY(ky_allreduce(c->s, c->r, n, KY_DOUBLE, KY_SUM, KY_TEAM_WORLD));
-        else BU_KY(ky_allgather(c->s, c->bytes, c->r, KY_TEAM_WORLD));
-        break;
+        case 0:
+            BU_KY(ky_coll_start(c->plan, st));
+            break;
+        case 1:
+            if (c->k == AR)
+                BU_KY(ky_allreduce(c->s, c->r, n, KY_DOUBLE, KY_SUM, KY_TEAM_WORLD));
+            else
+                BU_KY(ky_allgather(c->s, c->bytes, c->r, KY_TEAM_WORLD));
+            break;
 #ifdef KY_BENCH_HAVE_NCCL
-    case 2:
-        if (c->k == AR) ncclAllReduce(c->s, c->r, n, ncclDouble, ncclSum, nccl, st);
-        else ncclAllGather(c->s, c->r, c->bytes, ncclInt8, nccl, st);
-        break;
+        case 2:
+            if (c->k == AR)
+                ncclAllReduce(c->s, c->r, n, ncclDouble, ncclSum, nccl, st);
+            else
+                ncclAllGather(c->s, c->r, c->bytes, ncclInt8, nccl, st);
+            break;
 #endif
-    case 3:
-        if (c->k == AR) BU_MPI(MPI_Allreduce(c->hs, c->hr, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
-        else BU_MPI(MPI_Allgather(c->hs, (int)c->bytes, MPI_BYTE, c->hr, (int)c->bytes, MPI_BYTE, MPI_COMM_WORLD));
-        break;
-    case 5: BU_CUDA(cudaMemsetAsync(c->r, 0, 8, st)); break;
-    default: /* the user without CUDA-aware MPI */
-        BU_CUDA(cudaMemcpy(c->hs, c->s, c->bytes, cudaMemcpyDeviceToHost));
-        if (c->k == AR) BU_MPI(MPI_Allreduce(c->hs, c->hr, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
-        else BU_MPI(MPI_Allgather(c->hs, (int)c->bytes, MPI_BYTE, c->hr, (int)c->bytes, MPI_BYTE, MPI_COMM_WORLD));
-        BU_CUDA(cudaMemcpy(c->r, c->hr, c->k == AR ? c->bytes : c->bytes * np, cudaMemcpyHostToDevice));
-        break;
+        case 3:
+            if (c->k == AR)
+                BU_MPI(MPI_Allreduce(c->hs, c->hr, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
+            else
+                BU_MPI(MPI_Allgather(c->hs, (int)c->bytes, MPI_BYTE, c->hr, (int)c->bytes, MPI_BYTE,
+                                     MPI_COMM_WORLD));
+            break;
+        case 5:
+            BU_CUDA(cudaMemsetAsync(c->r, 0, 8, st));
+            break;
+        default: /* the user without CUDA-aware MPI */
+            BU_CUDA(cudaMemcpy(c->hs, c->s, c->bytes, cudaMemcpyDeviceToHost));
+            if (c->k == AR)
+                BU_MPI(MPI_Allreduce(c->hs, c->hr, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
+            else
+                BU_MPI(MPI_Allgather(c->hs, (int)c->bytes, MPI_BYTE, c->hr, (int)c->bytes, MPI_BYTE,
+                                     MPI_COMM_WORLD));
+            BU_CUDA(cudaMemcpy(c->r, c->hr, c->k == AR ? c->bytes : c->bytes * np, cudaMemcpyHostToDevice));
+            break;
     }
 }
 
@@ -136,8 +151,8 @@ typedef struct {
     const char *bench, *op, *algo, *mode;
     size_t bytes;
     int iters;
-    double ky, nccl, mpi_host, mpi_staged;   /* seconds per call; < 0: not measured */
-    double floor;                            /* the stream-operation floor of this mode (s); <= 0: none */
+    double ky, nccl, mpi_host, mpi_staged; /* seconds per call; < 0: not measured */
+    double floor;                          /* the stream-operation floor of this mode (s); <= 0: none */
     int verified;
     kind_t k;
 } rec_t;
@@ -151,13 +166,15 @@ static void measure_link(void)
 {
     double v = 0;
     int ndev = 0, dev = -1;
-    if (me == 0 && cudaGetDeviceCount(&ndev) == cudaSuccess && ndev > 1 && cudaGetDevice(&dev) == cudaSuccess) {
+    if (me == 0 && cudaGetDeviceCount(&ndev) == cudaSuccess && ndev > 1 &&
+        cudaGetDevice(&dev) == cudaSuccess) {
         int peer = (dev + 1) % ndev, ok = 0;
         size_t n = (size_t)64 << 20;
         void *a = NULL, *b = NULL;
         cudaEvent_t e0, e1;
-        if (cudaMalloc(&a, n) == cudaSuccess && cudaSetDevice(peer) == cudaSuccess && cudaMalloc(&b, n) == cudaSuccess &&
-            cudaSetDevice(dev) == cudaSuccess && cudaEventCreate(&e0) == cudaSuccess && cudaEventCreate(&e1) == cudaSuccess) {
+        if (cudaMalloc(&a, n) == cudaSuccess && cudaSetDevice(peer) == cudaSuccess &&
+            cudaMalloc(&b, n) == cudaSuccess && cudaSetDevice(dev) == cudaSuccess &&
+            cudaEventCreate(&e0) == cudaSuccess && cudaEventCreate(&e1) == cudaSuccess) {
             cudaDeviceEnablePeerAccess(peer, 0);
             (void)cudaGetLastError();
             for (int i = 0; i < 3; i++) cudaMemcpyPeerAsync(b, peer, a, dev, n, st);
@@ -165,7 +182,8 @@ static void measure_link(void)
             for (int i = 0; i < 10; i++) cudaMemcpyPeerAsync(b, peer, a, dev, n, st);
             cudaEventRecord(e1, st);
             float ms = 0;
-            if (cudaEventSynchronize(e1) == cudaSuccess && cudaEventElapsedTime(&ms, e0, e1) == cudaSuccess && ms > 0)
+            if (cudaEventSynchronize(e1) == cudaSuccess && cudaEventElapsedTime(&ms, e0, e1) == cudaSuccess &&
+                ms > 0)
                 v = 10.0 * n / (ms * 1e-3) / 1e9, ok = 1;
             cudaEventDestroy(e0);
             cudaEventDestroy(e1);
@@ -177,7 +195,9 @@ static void measure_link(void)
             cudaSetDevice(dev);
         }
         (void)cudaGetLastError();
-        if (ok) printf("# floor (bandwidth): cudaMemcpyPeerAsync GPU %d -> GPU %d, 64 MiB: %.1f GB/s\n", dev, peer, v);
+        if (ok)
+            printf("# floor (bandwidth): cudaMemcpyPeerAsync GPU %d -> GPU %d, 64 MiB: %.1f GB/s\n", dev,
+                   peer, v);
     }
     MPI_Bcast(&v, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     link_GBs = v;
@@ -197,12 +217,14 @@ static void emit(const rec_t *r)
     }
     if (me != 0 || !json) return;
     char kcase[96];
-    snprintf(kcase, sizeof kcase, "%s_%s_gpu%s%s", r->op, r->algo, r->mode ? "_" : "", r->mode ? r->mode : "");
-    fprintf(json, "{\"bench\":\"%s\",\"case\":\"%s\",\"op\":\"%s\",\"mem\":\"gpu\",\"algo\":\"%s\",", r->bench,
-            kcase, r->op, r->algo);
+    snprintf(kcase, sizeof kcase, "%s_%s_gpu%s%s", r->op, r->algo, r->mode ? "_" : "",
+             r->mode ? r->mode : "");
+    fprintf(json, "{\"bench\":\"%s\",\"case\":\"%s\",\"op\":\"%s\",\"mem\":\"gpu\",\"algo\":\"%s\",",
+            r->bench, kcase, r->op, r->algo);
     if (r->mode) fprintf(json, "\"mode\":\"%s\",", r->mode);
-    fprintf(json, "\"kind\":\"%s\",\"date\":\"%s\",\"version\":\"%s\",\"ranks\":%d,\"bytes\":%zu,\"iters\":%d,"
-                  "\"lat_us\":%.6g,\"bw_GBs\":%.6g,\"busbw_GBs\":%.6g",
+    fprintf(json,
+            "\"kind\":\"%s\",\"date\":\"%s\",\"version\":\"%s\",\"ranks\":%d,\"bytes\":%zu,\"iters\":%d,"
+            "\"lat_us\":%.6g,\"bw_GBs\":%.6g,\"busbw_GBs\":%.6g",
             bu_machine(), bu_date(), ky_version(), np, r->bytes, r->iters, r->ky * 1e6,
             (r->k == AR ? r->bytes : r->bytes * np) / r->ky / 1e9, busbw(r->k, r->bytes, r->ky));
     if (base > 0)
@@ -212,8 +234,9 @@ static void emit(const rec_t *r)
     int first = 1;
     if (r->nccl > 0) fprintf(json, "\"%s\":%.6g", bname, r->nccl * 1e6), first = 0;
     if (r->mpi_host > 0)
-        fprintf(json, "%s\"%s\":%.6g", first ? "" : ",", r->k == AR ? "MPI_Allreduce_host" : "MPI_Allgather_host",
-                r->mpi_host * 1e6), first = 0;
+        fprintf(json, "%s\"%s\":%.6g", first ? "" : ",",
+                r->k == AR ? "MPI_Allreduce_host" : "MPI_Allgather_host", r->mpi_host * 1e6),
+            first = 0;
     if (r->mpi_staged > 0) fprintf(json, "%s\"MPI_staged\":%.6g", first ? "" : ",", r->mpi_staged * 1e6);
     fprintf(json, "}");
     if (r->floor > 0) fprintf(json, ",\"floor_us\":%.6g", r->floor * 1e6);
@@ -226,8 +249,10 @@ static void emit(const rec_t *r)
 static void header(const char *title)
 {
     if (me != 0) return;
-    printf("\n# %s\n#   busbw: nccl-tests' bus bandwidth (GB/s); ratio = baseline time / Kyoyu time (> 1: Kyoyu "
-           "faster), baseline = NCCL if built in, else MPI staged\n", title);
+    printf(
+        "\n# %s\n#   busbw: nccl-tests' bus bandwidth (GB/s); ratio = baseline time / Kyoyu time (> 1: Kyoyu "
+        "faster), baseline = NCCL if built in, else MPI staged\n",
+        title);
     printf("%10s %-9s %-8s %6s %10s %9s %10s %9s %9s %10s %6s\n", "bytes", "algo", "mode", "iters", "ky_us",
            "ky_busbw", "nccl_us", "nccl_bbw", "mpi_us", "staged_us", "ratio");
 }
@@ -271,23 +296,38 @@ static void floors(const bu_opts_t *o)
                lat_floor[M_SYNC] * 1e6, lat_floor[M_B2B] * 1e6, lat_floor[M_GRAPH] * 1e6);
 }
 
-static void point(const bu_opts_t *o, const char *bench, kind_t k, int algo, int mode, size_t bytes, int baselines)
+static void point(const bu_opts_t *o, const char *bench, kind_t k, int algo, int mode, size_t bytes,
+                  int baselines)
 {
     ky_coll_kind_t kk = k == AR ? KY_COLL_ALLREDUCE : KY_COLL_ALLGATHER;
     int it = bu_iters_for(o, k == AR ? bytes : bytes * np, 5), warm = o->warmup < it ? o->warmup : it;
     BU_KY(ky_coll_set_algo(kk, algo));
     call_t c = {mode == M_BLOCKING ? 1 : 0, k, bytes, g_s, g_r, h_s, h_r, NULL};
     if (c.who == 0) {
-        if (k == AR) BU_KY(ky_allreduce_init(g_s, g_r, bytes / 8, KY_DOUBLE, KY_SUM, KY_TEAM_WORLD, &c.plan));
-        else BU_KY(ky_allgather_init(g_s, bytes, g_r, KY_TEAM_WORLD, &c.plan));
+        if (k == AR)
+            BU_KY(ky_allreduce_init(g_s, g_r, bytes / 8, KY_DOUBLE, KY_SUM, KY_TEAM_WORLD, &c.plan));
+        else
+            BU_KY(ky_allgather_init(g_s, bytes, g_r, KY_TEAM_WORLD, &c.plan));
     }
-    rec_t r = {bench, k == AR ? "allreduce" : "allgather", ky_coll_algo_name((ky_coll_algo_t)algo),
-               strcmp(bench, "coll_lat") ? NULL : mode_name[mode], bytes, it, 0, -1, -1, -1,
-               strcmp(bench, "coll_lat") ? 0 : lat_floor[mode], -1, k};
+    rec_t r = {bench,
+               k == AR ? "allreduce" : "allgather",
+               ky_coll_algo_name((ky_coll_algo_t)algo),
+               strcmp(bench, "coll_lat") ? NULL : mode_name[mode],
+               bytes,
+               it,
+               0,
+               -1,
+               -1,
+               -1,
+               strcmp(bench, "coll_lat") ? 0 : lat_floor[mode],
+               -1,
+               k};
     BU_CUDA(cudaMemset(g_r, 0, k == AR ? bytes : bytes * np));
     r.ky = timed(&c, mode, it, warm);
     if (r.ky < 0) {
-        if (me == 0) printf("%10zu %-9s %-8s   (staged path: cannot be captured in a graph, skipped)\n", bytes, r.algo, r.mode);
+        if (me == 0)
+            printf("%10zu %-9s %-8s   (staged path: cannot be captured in a graph, skipped)\n", bytes, r.algo,
+                   r.mode);
         BU_KY(ky_coll_free(c.plan));
         BU_KY(ky_coll_set_algo(kk, KY_ALGO_AUTO));
         return;
@@ -341,16 +381,19 @@ int coll_gpu_main(const bu_opts_t *o)
     ncclUniqueId id;
     if (me == 0) ncclGetUniqueId(&id);
     MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
-    if (ncclCommInitRank(&nccl, np, id, me) != ncclSuccess) bu_die(__FILE__, __LINE__, "ncclCommInitRank failed");
+    if (ncclCommInitRank(&nccl, np, id, me) != ncclSuccess)
+        bu_die(__FILE__, __LINE__, "ncclCommInitRank failed");
     const char *nccl_note = "NCCL: built in";
 #else
     const char *nccl_note = "NCCL: absent (nccl.h/libnccl not found at build time): baseline = MPI staged";
 #endif
     if (me == 0)
-        printf("# Kyoyu %s coll --gpu: kind %s, date %s, %d ranks, GPU %d each, KY_NODE_SPLIT=%s, "
-               "NCCL_NVLS_ENABLE=%s; %s\n", ky_version(), bu_machine(), bu_date(), np, dev,
-               getenv("KY_NODE_SPLIT") ? getenv("KY_NODE_SPLIT") : "node",
-               getenv("NCCL_NVLS_ENABLE") ? getenv("NCCL_NVLS_ENABLE") : "(unset: set it to 0)", nccl_note);
+        printf(
+            "# Kyoyu %s coll --gpu: kind %s, date %s, %d ranks, GPU %d each, KY_NODE_SPLIT=%s, "
+            "NCCL_NVLS_ENABLE=%s; %s\n",
+            ky_version(), bu_machine(), bu_date(), np, dev,
+            getenv("KY_NODE_SPLIT") ? getenv("KY_NODE_SPLIT") : "node",
+            getenv("NCCL_NVLS_ENABLE") ? getenv("NCCL_NVLS_ENABLE") : "(unset: set it to 0)", nccl_note);
 
     /* latency: 8 B, per algorithm and mode */
     static const int ar_lat[] = {KY_ALGO_ONESHOT, KY_ALGO_TWOSHOT, KY_ALGO_AUTO};
@@ -362,12 +405,14 @@ int coll_gpu_main(const bu_opts_t *o)
         for (size_t a = 0; a < 3; a += 2) point(o, "coll_lat", AG, ar_lat[a], m, 8, m == M_SYNC && a == 2);
 
     /* seed tables: every algorithm, blocking calls */
-    static const int ag_algos[] = {KY_ALGO_ONESHOT, KY_ALGO_RING, KY_ALGO_NEIGHBOR, KY_ALGO_RD, KY_ALGO_BRUCK, KY_ALGO_AUTO};
-    static const int ar_algos[] = {KY_ALGO_ONESHOT, KY_ALGO_TWOSHOT, KY_ALGO_RING, KY_ALGO_NEIGHBOR, KY_ALGO_RD,
-                                   KY_ALGO_BRUCK, KY_ALGO_REDUCE_BCAST, KY_ALGO_AUTO};
+    static const int ag_algos[] = {KY_ALGO_ONESHOT, KY_ALGO_RING,  KY_ALGO_NEIGHBOR,
+                                   KY_ALGO_RD,      KY_ALGO_BRUCK, KY_ALGO_AUTO};
+    static const int ar_algos[] = {KY_ALGO_ONESHOT, KY_ALGO_TWOSHOT, KY_ALGO_RING,         KY_ALGO_NEIGHBOR,
+                                   KY_ALGO_RD,      KY_ALGO_BRUCK,   KY_ALGO_REDUCE_BCAST, KY_ALGO_AUTO};
     static const size_t seed_sizes[] = {16, 2048, 128u << 10};
-    header("seed table: allgather 16 B, 2 KiB, 128 KiB per rank, every algorithm (blocking ky_allgather; host "
-           "algorithms are staged through pinned memory)");
+    header(
+        "seed table: allgather 16 B, 2 KiB, 128 KiB per rank, every algorithm (blocking ky_allgather; host "
+        "algorithms are staged through pinned memory)");
     for (size_t i = 0; i < 3; i++)
         for (size_t a = 0; a < sizeof ag_algos / sizeof *ag_algos; a++)
             point(o, "coll_seed", AG, ag_algos[a], M_BLOCKING, seed_sizes[i], a == 0);

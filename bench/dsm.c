@@ -20,8 +20,8 @@
  *                    rows filled in a buffer, ky_array_put, ky_comm_barrier
  * Rank 0 measures; rank 1 is the home; further ranks take part in the collective calls. Table and
  * JSON lines (bench "dsm_micro", the pingpong record shape of docs/benchmarks.md). Flags: -n ITERS (fault
- * and sync iterations), -w WARMUP, --json FILE, --mem host|gpu (where the view's blocks live; the view case is
- * skipped with a line saying so where some rank has no GPU). */
+ * and sync iterations), -w WARMUP, --json FILE, --mem host|gpu (where the view's blocks live; the view case
+ * is skipped with a line saying so where some rank has no GPU). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,8 +41,8 @@ static void emit(const char *title, const char *baseline, bu_point_t *pts, int n
     }
 }
 
-static void point(bu_point_t *p, const char *op, size_t bytes, int iters, double ky_s, const char *base, double base_s,
-                  int verified)
+static void point(bu_point_t *p, const char *op, size_t bytes, int iters, double ky_s, const char *base,
+                  double base_s, int verified)
 {
     bu_point_init(p);
     p->bench = "dsm_micro";
@@ -80,8 +80,8 @@ static void bench_fault(size_t page)
     MPI_Barrier(MPI_COMM_WORLD);
     double *ky = calloc(rounds, sizeof(double)), *mp = calloc(rounds, sizeof(double));
     int ok = 1;
-    for (int r = -1; r < rounds; r++) {  /* round -1: warm-up */
-        BU_KY(ky_barrier());             /* drops rank 0's copies: every first touch faults again */
+    for (int r = -1; r < rounds; r++) { /* round -1: warm-up */
+        BU_KY(ky_barrier());            /* drops rank 0's copies: every first touch faults again */
         if (me == 0) {
             unsigned sum = 0;
             double t0 = bu_now();
@@ -90,7 +90,8 @@ static void bench_fault(size_t page)
             ok &= sum == (unsigned)(FAULT_PAGES * (FAULT_PAGES + 1) / 2);
             for (int i = 0; i < FAULT_PAGES; i++) {
                 BU_MPI(MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win));
-                BU_MPI(MPI_Get(local, (int)page, MPI_BYTE, 1, (MPI_Aint)(i * page), (int)page, MPI_BYTE, win));
+                BU_MPI(
+                    MPI_Get(local, (int)page, MPI_BYTE, 1, (MPI_Aint)(i * page), (int)page, MPI_BYTE, win));
                 BU_MPI(MPI_Win_unlock(1, win));
                 ok &= local[8] == (unsigned char)(i + 1);
             }
@@ -99,9 +100,12 @@ static void bench_fault(size_t page)
         }
     }
     bu_point_t p;
-    point(&p, "fault_read", page, rounds * FAULT_PAGES, bu_median(ky, rounds), "mpi_get", bu_median(mp, rounds), ok);
-    emit("dsm fault_read: one remote page fault (fetch of one page from its home) per read", "mpi_get: "
-         "MPI_Win_lock(shared) + MPI_Get(one page) + MPI_Win_unlock", &p, 1);
+    point(&p, "fault_read", page, rounds * FAULT_PAGES, bu_median(ky, rounds), "mpi_get",
+          bu_median(mp, rounds), ok);
+    emit("dsm fault_read: one remote page fault (fetch of one page from its home) per read",
+         "mpi_get: "
+         "MPI_Win_lock(shared) + MPI_Get(one page) + MPI_Win_unlock",
+         &p, 1);
     BU_MPI(MPI_Win_free(&win));
     BU_KY(ky_barrier());
     BU_KY(ky_free(g));
@@ -163,8 +167,9 @@ static void bench_preload(size_t page)
             size_t last = strided ? ((size_t)(Z - 1) * Y + H - 1) * X + X - 1 : k * page / sizeof(double) - 1;
             ok &= g[last] == (double)last && local[moved / sizeof(double) - 1] == (double)last;
         }
-        point(&pts[np], strided ? "preload_strided" : "preload_contig", moved, REPS, me == 0 ? bu_median(ky, REPS) : 0,
-              strided ? "mpi_get_vector" : "mpi_get", me == 0 ? bu_median(mp, REPS) : 0, ok);
+        point(&pts[np], strided ? "preload_strided" : "preload_contig", moved, REPS,
+              me == 0 ? bu_median(ky, REPS) : 0, strided ? "mpi_get_vector" : "mpi_get",
+              me == 0 ? bu_median(mp, REPS) : 0, ok);
         np++;
         if (strided) MPI_Type_free(&vec);
     }
@@ -193,7 +198,8 @@ static void bench_sync(size_t page)
     for (int op = 0; op < 4; op++) {
         for (int i = -g_o.warmup; i < iters; i++) {
             if (op == 3)
-                for (int d = 0; d < DIRTY; d++) next[(size_t)d * page + (size_t)me * 8 % page] = (unsigned char)(i + 2);
+                for (int d = 0; d < DIRTY; d++)
+                    next[(size_t)d * page + (size_t)me * 8 % page] = (unsigned char)(i + 2);
             MPI_Barrier(MPI_COMM_WORLD);
             double t0 = bu_now();
             BU_KY(op == 0 ? ky_sync() : op == 1 ? ky_sync_drop() : ky_barrier());
@@ -204,7 +210,7 @@ static void bench_sync(size_t page)
             double t3 = bu_now();
             if (i >= 0) t[i] = t1 - t0, b[i] = t3 - t2;
         }
-        if (op == 3) {  /* the diffs arrived: the home's page holds the writer's last byte */
+        if (op == 3) { /* the diffs arrived: the home's page holds the writer's last byte */
             unsigned char *mine = g + (size_t)me * DIRTY * page;
             int writer = (me + nr - 1) % nr;
             for (int d = 0; d < DIRTY; d++)
@@ -214,7 +220,8 @@ static void bench_sync(size_t page)
               bu_median(b, iters), op == 3 ? verified : -1);
     }
     const char *what[4] = {"ky_sync (execution only)", "ky_sync_drop (nothing cached)",
-                           "ky_barrier, no dirty page", "ky_barrier after 16 dirty pages per rank (bytes: dirtied)"};
+                           "ky_barrier, no dirty page",
+                           "ky_barrier after 16 dirty pages per rank (bytes: dirtied)"};
     for (int op = 0; op < 4; op++) {
         char title[160];
         snprintf(title, sizeof title, "dsm %s: %s", ops[op], what[op]);
@@ -234,7 +241,10 @@ static void bench_view(size_t page)
     int gpus = ky_ngpus() > 0;
     MPI_Allreduce(MPI_IN_PLACE, &gpus, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
     if (place == KY_PLACE_GPU && !gpus) {
-        if (me == 0) printf("\n# dsm view_fault, view_update: --mem gpu: no GPU for every rank (or built without CUDA): skipped\n");
+        if (me == 0)
+            printf(
+                "\n# dsm view_fault, view_update: --mem gpu: no GPU for every rank (or built without CUDA): "
+                "skipped\n");
         return;
     }
     ky_array_t a;
@@ -252,7 +262,7 @@ static void bench_view(size_t page)
     double *t[4];
     for (int k = 0; k < 4; k++) t[k] = calloc(rounds, sizeof(double));
     int ok_read = 1, ok_write = 1;
-    size_t r0 = FAULT_PAGES; /* rank 1's first row */
+    size_t r0 = FAULT_PAGES;            /* rank 1's first row */
     for (int r = -1; r < rounds; r++) { /* round -1: warm-up */
         BU_KY(ky_array_dsm_publish(a)); /* drops every cached page: each first touch faults */
         if (me == 0) {
@@ -272,7 +282,8 @@ static void bench_view(size_t page)
         BU_KY(ky_comm_barrier());
         double t0 = bu_now();
         if (me == 0)
-            for (size_t i = 0; i < (size_t)FAULT_PAGES * cols; i++) v[r0 * cols + i] = (double)(i + (size_t)r + 7);
+            for (size_t i = 0; i < (size_t)FAULT_PAGES * cols; i++)
+                v[r0 * cols + i] = (double)(i + (size_t)r + 7);
         BU_KY(ky_array_dsm_collect(a));
         double t1 = bu_now();
         if (me == 1) { /* the owner finds the first element in its block (a device copy with GPU placement) */
@@ -302,8 +313,10 @@ static void bench_view(size_t page)
     p[0].mem = p[1].mem = bu_mem_name(g_o.mem);
     emit("dsm view_fault: a row (one page) of another rank's block read through the array's DSM view",
          "ky_array_get: the same row into a host buffer", &p[0], 1);
-    emit("dsm view_update: rows of another rank's block rewritten through the view, then ky_array_dsm_collect "
-         "(per row)", "ky_array_put: the same rows from a buffer, then ky_comm_barrier", &p[1], 1);
+    emit(
+        "dsm view_update: rows of another rank's block rewritten through the view, then ky_array_dsm_collect "
+        "(per row)",
+        "ky_array_put: the same rows from a buffer, then ky_comm_barrier", &p[1], 1);
     for (int k = 0; k < 4; k++) free(t[k]);
     free(row);
     BU_KY(ky_array_free(a));
@@ -312,7 +325,8 @@ static void bench_view(size_t page)
 int main(int argc, char **argv)
 {
     BU_KY(ky_init(&argc, &argv));
-    if (bu_parse(argc, argv, &g_o, "ky_bench_dsm", "ky_bench_dsm uses -n, -w, --json, --mem (the view's blocks; others are ignored).\n")) {
+    if (bu_parse(argc, argv, &g_o, "ky_bench_dsm",
+                 "ky_bench_dsm uses -n, -w, --json, --mem (the view's blocks; others are ignored).\n")) {
         ky_finalize();
         return 1;
     }

@@ -29,16 +29,16 @@ enum { F_JK, F_IK, F_IJ, F_COUNT };
 static const char *face_names[F_COUNT] = {"jk", "ik", "ij"};
 
 static int me, peer, use_gpu, dev = -1;
-static volatile uint64_t halo_got;   /* notifications received (bumped by the handler) */
-static uint64_t halo_total;          /* exchanges done, counted the same on both ranks */
+static volatile uint64_t halo_got; /* notifications received (bumped by the handler) */
+static uint64_t halo_total;        /* exchanges done, counted the same on both ranks */
 
 typedef struct {
     size_t N;
-    size_t src_off, dst_off;      /* element offsets of the face's first element */
-    size_t count[3];              /* GASNet VIS: count[0] bytes, count[1..levels] blocks */
-    size_t stride[2];             /* bytes */
+    size_t src_off, dst_off; /* element offsets of the face's first element */
+    size_t count[3];         /* GASNet VIS: count[0] bytes, count[1..levels] blocks */
+    size_t stride[2];        /* bytes */
     int levels;
-    size_t span;                  /* elements from the first to one past the last element of the face */
+    size_t span; /* elements from the first to one past the last element of the face */
     MPI_Datatype type;
 } face_t;
 
@@ -48,33 +48,33 @@ static void face_setup(face_t *f, int face, size_t N)
     f->N = N;
     const size_t e = sizeof(double);
     switch (face) {
-    case F_JK:
-        f->src_off = (N - 1) * N * N;
-        f->count[0] = N * N * e;
-        f->levels = 0;
-        f->span = N * N;
-        MPI_Type_contiguous((int)(N * N), MPI_DOUBLE, &f->type);
-        break;
-    case F_IK:
-        f->src_off = (N - 1) * N;
-        f->count[0] = N * e;
-        f->count[1] = N;
-        f->stride[0] = N * N * e;
-        f->levels = 1;
-        f->span = (N - 1) * N * N + N;
-        MPI_Type_vector((int)N, (int)N, (int)(N * N), MPI_DOUBLE, &f->type);
-        break;
-    default:
-        f->src_off = N - 1;
-        f->count[0] = e;
-        f->count[1] = N;
-        f->count[2] = N;
-        f->stride[0] = N * e;
-        f->stride[1] = N * N * e;
-        f->levels = 2;
-        f->span = (N * N - 1) * N + 1;
-        MPI_Type_vector((int)(N * N), 1, (int)N, MPI_DOUBLE, &f->type);
-        break;
+        case F_JK:
+            f->src_off = (N - 1) * N * N;
+            f->count[0] = N * N * e;
+            f->levels = 0;
+            f->span = N * N;
+            MPI_Type_contiguous((int)(N * N), MPI_DOUBLE, &f->type);
+            break;
+        case F_IK:
+            f->src_off = (N - 1) * N;
+            f->count[0] = N * e;
+            f->count[1] = N;
+            f->stride[0] = N * N * e;
+            f->levels = 1;
+            f->span = (N - 1) * N * N + N;
+            MPI_Type_vector((int)N, (int)N, (int)(N * N), MPI_DOUBLE, &f->type);
+            break;
+        default:
+            f->src_off = N - 1;
+            f->count[0] = e;
+            f->count[1] = N;
+            f->count[2] = N;
+            f->stride[0] = N * e;
+            f->stride[1] = N * N * e;
+            f->levels = 2;
+            f->span = (N * N - 1) * N + 1;
+            MPI_Type_vector((int)(N * N), 1, (int)N, MPI_DOUBLE, &f->type);
+            break;
     }
     f->dst_off = 0;
     MPI_Type_commit(&f->type);
@@ -89,7 +89,10 @@ static size_t face_elem(const face_t *f, size_t m)
     return m * N;
 }
 
-static double value_of(int rank, size_t idx) { return (double)rank * 1e12 + (double)idx; }
+static double value_of(int rank, size_t idx)
+{
+    return (double)rank * 1e12 + (double)idx;
+}
 
 static void h_halo(ky_am_token_t tok, void *payload, size_t nbytes, const uint64_t *args, int nargs)
 {
@@ -102,8 +105,8 @@ static void h_halo(ky_am_token_t tok, void *payload, size_t nbytes, const uint64
 static void ky_exchange(ky_seg_t seg, double *a, const face_t *f)
 {
     uint64_t id = ++halo_total;
-    BU_KY(ky_put_strided(peer, seg, f->dst_off * sizeof(double), f->stride, a + f->src_off, f->stride, f->count,
-                         f->levels));
+    BU_KY(ky_put_strided(peer, seg, f->dst_off * sizeof(double), f->stride, a + f->src_off, f->stride,
+                         f->count, f->levels));
     BU_KY(ky_am_short(peer, H_HALO, &id, 1));
     bu_wait_u64(&halo_got, id, "halo notification");
 }
@@ -116,10 +119,12 @@ static void mpi_exchange(double *a, double *mirror, const face_t *f)
         return;
     }
 #ifdef KY_BENCH_HAVE_CUDA
-    BU_CUDA(cudaMemcpy(mirror + f->src_off, a + f->src_off, f->span * sizeof(double), cudaMemcpyDeviceToHost));
+    BU_CUDA(
+        cudaMemcpy(mirror + f->src_off, a + f->src_off, f->span * sizeof(double), cudaMemcpyDeviceToHost));
     BU_MPI(MPI_Sendrecv(mirror + f->src_off, 1, f->type, peer, 7, mirror + f->dst_off, 1, f->type, peer, 7,
                         MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-    BU_CUDA(cudaMemcpy(a + f->dst_off, mirror + f->dst_off, f->span * sizeof(double), cudaMemcpyHostToDevice));
+    BU_CUDA(
+        cudaMemcpy(a + f->dst_off, mirror + f->dst_off, f->span * sizeof(double), cudaMemcpyHostToDevice));
 #else
     (void)mirror;
 #endif
@@ -139,7 +144,8 @@ static void set_dst(double *a, double *mirror, const face_t *f, int restore)
     }
 #ifdef KY_BENCH_HAVE_CUDA
     if (use_gpu)
-        BU_CUDA(cudaMemcpy(a + f->dst_off, mirror + f->dst_off, f->span * sizeof(double), cudaMemcpyHostToDevice));
+        BU_CUDA(cudaMemcpy(a + f->dst_off, mirror + f->dst_off, f->span * sizeof(double),
+                           cudaMemcpyHostToDevice));
 #endif
     MPI_Barrier(MPI_COMM_WORLD);
 }
@@ -151,7 +157,8 @@ static int check(double *a, double *mirror, const face_t *f, const char *who)
     double *h = use_gpu ? mirror : a;
 #ifdef KY_BENCH_HAVE_CUDA
     if (use_gpu)
-        BU_CUDA(cudaMemcpy(mirror + f->dst_off, a + f->dst_off, f->span * sizeof(double), cudaMemcpyDeviceToHost));
+        BU_CUDA(cudaMemcpy(mirror + f->dst_off, a + f->dst_off, f->span * sizeof(double),
+                           cudaMemcpyDeviceToHost));
 #endif
     int ok = 1;
     for (size_t m = 0; m < f->N * f->N && ok; m++) {
@@ -176,8 +183,10 @@ static double time_exchanges(int kyoyu, ky_seg_t seg, double *a, double *mirror,
     MPI_Barrier(MPI_COMM_WORLD);
     for (int r = 0; r < warm + it; r++) {
         double t0 = bu_now();
-        if (kyoyu) ky_exchange(seg, a, f);
-        else mpi_exchange(a, mirror, f);
+        if (kyoyu)
+            ky_exchange(seg, a, f);
+        else
+            mpi_exchange(a, mirror, f);
         if (r >= warm) scratch[r - warm] = bu_now() - t0;
     }
     double med = bu_median(scratch, it), mx = 0;
@@ -206,7 +215,8 @@ static int fits(size_t N)
 #ifdef KY_BENCH_HAVE_CUDA
     if (use_gpu) {
         size_t fr = 0, tot = 0;
-        if (cudaMemGetInfo(&fr, &tot) != cudaSuccess || fr < (size_t)((double)bytes * 1.1) + (256u << 20)) ok = 0;
+        if (cudaMemGetInfo(&fr, &tot) != cudaSuccess || fr < (size_t)((double)bytes * 1.1) + (256u << 20))
+            ok = 0;
     }
 #endif
     int all = 0;
@@ -219,7 +229,8 @@ int main(int argc, char **argv)
     BU_KY(ky_init(&argc, &argv));
     me = ky_rank();
     bu_opts_t o;
-    if (bu_parse(argc, argv, &o, "halo", "halo uses -N, -n, -w, -c, --mem, --json (-b/-e/-f are ignored).\n")) {
+    if (bu_parse(argc, argv, &o, "halo",
+                 "halo uses -N, -n, -w, -c, --mem, --json (-b/-e/-f are ignored).\n")) {
         ky_finalize();
         return 2;
     }
@@ -236,7 +247,8 @@ int main(int argc, char **argv)
 #ifdef KY_BENCH_HAVE_CUDA
     if (use_gpu) {
         link_GBs = bu_gpu_peer_GBs(64u << 20);
-        floor_note = "face bytes / measured 64 MiB cudaMemcpy-over-IPC bandwidth (H200 NV18: ~450 GB/s nominal)";
+        floor_note =
+            "face bytes / measured 64 MiB cudaMemcpy-over-IPC bandwidth (H200 NV18: ~450 GB/s nominal)";
     } else
 #endif
     {
@@ -250,8 +262,8 @@ int main(int argc, char **argv)
     const char *path_name = "unknown";
     char cases[F_COUNT][64];
     if (me == 0)
-        printf("# Kyoyu %s halo: kind %s, date %s, 2 ranks, %s memory, link %.2f GB/s\n", ky_version(), bu_machine(),
-               bu_date(), bu_mem_name(o.mem), link_GBs);
+        printf("# Kyoyu %s halo: kind %s, date %s, 2 ranks, %s memory, link %.2f GB/s\n", ky_version(),
+               bu_machine(), bu_date(), bu_mem_name(o.mem), link_GBs);
 
     for (int ni = 0; ni < o.nhalo; ni++) {
         size_t N = (size_t)o.halo_n[ni];
@@ -354,9 +366,12 @@ int main(int argc, char **argv)
         static const char *what[F_COUNT] = {"block: one run of N*N doubles",
                                             "block-stride: N runs of N doubles, stride N*N",
                                             "stride: N*N single doubles, stride N"};
-        snprintf(title, sizeof title, "halo %s (%s; us = median time per two-way exchange)", cases[fc], what[fc]);
-        bu_table_header(title, use_gpu ? "mpi_type_vector_staged: cudaMemcpy slab D2H, MPI_Sendrecv(datatype), slab H2D"
-                                       : "mpi_type_vector: MPI_Sendrecv with the face datatype",
+        snprintf(title, sizeof title, "halo %s (%s; us = median time per two-way exchange)", cases[fc],
+                 what[fc]);
+        bu_table_header(title,
+                        use_gpu
+                            ? "mpi_type_vector_staged: cudaMemcpy slab D2H, MPI_Sendrecv(datatype), slab H2D"
+                            : "mpi_type_vector: MPI_Sendrecv with the face datatype",
                         floor_note);
         for (int i = 0; i < npts; i++) bu_table_row(&pts[fc][i]);
     }

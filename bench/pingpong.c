@@ -35,19 +35,19 @@
 
 static int me, peer, use_gpu;
 static ky_seg_t dseg, fseg;
-static void *dbase;                 /* this rank's piece of the data segment */
-static volatile uint64_t *flags;    /* this rank's piece of the flag segment: [0] put_pp, [1] put_bw done */
-static void *sbuf;                  /* source buffer of this rank (host or GPU) */
-static unsigned char *expect_buf;   /* host: the peer's / rank 0's pattern, for verification */
-static void *hbuf;                  /* host buffer of the MPI baselines (pinned with CUDA) */
+static void *dbase;               /* this rank's piece of the data segment */
+static volatile uint64_t *flags;  /* this rank's piece of the flag segment: [0] put_pp, [1] put_bw done */
+static void *sbuf;                /* source buffer of this rank (host or GPU) */
+static unsigned char *expect_buf; /* host: the peer's / rank 0's pattern, for verification */
+static void *hbuf;                /* host buffer of the MPI baselines (pinned with CUDA) */
 #ifdef KY_BENCH_HAVE_CUDA
-static unsigned char *check_buf;    /* host copy of received GPU data */
-static void *bbuf;                  /* GPU: device buffer of the baselines (rank 1's is opened by rank 0) */
-static void *peer_bbuf;             /* rank 0: rank 1's bbuf through CUDA IPC, NULL if unavailable */
+static unsigned char *check_buf; /* host copy of received GPU data */
+static void *bbuf;               /* GPU: device buffer of the baselines (rank 1's is opened by rank 0) */
+static void *peer_bbuf;          /* rank 0: rank 1's bbuf through CUDA IPC, NULL if unavailable */
 #endif
-static uint64_t seq;                /* put_pp / put_bw rounds, never reset: old flags never satisfy a wait */
-static volatile uint64_t am_pings, am_pongs;  /* bumped by the handlers (progress thread) */
-static uint64_t am_total;                       /* pings sent so far, counted the same on both ranks */
+static uint64_t seq; /* put_pp / put_bw rounds, never reset: old flags never satisfy a wait */
+static volatile uint64_t am_pings, am_pongs; /* bumped by the handlers (progress thread) */
+static uint64_t am_total;                    /* pings sent so far, counted the same on both ranks */
 #ifdef KY_BENCH_HAVE_CUDA
 static cudaStream_t stream;
 #endif
@@ -88,8 +88,9 @@ static int verify(size_t n, int check_me, int from_rank)
         if (!ok) {
             size_t i = 0;
             while (i < n && got[i] == expect_buf[i]) i++;
-            fprintf(stderr, "pingpong: rank %d: %zu-byte transfer wrong at byte %zu (0x%02x, expected 0x%02x)\n",
-                    me, n, i, got[i], expect_buf[i]);
+            fprintf(stderr,
+                    "pingpong: rank %d: %zu-byte transfer wrong at byte %zu (0x%02x, expected 0x%02x)\n", me,
+                    n, i, got[i], expect_buf[i]);
         }
     }
     int all = 0;
@@ -194,12 +195,16 @@ static double b_mpi_bw(size_t n, int it, int warm, int w)
     for (int r = 0; r < warm + it; r++) {
         if (r == warm) t0 = bu_now();
         for (int i = 0; i < w; i++) {
-            if (me == 0) MPI_Isend(hbuf, (int)n, MPI_BYTE, peer, 2, MPI_COMM_WORLD, &rq[i]);
-            else MPI_Irecv(hbuf, (int)n, MPI_BYTE, peer, 2, MPI_COMM_WORLD, &rq[i]);
+            if (me == 0)
+                MPI_Isend(hbuf, (int)n, MPI_BYTE, peer, 2, MPI_COMM_WORLD, &rq[i]);
+            else
+                MPI_Irecv(hbuf, (int)n, MPI_BYTE, peer, 2, MPI_COMM_WORLD, &rq[i]);
         }
         MPI_Waitall(w, rq, MPI_STATUSES_IGNORE);
-        if (me == 0) MPI_Recv(&ack, 1, MPI_BYTE, peer, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        else MPI_Send(&ack, 1, MPI_BYTE, peer, 3, MPI_COMM_WORLD);
+        if (me == 0)
+            MPI_Recv(&ack, 1, MPI_BYTE, peer, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        else
+            MPI_Send(&ack, 1, MPI_BYTE, peer, 3, MPI_COMM_WORLD);
     }
     return (bu_now() - t0) / it / w;
 }
@@ -234,7 +239,8 @@ static double b_cuda_peer_copy(size_t n, int it, int warm, int w)
         double t0 = 0;
         for (int r = 0; r < warm + it; r++) {
             if (r == warm) t0 = bu_now();
-            for (int i = 0; i < w; i++) BU_CUDA(cudaMemcpyAsync(peer_bbuf, sbuf, n, cudaMemcpyDefault, stream));
+            for (int i = 0; i < w; i++)
+                BU_CUDA(cudaMemcpyAsync(peer_bbuf, sbuf, n, cudaMemcpyDefault, stream));
             BU_CUDA(cudaStreamSynchronize(stream));
         }
         t = (bu_now() - t0) / it / w;
@@ -260,7 +266,8 @@ static void open_peer_buffer(size_t bytes)
             (void)cudaGetLastError();
             peer_bbuf = NULL;
         }
-        if (!peer_bbuf) printf("# note: cannot open rank 1's GPU buffer by CUDA IPC: no cuda_peer_copy baseline\n");
+        if (!peer_bbuf)
+            printf("# note: cannot open rank 1's GPU buffer by CUDA IPC: no cuda_peer_copy baseline\n");
     }
     MPI_Barrier(MPI_COMM_WORLD);
 }
@@ -358,8 +365,9 @@ int main(int argc, char **argv)
         }
         double t = b_cuda_peer_copy(fsz, 10, 2, 4);
         if (t > 0) floor_GBs = (double)fsz / t / 1e9;
-        floor_note = "8-byte cuda_peer_copy latency + bytes / measured cudaMemcpy-over-IPC bandwidth "
-                     "(H200 NV18 NVLink: ~450 GB/s nominal per direction)";
+        floor_note =
+            "8-byte cuda_peer_copy latency + bytes / measured cudaMemcpy-over-IPC bandwidth "
+            "(H200 NV18 NVLink: ~450 GB/s nominal per direction)";
     } else
 #endif
     {
@@ -377,8 +385,8 @@ int main(int argc, char **argv)
     if (me == 0) {
         int d1 = -1;
         if (use_gpu) MPI_Recv(&d1, 1, MPI_INT, 1, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        printf("# Kyoyu %s pingpong: kind %s, date %s, 2 ranks, %s memory, path %s%s", ky_version(), bu_machine(),
-               bu_date(), bu_mem_name(o.mem), bu_path_name(path), use_gpu ? "" : "\n");
+        printf("# Kyoyu %s pingpong: kind %s, date %s, 2 ranks, %s memory, path %s%s", ky_version(),
+               bu_machine(), bu_date(), bu_mem_name(o.mem), bu_path_name(path), use_gpu ? "" : "\n");
         if (use_gpu) printf(", GPUs %d and %d\n", dev, d1);
         printf("# floor: %.3f us latency, %.2f GB/s bandwidth\n", floor_lat * 1e6, floor_GBs);
     } else if (use_gpu) {
@@ -402,17 +410,26 @@ int main(int argc, char **argv)
             MPI_Barrier(MPI_COMM_WORLD);
             double t = 0;
             switch (op) {
-            case OP_PUT_PP: t = k_put_pp(n, it, warm); break;
-            case OP_AM_PP: t = k_am_pp(n, it, warm); break;
-            default: t = k_put_bw(n, it, warm, w); break;
+                case OP_PUT_PP:
+                    t = k_put_pp(n, it, warm);
+                    break;
+                case OP_AM_PP:
+                    t = k_am_pp(n, it, warm);
+                    break;
+                default:
+                    t = k_put_bw(n, it, warm, w);
+                    break;
             }
             MPI_Barrier(MPI_COMM_WORLD);
             if (o.check) {
                 /* put_pp: each side holds the other's pattern; am_long_pp: both hold rank 0's (echo);
                  * put_bw: rank 1 holds rank 0's. */
-                if (op == OP_PUT_PP) verified = verify(n, 1, peer);
-                else if (op == OP_AM_PP) verified = verify(n, 1, 0);
-                else verified = verify(n, me == 1, 0);
+                if (op == OP_PUT_PP)
+                    verified = verify(n, 1, peer);
+                else if (op == OP_AM_PP)
+                    verified = verify(n, 1, 0);
+                else
+                    verified = verify(n, me == 1, 0);
             }
             double tb = baseline_run((op_t)op, n, it, warm, w);
             MPI_Barrier(MPI_COMM_WORLD);

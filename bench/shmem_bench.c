@@ -43,10 +43,20 @@ static size_t parse_size(const char *s)
     char *end;
     double v = strtod(s, &end);
     switch (*end) {
-    case 'K': case 'k': v *= 1024; break;
-    case 'M': case 'm': v *= 1024 * 1024; break;
-    case 'G': case 'g': v *= 1024.0 * 1024 * 1024; break;
-    default: break;
+        case 'K':
+        case 'k':
+            v *= 1024;
+            break;
+        case 'M':
+        case 'm':
+            v *= 1024 * 1024;
+            break;
+        case 'G':
+        case 'g':
+            v *= 1024.0 * 1024 * 1024;
+            break;
+        default:
+            break;
     }
     return (size_t)v;
 }
@@ -55,11 +65,11 @@ enum { PUT_LAT, GET_LAT, PUT_BW, GET_BW, NOPS };
 static const char *op_name[NOPS] = {"put_lat", "get_lat", "put_bw", "get_bw"};
 
 typedef struct {
-    char *remote;   /* symmetric: the target of puts and source of gets on PE 1 */
-    char *local;    /* private buffer of PE 0 */
+    char *remote; /* symmetric: the target of puts and source of gets on PE 1 */
+    char *local;  /* private buffer of PE 0 */
     int window;
 #ifdef BENCH_SHMEM_KYOYU
-    ky_seg_t seg;   /* Kyoyu's own segment of the same kind as the heap (Kyoyu-allocated host memory) */
+    ky_seg_t seg; /* Kyoyu's own segment of the same kind as the heap (Kyoyu-allocated host memory) */
     ky_handle_t *h;
 #endif
 } ctx_t;
@@ -72,30 +82,39 @@ static double rep(const ctx_t *c, int op, int ky, size_t n, int iters)
     for (int i = 0; i < iters; i++) {
         if (!ky) {
             switch (op) {
-            case PUT_LAT: shmem_putmem(c->remote, c->local, n, 1); shmem_quiet(); break;
-            case GET_LAT: shmem_getmem(c->local, c->remote, n, 1); break;
-            case PUT_BW:
-                for (int k = 0; k < c->window; k++) shmem_putmem_nbi(c->remote, c->local, n, 1);
-                shmem_quiet();
-                break;
-            default:
-                for (int k = 0; k < c->window; k++) shmem_getmem_nbi(c->local, c->remote, n, 1);
-                shmem_quiet();
-                break;
+                case PUT_LAT:
+                    shmem_putmem(c->remote, c->local, n, 1);
+                    shmem_quiet();
+                    break;
+                case GET_LAT:
+                    shmem_getmem(c->local, c->remote, n, 1);
+                    break;
+                case PUT_BW:
+                    for (int k = 0; k < c->window; k++) shmem_putmem_nbi(c->remote, c->local, n, 1);
+                    shmem_quiet();
+                    break;
+                default:
+                    for (int k = 0; k < c->window; k++) shmem_getmem_nbi(c->local, c->remote, n, 1);
+                    shmem_quiet();
+                    break;
             }
         } else {
 #ifdef BENCH_SHMEM_KYOYU
             switch (op) {
-            case PUT_LAT: ky_put(1, c->seg, 0, c->local, n); break;
-            case GET_LAT: ky_get(c->local, 1, c->seg, 0, n); break;
-            case PUT_BW:
-                for (int k = 0; k < c->window; k++) ky_put_nb(1, c->seg, 0, c->local, n, &c->h[k]);
-                ky_wait_all(c->h, (size_t)c->window);
-                break;
-            default:
-                for (int k = 0; k < c->window; k++) ky_get_nb(c->local, 1, c->seg, 0, n, &c->h[k]);
-                ky_wait_all(c->h, (size_t)c->window);
-                break;
+                case PUT_LAT:
+                    ky_put(1, c->seg, 0, c->local, n);
+                    break;
+                case GET_LAT:
+                    ky_get(c->local, 1, c->seg, 0, n);
+                    break;
+                case PUT_BW:
+                    for (int k = 0; k < c->window; k++) ky_put_nb(1, c->seg, 0, c->local, n, &c->h[k]);
+                    ky_wait_all(c->h, (size_t)c->window);
+                    break;
+                default:
+                    for (int k = 0; k < c->window; k++) ky_get_nb(c->local, 1, c->seg, 0, n, &c->h[k]);
+                    ky_wait_all(c->h, (size_t)c->window);
+                    break;
             }
 #endif
         }
@@ -112,18 +131,29 @@ int main(int argc, char **argv)
     const char *json = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-b") && v) minb = parse_size(v), i++;
-        else if (!strcmp(a, "-e") && v) maxb = parse_size(v), i++;
-        else if (!strcmp(a, "-f") && v) factor = atof(v), i++;
-        else if (!strcmp(a, "-n") && v) iters = atoi(v), i++;
-        else if (!strcmp(a, "-w") && v) warmup = atoi(v), i++;
-        else if (!strcmp(a, "-r") && v) reps = atoi(v), i++;
-        else if (!strcmp(a, "-W") && v) window = atoi(v), i++;
-        else if (!strcmp(a, "-o") && v) loff = parse_size(v) % 4096, i++;
-        else if (!strcmp(a, "--json") && v) json = v, i++;
+        if (!strcmp(a, "-b") && v)
+            minb = parse_size(v), i++;
+        else if (!strcmp(a, "-e") && v)
+            maxb = parse_size(v), i++;
+        else if (!strcmp(a, "-f") && v)
+            factor = atof(v), i++;
+        else if (!strcmp(a, "-n") && v)
+            iters = atoi(v), i++;
+        else if (!strcmp(a, "-w") && v)
+            warmup = atoi(v), i++;
+        else if (!strcmp(a, "-r") && v)
+            reps = atoi(v), i++;
+        else if (!strcmp(a, "-W") && v)
+            window = atoi(v), i++;
+        else if (!strcmp(a, "-o") && v)
+            loff = parse_size(v) % 4096, i++;
+        else if (!strcmp(a, "--json") && v)
+            json = v, i++;
         else {
-            fprintf(stderr, "usage: %s [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [-w WARMUP] [-r REPS] [-W WINDOW] "
-                    "[-o OFFSET] [--json FILE]\n", argv[0]);
+            fprintf(stderr,
+                    "usage: %s [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [-w WARMUP] [-r REPS] [-W WINDOW] "
+                    "[-o OFFSET] [--json FILE]\n",
+                    argv[0]);
             return 2;
         }
     }
@@ -167,8 +197,8 @@ int main(int argc, char **argv)
     strftime(date, sizeof date, "%Y-%m-%d", gmtime(&tt));
     const char *kind = getenv("KY_BENCH_MACHINE") ? getenv("KY_BENCH_MACHINE") : "unknown";
     if (me == 0)
-        printf("# bench_shmem (%s): %d PEs, path %s, best of %d reps, window %d\n# %-8s %10s %12s %12s%s\n", IMPL,
-               np, path, reps, window, "op", "bytes", "shmem us", "shmem GB/s",
+        printf("# bench_shmem (%s): %d PEs, path %s, best of %d reps, window %d\n# %-8s %10s %12s %12s%s\n",
+               IMPL, np, path, reps, window, "op", "bytes", "shmem us", "shmem GB/s",
                nimpl == 2 ? "        ky us     ky GB/s  shmem/ky" : "");
     for (int op = 0; op < NOPS; op++) {
         for (size_t n = minb; n <= maxb; n = (size_t)((double)n * factor)) {
@@ -192,9 +222,12 @@ int main(int argc, char **argv)
                 printf("\n");
                 for (int k = 0; jf && k < nimpl; k++)
                     fprintf(jf,
-                            "{\"bench\":\"shmem\",\"case\":\"shmem_%s\",\"kind\":\"%s\",\"date\":\"%s\",\"version\":\"%s\","
-                            "\"ranks\":%d,\"impl\":\"%s\",\"api\":\"%s\",\"op\":\"%s\",\"mem\":\"host\",\"path\":\"%s\","
-                            "\"bytes\":%zu,\"iters\":%d,\"reps\":%d,\"window\":%d,\"lat_us\":%.4f,\"bw_GBs\":%.5f}\n",
+                            "{\"bench\":\"shmem\",\"case\":\"shmem_%s\",\"kind\":\"%s\",\"date\":\"%s\","
+                            "\"version\":\"%s\","
+                            "\"ranks\":%d,\"impl\":\"%s\",\"api\":\"%s\",\"op\":\"%s\",\"mem\":\"host\","
+                            "\"path\":\"%s\","
+                            "\"bytes\":%zu,\"iters\":%d,\"reps\":%d,\"window\":%d,\"lat_us\":%.4f,\"bw_GBs\":"
+                            "%.5f}\n",
                             path, kind, date,
 #ifdef BENCH_SHMEM_KYOYU
                             ky_version(),

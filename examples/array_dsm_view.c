@@ -1,14 +1,22 @@
 /* The DSM view of a distributed array (docs/api.md "DSM view of an array"): boundary conditions written as
  * plain code through one global pointer. A 2-D array is split into row blocks over every rank; each rank
  * fills the rows it owns, then the view makes the whole array one allocation of the global address space
- * whose homes are the blocks themselves: any rank reads any element with v[i * cols + j]. Here rank 0 alone sets the global boundary (first and
- * last row and column, most of it owned by other ranks) through the view, ky_array_dsm_collect brings the
- * writes into the owners' blocks, and every rank checks its rows and reads a far element. Host placement;
- * with GPU placement the same calls work once the blocks' streams are synchronised. */
+ * whose homes are the blocks themselves: any rank reads any element with v[i * cols + j]. Here rank 0 alone
+ * sets the global boundary (first and last row and column, most of it owned by other ranks) through the view,
+ * ky_array_dsm_collect brings the writes into the owners' blocks, and every rank checks its rows and reads a
+ * far element. Host placement; with GPU placement the same calls work once the blocks' streams are
+ * synchronised. */
 #include <stdio.h>
 #include <kyoyu.h>
 
-#define CHECK(call) do { int s_ = (call); if (s_ != KY_OK) { fprintf(stderr, "%s: %s\n", #call, ky_last_error()); return 1; } } while (0)
+#define CHECK(call)                                              \
+    do {                                                         \
+        int s_ = (call);                                         \
+        if (s_ != KY_OK) {                                       \
+            fprintf(stderr, "%s: %s\n", #call, ky_last_error()); \
+            return 1;                                            \
+        }                                                        \
+    } while (0)
 
 int main(int argc, char **argv)
 {
@@ -43,8 +51,8 @@ int main(int argc, char **argv)
     /* any element through the view, here one in the middle of the last rank's rows */
     size_t far = rows - 3;
     ok &= v[far * cols + 3] == 1000.0 * (double)far + 3.0;
-    printf("rank %d: rows [%zu, %zu), boundary from rank 0 and a far element through the view: %s\n", me, lo[0],
-           hi[0], ok ? "OK" : "WRONG");
+    printf("rank %d: rows [%zu, %zu), boundary from rank 0 and a far element through the view: %s\n", me,
+           lo[0], hi[0], ok ? "OK" : "WRONG");
     CHECK(ky_array_free(a)); /* collective; frees the view */
     CHECK(ky_finalize());
     return ok ? 0 : 1;

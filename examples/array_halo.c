@@ -6,13 +6,20 @@
 #include <stdlib.h>
 #include <kyoyu.h>
 
-#define CHECK(call) do { int s_ = (call); if (s_ != KY_OK) { fprintf(stderr, "%s: %s\n", #call, ky_last_error()); return 1; } } while (0)
+#define CHECK(call)                                              \
+    do {                                                         \
+        int s_ = (call);                                         \
+        if (s_ != KY_OK) {                                       \
+            fprintf(stderr, "%s: %s\n", #call, ky_last_error()); \
+            return 1;                                            \
+        }                                                        \
+    } while (0)
 
 int main(int argc, char **argv)
 {
     CHECK(ky_init(&argc, &argv));
     int me = ky_rank(), n = ky_nranks();
-    size_t dims[2] = {(size_t)(4 * n), 6};  /* 4 rows per rank, 6 columns */
+    size_t dims[2] = {(size_t)(4 * n), 6}; /* 4 rows per rank, 6 columns */
     int halo[2] = {1, 0};
     ky_array_t a;
     CHECK(ky_array_create(2, dims, sizeof(int), NULL, KY_PLACE_HOST, halo, &a)); /* collective */
@@ -22,7 +29,7 @@ int main(int argc, char **argv)
     CHECK(ky_array_layout(a, 0, ext, stride)); /* padded rows: stride[0] ints apart */
     for (size_t i = 0; i < hi[0] - lo[0]; i++)
         for (size_t j = 0; j < dims[1]; j++) mine[i * stride[0] + j] = me;
-    CHECK(ky_array_halo_exchange(a, NULL));    /* collective: halo rows now hold the neighbours' rows */
+    CHECK(ky_array_halo_exchange(a, NULL)); /* collective: halo rows now hold the neighbours' rows */
 
     int ok = 1;
     long below = -(long)stride[0], above = (long)((hi[0] - lo[0]) * stride[0]);
@@ -40,7 +47,8 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < dims[0]; i++) ok &= all[i * dims[1]] == (int)(i / 4);
         free(all);
     }
-    printf("rank %d of %d: rows [%zu, %zu), halos and region get: %s\n", me, n, lo[0], hi[0], ok ? "ok" : "WRONG");
+    printf("rank %d of %d: rows [%zu, %zu), halos and region get: %s\n", me, n, lo[0], hi[0],
+           ok ? "ok" : "WRONG");
     CHECK(ky_comm_barrier());
     CHECK(ky_array_free(a));
     CHECK(ky_finalize());

@@ -27,14 +27,14 @@
 #define AM_REP 2
 #define AM_WORDS 256
 
-#define CHECK(call)                                                                                   \
-    do {                                                                                              \
-        int s_ = (call);                                                                              \
-        if (s_ != KY_OK) {                                                                            \
+#define CHECK(call)                                                                                 \
+    do {                                                                                            \
+        int s_ = (call);                                                                            \
+        if (s_ != KY_OK) {                                                                          \
             fprintf(stderr, "[rank %d] %s:%d: %s: %s (%s)\n", ky_rank(), __FILE__, __LINE__, #call, \
-                    ky_strerror(s_), ky_last_error());                                                \
-            return 1;                                                                                 \
-        }                                                                                             \
+                    ky_strerror(s_), ky_last_error());                                              \
+            return 1;                                                                               \
+        }                                                                                           \
     } while (0)
 
 /* What rank src writes into rank dst's block, word i. */
@@ -43,7 +43,10 @@ static uint32_t block_word(int src, int dst, size_t i)
     return (uint32_t)src * 1000003u ^ (uint32_t)dst * 7919u ^ (uint32_t)i * 2654435761u;
 }
 /* Element (r, c) of rank src's 8x16 source matrix. */
-static int32_t src_elem(int src, int r, int c) { return src * 10000 + r * 100 + c; }
+static int32_t src_elem(int src, int r, int c)
+{
+    return src * 10000 + r * 100 + c;
+}
 
 static atomic_int am_done;
 static uint64_t am_reply[3];
@@ -113,7 +116,7 @@ int main(int argc, char **argv)
         size_t off = off_blocks + (size_t)me * BLOCK_WORDS * sizeof(uint32_t);
         if (k % 2 == 0) /* blocking: returns when the data is in dst's memory */
             CHECK(ky_put(dst, seg, off, buf, BLOCK_WORDS * sizeof(uint32_t)));
-        else            /* non-blocking: completed by ky_wait_all below */
+        else /* non-blocking: completed by ky_wait_all below */
             CHECK(ky_put_nb(dst, seg, off, buf, BLOCK_WORDS * sizeof(uint32_t), &handles[nh++]));
     }
     CHECK(ky_wait_all(handles, nh));
@@ -199,22 +202,28 @@ int main(int argc, char **argv)
         static const char *path_names[KY_PATH_COUNT] = {"self", "shm", "ipc", "mpi"};
         ky_path_t p;
         CHECK(ky_comm_path(n > 1 ? 1 : 0, seg, base, &p));
-        printf("Kyoyu %s comm demo: %d ranks on %d node(s), host segments of %zu bytes, path to rank %d: %s\n",
-               ky_version(), n, ky_nnodes(), seg_bytes, n > 1 ? 1 : 0, path_names[p]);
-        printf("  each rank: %d block puts of %zu KiB, 1 get, 1 strided put (%dx%d ints), 1 AM round trip "
-               "(%.1f us on rank 0)\n", n - 1, BLOCK_WORDS * sizeof(uint32_t) / 1024, SUB_ROWS, SUB_COLS, am_us);
-        printf("  rank |  ops self   shm   ipc   mpi |    bytes shm     bytes mpi | am sent/run | plans hit/miss | errors\n");
+        printf(
+            "Kyoyu %s comm demo: %d ranks on %d node(s), host segments of %zu bytes, path to rank %d: %s\n",
+            ky_version(), n, ky_nnodes(), seg_bytes, n > 1 ? 1 : 0, path_names[p]);
+        printf(
+            "  each rank: %d block puts of %zu KiB, 1 get, 1 strided put (%dx%d ints), 1 AM round trip "
+            "(%.1f us on rank 0)\n",
+            n - 1, BLOCK_WORDS * sizeof(uint32_t) / 1024, SUB_ROWS, SUB_COLS, am_us);
+        printf(
+            "  rank |  ops self   shm   ipc   mpi |    bytes shm     bytes mpi | am sent/run | plans "
+            "hit/miss | errors\n");
         uint64_t total_err = 0;
         for (int r = 0; r < n; r++) {
             const ky_comm_stats_t *s = (const ky_comm_stats_t *)(base + off_stats) + r;
             uint64_t e = ((const uint64_t *)(base + off_err))[r];
             total_err += e;
-            printf("  %4d | %9llu %5llu %5llu %5llu | %12llu %13llu | %4llu/%-6llu | %6llu/%-7llu | %llu\n", r,
-                   (unsigned long long)s->ops[KY_PATH_SELF], (unsigned long long)s->ops[KY_PATH_SHM],
+            printf("  %4d | %9llu %5llu %5llu %5llu | %12llu %13llu | %4llu/%-6llu | %6llu/%-7llu | %llu\n",
+                   r, (unsigned long long)s->ops[KY_PATH_SELF], (unsigned long long)s->ops[KY_PATH_SHM],
                    (unsigned long long)s->ops[KY_PATH_IPC], (unsigned long long)s->ops[KY_PATH_MPI],
                    (unsigned long long)s->bytes[KY_PATH_SHM], (unsigned long long)s->bytes[KY_PATH_MPI],
                    (unsigned long long)s->am_sent, (unsigned long long)s->am_handled,
-                   (unsigned long long)s->plan_hits, (unsigned long long)s->plan_misses, (unsigned long long)e);
+                   (unsigned long long)s->plan_hits, (unsigned long long)s->plan_misses,
+                   (unsigned long long)e);
         }
         printf("%s: comm demo on %d ranks, %llu error(s)\n", total_err ? "FAIL" : "PASS", n,
                (unsigned long long)total_err);

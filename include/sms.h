@@ -47,8 +47,14 @@ static inline int sms_check_(const char *call, int status)
     return status;
 }
 
-static inline void sms_startup(int *argc, char ***argv) { sms_check_("sms_startup", ky_init(argc, argv)); }
-static inline void sms_shutdown(void) { sms_check_("sms_shutdown", ky_finalize()); }
+static inline void sms_startup(int *argc, char ***argv)
+{
+    sms_check_("sms_startup", ky_init(argc, argv));
+}
+static inline void sms_shutdown(void)
+{
+    sms_check_("sms_shutdown", ky_finalize());
+}
 
 static inline void *sms_alloc(size_t bytes, int node)
 {
@@ -64,15 +70,33 @@ static inline void *sms_mapalloc(const int dim[], const int div[], size_t elem, 
     return p;
 }
 
-static inline void sms_free(void *p) { sms_check_("sms_free", ky_free(p)); }
-static inline void sms_barrier(void) { sms_check_("sms_barrier", ky_barrier()); }
-static inline void sms_sync(void) { sms_check_("sms_sync", ky_sync()); }
-static inline void sms_sync_drop(void) { sms_check_("sms_sync_drop", ky_sync_drop()); }
-static inline void sms_lock(int id) { sms_check_("sms_lock", ky_lock(id)); }
-static inline void sms_unlock(int id) { sms_check_("sms_unlock", ky_unlock(id)); }
+static inline void sms_free(void *p)
+{
+    sms_check_("sms_free", ky_free(p));
+}
+static inline void sms_barrier(void)
+{
+    sms_check_("sms_barrier", ky_barrier());
+}
+static inline void sms_sync(void)
+{
+    sms_check_("sms_sync", ky_sync());
+}
+static inline void sms_sync_drop(void)
+{
+    sms_check_("sms_sync_drop", ky_sync_drop());
+}
+static inline void sms_lock(int id)
+{
+    sms_check_("sms_lock", ky_lock(id));
+}
+static inline void sms_unlock(int id)
+{
+    sms_check_("sms_unlock", ky_unlock(id));
+}
 
-static inline void sms_preload_array(void *base, const size_t glb[], const size_t region[], int ndim, size_t elem,
-                                     int rw)
+static inline void sms_preload_array(void *base, const size_t glb[], const size_t region[], int ndim,
+                                     size_t elem, int rw)
 {
     sms_check_("sms_preload_array", ky_preload_array(base, glb, region, ndim, elem, rw));
 }

@@ -20,7 +20,9 @@ int ky_init(int *argc, char ***argv)
     int st = kyi_comm_init();
     if (st) kyi_fatal("rank %d: ky_init: the comm layer failed to start: %s", kyi_rt.rank, ky_last_error());
     st = kyi_dsm_init();
-    if (st) kyi_fatal("rank %d: ky_init: the global address space failed to start: %s", kyi_rt.rank, ky_last_error());
+    if (st)
+        kyi_fatal("rank %d: ky_init: the global address space failed to start: %s", kyi_rt.rank,
+                  ky_last_error());
     return KY_OK;
 }
 

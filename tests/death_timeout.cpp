@@ -21,7 +21,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "rank 1: woke up after 30 s: the job should have ended already\n");
     }
     int st = coll ? ky_allreduce(KY_IN_PLACE, &v, 1, KY_DOUBLE, KY_SUM, KY_TEAM_WORLD) : ky_comm_barrier();
-    fprintf(stderr, "rank %d: %s returned %d (%s)\n", me, coll ? "ky_allreduce" : "ky_comm_barrier", st, ky_last_error());
+    fprintf(stderr, "rank %d: %s returned %d (%s)\n", me, coll ? "ky_allreduce" : "ky_comm_barrier", st,
+            ky_last_error());
     ky_finalize();
     return 0;
 }

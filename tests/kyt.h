@@ -35,25 +35,31 @@
 #endif
 
 /* EXPECT a Kyoyu call to return KY_OK, printing the status and ky_last_error() otherwise. */
-#define KYT_EXPECT_OK(call)                                                                              \
-    do {                                                                                                 \
-        int kyt_s_ = (call);                                                                             \
-        EXPECT_EQ(KY_OK, kyt_s_) << #call << " -> " << kyt_s_ << " (" << ky_strerror(kyt_s_) << "): "    \
-                                 << ky_last_error();                                                     \
+#define KYT_EXPECT_OK(call)                                                                  \
+    do {                                                                                     \
+        int kyt_s_ = (call);                                                                 \
+        EXPECT_EQ(KY_OK, kyt_s_) << #call << " -> " << kyt_s_ << " (" << ky_strerror(kyt_s_) \
+                                 << "): " << ky_last_error();                                \
     } while (0)
 
 /* EXPECT a Kyoyu call to return a given status. */
-#define KYT_EXPECT_STATUS(want, call)                                                                    \
-    do {                                                                                                 \
-        int kyt_s_ = (call);                                                                             \
-        EXPECT_EQ((int)(want), kyt_s_) << #call << " -> " << kyt_s_ << " (" << ky_strerror(kyt_s_)       \
-                                       << "): " << ky_last_error();                                      \
+#define KYT_EXPECT_STATUS(want, call)                                                                \
+    do {                                                                                             \
+        int kyt_s_ = (call);                                                                         \
+        EXPECT_EQ((int)(want), kyt_s_)                                                               \
+            << #call << " -> " << kyt_s_ << " (" << ky_strerror(kyt_s_) << "): " << ky_last_error(); \
     } while (0)
 
 namespace kyt {
 
-inline int rank() { return ky_rank(); }
-inline int nranks() { return ky_nranks(); }
+inline int rank()
+{
+    return ky_rank();
+}
+inline int nranks()
+{
+    return ky_nranks();
+}
 
 /* ky_alloc and ky_fetch_add as expressions, for tests that use them in many places: NULL / LONG_MIN on
  * failure, with the reason in ky_last_error(). Dsm.BadInput checks the statuses themselves. */
@@ -95,7 +101,10 @@ inline uint64_t max(uint64_t v)
     return out;
 }
 
-inline void mpi_barrier() { MPI_Barrier(MPI_COMM_WORLD); }
+inline void mpi_barrier()
+{
+    MPI_Barrier(MPI_COMM_WORLD);
+}
 
 inline double scale()
 {
@@ -124,9 +133,18 @@ inline uint64_t mix(uint64_t x)
     x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
     return x ^ (x >> 31);
 }
-inline uint64_t mix(uint64_t a, uint64_t b) { return mix(mix(a) ^ b); }
-inline uint64_t mix(uint64_t a, uint64_t b, uint64_t c) { return mix(mix(a, b) ^ c); }
-inline uint64_t mix(uint64_t a, uint64_t b, uint64_t c, uint64_t d) { return mix(mix(a, b, c) ^ d); }
+inline uint64_t mix(uint64_t a, uint64_t b)
+{
+    return mix(mix(a) ^ b);
+}
+inline uint64_t mix(uint64_t a, uint64_t b, uint64_t c)
+{
+    return mix(mix(a, b) ^ c);
+}
+inline uint64_t mix(uint64_t a, uint64_t b, uint64_t c, uint64_t d)
+{
+    return mix(mix(a, b, c) ^ d);
+}
 
 /* Log-uniform integer in [lo, hi]. */
 inline size_t log_uniform(std::mt19937_64 &g, size_t lo, size_t hi)
@@ -166,7 +184,10 @@ inline size_t check_byte(const void *p, size_t n, uint8_t v)
 
 /* ---- memory kinds ---------------------------------------------------------------------------------- */
 
-inline const char *memkind_name(int k) { return k == KY_MEM_GPU ? "gpu" : "host"; }
+inline const char *memkind_name(int k)
+{
+    return k == KY_MEM_GPU ? "gpu" : "host";
+}
 
 /* Memory kinds selected by KY_TEST_MEMKIND (default host). */
 inline std::vector<int> memkinds()
@@ -302,10 +323,22 @@ inline std::string config(const char *name)
     if (ky_config_get(name, &v) != KY_OK || !v) return "";
     return v;
 }
-inline bool progress_thread() { return config("KY_PROGRESS_THREAD") != "0"; }
-inline bool node_split_rank() { return config("KY_NODE_SPLIT") == "rank"; }
-inline bool host_forced_mpi() { return config("KY_PATH_HOST") == "mpi"; }
-inline bool gpu_forced_mpi() { return config("KY_PATH_GPU") == "mpi"; }
+inline bool progress_thread()
+{
+    return config("KY_PROGRESS_THREAD") != "0";
+}
+inline bool node_split_rank()
+{
+    return config("KY_NODE_SPLIT") == "rank";
+}
+inline bool host_forced_mpi()
+{
+    return config("KY_PATH_HOST") == "mpi";
+}
+inline bool gpu_forced_mpi()
+{
+    return config("KY_PATH_GPU") == "mpi";
+}
 
 /* Path expected for a put/get from this rank to `target`'s piece of a segment of `kind` created with base
  * NULL (user_base: created with a user pointer), given the forcing variables. */
@@ -329,6 +362,6 @@ inline ky_comm_stats_t stats()
     return s;
 }
 
-} // namespace kyt
+}  // namespace kyt
 
 #endif

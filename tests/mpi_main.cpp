@@ -23,8 +23,8 @@ class RankFailurePrinter : public ::testing::EmptyTestEventListener {
     void OnTestPartResult(const ::testing::TestPartResult &r) override
     {
         if (!r.failed()) return;
-        fprintf(stderr, "[rank %d] %s: %s:%d: %s\n", rank_, test_.c_str(), r.file_name() ? r.file_name() : "?",
-                r.line_number(), r.summary());
+        fprintf(stderr, "[rank %d] %s: %s:%d: %s\n", rank_, test_.c_str(),
+                r.file_name() ? r.file_name() : "?", r.line_number(), r.summary());
         fflush(stderr);
     }
 
@@ -33,7 +33,7 @@ class RankFailurePrinter : public ::testing::EmptyTestEventListener {
     std::string test_ = "(outside a test)";
 };
 
-} // namespace
+}  // namespace
 
 int main(int argc, char **argv)
 {
@@ -49,13 +49,14 @@ int main(int argc, char **argv)
         delete ls.Release(ls.default_result_printer());
         ls.Append(new RankFailurePrinter(rank));
     } else {
-        printf("kyoyu %s: %d ranks, %d nodes, KY_NODE_SPLIT=%s KY_PATH_HOST=%s KY_PATH_GPU=%s "
-               "KY_PROGRESS_THREAD=%s KY_TEST_MEMKIND=%s\n",
-               ky_version(), ky_nranks(), ky_nnodes(), getenv("KY_NODE_SPLIT") ? getenv("KY_NODE_SPLIT") : "",
-               getenv("KY_PATH_HOST") ? getenv("KY_PATH_HOST") : "",
-               getenv("KY_PATH_GPU") ? getenv("KY_PATH_GPU") : "",
-               getenv("KY_PROGRESS_THREAD") ? getenv("KY_PROGRESS_THREAD") : "",
-               getenv("KY_TEST_MEMKIND") ? getenv("KY_TEST_MEMKIND") : "");
+        printf(
+            "kyoyu %s: %d ranks, %d nodes, KY_NODE_SPLIT=%s KY_PATH_HOST=%s KY_PATH_GPU=%s "
+            "KY_PROGRESS_THREAD=%s KY_TEST_MEMKIND=%s\n",
+            ky_version(), ky_nranks(), ky_nnodes(), getenv("KY_NODE_SPLIT") ? getenv("KY_NODE_SPLIT") : "",
+            getenv("KY_PATH_HOST") ? getenv("KY_PATH_HOST") : "",
+            getenv("KY_PATH_GPU") ? getenv("KY_PATH_GPU") : "",
+            getenv("KY_PROGRESS_THREAD") ? getenv("KY_PROGRESS_THREAD") : "",
+            getenv("KY_TEST_MEMKIND") ? getenv("KY_TEST_MEMKIND") : "");
         fflush(stdout);
     }
     int failed = RUN_ALL_TESTS() != 0 ? 1 : 0;

@@ -23,13 +23,16 @@ int sms_names_peer_nprocs(void);
 }
 #endif
 
-static double value(int z, int y, int x) { return 10000.0 * z + 100.0 * y + x; }
+static double value(int z, int y, int x)
+{
+    return 10000.0 * z + 100.0 * y + x;
+}
 
 int main(int argc, char **argv)
 {
     int bt = 3, numgpus = 2, st, ed, size, z, y, x;
     int wrong = 0;
-    double (*A)[NY][NX];
+    double(*A)[NY][NX];
 
     if (sms_rank != 0 || sms_nprocs != 0) wrong++; /* before sms_startup: 0 and 0 */
     sms_startup(&argc, &argv);
@@ -38,14 +41,17 @@ int main(int argc, char **argv)
 
     int dim[4] = {NZ, NY, NX, -1};
     int div[4] = {sms_nproc, 1, 1, -1}; /* Fig. 10's spelling */
-    A = (double (*)[NY][NX])sms_mapalloc(dim, div, sizeof(double), 0, sms_nprocs);
-    size = NZ / sms_nprocs; st = size * sms_rank; ed = size * (sms_rank + 1);
+    A = (double(*)[NY][NX])sms_mapalloc(dim, div, sizeof(double), 0, sms_nprocs);
+    size = NZ / sms_nprocs;
+    st = size * sms_rank;
+    ed = size * (sms_rank + 1);
 
     int thread_wrong = 0;
 #pragma omp parallel num_threads(numgpus) firstprivate(bt, numgpus, sms_rank, sms_nprocs, st, size) \
     private(z, y, x) reduction(+ : thread_wrong)
     {
-        int gpuid = omp_get_thread_num(), nth = omp_get_num_threads(); /* numgpus, or fewer (OMP_THREAD_LIMIT) */
+        int gpuid = omp_get_thread_num(),
+            nth = omp_get_num_threads(); /* numgpus, or fewer (OMP_THREAD_LIMIT) */
         if (sms_rank != ky_rank() || sms_nprocs != ky_nranks() || bt != 3 || numgpus != 2) thread_wrong++;
         /* this thread's part of the rank's slab, as Fig. 11 splits it over the GPUs */
         int share = size / nth;

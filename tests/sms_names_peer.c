@@ -5,5 +5,11 @@
 int sms_names_peer_rank(void);
 int sms_names_peer_nprocs(void);
 
-int sms_names_peer_rank(void) { return sms_rank; }
-int sms_names_peer_nprocs(void) { return sms_nproc == sms_nprocs ? sms_nprocs : -1; }
+int sms_names_peer_rank(void)
+{
+    return sms_rank;
+}
+int sms_names_peer_nprocs(void)
+{
+    return sms_nproc == sms_nprocs ? sms_nprocs : -1;
+}

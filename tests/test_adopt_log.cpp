@@ -1,8 +1,9 @@
 /* The application initialises MPI itself: ky_init adopts it (MPI_THREAD_MULTIPLE kept), ky_finalize leaves
  * MPI running for the application's own MPI_Finalize. Also the logging contract, read back from the
  * KY_DEBUG_FILE this test is run with: every line starts with host:pid:rank, a failed call is logged naming
- * rank and call and followed by the file:line trail of the checks it passed, and the unknown setting KY_BOGUS_SETTING and the values the settings table does not allow
- * (KY_GPUS_PER_RANK=-3, an unknown name in KY_DEBUG_SUBSYS) drew a warning on rank 0 naming what is allowed. */
+ * rank and call and followed by the file:line trail of the checks it passed, and the unknown setting
+ * KY_BOGUS_SETTING and the values the settings table does not allow (KY_GPUS_PER_RANK=-3, an unknown name in
+ * KY_DEBUG_SUBSYS) drew a warning on rank 0 naming what is allowed. */
 #include <mpi.h>
 #include <unistd.h>
 
@@ -17,14 +18,14 @@
 static int failures;
 static int me = -1;
 
-#define CHECK(cond, ...)                                                       \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
+#define CHECK(cond, ...)                                                             \
+    do {                                                                             \
+        if (!(cond)) {                                                               \
             fprintf(stderr, "[rank %d] %s:%d: %s: ", me, __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fprintf(stderr, "\n");                                             \
-            failures++;                                                        \
-        }                                                                      \
+            fprintf(stderr, __VA_ARGS__);                                            \
+            fprintf(stderr, "\n");                                                   \
+            failures++;                                                              \
+        }                                                                            \
     } while (0)
 
 static std::string read_log(const char *pattern)
@@ -94,7 +95,8 @@ int main(int argc, char **argv)
         static const char *const warnings[] = {
             "unknown setting KY_BOGUS_SETTING",
             "KY_GPUS_PER_RANK=-3 is not an integer from 0 to 16; using the default 1",
-            "KY_DEBUG_SUBSYS=all,bogus is not a comma list of all, runtime, comm, coll, dsm, array, io or gpu; "
+            "KY_DEBUG_SUBSYS=all,bogus is not a comma list of all, runtime, comm, coll, dsm, array, io or "
+            "gpu; "
             "using the default all"};
         for (const char *w : warnings) {
             if (me == 0)

@@ -27,8 +27,8 @@ enum {
 std::atomic<long> g_count[256];
 std::atomic<long> g_bad{0};
 std::atomic<int> g_flag{0};
-int g_kind = KY_MEM_HOST;   /* memory kind of the segment long messages go to */
-ky_seg_t g_seg = nullptr;   /* segment of the current long-message test */
+int g_kind = KY_MEM_HOST; /* memory kind of the segment long messages go to */
+ky_seg_t g_seg = nullptr; /* segment of the current long-message test */
 size_t g_slot = 0;
 std::mutex g_msg_lock;
 std::string g_first_bad;
@@ -42,10 +42,13 @@ void bad(const std::string &why)
 }
 
 /* Arguments of a message from src: arg i = mix(src, tag, i). */
-uint64_t arg_of(int src, uint64_t tag, int i) { return kyt::mix(src, tag, i); }
+uint64_t arg_of(int src, uint64_t tag, int i)
+{
+    return kyt::mix(src, tag, i);
+}
 
-void check_args(const char *h, ky_am_token_t tok, const uint64_t *args, int nargs, int want_nargs, uint64_t tag,
-                int first = 0)
+void check_args(const char *h, ky_am_token_t tok, const uint64_t *args, int nargs, int want_nargs,
+                uint64_t tag, int first = 0)
 {
     int src = ky_am_source(tok);
     if (src < 0 || src >= ky_nranks()) bad(std::string(h) + ": ky_am_source out of range");
@@ -58,21 +61,27 @@ void check_args(const char *h, ky_am_token_t tok, const uint64_t *args, int narg
 void h_short(ky_am_token_t tok, void *payload, size_t n, const uint64_t *args, int nargs)
 {
     if (payload != nullptr || n != 0) bad("short: payload not NULL/0");
-    if (nargs < 0 || nargs > KY_AM_MAX_ARGS) bad("short: nargs out of range");
-    else if (nargs > 0 && (args == nullptr)) bad("short: args NULL");
-    else check_args("short", tok, args, nargs, nargs, 100 + nargs);
+    if (nargs < 0 || nargs > KY_AM_MAX_ARGS)
+        bad("short: nargs out of range");
+    else if (nargs > 0 && (args == nullptr))
+        bad("short: args NULL");
+    else
+        check_args("short", tok, args, nargs, nargs, 100 + nargs);
     g_count[H_SHORT]++;
 }
 
 /* medium: args = {salt, n, src}; payload is pattern(salt) */
 void h_medium(ky_am_token_t tok, void *payload, size_t n, const uint64_t *args, int nargs)
 {
-    if (nargs != 3) bad("medium: nargs");
+    if (nargs != 3)
+        bad("medium: nargs");
     else {
         if (args[1] != n) bad("medium: nbytes " + std::to_string(n) + " want " + std::to_string(args[1]));
         if ((int)args[2] != ky_am_source(tok)) bad("medium: ky_am_source");
-        if (n && !payload) bad("medium: NULL payload");
-        else if (n && kyt::check_pattern(payload, n, args[0]) != n) bad("medium: payload bytes wrong, n=" + std::to_string(n));
+        if (n && !payload)
+            bad("medium: NULL payload");
+        else if (n && kyt::check_pattern(payload, n, args[0]) != n)
+            bad("medium: payload bytes wrong, n=" + std::to_string(n));
     }
     g_count[H_MEDIUM]++;
 }
@@ -80,14 +89,16 @@ void h_medium(ky_am_token_t tok, void *payload, size_t n, const uint64_t *args, 
 /* long: args = {salt, n, off, src}; payload is the segment address off of this rank's piece */
 void h_long(ky_am_token_t tok, void *payload, size_t n, const uint64_t *args, int nargs)
 {
-    if (nargs != 4) bad("long: nargs");
+    if (nargs != 4)
+        bad("long: nargs");
     else {
         void *base = nullptr;
         size_t bytes = 0;
         ky_seg_local(g_seg, &base, &bytes);
         if ((int)args[3] != ky_am_source(tok)) bad("long: ky_am_source");
         if (args[1] != n) bad("long: nbytes");
-        if (payload != (uint8_t *)base + args[2]) bad("long: payload is not the segment address");
+        if (payload != (uint8_t *)base + args[2])
+            bad("long: payload is not the segment address");
         else if (n) {
             std::vector<uint8_t> h(n);
             kyt::mem_read(g_kind, h.data(), payload, n);
@@ -125,8 +136,10 @@ void h_ask_medium(ky_am_token_t tok, void *payload, size_t n, const uint64_t *ar
 }
 void h_ans_medium(ky_am_token_t, void *payload, size_t n, const uint64_t *args, int nargs)
 {
-    if (nargs != 2 || args[1] != n) bad("answer medium: args");
-    else if (n && kyt::check_pattern(payload, n, args[0]) != n) bad("answer medium: payload wrong");
+    if (nargs != 2 || args[1] != n)
+        bad("answer medium: args");
+    else if (n && kyt::check_pattern(payload, n, args[0]) != n)
+        bad("answer medium: payload wrong");
     g_count[H_ANS_MEDIUM]++;
 }
 
@@ -149,8 +162,10 @@ void h_ans_long(ky_am_token_t, void *payload, size_t n, const uint64_t *args, in
     void *base = nullptr;
     size_t bytes = 0;
     ky_seg_local(g_seg, &base, &bytes);
-    if (nargs != 3 || args[1] != n) bad("answer long: args");
-    else if (payload != (uint8_t *)base + args[2]) bad("answer long: payload is not the segment address");
+    if (nargs != 3 || args[1] != n)
+        bad("answer long: args");
+    else if (payload != (uint8_t *)base + args[2])
+        bad("answer long: payload is not the segment address");
     else if (n) {
         std::vector<uint8_t> h(n);
         kyt::mem_read(g_kind, h.data(), payload, n);
@@ -384,7 +399,8 @@ TEST_P(Am, HandlerRunsWhileTargetComputes)
 TEST_P(Am, PutLandsWhileTargetComputes)
 {
 #if defined(__SANITIZE_THREAD__)
-    GTEST_SKIP() << "spins on memory a remote put writes: a data race by design, which ThreadSanitizer reports";
+    GTEST_SKIP()
+        << "spins on memory a remote put writes: a data race by design, which ThreadSanitizer reports";
 #endif
     if (!kyt::progress_thread()) GTEST_SKIP() << "needs a progress thread (KY_PROGRESS_THREAD=0)";
     if (kind != KY_MEM_HOST) GTEST_SKIP() << "spins on host memory";
@@ -408,4 +424,4 @@ TEST_P(Am, PutLandsWhileTargetComputes)
 
 INSTANTIATE_TEST_SUITE_P(Mem, Am, ::testing::ValuesIn(kyt::memkinds()), kyt::MemkindName());
 
-} // namespace
+}  // namespace

@@ -2,7 +2,8 @@
  * edges, corners), region get/put across owners, owner, affinity ranges, several blocks per rank, a rank
  * subset, stream-ordered GPU exchanges and bad input. Every value is checked against a serial reference
  * written here: a cell's value is a function of its global index, and ownership is recomputed from the
- * distribution's definition (not from Kyoyu's arithmetic). Placement: host, or GPU with KY_TEST_MEMKIND=gpu. */
+ * distribution's definition (not from Kyoyu's arithmetic). Placement: host, or GPU with KY_TEST_MEMKIND=gpu.
+ */
 #include <climits>
 
 #include "kyt.h"
@@ -36,7 +37,10 @@ struct Config {
     int halo[4];
 };
 
-ky_place_t placement() { return kyt::memkinds()[0] == KY_MEM_GPU ? KY_PLACE_GPU : KY_PLACE_HOST; }
+ky_place_t placement()
+{
+    return kyt::memkinds()[0] == KY_MEM_GPU ? KY_PLACE_GPU : KY_PLACE_HOST;
+}
 
 /* The configurations every rank count runs (parts derived from the rank count). */
 std::vector<Config> configs(int n, int bpr_gpu)
@@ -63,19 +67,24 @@ std::vector<Config> configs(int n, int bpr_gpu)
     };
     const int B = KY_DIST_BLOCK, C = KY_DIST_CYCLIC;
     for (int w = 1; w <= 4; w++) /* z-distributed 3-D, halo width w on every side (the stencil's layout) */
-        add("z3d", 3, {(size_t)(4 * n + 3 + w), 5, 6}, {B, B, B}, {0, 0, 0}, {n, 1, 1}, {w, 1, w > 2 ? 2 : 0});
+        add("z3d", 3, {(size_t)(4 * n + 3 + w), 5, 6}, {B, B, B}, {0, 0, 0}, {n, 1, 1},
+            {w, 1, w > 2 ? 2 : 0});
     /* whole 40 x 40 planes: with KY_STAGE_CHUNK=4K a GPU halo goes to another node in 13 chunks */
     add("z3d_planes", 3, {(size_t)(4 * n + 9), 40, 40}, {B, B, B}, {0, 0, 0}, {n, 1, 1}, {4, 0, 0});
     add("1d", 1, {37}, {B}, {0}, {n}, {2});
-    if (n == 4) add("2x2", 2, {13, 11}, {B, B}, {0, 0}, {2, 2}, {2, 3}); /* corners from diagonal neighbours */
-    else add("nx1x1", 3, {(size_t)(3 * n + 2), 7, 5}, {B, B, B}, {0, 0, 0}, {n, 1, 1}, {3, 2, 1});
+    if (n == 4)
+        add("2x2", 2, {13, 11}, {B, B}, {0, 0}, {2, 2}, {2, 3}); /* corners from diagonal neighbours */
+    else
+        add("nx1x1", 3, {(size_t)(3 * n + 2), 7, 5}, {B, B, B}, {0, 0, 0}, {n, 1, 1}, {3, 2, 1});
     add("3d_grid", 3, {9, 8, 10}, {B, B, B}, {0, 0, 0}, {1, n, 1}, {1, 1, 1});
     add("cyclic", 2, {23, 7}, {C, B}, {1, 0}, {n, 1}, {0, 1});
     add("blockcyclic", 2, {6, 29}, {B, C}, {0, 3}, {1, n}, {2, 0});
     add("4d", 4, {3, (size_t)(2 * n + 1), 4, 5}, {B, B, B, B}, {0, 0, 0, 0}, {1, n, 1, 1}, {1, 2, 1, 1});
     if (n >= 3) add("subset", 2, {17, 6}, {B, B}, {0, 0}, {n - 1, 1}, {2, 1}, 1, n - 1);
     int bpr = placement() == KY_PLACE_GPU ? bpr_gpu : 2;
-    if (bpr >= 2) add("blocks_per_rank", 3, {(size_t)(5 * n * bpr), 4, 6}, {B, B, B}, {0, 0, 0}, {n * bpr, 1, 1}, {2, 0, 1}, 0, 0, bpr);
+    if (bpr >= 2)
+        add("blocks_per_rank", 3, {(size_t)(5 * n * bpr), 4, 6}, {B, B, B}, {0, 0, 0}, {n * bpr, 1, 1},
+            {2, 0, 1}, 0, 0, bpr);
     return v;
 }
 
@@ -93,7 +102,10 @@ Block read_block(ky_array_t a, int ndim, const int halo[], int k)
     ky_array_local_n(a, k, &b.ptr, b.lo, b.hi);
     ky_array_layout(a, k, b.E, b.S);
     ky_array_device(a, k, &b.dev);
-    for (int d = 0; d < ndim; d++) { b.total *= b.E[d]; b.origin += (size_t)halo[d] * b.S[d]; }
+    for (int d = 0; d < ndim; d++) {
+        b.total *= b.E[d];
+        b.origin += (size_t)halo[d] * b.S[d];
+    }
     b.v.assign(b.total, 0);
     const val_t *base = (const val_t *)b.ptr - b.origin;
 #ifdef KY_TEST_HAVE_CUDA
@@ -123,7 +135,8 @@ void write_block(const Block &b)
     memcpy(base, b.v.data(), b.total * sizeof(val_t));
 }
 
-/* Visit every padded cell of a block: f(linear index in the image, global index, inside the domain, owned). */
+/* Visit every padded cell of a block: f(linear index in the image, global index, inside the domain, owned).
+ */
 void for_cells(const Config &c, ky_array_t a, int k, const Block &b,
                const std::function<void(size_t, const size_t *, bool, bool)> &fn)
 {
@@ -137,7 +150,10 @@ void for_cells(const Config &c, ky_array_t a, int k, const Block &b,
             long n = (long)(b.hi[d] - b.lo[d]);
             if (idx[d] < 0 || idx[d] >= n) owned = false;
             if (c.dist.kind[d] == KY_DIST_CYCLIC) {
-                if (idx[d] < 0 || idx[d] >= n) { inside = false; continue; }
+                if (idx[d] < 0 || idx[d] >= n) {
+                    inside = false;
+                    continue;
+                }
                 ky_array_global_index(a, k, d, (size_t)idx[d], &g[d]);
             } else {
                 long gg = (long)b.lo[d] + idx[d];
@@ -172,8 +188,8 @@ size_t check_block_values(const Config &c, ky_array_t a, int salt, bool halos)
             if (!owned && !halos) return;
             val_t want = inside ? f(g, c.dims, c.ndim, salt) : 0;
             if (b.v[i] != want && bad++ == 0)
-                ADD_FAILURE() << c.name << " rank " << ky_rank() << " block " << k << " cell " << i << (owned ? " (owned)" : " (halo)")
-                              << ": " << b.v[i] << " != " << want;
+                ADD_FAILURE() << c.name << " rank " << ky_rank() << " block " << k << " cell " << i
+                              << (owned ? " (owned)" : " (halo)") << ": " << b.v[i] << " != " << want;
         });
     }
     return bad;
@@ -223,7 +239,10 @@ TEST_F(Array, HaloExchangeBeginEnd)
         ky_array_t a = nullptr, b = nullptr;
         int st = ky_array_create(c.ndim, c.dims, sizeof(val_t), &c.dist, place, c.halo, &a);
         if (!st) st = ky_array_create(c.ndim, c.dims, sizeof(val_t), &c.dist, place, c.halo, &b);
-        if (!kyt::all(st == KY_OK)) { ADD_FAILURE() << c.name << ": " << ky_last_error(); continue; }
+        if (!kyt::all(st == KY_OK)) {
+            ADD_FAILURE() << c.name << ": " << ky_last_error();
+            continue;
+        }
         fill_owned(c, a, 4);
         fill_owned(c, b, 5);
         KYT_EXPECT_OK(ky_array_halo_exchange_begin_n(a, nullptr));
@@ -255,7 +274,10 @@ TEST_F(Array, RegionGetPut)
     for (const Config &c : configs(n, bpr_gpu)) {
         ky_array_t a = nullptr;
         int st = ky_array_create(c.ndim, c.dims, sizeof(val_t), &c.dist, place, c.halo, &a);
-        if (!kyt::all(st == KY_OK)) { ADD_FAILURE() << c.name << ": " << ky_last_error(); continue; }
+        if (!kyt::all(st == KY_OK)) {
+            ADD_FAILURE() << c.name << ": " << ky_last_error();
+            continue;
+        }
         fill_owned(c, a, 3);
         kyt::all(true);
         std::mt19937_64 gen(kyt::mix(kyt::seed(), (uint64_t)me, (uint64_t)c.ndim));
@@ -272,18 +294,38 @@ TEST_F(Array, RegionGetPut)
             return tot;
         };
         auto box_index = [&](size_t i, size_t *g) {
-            for (int d = c.ndim - 1; d >= 0; d--) { g[d] = lo[d] + i % ext[d]; i /= ext[d]; }
+            for (int d = c.ndim - 1; d >= 0; d--) {
+                g[d] = lo[d] + i % ext[d];
+                i /= ext[d];
+            }
         };
         for (int t = 0; t < 6; t++) { /* gets of random boxes, and the whole array */
             size_t tot = random_box();
-            if (t == 0) { tot = 1; for (int d = 0; d < c.ndim; d++) { lo[d] = 0; hi[d] = ext[d] = c.dims[d]; tot *= ext[d]; } }
+            if (t == 0) {
+                tot = 1;
+                for (int d = 0; d < c.ndim; d++) {
+                    lo[d] = 0;
+                    hi[d] = ext[d] = c.dims[d];
+                    tot *= ext[d];
+                }
+            }
             std::vector<val_t> buf(tot, -1);
             st = ky_array_get(a, lo, hi, buf.data());
-            if (st) { ok = false; ADD_FAILURE() << ky_last_error(); break; }
+            if (st) {
+                ok = false;
+                ADD_FAILURE() << ky_last_error();
+                break;
+            }
             for (size_t i = 0; i < tot; i++) {
                 size_t g[4];
                 box_index(i, g);
-                if (buf[i] != f(g, c.dims, c.ndim, 3)) { ok = false; ADD_FAILURE() << c.name << " get box " << t << " elem " << i << " got " << buf[i] << " want " << f(g, c.dims, c.ndim, 3) << " lo " << lo[0] << "," << lo[1] << "," << lo[2] << " hi " << hi[0] << "," << hi[1] << "," << hi[2]; break; }
+                if (buf[i] != f(g, c.dims, c.ndim, 3)) {
+                    ok = false;
+                    ADD_FAILURE() << c.name << " get box " << t << " elem " << i << " got " << buf[i]
+                                  << " want " << f(g, c.dims, c.ndim, 3) << " lo " << lo[0] << "," << lo[1]
+                                  << "," << lo[2] << " hi " << hi[0] << "," << hi[1] << "," << hi[2];
+                    break;
+                }
             }
         }
         /* rank (n-1) puts one box of salt 4 values; everybody then checks its owned cells and gets it back */
@@ -291,7 +333,11 @@ TEST_F(Array, RegionGetPut)
         std::swap(gen, shared);
         size_t tot = random_box();
         std::vector<val_t> src(tot);
-        for (size_t i = 0; i < tot; i++) { size_t g[4]; box_index(i, g); src[i] = f(g, c.dims, c.ndim, 4); }
+        for (size_t i = 0; i < tot; i++) {
+            size_t g[4];
+            box_index(i, g);
+            src[i] = f(g, c.dims, c.ndim, 4);
+        }
         kyt::all(true); /* every rank's gets are done before the put changes the values */
         if (me == n - 1) KYT_EXPECT_OK(ky_array_put(a, lo, hi, src.data()));
         kyt::all(true);
@@ -318,8 +364,12 @@ TEST_F(Array, OwnerAndAffinity)
     for (const Config &c : configs(n, bpr_gpu)) {
         ky_array_t a = nullptr;
         int st = ky_array_create(c.ndim, c.dims, sizeof(val_t), &c.dist, place, c.halo, &a);
-        if (!kyt::all(st == KY_OK)) { ADD_FAILURE() << c.name << ": " << ky_last_error(); continue; }
-        int count = c.dist.count ? c.dist.count : n - c.dist.first, bpr = c.dist.blocks_per_rank ? c.dist.blocks_per_rank : 1;
+        if (!kyt::all(st == KY_OK)) {
+            ADD_FAILURE() << c.name << ": " << ky_last_error();
+            continue;
+        }
+        int count = c.dist.count ? c.dist.count : n - c.dist.first,
+            bpr = c.dist.blocks_per_rank ? c.dist.blocks_per_rank : 1;
         bool member = me >= c.dist.first && me < c.dist.first + count;
         bool ok = ky_array_nlocal(a) == (member ? bpr : 0);
         std::mt19937_64 gen(kyt::mix(kyt::seed(), (uint64_t)me, 7));
@@ -335,7 +385,8 @@ TEST_F(Array, OwnerAndAffinity)
             KYT_EXPECT_OK(ky_array_owner(a, g, &r, &k));
             if (r != c.dist.first + part / bpr || k != part % bpr) {
                 ok = false;
-                ADD_FAILURE() << c.name << ": owner " << r << "/" << k << ", reference " << c.dist.first + part / bpr << "/" << part % bpr;
+                ADD_FAILURE() << c.name << ": owner " << r << "/" << k << ", reference "
+                              << c.dist.first + part / bpr << "/" << part % bpr;
             }
         }
         /* affinity: for random ranges along every dimension, the indices block k gets are exactly those of
@@ -344,20 +395,28 @@ TEST_F(Array, OwnerAndAffinity)
             size_t blo[4] = {0}, bhi[4] = {0};
             if (member) ky_array_local_n(a, k, nullptr, blo, bhi);
             int mypart = member ? (me - c.dist.first) * bpr + k : -1, mc[4] = {0};
-            for (int d = c.ndim - 1, p = mypart; d >= 0 && member; d--) { mc[d] = p % c.dist.parts[d]; p /= c.dist.parts[d]; }
+            for (int d = c.ndim - 1, p = mypart; d >= 0 && member; d--) {
+                mc[d] = p % c.dist.parts[d];
+                p /= c.dist.parts[d];
+            }
             for (int d = 0; d < c.ndim; d++)
                 for (int t = 0; t < 5; t++) {
                     size_t lo = gen() % c.dims[d], hi = lo + gen() % (c.dims[d] - lo + 1), ml = 7, mh = 7;
                     KYT_EXPECT_OK(ky_array_affinity_range_n(a, k, d, lo, hi, &ml, &mh));
                     std::vector<size_t> want, got;
                     for (size_t g = lo; g < hi && member; g++)
-                        if (ref_part(c.dist.kind[d], c.dist.bsize[d], c.dist.parts[d], c.dims[d], g) == mc[d]) want.push_back(g);
+                        if (ref_part(c.dist.kind[d], c.dist.bsize[d], c.dist.parts[d], c.dims[d], g) == mc[d])
+                            want.push_back(g);
                     for (size_t x = ml; x < mh; x++) {
                         size_t g = x;
                         if (c.dist.kind[d] == KY_DIST_CYCLIC) ky_array_global_index(a, k, d, x, &g);
                         got.push_back(g);
                     }
-                    if (want != got) { ok = false; ADD_FAILURE() << c.name << " affinity dim " << d << " [" << lo << "," << hi << ") -> [" << ml << "," << mh << ")"; }
+                    if (want != got) {
+                        ok = false;
+                        ADD_FAILURE() << c.name << " affinity dim " << d << " [" << lo << "," << hi
+                                      << ") -> [" << ml << "," << mh << ")";
+                    }
                 }
         }
         EXPECT_TRUE(kyt::all(ok)) << c.name;
@@ -410,24 +469,31 @@ TEST_F(Array, DsmView)
 {
     void *gb;
     size_t gn;
-    if (!kyt::all(ky_gas_range(&gb, &gn) == KY_OK)) GTEST_SKIP() << "no global address space (KY_PROGRESS_THREAD=0)";
+    if (!kyt::all(ky_gas_range(&gb, &gn) == KY_OK))
+        GTEST_SKIP() << "no global address space (KY_PROGRESS_THREAD=0)";
     int n = ky_nranks(), me = ky_rank();
     for (const Config &c : configs(n, bpr_gpu)) {
         ky_array_t a = nullptr;
         int st = ky_array_create(c.ndim, c.dims, sizeof(val_t), &c.dist, place, c.halo, &a);
-        if (!kyt::all(st == KY_OK)) { ADD_FAILURE() << c.name << ": " << ky_last_error(); continue; }
+        if (!kyt::all(st == KY_OK)) {
+            ADD_FAILURE() << c.name << ": " << ky_last_error();
+            continue;
+        }
         size_t total = 1;
         for (int d = 0; d < c.ndim; d++) total *= c.dims[d];
         auto gidx = [&](size_t lin, size_t *g) {
-            for (int d = c.ndim - 1; d >= 0; d--) { g[d] = lin % c.dims[d]; lin /= c.dims[d]; }
+            for (int d = c.ndim - 1; d >= 0; d--) {
+                g[d] = lin % c.dims[d];
+                lin /= c.dims[d];
+            }
         };
         auto check_view = [&](const val_t *v, int salt) {
             for (size_t i = 0; i < total; i++) {
                 size_t g[4];
                 gidx(i, g);
                 if (v[i] != f(g, c.dims, c.ndim, salt)) {
-                    ADD_FAILURE() << c.name << " rank " << me << " view element " << i << ": " << v[i] << " != "
-                                  << f(g, c.dims, c.ndim, salt) << " (salt " << salt << ")";
+                    ADD_FAILURE() << c.name << " rank " << me << " view element " << i << ": " << v[i]
+                                  << " != " << f(g, c.dims, c.ndim, salt) << " (salt " << salt << ")";
                     return false;
                 }
             }
@@ -476,13 +542,15 @@ TEST_F(Array, DsmViewHomesAreBlocks)
 {
     void *gb;
     size_t gn;
-    if (!kyt::all(ky_gas_range(&gb, &gn) == KY_OK)) GTEST_SKIP() << "no global address space (KY_PROGRESS_THREAD=0)";
+    if (!kyt::all(ky_gas_range(&gb, &gn) == KY_OK))
+        GTEST_SKIP() << "no global address space (KY_PROGRESS_THREAD=0)";
     int n = ky_nranks(), me = ky_rank();
     const size_t dims[3] = {(size_t)(3 * n + 2), 37, 29};
     const size_t total = dims[0] * dims[1] * dims[2];
     ky_dist_t dist;
     memset(&dist, 0, sizeof dist);
-    const int kinds[2][3] = {{KY_DIST_BLOCK, KY_DIST_BLOCK, KY_DIST_BLOCK}, {KY_DIST_BLOCK, KY_DIST_CYCLIC, KY_DIST_BLOCK}};
+    const int kinds[2][3] = {{KY_DIST_BLOCK, KY_DIST_BLOCK, KY_DIST_BLOCK},
+                             {KY_DIST_BLOCK, KY_DIST_CYCLIC, KY_DIST_BLOCK}};
     for (int variant = 0; variant < 2; variant++) {
         for (int d = 0; d < 3; d++) {
             dist.kind[d] = kinds[variant][d];
@@ -493,7 +561,8 @@ TEST_F(Array, DsmViewHomesAreBlocks)
         const int halo[3] = {variant == 0 ? 2 : 0, 0, 1};
         std::string name = variant == 0 ? "z-blocks" : "y-cyclic";
         ky_array_t a = nullptr;
-        ASSERT_TRUE(kyt::all(ky_array_create(3, dims, sizeof(Elem3), &dist, place, halo, &a) == KY_OK)) << ky_last_error();
+        ASSERT_TRUE(kyt::all(ky_array_create(3, dims, sizeof(Elem3), &dist, place, halo, &a) == KY_OK))
+            << ky_last_error();
         auto val = [&](size_t e, int salt) {
             Elem3 x;
             for (int c = 0; c < 3; c++) x.v[c] = (int64_t)(e * 3 + (size_t)c) + (int64_t)salt * 1000003;
@@ -507,13 +576,15 @@ TEST_F(Array, DsmViewHomesAreBlocks)
         for (size_t z = lo[0]; z < hi[0]; z++)
             for (size_t y = lo[1]; y < hi[1]; y++)
                 for (size_t x = lo[2]; x < hi[2]; x++) box.push_back(val((z * dims[1] + y) * dims[2] + x, 1));
-        if (variant == 0) KYT_EXPECT_OK(ky_array_put(a, lo, hi, box.data()));
+        if (variant == 0)
+            KYT_EXPECT_OK(ky_array_put(a, lo, hi, box.data()));
         else { /* cyclic: the owner's rows are not one box; one row at a time */
             for (size_t y = 0; y < dims[1]; y++) {
                 if ((int)(y / 2 % (size_t)n) != me) continue;
                 for (size_t z = 0; z < dims[0]; z++) {
                     std::vector<Elem3> row;
-                    for (size_t x = 0; x < dims[2]; x++) row.push_back(val((z * dims[1] + y) * dims[2] + x, 1));
+                    for (size_t x = 0; x < dims[2]; x++)
+                        row.push_back(val((z * dims[1] + y) * dims[2] + x, 1));
                     size_t l[3] = {z, y, 0}, h[3] = {z + 1, y + 1, dims[2]};
                     KYT_EXPECT_OK(ky_array_put(a, l, h, row.data()));
                 }
@@ -543,7 +614,8 @@ TEST_F(Array, DsmViewHomesAreBlocks)
             Elem3 w = val(e, 2);
             if (memcmp(&all[e], &w, sizeof w)) bad++;
         }
-        EXPECT_EQ(0, bad) << name << ": rank " << me << " found elements written through the view missing in the blocks";
+        EXPECT_EQ(0, bad) << name << ": rank " << me
+                          << " found elements written through the view missing in the blocks";
         /* 4 threads of every rank fault on the same and on different pages at once, after a publish */
         KYT_EXPECT_OK(ky_array_dsm_publish(a));
         std::atomic<long> tbad{0};
@@ -557,7 +629,8 @@ TEST_F(Array, DsmViewHomesAreBlocks)
                 }
             });
         for (auto &t : readers) t.join();
-        EXPECT_EQ(0, tbad.load()) << name << ": rank " << me << " threads read wrong elements through the view";
+        EXPECT_EQ(0, tbad.load()) << name << ": rank " << me
+                                  << " threads read wrong elements through the view";
         /* a preloaded box (two planes in the middle) reads without a fault */
         size_t glb[3] = {dims[0], dims[1], dims[2]}, reg[3] = {2, dims[1], dims[2]};
         Elem3 *corner = v + (dims[0] / 2 - 1) * dims[1] * dims[2];
@@ -591,7 +664,8 @@ TEST_F(Array, DsmViewHomesAreBlocks)
         size_t cl[3] = {total / 2 / (dims[1] * dims[2]), total / 2 / dims[2] % dims[1], total / 2 % dims[2]};
         size_t ch[3] = {cl[0] + 1, cl[1] + 1, cl[2] + 1};
         KYT_EXPECT_OK(ky_array_get(a, cl, ch, &c));
-        EXPECT_EQ(val(total / 2, 2).v[1] + 12 * n, c.v[1]) << name << ": locked increments through the view lost";
+        EXPECT_EQ(val(total / 2, 2).v[1] + 12 * n, c.v[1])
+            << name << ": locked increments through the view lost";
         EXPECT_EQ(val(total / 2, 2).v[1] + 12 * n, *counter) << name;
         /* what a view cannot do */
         EXPECT_EQ(LONG_MIN, kyt::fadd((long *)&v[0].v[0], 1));
@@ -604,18 +678,20 @@ TEST_F(Array, DsmViewHomesAreBlocks)
 }
 
 /* The view over rows of one page each, block-distributed, 4 per rank (ky_bench_dsm's view case): in host or
- * GPU memory (KY_TEST_MEMKIND=gpu; on a machine of one GPU all ranks' blocks are on that device, so the view's
- * gets and puts are CUDA IPC copies within one GPU, or staged through the owner with KY_PATH_GPU=mpi). Three
- * rounds of: the owner writes its block directly (a device copy with GPU placement) and publishes; every rank
- * reads the next rank's rows through the view, a fault per page into the DSM's host page, and compares them
- * with ky_array_get; every rank rewrites the next rank's rows through the view (whole pages of diffs) and
- * collects; the owner finds them in its block (read back by a device copy, never a host load of a GPU
- * block); the owner rewrites its rows with ky_array_put, publishes, and every rank reads the whole array. */
+ * GPU memory (KY_TEST_MEMKIND=gpu; on a machine of one GPU all ranks' blocks are on that device, so the
+ * view's gets and puts are CUDA IPC copies within one GPU, or staged through the owner with KY_PATH_GPU=mpi).
+ * Three rounds of: the owner writes its block directly (a device copy with GPU placement) and publishes;
+ * every rank reads the next rank's rows through the view, a fault per page into the DSM's host page, and
+ * compares them with ky_array_get; every rank rewrites the next rank's rows through the view (whole pages of
+ * diffs) and collects; the owner finds them in its block (read back by a device copy, never a host load of a
+ * GPU block); the owner rewrites its rows with ky_array_put, publishes, and every rank reads the whole array.
+ */
 TEST_F(Array, DsmViewPageRows)
 {
     void *gb;
     size_t gn;
-    if (!kyt::all(ky_gas_range(&gb, &gn) == KY_OK)) GTEST_SKIP() << "no global address space (KY_PROGRESS_THREAD=0)";
+    if (!kyt::all(ky_gas_range(&gb, &gn) == KY_OK))
+        GTEST_SKIP() << "no global address space (KY_PROGRESS_THREAD=0)";
     const int n = ky_nranks(), me = ky_rank(), next = (me + 1) % n;
     const size_t R = 4, cols = ky_page_size() / sizeof(val_t);
     Config c;
@@ -629,7 +705,8 @@ TEST_F(Array, DsmViewPageRows)
     c.dist.parts[1] = 1;
     c.dist.blocks_per_rank = 1;
     ky_array_t a = nullptr;
-    ASSERT_TRUE(kyt::all(ky_array_create(2, c.dims, sizeof(val_t), &c.dist, place, c.halo, &a) == KY_OK)) << ky_last_error();
+    ASSERT_TRUE(kyt::all(ky_array_create(2, c.dims, sizeof(val_t), &c.dist, place, c.halo, &a) == KY_OK))
+        << ky_last_error();
     size_t lo[2], hi[2];
     void *blk = nullptr;
     KYT_EXPECT_OK(ky_array_local_n(a, 0, &blk, lo, hi));
@@ -695,10 +772,12 @@ TEST_F(Array, DsmViewBadInput)
     KYT_EXPECT_STATUS(KY_ERR_ARG, ky_array_dsm_view(nullptr, &base));
     size_t dims[2] = {8, 3};
     ky_array_t a = nullptr;
-    ASSERT_TRUE(kyt::all(ky_array_create(2, dims, 8, nullptr, place, nullptr, &a) == KY_OK)) << ky_last_error();
+    ASSERT_TRUE(kyt::all(ky_array_create(2, dims, 8, nullptr, place, nullptr, &a) == KY_OK))
+        << ky_last_error();
     KYT_EXPECT_STATUS(KY_ERR_ARG, ky_array_dsm_view(a, nullptr));
     KYT_EXPECT_STATUS(KY_ERR_STATE, ky_array_dsm_publish(a));
-    EXPECT_NE(std::string::npos, std::string(ky_last_error()).find("ky_array_dsm_view first")) << ky_last_error();
+    EXPECT_NE(std::string::npos, std::string(ky_last_error()).find("ky_array_dsm_view first"))
+        << ky_last_error();
     KYT_EXPECT_STATUS(KY_ERR_STATE, ky_array_dsm_collect(a));
     KYT_EXPECT_OK(ky_array_free(a));
 }
@@ -734,7 +813,8 @@ TEST_F(Array, BadInput)
     expect_fail(KY_ERR_ARG, 2, dims, 8, nullptr, place, wide, &a, "wider than part");
     ky_dist_t cyc = ky_dist_block1();
     cyc.kind[0] = KY_DIST_CYCLIC;
-    if (n > 1) expect_fail(KY_ERR_ARG, 2, dims, 8, &cyc, place, halo, &a, "cyclic over"); /* one rank: valid */
+    if (n > 1)
+        expect_fail(KY_ERR_ARG, 2, dims, 8, &cyc, place, halo, &a, "cyclic over"); /* one rank: valid */
     ky_dist_t grid = ky_dist_block1();
     grid.parts[0] = n + 1;
     grid.parts[1] = 1;
@@ -747,7 +827,8 @@ TEST_F(Array, BadInput)
     kind.kind[1] = 9;
     expect_fail(KY_ERR_ARG, 2, dims, 8, &kind, place, halo, &a, "distribution 9");
     if (!kyt::have_cuda() || ky_ngpus() == 0) /* (collective agreement: all ranks alike in CI) */
-        if (kyt::all(ky_ngpus() == 0)) expect_fail(KY_ERR_UNSUPPORTED, 2, dims, 8, nullptr, KY_PLACE_GPU, halo, &a, "GPU placement");
+        if (kyt::all(ky_ngpus() == 0))
+            expect_fail(KY_ERR_UNSUPPORTED, 2, dims, 8, nullptr, KY_PLACE_GPU, halo, &a, "GPU placement");
     /* ranks passing different shapes are caught */
     size_t mine[2] = {16, (size_t)(4 + (ky_rank() == 0))};
     if (n > 1) EXPECT_EQ(KY_ERR_ARG, ky_array_create(2, mine, 8, nullptr, place, halo, &a));
@@ -780,4 +861,4 @@ TEST_F(Array, BadInput)
     KYT_EXPECT_OK(ky_array_free(nullptr));
 }
 
-} // namespace
+}  // namespace

@@ -210,4 +210,4 @@ TEST_P(BadInput, StridedLevelsAndValues)
 
 INSTANTIATE_TEST_SUITE_P(Mem, BadInput, ::testing::ValuesIn(kyt::memkinds()), kyt::MemkindName());
 
-} // namespace
+}  // namespace

@@ -10,10 +10,10 @@
 
 namespace {
 
-const ky_coll_algo_t kAllreduceAlgos[] = {KY_ALGO_RING, KY_ALGO_NEIGHBOR, KY_ALGO_RD, KY_ALGO_BRUCK,
-                                          KY_ALGO_REDUCE_BCAST, KY_ALGO_SHM, KY_ALGO_AUTO};
-const ky_coll_algo_t kAllgatherAlgos[] = {KY_ALGO_RING, KY_ALGO_NEIGHBOR, KY_ALGO_RD, KY_ALGO_BRUCK, KY_ALGO_SHM,
-                                          KY_ALGO_AUTO};
+const ky_coll_algo_t kAllreduceAlgos[] = {KY_ALGO_RING,         KY_ALGO_NEIGHBOR, KY_ALGO_RD,  KY_ALGO_BRUCK,
+                                          KY_ALGO_REDUCE_BCAST, KY_ALGO_SHM,      KY_ALGO_AUTO};
+const ky_coll_algo_t kAllgatherAlgos[] = {KY_ALGO_RING,  KY_ALGO_NEIGHBOR, KY_ALGO_RD,
+                                          KY_ALGO_BRUCK, KY_ALGO_SHM,      KY_ALGO_AUTO};
 /* Whether a team of these world ranks has the shared-memory path: more than one member, all on one
  * logical node (KY_NODE_SPLIT=rank or =N split the host), and KY_COLL_SHM not 0. Default: the world. */
 bool shm_expected(std::vector<int> members = {})
@@ -27,23 +27,34 @@ bool shm_expected(std::vector<int> members = {})
 const ky_dtype_t kTypes[] = {KY_INT32, KY_INT64, KY_FLOAT, KY_DOUBLE};
 const ky_op_t kOps[] = {KY_SUM, KY_PROD, KY_MIN, KY_MAX};
 
-size_t esize(ky_dtype_t t) { return t == KY_INT32 || t == KY_FLOAT ? 4 : 8; }
+size_t esize(ky_dtype_t t)
+{
+    return t == KY_INT32 || t == KY_FLOAT ? 4 : 8;
+}
 MPI_Datatype mpi_type(ky_dtype_t t)
 {
     switch (t) {
-    case KY_INT32: return MPI_INT32_T;
-    case KY_INT64: return MPI_INT64_T;
-    case KY_FLOAT: return MPI_FLOAT;
-    default: return MPI_DOUBLE;
+        case KY_INT32:
+            return MPI_INT32_T;
+        case KY_INT64:
+            return MPI_INT64_T;
+        case KY_FLOAT:
+            return MPI_FLOAT;
+        default:
+            return MPI_DOUBLE;
     }
 }
 MPI_Op mpi_op(ky_op_t op)
 {
     switch (op) {
-    case KY_SUM: return MPI_SUM;
-    case KY_PROD: return MPI_PROD;
-    case KY_MIN: return MPI_MIN;
-    default: return MPI_MAX;
+        case KY_SUM:
+            return MPI_SUM;
+        case KY_PROD:
+            return MPI_PROD;
+        case KY_MIN:
+            return MPI_MIN;
+        default:
+            return MPI_MAX;
     }
 }
 
@@ -67,10 +78,18 @@ std::vector<uint8_t> make(ky_op_t op, ky_dtype_t t, int rank, size_t n, uint64_t
     for (size_t i = 0; i < n; i++) {
         double x = value(op, t, rank, i, salt);
         switch (t) {
-        case KY_INT32: ((int32_t *)v.data())[i] = (int32_t)x; break;
-        case KY_INT64: ((int64_t *)v.data())[i] = (int64_t)x * 1000003; break;
-        case KY_FLOAT: ((float *)v.data())[i] = (float)x; break;
-        default: ((double *)v.data())[i] = x; break;
+            case KY_INT32:
+                ((int32_t *)v.data())[i] = (int32_t)x;
+                break;
+            case KY_INT64:
+                ((int64_t *)v.data())[i] = (int64_t)x * 1000003;
+                break;
+            case KY_FLOAT:
+                ((float *)v.data())[i] = (float)x;
+                break;
+            default:
+                ((double *)v.data())[i] = x;
+                break;
         }
     }
     return v;
@@ -105,12 +124,13 @@ std::string allreduce_case(ky_coll_algo_t a, ky_dtype_t t, ky_op_t op, size_t n,
         st = ky_allreduce(in.data(), out.data(), n, t, op, KY_TEAM_WORLD);
     }
     if (st != KY_OK) return what(a, t, op, n, in_place) + ": " + ky_last_error();
-    if (memcmp(out.data(), ref.data(), bytes)) return what(a, t, op, n, in_place) + ": differs from MPI_Allreduce";
+    if (memcmp(out.data(), ref.data(), bytes))
+        return what(a, t, op, n, in_place) + ": differs from MPI_Allreduce";
     if (!in_place && out[bytes] != 0xee) return what(a, t, op, n, in_place) + ": wrote past the end";
     return "";
 }
 
-} // namespace
+}  // namespace
 
 TEST(Coll, TeamWorld)
 {
@@ -170,11 +190,14 @@ TEST(Coll, AllgatherEveryAlgo)
                 } else {
                     st = ky_allgather(in.data(), b, out.data(), KY_TEAM_WORLD);
                 }
-                std::string w = std::string("allgather ") + ky_coll_algo_name(a) + " bytes " + std::to_string(b) +
-                                (ip ? " in place" : "");
-                if (st != KY_OK && fail.empty()) fail = w + ": " + ky_last_error();
-                else if (memcmp(out.data(), ref.data(), b * p) && fail.empty()) fail = w + ": differs from MPI_Allgather";
-                else if (out[b * p] != 0xee && fail.empty()) fail = w + ": wrote past the end";
+                std::string w = std::string("allgather ") + ky_coll_algo_name(a) + " bytes " +
+                                std::to_string(b) + (ip ? " in place" : "");
+                if (st != KY_OK && fail.empty())
+                    fail = w + ": " + ky_last_error();
+                else if (memcmp(out.data(), ref.data(), b * p) && fail.empty())
+                    fail = w + ": differs from MPI_Allgather";
+                else if (out[b * p] != 0xee && fail.empty())
+                    fail = w + ": wrote past the end";
             }
     }
     EXPECT_TRUE(kyt::all(fail.empty())) << fail;
@@ -188,10 +211,13 @@ TEST(Coll, BcastEveryRoot)
         for (size_t b : {(size_t)0, (size_t)1, (size_t)1000, (size_t)kyt::scaled(100000, 10000)}) {
             std::vector<uint8_t> buf(b + 1), ref(b + 1);
             kyt::fill_pattern(ref.data(), b, kyt::mix(root, b));
-            if (me == root) buf = ref;
-            else kyt::fill_pattern(buf.data(), b, 999);
+            if (me == root)
+                buf = ref;
+            else
+                kyt::fill_pattern(buf.data(), b, 999);
             int st = ky_bcast(buf.data(), b, root, KY_TEAM_WORLD);
-            if (st && fail.empty()) fail = std::string("bcast: ") + ky_last_error();
+            if (st && fail.empty())
+                fail = std::string("bcast: ") + ky_last_error();
             else if (memcmp(buf.data(), ref.data(), b) && fail.empty())
                 fail = "bcast root " + std::to_string(root) + " bytes " + std::to_string(b) + ": wrong data";
         }
@@ -214,7 +240,8 @@ TEST(Coll, ReduceEveryRootTypeOp)
             for (ky_op_t op : kOps)
                 for (size_t n : {(size_t)0, (size_t)1, (size_t)513}) {
                     size_t bytes = n * esize(t);
-                    std::vector<uint8_t> in = make(op, t, me, n, salt++), out(bytes + 1, 0), ref(bytes + 1, 0);
+                    std::vector<uint8_t> in = make(op, t, me, n, salt++), out(bytes + 1, 0),
+                                         ref(bytes + 1, 0);
                     MPI_Reduce(in.data(), ref.data(), (int)n, mpi_type(t), mpi_op(op), root, MPI_COMM_WORLD);
                     bool ip = (n == 513) && me == root;
                     int st;
@@ -222,12 +249,14 @@ TEST(Coll, ReduceEveryRootTypeOp)
                         memcpy(out.data(), in.data(), bytes);
                         st = ky_reduce(KY_IN_PLACE, out.data(), n, t, op, root, KY_TEAM_WORLD);
                     } else {
-                        st = ky_reduce(in.data(), me == root ? out.data() : nullptr, n, t, op, root, KY_TEAM_WORLD);
+                        st = ky_reduce(in.data(), me == root ? out.data() : nullptr, n, t, op, root,
+                                       KY_TEAM_WORLD);
                     }
-                    if (st && fail.empty()) fail = std::string("reduce: ") + ky_last_error();
+                    if (st && fail.empty())
+                        fail = std::string("reduce: ") + ky_last_error();
                     else if (me == root && memcmp(out.data(), ref.data(), bytes) && fail.empty())
-                        fail = "reduce root " + std::to_string(root) + " " + what(KY_ALGO_AUTO, t, op, n, ip) +
-                               ": differs from MPI_Reduce";
+                        fail = "reduce root " + std::to_string(root) + " " +
+                               what(KY_ALGO_AUTO, t, op, n, ip) + ": differs from MPI_Reduce";
                 }
     EXPECT_TRUE(kyt::all(fail.empty())) << fail;
 }
@@ -275,7 +304,8 @@ TEST(Coll, BarrierOrdersMemory)
         MPI_Win_sync(win);
         for (int j = 0; j < nn; j++)
             if (*at[j] != it * 1000 + j) {
-                ADD_FAILURE() << "iteration " << it << ": rank " << j << "'s value " << *at[j] << " not seen after the barrier";
+                ADD_FAILURE() << "iteration " << it << ": rank " << j << "'s value " << *at[j]
+                              << " not seen after the barrier";
                 ok = false;
                 break;
             }
@@ -321,8 +351,8 @@ TEST(Coll, PlansAndBlockingInterleaved)
                 KYT_EXPECT_OK(ky_coll_wait(pg));
             }
             if (ar != aref || b != bref || gr != gref) {
-                ADD_FAILURE() << "count " << n << " round " << it << ": allreduce " << (ar == aref) << " blocking "
-                              << (b == bref) << " allgather " << (gr == gref);
+                ADD_FAILURE() << "count " << n << " round " << it << ": allreduce " << (ar == aref)
+                              << " blocking " << (b == bref) << " allgather " << (gr == gref);
                 ok = false;
                 break;
             }
@@ -352,11 +382,13 @@ TEST(Coll, TeamsSplitByParity)
             std::vector<uint8_t> in = make(KY_SUM, KY_DOUBLE, me, n, n + a), out(n * 8), ref(n * 8);
             MPI_Allreduce(in.data(), ref.data(), (int)n, MPI_DOUBLE, MPI_SUM, mc);
             if (ky_allreduce(in.data(), out.data(), n, KY_DOUBLE, KY_SUM, team) || out != ref)
-                if (fail.empty()) fail = std::string("team allreduce ") + ky_coll_algo_name(a) + " " + ky_last_error();
+                if (fail.empty())
+                    fail = std::string("team allreduce ") + ky_coll_algo_name(a) + " " + ky_last_error();
             std::vector<uint8_t> g1(n * ms), gr(n * ms);
             MPI_Allgather(in.data(), (int)n, MPI_BYTE, gr.data(), (int)n, MPI_BYTE, mc);
             if (ky_allgather(in.data(), n, g1.data(), team) || g1 != gr)
-                if (fail.empty()) fail = std::string("team allgather ") + ky_coll_algo_name(a) + " " + ky_last_error();
+                if (fail.empty())
+                    fail = std::string("team allgather ") + ky_coll_algo_name(a) + " " + ky_last_error();
         }
     }
     /* a team's collectives do not mix with the world's: interleave them */
@@ -423,8 +455,10 @@ TEST(Coll, PersistentPlans)
         if (ar && a != KY_ALGO_AUTO) {
             KYT_EXPECT_OK(ky_coll_plan_algo(ar, &got));
             ky_coll_algo_t want = (a == KY_ALGO_NEIGHBOR && p % 2) ? KY_ALGO_RING : a;
-            if (a == KY_ALGO_SHM) ok = ok && (got == KY_ALGO_SHM) == shm_expected(); /* shm: where the team can */
-            else ok = ok && (p == 1 || got == want);
+            if (a == KY_ALGO_SHM)
+                ok = ok && (got == KY_ALGO_SHM) == shm_expected(); /* shm: where the team can */
+            else
+                ok = ok && (p == 1 || got == want);
         }
         for (int it = 0; it < 20 && ar && ag; it++) {
             for (size_t i = 0; i < n; i++) in[i] = (int64_t)kyt::mix(me, i, it) % 100000;
@@ -434,9 +468,11 @@ TEST(Coll, PersistentPlans)
             /* both in flight at once, waited in the other order */
             int s1 = ky_coll_start(ar, nullptr), s2 = ky_coll_start(ag, nullptr);
             int s3 = ky_coll_wait(ag), s4 = ky_coll_wait(ar);
-            if ((s1 || s2 || s3 || s4) && fail.empty()) fail = std::string("plan: ") + ky_last_error();
+            if ((s1 || s2 || s3 || s4) && fail.empty())
+                fail = std::string("plan: ") + ky_last_error();
             else if ((out != ref || gout != gref) && fail.empty())
-                fail = std::string("plan ") + ky_coll_algo_name(a) + " round " + std::to_string(it) + ": wrong result";
+                fail = std::string("plan ") + ky_coll_algo_name(a) + " round " + std::to_string(it) +
+                       ": wrong result";
         }
         if (ar) {
             /* a started plan cannot start again before its wait */
@@ -459,9 +495,13 @@ TEST(Coll, AutoFollowsTheTable)
         kyt::config("KY_ALLGATHER_ALGO") != "auto")
         GTEST_SKIP() << "the table applies with KY_NODE_SPLIT=rank and nothing forced";
     int p = ky_nranks();
-    std::vector<double> a(16384), r(16384);          /* 128 KiB vector */
+    std::vector<double> a(16384), r(16384);               /* 128 KiB vector */
     std::vector<uint8_t> g(32768), gr(32768 * (size_t)p); /* 32 KiB per member: p * 32 KiB gathered */
-    struct Case { bool allreduce; size_t n; ky_coll_algo_t want; } cases[] = {
+    struct Case {
+        bool allreduce;
+        size_t n;
+        ky_coll_algo_t want;
+    } cases[] = {
         {true, 1, KY_ALGO_RD},
         {true, 16384, p == 2 ? KY_ALGO_RD : KY_ALGO_RING},
         {false, 16, KY_ALGO_RD},
@@ -470,8 +510,9 @@ TEST(Coll, AutoFollowsTheTable)
     std::string fail;
     for (const Case &c : cases) {
         ky_coll_plan_t pl = nullptr;
-        int st = c.allreduce ? ky_allreduce_init(a.data(), r.data(), c.n, KY_DOUBLE, KY_SUM, KY_TEAM_WORLD, &pl)
-                             : ky_allgather_init(g.data(), c.n, gr.data(), KY_TEAM_WORLD, &pl);
+        int st = c.allreduce
+                     ? ky_allreduce_init(a.data(), r.data(), c.n, KY_DOUBLE, KY_SUM, KY_TEAM_WORLD, &pl)
+                     : ky_allgather_init(g.data(), c.n, gr.data(), KY_TEAM_WORLD, &pl);
         ky_coll_algo_t got = KY_ALGO_AUTO;
         if (st == KY_OK) ky_coll_plan_algo(pl, &got);
         if (p > 1 && got != c.want && fail.empty())
@@ -503,7 +544,8 @@ TEST(Coll, EnvForcedAlgorithm)
     ok = ok && y == p;
     ky_coll_free(pl);
     ky_coll_free(pg);
-    EXPECT_TRUE(kyt::all(ok)) << "allreduce " << ky_coll_algo_name(a) << ", allgather " << ky_coll_algo_name(b);
+    EXPECT_TRUE(kyt::all(ok)) << "allreduce " << ky_coll_algo_name(a) << ", allgather "
+                              << ky_coll_algo_name(b);
 }
 
 TEST(Coll, BadInput)
@@ -560,12 +602,14 @@ TEST(Coll, GpuAlgorithmsOnHostBuffers)
         KYT_EXPECT_OK(ky_allreduce_init(&x, &y, 1, KY_DOUBLE, KY_SUM, KY_TEAM_WORLD, &pl));
         ky_coll_algo_t got = KY_ALGO_AUTO;
         KYT_EXPECT_OK(ky_coll_plan_algo(pl, &got));
-        if ((got == KY_ALGO_ONESHOT || got == KY_ALGO_TWOSHOT) && fail.empty()) fail = "a host plan runs a GPU algorithm";
+        if ((got == KY_ALGO_ONESHOT || got == KY_ALGO_TWOSHOT) && fail.empty())
+            fail = "a host plan runs a GPU algorithm";
         KYT_EXPECT_OK(ky_coll_free(pl));
         std::vector<int> v(ky_nranks()), ref(ky_nranks());
         int me = ky_rank() * 3;
         MPI_Allgather(&me, 1, MPI_INT, ref.data(), 1, MPI_INT, MPI_COMM_WORLD);
-        if ((ky_allgather(&me, 4, v.data(), KY_TEAM_WORLD) || v != ref) && fail.empty()) fail = "allgather oneshot on host";
+        if ((ky_allgather(&me, 4, v.data(), KY_TEAM_WORLD) || v != ref) && fail.empty())
+            fail = "allgather oneshot on host";
     }
     EXPECT_TRUE(kyt::all(fail.empty())) << fail;
 }
@@ -574,7 +618,8 @@ TEST(Coll, GpuAlgorithmsOnHostBuffers)
 
 TEST(CollShm, ChosenWhereItCanBe)
 {
-    /* auto picks shm on one host (unless KY_COLL_SHM=0 or KY_NODE_SPLIT=rank); a forced MPI algorithm runs MPI */
+    /* auto picks shm on one host (unless KY_COLL_SHM=0 or KY_NODE_SPLIT=rank); a forced MPI algorithm runs
+     * MPI */
     double x = 1, y = 0, z = 0;
     ky_coll_plan_t pl = nullptr, pr = nullptr;
     KYT_EXPECT_OK(ky_allreduce_init(&x, &y, 1, KY_DOUBLE, KY_SUM, KY_TEAM_WORLD, &pl));
@@ -594,7 +639,8 @@ TEST(CollShm, ChosenWhereItCanBe)
     ky_coll_free(pl);
     ky_coll_free(pr);
     EXPECT_STREQ("shm", ky_coll_algo_name(KY_ALGO_SHM));
-    EXPECT_TRUE(kyt::all(ok)) << "auto ran " << ky_coll_algo_name(a) << ", forced ring ran " << ky_coll_algo_name(b);
+    EXPECT_TRUE(kyt::all(ok)) << "auto ran " << ky_coll_algo_name(a) << ", forced ring ran "
+                              << ky_coll_algo_name(b);
 }
 
 TEST(CollShm, LargerThanTheSegment)
@@ -642,14 +688,16 @@ TEST(CollShm, SplitTeamsEachWithTheirOwn)
             for (size_t n : {(size_t)3, (size_t)70001}) {
                 std::vector<uint8_t> in = make(KY_SUM, KY_DOUBLE, me, n, it + n), out(n * 8), ref(n * 8);
                 MPI_Allreduce(in.data(), ref.data(), (int)n, MPI_DOUBLE, MPI_SUM, mc);
-                if ((ky_allreduce(in.data(), out.data(), n, KY_DOUBLE, KY_SUM, team) || out != ref) && fail.empty())
+                if ((ky_allreduce(in.data(), out.data(), n, KY_DOUBLE, KY_SUM, team) || out != ref) &&
+                    fail.empty())
                     fail = "team allreduce: " + std::string(ky_last_error());
             }
             int x = me + it, w = 0, tm = 0;
             if ((ky_allreduce(&x, &w, 1, KY_INT32, KY_SUM, KY_TEAM_WORLD) || w != p * (p - 1) / 2 + p * it) &&
                 fail.empty())
                 fail = "world allreduce between team ones";
-            if ((ky_allreduce(&x, &tm, 1, KY_INT32, KY_MAX, team) || tm != it + (ms - 1) * 2 + me % 2) && fail.empty())
+            if ((ky_allreduce(&x, &tm, 1, KY_INT32, KY_MAX, team) || tm != it + (ms - 1) * 2 + me % 2) &&
+                fail.empty())
                 fail = "team max: " + std::to_string(tm);
             KYT_EXPECT_OK(ky_team_barrier(team));
         }
@@ -676,24 +724,28 @@ TEST(CollCheck, MismatchesReturnArgEverywhere)
     int me = ky_rank(), p = ky_nranks();
     std::vector<double> a(16, 1.0), b(16 * p, 0.0);
     /* rank 0 passes one more element */
-    KYT_EXPECT_STATUS(KY_ERR_ARG, ky_allreduce(a.data(), b.data(), me == 0 ? 9 : 8, KY_DOUBLE, KY_SUM, KY_TEAM_WORLD));
+    KYT_EXPECT_STATUS(KY_ERR_ARG,
+                      ky_allreduce(a.data(), b.data(), me == 0 ? 9 : 8, KY_DOUBLE, KY_SUM, KY_TEAM_WORLD));
     EXPECT_NE(std::string(ky_last_error()).find("count"), std::string::npos) << ky_last_error();
     /* the last rank another type, another op */
-    KYT_EXPECT_STATUS(KY_ERR_ARG, ky_allreduce(a.data(), b.data(), 4, me == p - 1 ? KY_INT64 : KY_DOUBLE, KY_SUM,
-                                               KY_TEAM_WORLD));
+    KYT_EXPECT_STATUS(KY_ERR_ARG, ky_allreduce(a.data(), b.data(), 4, me == p - 1 ? KY_INT64 : KY_DOUBLE,
+                                               KY_SUM, KY_TEAM_WORLD));
     EXPECT_NE(std::string(ky_last_error()).find("data type"), std::string::npos) << ky_last_error();
-    KYT_EXPECT_STATUS(KY_ERR_ARG, ky_allreduce(a.data(), b.data(), 4, KY_DOUBLE, me == 1 ? KY_MAX : KY_SUM,
-                                               KY_TEAM_WORLD));
+    KYT_EXPECT_STATUS(
+        KY_ERR_ARG, ky_allreduce(a.data(), b.data(), 4, KY_DOUBLE, me == 1 ? KY_MAX : KY_SUM, KY_TEAM_WORLD));
     KYT_EXPECT_STATUS(KY_ERR_ARG, ky_allgather(a.data(), me == 0 ? 16 : 8, b.data(), KY_TEAM_WORLD));
     KYT_EXPECT_STATUS(KY_ERR_ARG, ky_bcast(a.data(), 8, me == 0 ? 1 : 0, KY_TEAM_WORLD));
     EXPECT_NE(std::string(ky_last_error()).find("root"), std::string::npos) << ky_last_error();
     /* one rank with a bad argument: everyone fails, nobody hangs */
     KYT_EXPECT_STATUS(KY_ERR_ARG, ky_allreduce(a.data(), me == 1 ? nullptr : b.data(), 4, KY_DOUBLE, KY_SUM,
                                                KY_TEAM_WORLD));
-    KYT_EXPECT_STATUS(KY_ERR_ARG, ky_reduce(a.data(), b.data(), 4, KY_DOUBLE, KY_SUM, me == 0 ? p : 0, KY_TEAM_WORLD));
+    KYT_EXPECT_STATUS(KY_ERR_ARG,
+                      ky_reduce(a.data(), b.data(), 4, KY_DOUBLE, KY_SUM, me == 0 ? p : 0, KY_TEAM_WORLD));
     /* different collectives */
-    if (me == 0) KYT_EXPECT_STATUS(KY_ERR_ARG, ky_bcast(a.data(), 8, 0, KY_TEAM_WORLD));
-    else KYT_EXPECT_STATUS(KY_ERR_ARG, ky_allgather(a.data(), 8, b.data(), KY_TEAM_WORLD));
+    if (me == 0)
+        KYT_EXPECT_STATUS(KY_ERR_ARG, ky_bcast(a.data(), 8, 0, KY_TEAM_WORLD));
+    else
+        KYT_EXPECT_STATUS(KY_ERR_ARG, ky_allgather(a.data(), 8, b.data(), KY_TEAM_WORLD));
     /* different forced algorithms */
     {
         Force f(KY_COLL_ALLREDUCE, me == 0 ? KY_ALGO_RING : KY_ALGO_RD);

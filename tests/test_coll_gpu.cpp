@@ -11,19 +11,26 @@
 
 namespace {
 
-const ky_coll_algo_t kAllreduceAlgos[] = {KY_ALGO_ONESHOT, KY_ALGO_TWOSHOT, KY_ALGO_RING,         KY_ALGO_NEIGHBOR,
-                                          KY_ALGO_RD,      KY_ALGO_BRUCK,   KY_ALGO_REDUCE_BCAST, KY_ALGO_AUTO};
-const ky_coll_algo_t kAllgatherAlgos[] = {KY_ALGO_ONESHOT, KY_ALGO_RING, KY_ALGO_NEIGHBOR, KY_ALGO_RD, KY_ALGO_BRUCK,
-                                          KY_ALGO_AUTO};
+const ky_coll_algo_t kAllreduceAlgos[] = {KY_ALGO_ONESHOT,      KY_ALGO_TWOSHOT, KY_ALGO_RING,
+                                          KY_ALGO_NEIGHBOR,     KY_ALGO_RD,      KY_ALGO_BRUCK,
+                                          KY_ALGO_REDUCE_BCAST, KY_ALGO_AUTO};
+const ky_coll_algo_t kAllgatherAlgos[] = {KY_ALGO_ONESHOT, KY_ALGO_RING,  KY_ALGO_NEIGHBOR,
+                                          KY_ALGO_RD,      KY_ALGO_BRUCK, KY_ALGO_AUTO};
 const ky_dtype_t kTypes[] = {KY_INT32, KY_INT64, KY_FLOAT, KY_DOUBLE};
 const ky_op_t kOps[] = {KY_SUM, KY_PROD, KY_MIN, KY_MAX};
 
-size_t esize(ky_dtype_t t) { return t == KY_INT32 || t == KY_FLOAT ? 4 : 8; }
+size_t esize(ky_dtype_t t)
+{
+    return t == KY_INT32 || t == KY_FLOAT ? 4 : 8;
+}
 MPI_Datatype mpi_type(ky_dtype_t t)
 {
     return t == KY_INT32 ? MPI_INT32_T : t == KY_INT64 ? MPI_INT64_T : t == KY_FLOAT ? MPI_FLOAT : MPI_DOUBLE;
 }
-MPI_Op mpi_op(ky_op_t op) { return op == KY_SUM ? MPI_SUM : op == KY_PROD ? MPI_PROD : op == KY_MIN ? MPI_MIN : MPI_MAX; }
+MPI_Op mpi_op(ky_op_t op)
+{
+    return op == KY_SUM ? MPI_SUM : op == KY_PROD ? MPI_PROD : op == KY_MIN ? MPI_MIN : MPI_MAX;
+}
 
 /* Values exact under any reduction order (small integers; products of 1, 2, -1, 0.5 over <= 5 ranks). */
 std::vector<uint8_t> make(ky_op_t op, ky_dtype_t t, int rank, size_t n, uint64_t salt)
@@ -38,10 +45,18 @@ std::vector<uint8_t> make(ky_op_t op, ky_dtype_t t, int rank, size_t n, uint64_t
             if ((t == KY_INT32 || t == KY_INT64) && x == 0.5) x = 1;
         }
         switch (t) {
-        case KY_INT32: ((int32_t *)v.data())[i] = (int32_t)x; break;
-        case KY_INT64: ((int64_t *)v.data())[i] = (int64_t)x * 1000003; break;
-        case KY_FLOAT: ((float *)v.data())[i] = (float)x; break;
-        default: ((double *)v.data())[i] = x; break;
+            case KY_INT32:
+                ((int32_t *)v.data())[i] = (int32_t)x;
+                break;
+            case KY_INT64:
+                ((int64_t *)v.data())[i] = (int64_t)x * 1000003;
+                break;
+            case KY_FLOAT:
+                ((float *)v.data())[i] = (float)x;
+                break;
+            default:
+                ((double *)v.data())[i] = x;
+                break;
         }
     }
     return v;
@@ -61,7 +76,10 @@ struct Dev {
     char *c() const { return (char *)p; }
 };
 
-void put(void *d, const void *h, size_t n) { kyt::mem_write(KY_MEM_GPU, d, h, n); }
+void put(void *d, const void *h, size_t n)
+{
+    kyt::mem_write(KY_MEM_GPU, d, h, n);
+}
 std::vector<uint8_t> get(const void *d, size_t n)
 {
     std::vector<uint8_t> v(n);
@@ -95,19 +113,25 @@ std::string allreduce_case(ky_coll_algo_t a, ky_dtype_t t, ky_op_t op, size_t n,
     }
     std::vector<uint8_t> out = get(r.p, bytes + 16);
     if (st != KY_OK) return what("allreduce", a, t, op, n, ip) + ": " + ky_last_error();
-    if (memcmp(out.data(), ref.data(), bytes)) return what("allreduce", a, t, op, n, ip) + ": differs from MPI_Allreduce";
+    if (memcmp(out.data(), ref.data(), bytes))
+        return what("allreduce", a, t, op, n, ip) + ": differs from MPI_Allreduce";
     if (!ip && out[bytes] != 0xee) return what("allreduce", a, t, op, n, ip) + ": wrote past the end";
-    if (memcmp(get(s.p, bytes).data(), in.data(), bytes)) return what("allreduce", a, t, op, n, ip) + ": input changed";
+    if (memcmp(get(s.p, bytes).data(), in.data(), bytes))
+        return what("allreduce", a, t, op, n, ip) + ": input changed";
     return "";
 }
 
-bool gpus() { return kyt::gpu_everywhere(); }
-#define NEED_GPUS()                                                                                            \
-    do {                                                                                                       \
-        if (!gpus()) GTEST_SKIP() << "GPU collectives: no GPU on some rank (ky_ngpus()==0) or built without CUDA"; \
+bool gpus()
+{
+    return kyt::gpu_everywhere();
+}
+#define NEED_GPUS()                                                                                       \
+    do {                                                                                                  \
+        if (!gpus())                                                                                      \
+            GTEST_SKIP() << "GPU collectives: no GPU on some rank (ky_ngpus()==0) or built without CUDA"; \
     } while (0)
 
-} // namespace
+}  // namespace
 
 TEST(CollGpu, AllreduceEveryAlgoTypeOp)
 {
@@ -169,11 +193,14 @@ TEST(CollGpu, AllgatherEveryAlgo)
                     st = ky_allgather(s.p, b, r.p, KY_TEAM_WORLD);
                 }
                 std::vector<uint8_t> out = get(r.p, b * p + 16);
-                std::string w = std::string("allgather ") + ky_coll_algo_name(a) + " bytes " + std::to_string(b) +
-                                (ip ? " in place" : "");
-                if (st != KY_OK && fail.empty()) fail = w + ": " + ky_last_error();
-                else if (memcmp(out.data(), ref.data(), b * p) && fail.empty()) fail = w + ": differs from MPI_Allgather";
-                else if (out[b * p] != 0xee && fail.empty()) fail = w + ": wrote past the end";
+                std::string w = std::string("allgather ") + ky_coll_algo_name(a) + " bytes " +
+                                std::to_string(b) + (ip ? " in place" : "");
+                if (st != KY_OK && fail.empty())
+                    fail = w + ": " + ky_last_error();
+                else if (memcmp(out.data(), ref.data(), b * p) && fail.empty())
+                    fail = w + ": differs from MPI_Allgather";
+                else if (out[b * p] != 0xee && fail.empty())
+                    fail = w + ": wrote past the end";
             }
     }
     EXPECT_TRUE(kyt::all(fail.empty())) << fail;
@@ -192,7 +219,8 @@ TEST(CollGpu, BcastAndReduceEveryRoot)
             Dev d(b);
             put(d.p, me == root ? ref.data() : mine.data(), b);
             int st = ky_bcast(d.p, b, root, KY_TEAM_WORLD);
-            if (st && fail.empty()) fail = std::string("bcast: ") + ky_last_error();
+            if (st && fail.empty())
+                fail = std::string("bcast: ") + ky_last_error();
             else if (memcmp(get(d.p, b).data(), ref.data(), b) && fail.empty())
                 fail = "bcast root " + std::to_string(root) + " bytes " + std::to_string(b) + ": wrong data";
         }
@@ -205,10 +233,11 @@ TEST(CollGpu, BcastAndReduceEveryRoot)
                     Dev s(bytes), r(bytes);
                     put(s.p, in.data(), bytes);
                     int st = ky_reduce(s.p, me == root ? r.p : nullptr, n, t, op, root, KY_TEAM_WORLD);
-                    if (st && fail.empty()) fail = std::string("reduce: ") + ky_last_error();
+                    if (st && fail.empty())
+                        fail = std::string("reduce: ") + ky_last_error();
                     else if (me == root && memcmp(get(r.p, bytes).data(), ref.data(), bytes) && fail.empty())
-                        fail = what("reduce", KY_ALGO_AUTO, t, op, n, false) + " root " + std::to_string(root) +
-                               ": differs from MPI_Reduce";
+                        fail = what("reduce", KY_ALGO_AUTO, t, op, n, false) + " root " +
+                               std::to_string(root) + ": differs from MPI_Reduce";
                 }
     }
     EXPECT_TRUE(kyt::all(fail.empty())) << fail;
@@ -237,12 +266,18 @@ TEST(CollGpu, PersistentPlansOnAStream)
             ky_coll_algo_t got = KY_ALGO_AUTO;
             if (ar) ky_coll_plan_algo(ar, &got);
             if (a == KY_ALGO_ONESHOT || a == KY_ALGO_TWOSHOT)
-                /* NVLink kernels only inside one node: several (logical) nodes use the staged or hierarchical path */
-                ok = ok && (got == a || ky_nnodes() > 1 || kyt::config("KY_COLL_GPU_PATH") == "staged" || p == 1);
-            if (!ok && fail.empty()) fail = std::string("forced ") + ky_coll_algo_name(a) + " but the plan chose " + ky_coll_algo_name(got);
+                /* NVLink kernels only inside one node: several (logical) nodes use the staged or hierarchical
+                 * path */
+                ok = ok &&
+                     (got == a || ky_nnodes() > 1 || kyt::config("KY_COLL_GPU_PATH") == "staged" || p == 1);
+            if (!ok && fail.empty())
+                fail = std::string("forced ") + ky_coll_algo_name(a) + " but the plan chose " +
+                       ky_coll_algo_name(got);
             /* staged plans synchronise the stream inside start, still correct */
-            std::vector<std::vector<int64_t>> hin(K, std::vector<int64_t>(n)), href(K, std::vector<int64_t>(n));
-            std::vector<std::vector<uint8_t>> gh(K, std::vector<uint8_t>(n)), gref(K, std::vector<uint8_t>(n * p));
+            std::vector<std::vector<int64_t>> hin(K, std::vector<int64_t>(n)),
+                href(K, std::vector<int64_t>(n));
+            std::vector<std::vector<uint8_t>> gh(K, std::vector<uint8_t>(n)),
+                gref(K, std::vector<uint8_t>(n * p));
             int64_t *pin_out = nullptr;
             uint8_t *pin_gout = nullptr;
             cudaMallocHost((void **)&pin_out, bytes * K);
@@ -251,7 +286,8 @@ TEST(CollGpu, PersistentPlansOnAStream)
                 for (size_t i = 0; i < n; i++) hin[k][i] = (int64_t)(kyt::mix(me, i, k + 100 * a) % 100000);
                 kyt::fill_pattern(gh[k].data(), n, kyt::mix(me, k, a));
                 MPI_Allreduce(hin[k].data(), href[k].data(), (int)n, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
-                MPI_Allgather(gh[k].data(), (int)n, MPI_BYTE, gref[k].data(), (int)n, MPI_BYTE, MPI_COMM_WORLD);
+                MPI_Allgather(gh[k].data(), (int)n, MPI_BYTE, gref[k].data(), (int)n, MPI_BYTE,
+                              MPI_COMM_WORLD);
             }
             for (int k = 0; k < K && ar && ag; k++) {
                 cudaMemcpyAsync(in.p, hin[k].data(), bytes, cudaMemcpyHostToDevice, stream);
@@ -261,7 +297,8 @@ TEST(CollGpu, PersistentPlansOnAStream)
                 cudaMemcpyAsync(pin_out + n * k, out.p, bytes, cudaMemcpyDeviceToHost, stream);
                 cudaMemcpyAsync(pin_gout + n * p * k, gout.p, n * p, cudaMemcpyDeviceToHost, stream);
             }
-            if (ar && (ky_coll_wait(ar) || ky_coll_wait(ag)) && fail.empty()) fail = std::string("wait: ") + ky_last_error();
+            if (ar && (ky_coll_wait(ar) || ky_coll_wait(ag)) && fail.empty())
+                fail = std::string("wait: ") + ky_last_error();
             cudaStreamSynchronize(stream);
             for (int k = 0; k < K && fail.empty(); k++) {
                 if (memcmp(pin_out + n * k, href[k].data(), bytes))
@@ -298,7 +335,8 @@ TEST(CollGpu, GraphCapturedPlan)
     ky_coll_plan_algo(probe, &got);
     KYT_EXPECT_OK(ky_coll_free(probe));
     cudaFree(dx);
-    if (!kyt::all(got == KY_ALGO_ONESHOT)) GTEST_SKIP() << "no NVLink path in this variant: staged plans cannot be captured";
+    if (!kyt::all(got == KY_ALGO_ONESHOT))
+        GTEST_SKIP() << "no NVLink path in this variant: staged plans cannot be captured";
     std::string fail;
     cudaStream_t stream;
     cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
@@ -317,7 +355,8 @@ TEST(CollGpu, GraphCapturedPlan)
         cudaError_t ce = cudaStreamEndCapture(stream, &graph);
         if ((s1 || s2 || s3 || ce != cudaSuccess) && fail.empty())
             fail = std::string("capture: ") + ky_last_error() + " / " + cudaGetErrorString(ce);
-        if (graph && cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess && fail.empty()) fail = "cudaGraphInstantiate failed";
+        if (graph && cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess && fail.empty())
+            fail = "cudaGraphInstantiate failed";
         for (int rep = 0; rep < 6 && exec; rep++) {
             std::vector<double> h(n), ref(n), gh(1), gref(p), o(n), go(p);
             for (size_t i = 0; i < n; i++) h[i] = (double)(kyt::mix(me, i, rep) % 1000);
@@ -331,9 +370,11 @@ TEST(CollGpu, GraphCapturedPlan)
             cudaError_t e = cudaStreamSynchronize(stream);
             cudaMemcpy(o.data(), out.p, bytes, cudaMemcpyDeviceToHost);
             cudaMemcpy(go.data(), gout.p, 8 * p, cudaMemcpyDeviceToHost);
-            if (e != cudaSuccess && fail.empty()) fail = std::string("replay: ") + cudaGetErrorString(e);
+            if (e != cudaSuccess && fail.empty())
+                fail = std::string("replay: ") + cudaGetErrorString(e);
             else if ((o != ref || go != gref) && fail.empty())
-                fail = std::string("graph replay ") + std::to_string(rep) + " " + ky_coll_algo_name(a) + ": wrong result";
+                fail = std::string("graph replay ") + std::to_string(rep) + " " + ky_coll_algo_name(a) +
+                       ": wrong result";
         }
         if (exec) cudaGraphExecDestroy(exec);
         if (graph) cudaGraphDestroy(graph);
@@ -389,6 +430,9 @@ TEST(CollGpu, MixedKindsRefused)
 
 #else
 
-TEST(CollGpu, Skipped) { GTEST_SKIP() << "GPU collectives: the tests were built without CUDA"; }
+TEST(CollGpu, Skipped)
+{
+    GTEST_SKIP() << "GPU collectives: the tests were built without CUDA";
+}
 
 #endif

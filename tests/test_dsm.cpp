@@ -11,7 +11,10 @@
 
 namespace {
 
-size_t page() { return ky_page_size(); }
+size_t page()
+{
+    return ky_page_size();
+}
 
 /* Every rank got the same pointer. */
 bool same_everywhere(const void *p)
@@ -56,7 +59,10 @@ TEST(Dsm, MapallocHomesFollowFormula)
 {
     int n = kyt::nranks();
     size_t pg = page();
-    struct Case { std::vector<int> dims, divs; int first, count; };
+    struct Case {
+        std::vector<int> dims, divs;
+        int first, count;
+    };
     /* page-aligned z slabs (every byte's home is the formula's), 2-D cyclic blocks, unaligned planes */
     std::vector<Case> cases = {
         {{4 * n, 64, (int)(pg / 64 / 8)}, {n, 1, 1}, 0, n},
@@ -133,7 +139,8 @@ TEST(Dsm, FalseSharingThreads)
     std::vector<std::thread> th;
     for (int t = 0; t < T; t++)
         th.emplace_back([=] {
-            for (size_t i = (size_t)(me * T + t); i < bytes; i += (size_t)(n * T)) p[i] = (unsigned char)(i * 13 + 1);
+            for (size_t i = (size_t)(me * T + t); i < bytes; i += (size_t)(n * T))
+                p[i] = (unsigned char)(i * 13 + 1);
         });
     for (auto &t : th) t.join();
     KYT_EXPECT_OK(ky_barrier());
@@ -178,8 +185,8 @@ TEST(Dsm, RandomStressAgainstSerialReplay)
             } else {
                 uint32_t want = wrote[i] ? mine[i] : ref[i];
                 if (a[i] != want && ok) {
-                    ADD_FAILURE() << "round " << r << " index " << i << " (home " << ky_home_of(a + i) << "): read "
-                                  << a[i] << ", expected " << want;
+                    ADD_FAILURE() << "round " << r << " index " << i << " (home " << ky_home_of(a + i)
+                                  << "): read " << a[i] << ", expected " << want;
                     ok = false;
                 }
             }
@@ -212,8 +219,10 @@ TEST(Dsm, LateFetchSeesSynchronisedVersion)
     if (me == 0) p[0] = 2; /* after the barrier: not visible to others until the next one */
     ky_comm_barrier();
     bool ok = true;
-    if (me != 0) ok = p[0] == 1 && p[page() / 8 - 1] == 1;
-    else ok = p[0] == 2;
+    if (me != 0)
+        ok = p[0] == 1 && p[page() / 8 - 1] == 1;
+    else
+        ok = p[0] == 2;
     KYT_EXPECT_OK(ky_barrier());
     ok = ok && p[0] == 2;
     EXPECT_TRUE(kyt::all(ok));
@@ -243,28 +252,29 @@ TEST(Dsm, BarrierDropsWhatOthersChanged)
         long v = 100 * round;
         /* page 0: nobody. The home's stores come last in the allocation (a home's write fault also opens
          * the following pages, and notices them) */
-        if (me == w) p[1 * per + 1] = v + 1;          /* page 1: a barrier diff */
-        if (me == w) {                                 /* page 2: a diff sent at a lock release */
+        if (me == w) p[1 * per + 1] = v + 1; /* page 1: a barrier diff */
+        if (me == w) {                       /* page 2: a diff sent at a lock release */
             KYT_EXPECT_OK(ky_lock(3));
             p[2 * per + 2] = v + 2;
             KYT_EXPECT_OK(ky_unlock(3));
         }
-        if (me == w) KYT_EXPECT_OK(ky_fetch_add(&p[3 * per + 3], 1, nullptr)); /* page 3: an atomic at the home */
-        if (me) p[4 * per + 8 + me] = v + me;          /* page 4: every other rank its own word */
-        if (me == 0) {                                 /* page 5: the home's store under a lock */
+        if (me == w)
+            KYT_EXPECT_OK(ky_fetch_add(&p[3 * per + 3], 1, nullptr)); /* page 3: an atomic at the home */
+        if (me) p[4 * per + 8 + me] = v + me; /* page 4: every other rank its own word */
+        if (me == 0) {                        /* page 5: the home's store under a lock */
             KYT_EXPECT_OK(ky_lock(4));
             p[5 * per + 5] = v + 5;
             KYT_EXPECT_OK(ky_unlock(4));
         }
-        if (me == 0) p[6 * per + 6] = v + 6;           /* page 6: the home's store */
+        if (me == 0) p[6 * per + 6] = v + 6; /* page 6: the home's store */
         KYT_EXPECT_OK(ky_barrier());
         bool ok = p[0] == 0 && p[per + 1] == v + 1 && p[2 * per + 2] == v + 2 && p[3 * per + 3] == round &&
                   p[5 * per + 5] == v + 5 && p[6 * per + 6] == v + 6;
         for (int r = 1; r < n; r++) ok = ok && p[4 * per + 8 + r] == v + r;
         if (!ok)
             ADD_FAILURE() << "rank " << me << " round " << round << ": pages 0-3, 5, 6: " << p[0] << " "
-                          << p[per + 1] << " " << p[2 * per + 2] << " " << p[3 * per + 3] << " " << p[5 * per + 5]
-                          << " " << p[6 * per + 6];
+                          << p[per + 1] << " " << p[2 * per + 2] << " " << p[3 * per + 3] << " "
+                          << p[5 * per + 5] << " " << p[6 * per + 6];
         EXPECT_TRUE(kyt::all(ok));
     }
     KYT_EXPECT_OK(ky_barrier());
@@ -295,7 +305,8 @@ TEST(Dsm, SnapshotsOnlyForFetchedPages)
     EXPECT_GE(s1.write_faults, s0.write_faults + 1);
     KYT_EXPECT_OK(ky_sync());
     int next = (me + 1) % n, prev = (me + n - 1) % n;
-    bool ok = a[next * per] == 7 * next * per + 1; /* first fetch: the home is not guarding it this interval */
+    bool ok =
+        a[next * per] == 7 * next * per + 1; /* first fetch: the home is not guarding it this interval */
     ky_comm_barrier(); /* the fetch is counted where it was copied: at the home or at a same-node reader */
     ky_dsm_stats(&s2);
     unsigned long long unguarded = s2.unguarded_reads - s1.unguarded_reads, total = 0;
@@ -332,10 +343,11 @@ TEST(Dsm, GuardOutlivesQuietIntervals)
     for (int i = me * per; i < (me + 1) * per; i++) a[i] = 1;
     KYT_EXPECT_OK(ky_barrier());
     bool ok = a[next * per] == 1; /* the sharing pattern: everyone reads its neighbour's first page */
-    for (int k = 0; k < 8; k++) KYT_EXPECT_OK(ky_sync_drop()); /* a quiet spell: nobody fetches, nobody writes */
-    a[me * per] = 2;    /* the home writes its page in this interval ... */
-    ky_comm_barrier();  /* ... before the neighbour reads it in the same interval */
-    ok = ok && a[next * per] == 1; /* the version of the last synchronisation, not 2 */
+    for (int k = 0; k < 8; k++)
+        KYT_EXPECT_OK(ky_sync_drop()); /* a quiet spell: nobody fetches, nobody writes */
+    a[me * per] = 2;                   /* the home writes its page in this interval ... */
+    ky_comm_barrier();                 /* ... before the neighbour reads it in the same interval */
+    ok = ok && a[next * per] == 1;     /* the version of the last synchronisation, not 2 */
     KYT_EXPECT_OK(ky_barrier());
     ok = ok && a[next * per] == 2;
     EXPECT_TRUE(kyt::all(ok));
@@ -392,7 +404,8 @@ TEST(Dsm, PreloadAndOverload)
     ky_dsm_stats(&s2);
     if (n > 1) {
         EXPECT_EQ(s1.pages_preloaded - s0.pages_preloaded, 2 * NY);
-        EXPECT_EQ(s2.read_faults + s2.write_faults, s1.read_faults + s1.write_faults) << "faulted on preloaded pages";
+        EXPECT_EQ(s2.read_faults + s2.write_faults, s1.read_faults + s1.write_faults)
+            << "faulted on preloaded pages";
     }
     KYT_EXPECT_OK(ky_sync());
     for (size_t z = 4 * me; z < 4 * (size_t)(me + 1); z++) at(z, 0, 0) = -7.0 - z; /* homes update */
@@ -477,7 +490,10 @@ TEST(Dsm, ListAndTreeWithLocalAllocAndLocks)
         th.emplace_back([&, t] {
             for (int i = t; i < per; i += T) {
                 Node *nd = (Node *)ky_alloc_local(sizeof(Node));
-                if (!nd) { errors++; continue; }
+                if (!nd) {
+                    errors++;
+                    continue;
+                }
                 long key = (long)(kyt::mix(me, i) % 1000000007ull) * 64 + me * 8 + (i % 8);
                 *nd = Node{key, me, nullptr, nullptr, nullptr};
                 if (ky_lock(1) != KY_OK) errors++;
@@ -509,7 +525,8 @@ TEST(Dsm, ListAndTreeWithLocalAllocAndLocks)
     /* the reference: every rank's keys, computed here */
     std::vector<long> want;
     for (int q = 0; q < n; q++)
-        for (int i = 0; i < per; i++) want.push_back((long)(kyt::mix(q, i) % 1000000007ull) * 64 + q * 8 + (i % 8));
+        for (int i = 0; i < per; i++)
+            want.push_back((long)(kyt::mix(q, i) % 1000000007ull) * 64 + q * 8 + (i % 8));
     std::sort(want.begin(), want.end());
     ok = ok && keys == want;
     EXPECT_TRUE(kyt::all(ok)) << "list " << seen.size() << " tree " << keys.size() << " of " << n * per;
@@ -537,8 +554,9 @@ TEST(Dsm, SyncNofetchOpensHomePages)
     KYT_EXPECT_OK(ky_sync());
     bool ok = true;
     for (int i = 0; i < n * per; i += 97) ok = ok && a[i] == 5 * i + 1;
-    for (int r = 0; r < n; r++) ok = ok && a[r * per] == 5 * r * per + 1; /* every block's first page fetched */
-    ky_comm_barrier(); /* ... before its home writes it */
+    for (int r = 0; r < n; r++)
+        ok = ok && a[r * per] == 5 * r * per + 1; /* every block's first page fetched */
+    ky_comm_barrier();                            /* ... before its home writes it */
     ky_dsm_stats(&s2);
     a[me * per] = 3; /* protected again (others just fetched it): the home's first write snapshots */
     ky_dsm_stats_t s3;
@@ -598,7 +616,8 @@ TEST(Dsm, BadInput)
     EXPECT_EQ(nullptr, got);
     EXPECT_EQ(nullptr, kyt::galloc(16, -1));
     EXPECT_EQ(nullptr, kyt::galloc((size_t)-5, 0));
-    EXPECT_EQ(nullptr, kyt::galloc(16 + (n > 1 ? me : 0) * 4096, 0)) << "mismatched sizes must fail on every rank";
+    EXPECT_EQ(nullptr, kyt::galloc(16 + (n > 1 ? me : 0) * 4096, 0))
+        << "mismatched sizes must fail on every rank";
     int d1[] = {8, 8, -1}, v1[] = {2, -1};
     EXPECT_EQ(nullptr, ky_mapalloc(d1, v1, 8, 0, n));
     int d2[] = {8, -1}, v2[] = {0, -1};
@@ -670,4 +689,4 @@ TEST(Dsm, StatsCountFaultsAndDiffs)
     KYT_EXPECT_OK(ky_free(p));
 }
 
-} // namespace
+}  // namespace

@@ -24,7 +24,10 @@
 
 namespace {
 
-size_t page() { return ky_page_size(); }
+size_t page()
+{
+    return ky_page_size();
+}
 
 /* Every rank got the same pointer. */
 bool same_everywhere(const void *p)
@@ -230,8 +233,14 @@ void sibling_locks(int workers, int siblings, int iters)
     KYT_EXPECT_OK(ky_free(ctr));
 }
 
-TEST_F(DsmArgo, SiblingThreadsHoldOtherLocks) { sibling_locks(1, 3, kyt::scaled(3000, 300)); }
-TEST_F(DsmArgo, SiblingThreadsHoldOtherLocksMany) { sibling_locks(8, 8, kyt::scaled(200, 20)); }
+TEST_F(DsmArgo, SiblingThreadsHoldOtherLocks)
+{
+    sibling_locks(1, 3, kyt::scaled(3000, 300));
+}
+TEST_F(DsmArgo, SiblingThreadsHoldOtherLocksMany)
+{
+    sibling_locks(8, 8, kyt::scaled(200, 20));
+}
 
 /* LockTest.TAS_trylock_all seen from one rank: a lock held by a thread of this rank or by another rank is
  * refused (KY_PENDING) to everybody else, and granted once released. */
@@ -242,10 +251,11 @@ TEST_F(DsmArgo, TrylockSeesHolders)
     run_threads(1, [&](int) { st_sib = ky_trylock(own); });
     KYT_EXPECT_OK(ky_unlock(own));
     run_threads(1, [&](int) { /* the release may still be on its way to the lock's manager: retry */
-        auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-        while ((st_after = ky_trylock(own)) == KY_PENDING && std::chrono::steady_clock::now() < deadline)
-            std::this_thread::sleep_for(std::chrono::microseconds(100));
-        if (st_after == KY_OK) st_after = ky_unlock(own) == KY_OK ? KY_OK : 98;
+                              auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+                              while ((st_after = ky_trylock(own)) == KY_PENDING &&
+                                     std::chrono::steady_clock::now() < deadline)
+                                  std::this_thread::sleep_for(std::chrono::microseconds(100));
+                              if (st_after == KY_OK) st_after = ky_unlock(own) == KY_OK ? KY_OK : 98;
     });
     EXPECT_EQ(KY_PENDING, st_sib) << "a sibling thread got a lock its rank holds";
     EXPECT_EQ(KY_OK, st_after) << "a free lock was refused: " << ky_last_error();
@@ -312,7 +322,10 @@ TEST_F(DsmArgo, TrylockSpinLock)
 
 class DsmArgoCas : public DsmArgoBase, public ::testing::WithParamInterface<int> {};
 
-uint64_t mask(size_t w) { return w == 4 ? 0xFFFFFFFFull : ~0ull; }
+uint64_t mask(size_t w)
+{
+    return w == 4 ? 0xFFFFFFFFull : ~0ull;
+}
 
 /* The word's value, read at its home by a compare-and-swap that changes nothing. */
 uint64_t cas_read(void *p, size_t w, std::atomic<int> &errors)
@@ -342,8 +355,10 @@ uint64_t plain_load(const void *p, size_t w)
 }
 void plain_store(void *p, size_t w, uint64_t v)
 {
-    if (w == 4) *(volatile uint32_t *)p = (uint32_t)v;
-    else *(volatile uint64_t *)p = v;
+    if (w == 4)
+        *(volatile uint32_t *)p = (uint32_t)v;
+    else
+        *(volatile uint64_t *)p = v;
 }
 
 /* backendTest.atomicCASAtomicity: every thread of every rank swaps 0 for its own id once; exactly one
@@ -988,8 +1003,8 @@ TEST_F(DsmArgo, PreloadOddShapes)
             for (int j = y; j < y + yn; j++)
                 for (int k = x; k < x + xn; k++)
                     if (A.at(i, j, k) != OddArray::v(i, j, k)) {
-                        ADD_FAILURE() << what << ": (" << i << "," << j << "," << k << ") = "
-                                      << A.at(i, j, k);
+                        ADD_FAILURE()
+                            << what << ": (" << i << "," << j << "," << k << ") = " << A.at(i, j, k);
                         ok = false;
                         return;
                     }
@@ -1234,4 +1249,4 @@ TEST(DsmArgoNoProgress, CallsRefusedWithReason)
     EXPECT_TRUE(kyt::all(true));
 }
 
-} // namespace
+}  // namespace

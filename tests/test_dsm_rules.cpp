@@ -11,7 +11,10 @@
 
 namespace {
 
-size_t page() { return ky_page_size(); }
+size_t page()
+{
+    return ky_page_size();
+}
 
 /* A thread pool of T threads per rank running body(t) once each. */
 void run_threads(int T, const std::function<void(int)> &body)
@@ -105,7 +108,10 @@ struct Slabs {
     int owner(int z) const { return z / ((nz + n - 1) / n); }
 };
 
-double value(int step, size_t i) { return step * 1e7 + (double)i; }
+double value(int step, size_t i)
+{
+    return step * 1e7 + (double)i;
+}
 
 /* Seed 000 Fig. 7's pattern on slabs that do not start on page boundaries: each step every rank writes its
  * own planes and (redundantly, with other values) its neighbours' nearest planes, then ky_sync_drop. Its own
@@ -133,9 +139,10 @@ TEST(DsmRules, SyncDropKeepsOwnElementsOnSharedPages)
                         if (!s.is(z, y, x, value(step, s.idx(z, y, x)))) {
                             double got;
                             memcpy(&got, s.a + s.idx(z, y, x) * elem, 8);
-                            ADD_FAILURE() << "elem " << elem << " step " << step << " (" << z << "," << y << "," << x
-                                          << ") owner " << s.owner(z) << " home " << ky_home_of(s.a + s.idx(z, y, x) * elem)
-                                          << ": " << got << ", expected " << value(step, s.idx(z, y, x));
+                            ADD_FAILURE() << "elem " << elem << " step " << step << " (" << z << "," << y
+                                          << "," << x << ") owner " << s.owner(z) << " home "
+                                          << ky_home_of(s.a + s.idx(z, y, x) * elem) << ": " << got
+                                          << ", expected " << value(step, s.idx(z, y, x));
                             ok = false;
                         }
             KYT_EXPECT_OK(ky_sync());
@@ -190,13 +197,15 @@ TEST(DsmRules, PreloadWritesIntoNeighboursSurviveBarrier)
             for (int x = 0; x < s.nx; x++) s.put(z, y, x, value(0, s.idx(z, y, x)));
     KYT_EXPECT_OK(ky_barrier());
     int lo = std::max(s.st - 1, 0), hi = std::min(s.ed + 1, s.nz);
-    size_t glb[3] = {(size_t)s.nz, (size_t)s.ny, (size_t)s.nx}, reg[3] = {(size_t)(hi - lo), (size_t)s.ny, (size_t)s.nx};
+    size_t glb[3] = {(size_t)s.nz, (size_t)s.ny, (size_t)s.nx},
+           reg[3] = {(size_t)(hi - lo), (size_t)s.ny, (size_t)s.nx};
     if (s.st < s.ed) KYT_EXPECT_OK(ky_preload_array(s.a + s.idx(lo, 0, 0) * 8, glb, reg, 3, 8, 1));
     auto mine = [&](int z, int x) { return s.owner(z) == s.me ? x % 2 == 0 : x % 2 == 1; };
     for (int z = lo; z < hi && s.st < s.ed; z++)
         for (int y = 0; y < s.ny; y++)
             for (int x = 0; x < s.nx; x++)
-                if (mine(z, x) && (s.owner(z) == s.me || z == s.st - 1 || z == s.ed)) s.put(z, y, x, value(1, s.idx(z, y, x)));
+                if (mine(z, x) && (s.owner(z) == s.me || z == s.st - 1 || z == s.ed))
+                    s.put(z, y, x, value(1, s.idx(z, y, x)));
     KYT_EXPECT_OK(ky_barrier());
     auto expect1 = [&](int z, int y, int x) {
         int oz = s.owner(z), b = (s.nz + s.n - 1) / s.n;
@@ -209,7 +218,8 @@ TEST(DsmRules, PreloadWritesIntoNeighboursSurviveBarrier)
         for (int y = 0; y < s.ny && ok; y++)
             for (int x = 0; x < s.nx && ok; x++)
                 if (!s.is(z, y, x, expect1(z, y, x))) {
-                    ADD_FAILURE() << "(" << z << "," << y << "," << x << ") owner " << s.owner(z) << " after the barrier";
+                    ADD_FAILURE() << "(" << z << "," << y << "," << x << ") owner " << s.owner(z)
+                                  << " after the barrier";
                     ok = false;
                 }
     /* overload: own writes kept, neighbours' refreshed */
@@ -221,8 +231,9 @@ TEST(DsmRules, PreloadWritesIntoNeighboursSurviveBarrier)
         for (int x = 0; x < s.nx && ok; x++) {
             double want = s.owner(z) == s.me ? value(2, s.idx(z, 1, x)) : expect1(z, 1, x);
             if (!s.is(z, 1, x, want)) {
-                ADD_FAILURE() << "rank " << s.me << " (" << z << ",1," << x << ") owner " << s.owner(z) << " after the overload: "
-                              << ((double *)s.a)[s.idx(z, 1, x)] << " expected " << want;
+                ADD_FAILURE() << "rank " << s.me << " (" << z << ",1," << x << ") owner " << s.owner(z)
+                              << " after the overload: " << ((double *)s.a)[s.idx(z, 1, x)] << " expected "
+                              << want;
                 ok = false;
             }
         }
@@ -230,7 +241,8 @@ TEST(DsmRules, PreloadWritesIntoNeighboursSurviveBarrier)
     for (int z = 0; z < s.nz && ok; z++)
         for (int x = 0; x < s.nx && ok; x++)
             if (!s.is(z, 1, x, value(2, s.idx(z, 1, x)))) {
-                ADD_FAILURE() << "(" << z << ",1," << x << ") owner " << s.owner(z) << " after the second barrier";
+                ADD_FAILURE() << "(" << z << ",1," << x << ") owner " << s.owner(z)
+                              << " after the second barrier";
                 ok = false;
             }
     EXPECT_TRUE(kyt::all(ok));
@@ -264,7 +276,8 @@ TEST(DsmRules, TrylockAndCompareSwapExclude)
             }
             kyt::fadd(c + 1, 1);
             if (ky_compare_swap(w4, 4, mark, 0, &old) || old != mark) bad++;
-            if (ky_compare_swap(w8, 8, (uint64_t)k << 40, (uint64_t)k << 40, &old)) bad++; /* may or may not match */
+            if (ky_compare_swap(w8, 8, (uint64_t)k << 40, (uint64_t)k << 40, &old))
+                bad++; /* may or may not match */
         }
     });
     KYT_EXPECT_OK(ky_barrier());
@@ -302,4 +315,4 @@ TEST(DsmRules, AtomicsRefuseBadInput)
     KYT_EXPECT_OK(ky_free(c));
 }
 
-} // namespace
+}  // namespace

@@ -3,33 +3,36 @@
  * Every rank runs T threads (KY_TEST_STRESS_THREADS, default 4) through rounds. A round is 1-4 intervals
  * separated by random execution syncs (ky_sync, ky_sync_drop, ky_sync_nofetch, ky_sync_nostore) and ends with
  * ky_barrier; collectives are made by thread 0 while the others wait at a pthread barrier. In each interval
- * every thread runs operations drawn from (seed, round, rank, thread, interval): reads and writes of odd-sized
- * elements of ky_mapalloc arrays (z slabs of doubles, 2-D cyclic blocks of 24-byte structs, a 1-D uint32 array
- * dealt to ranks 1..n-1), a ky_alloc array (one home) and every rank's ky_alloc_local array; lock-protected
- * logs under striped locks (ky_lock or ky_trylock, some nested under a global lock); ky_fetch_add counters;
- * ky_compare_swap increments (4 and 8 bytes) and one-winner slot claims; ky_preload_array of random boxes
- * (read-only or read-write) followed by accesses inside them, and ky_overload_array of boxes preloaded before.
+ * every thread runs operations drawn from (seed, round, rank, thread, interval): reads and writes of
+ * odd-sized elements of ky_mapalloc arrays (z slabs of doubles, 2-D cyclic blocks of 24-byte structs, a 1-D
+ * uint32 array dealt to ranks 1..n-1), a ky_alloc array (one home) and every rank's ky_alloc_local array;
+ * lock-protected logs under striped locks (ky_lock or ky_trylock, some nested under a global lock);
+ * ky_fetch_add counters; ky_compare_swap increments (4 and 8 bytes) and one-winner slot claims;
+ * ky_preload_array of random boxes (read-only or read-write) followed by accesses inside them, and
+ * ky_overload_array of boxes preloaded before.
  *
  * Every rank generates every thread's operations of the round (the same seed everywhere), so it knows who
  * writes what and replays the writes serially into its reference. The documented semantics decide what a read
  * may see (docs/dsm.md):
  *  - after ky_barrier everything written before it is visible everywhere: after each round every rank
  *    compares the pages it picks (all of them in the last round) with the reference;
- *  - in a round every element has at most one writer (rank, thread). A read sees the value at the last barrier
- *    unless its own rank wrote the element since (then that write: its own thread's latest, or a sibling's
- *    from an earlier interval; a sibling's write of the same interval is not read at all), or another rank did
- *    (a race: not checked; if that rank writes it only in a later interval, the barrier value is checked),
- *    except that writes an owner made to its own elements before a ky_sync_drop are visible to all after it;
+ *  - in a round every element has at most one writer (rank, thread). A read sees the value at the last
+ * barrier unless its own rank wrote the element since (then that write: its own thread's latest, or a
+ * sibling's from an earlier interval; a sibling's write of the same interval is not read at all), or another
+ * rank did (a race: not checked; if that rank writes it only in a later interval, the barrier value is
+ * checked), except that writes an owner made to its own elements before a ky_sync_drop are visible to all
+ * after it;
  *  - ky_sync_drop keeps a rank's writes to the elements it owns (the mapalloc formula; the home for ky_alloc
- *    and ky_alloc_local) and drops its writes to others' elements, so writes to others' elements are made only
- *    after the round's last ky_sync_drop;
+ *    and ky_alloc_local) and drops its writes to others' elements, so writes to others' elements are made
+ * only after the round's last ky_sync_drop;
  *  - promises are kept: after ky_sync_nofetch a rank touches only elements on pages homed at itself and takes
- *    no lock, preloads nothing; after ky_sync_nostore it stores only to pages homed elsewhere and takes no lock;
+ *    no lock, preloads nothing; after ky_sync_nostore it stores only to pages homed elsewhere and takes no
+ * lock;
  *  - overload refreshes a box preloaded by the same thread since the last drop; the rank's writes to its own
- *    elements survive it, its writes to others' elements on the refreshed pages do not (so none is made before
- *    an overload of the rank covers its page; KY_TEST_STRESS_OVERLOAD=all makes them and expects them kept).
- *    An overload excludes the rank's other accesses to that array (a test-side shared mutex): refreshing a
- *    page in place while a sibling stores to it is a race of the program;
+ *    elements survive it, its writes to others' elements on the refreshed pages do not (so none is made
+ * before an overload of the rank covers its page; KY_TEST_STRESS_OVERLOAD=all makes them and expects them
+ * kept). An overload excludes the rank's other accesses to that array (a test-side shared mutex): refreshing
+ * a page in place while a sibling stores to it is a race of the program;
  *  - lock logs, counters and claims must end exactly right (counts, sums, the set of entries, one winner).
  * A mismatch prints the round, interval, sync, element (coordinates), owner, page home, expected and actual
  * values and which operation wrote each; the run stops after the first round with a failure on any rank.
@@ -39,8 +42,8 @@
  * x 4 threads on every path); KY_TEST_STRESS_ROUND_OPS (operations per thread per round, default 160, 300 in
  * the long mode); KY_TEST_SEED; KY_TEST_STRESS_THREADS; KY_TEST_STRESS_WITHOUT=lock,overload,ky_sync_drop,...
  * (also nested, trylock: locks without those forms) leaves operations or syncs out, to narrow a failure down;
- * KY_TEST_STRESS_LOCKLOG=DIR writes, when a lock log is wrong, what every holder of the round saw (count, sum,
- * times, and the rank's DSM write faults, twins and diffs between its writes and its unlock) to
+ * KY_TEST_STRESS_LOCKLOG=DIR writes, when a lock log is wrong, what every holder of the round saw (count,
+ * sum, times, and the rank's DSM write faults, twins and diffs between its writes and its unlock) to
  * DIR/locklog.<rank>.txt. */
 #include <pthread.h>
 #include <sched.h>
@@ -70,19 +73,32 @@ struct S24 {
 };
 static_assert(sizeof(S24) == 24, "a 24-byte element");
 
-size_t kind_size(int k) { return k == K_U32 ? 4 : k == K_S24 ? 24 : 8; }
+size_t kind_size(int k)
+{
+    return k == K_U32 ? 4 : k == K_S24 ? 24 : 8;
+}
 
 /* The bytes an element holds after a write of tag v (the reference). */
 void encode(int kind, uint64_t v, void *out)
 {
     switch (kind) {
-    case K_U32: { uint32_t x = (uint32_t)v; memcpy(out, &x, 4); break; }
-    case K_F64: { double x = (double)(v >> 12); memcpy(out, &x, 8); break; }
-    case K_U64: memcpy(out, &v, 8); break;
-    default: {
-        S24 s{v, (uint32_t)(v >> 7), (uint16_t)(v >> 3), (uint16_t)(v >> 41), (double)(v >> 13)};
-        memcpy(out, &s, 24);
-    }
+        case K_U32: {
+            uint32_t x = (uint32_t)v;
+            memcpy(out, &x, 4);
+            break;
+        }
+        case K_F64: {
+            double x = (double)(v >> 12);
+            memcpy(out, &x, 8);
+            break;
+        }
+        case K_U64:
+            memcpy(out, &v, 8);
+            break;
+        default: {
+            S24 s{v, (uint32_t)(v >> 7), (uint16_t)(v >> 3), (uint16_t)(v >> 41), (double)(v >> 13)};
+            memcpy(out, &s, 24);
+        }
     }
 }
 
@@ -90,26 +106,36 @@ void encode(int kind, uint64_t v, void *out)
 void store(int kind, char *p, uint64_t v)
 {
     switch (kind) {
-    case K_U32: *(uint32_t *)p = (uint32_t)v; break;
-    case K_F64: *(double *)p = (double)(v >> 12); break;
-    case K_U64: *(uint64_t *)p = v; break;
-    default: {
-        S24 *s = (S24 *)p;
-        s->a = v, s->b = (uint32_t)(v >> 7), s->c = (uint16_t)(v >> 3), s->d = (uint16_t)(v >> 41);
-        s->e = (double)(v >> 13);
-    }
+        case K_U32:
+            *(uint32_t *)p = (uint32_t)v;
+            break;
+        case K_F64:
+            *(double *)p = (double)(v >> 12);
+            break;
+        case K_U64:
+            *(uint64_t *)p = v;
+            break;
+        default: {
+            S24 *s = (S24 *)p;
+            s->a = v, s->b = (uint32_t)(v >> 7), s->c = (uint16_t)(v >> 3), s->d = (uint16_t)(v >> 41);
+            s->e = (double)(v >> 13);
+        }
     }
 }
 
 std::string show(int kind, const void *b)
 {
     char s[96];
-    if (kind == K_U32) snprintf(s, sizeof s, "%#x", *(const uint32_t *)b);
-    else if (kind == K_F64) snprintf(s, sizeof s, "%.17g", *(const double *)b);
-    else if (kind == K_U64) snprintf(s, sizeof s, "%#llx", (unsigned long long)*(const uint64_t *)b);
+    if (kind == K_U32)
+        snprintf(s, sizeof s, "%#x", *(const uint32_t *)b);
+    else if (kind == K_F64)
+        snprintf(s, sizeof s, "%.17g", *(const double *)b);
+    else if (kind == K_U64)
+        snprintf(s, sizeof s, "%#llx", (unsigned long long)*(const uint64_t *)b);
     else {
         const S24 *x = (const S24 *)b;
-        snprintf(s, sizeof s, "{%#llx, %#x, %#x, %#x, %.17g}", (unsigned long long)x->a, x->b, x->c, x->d, x->e);
+        snprintf(s, sizeof s, "{%#llx, %#x, %#x, %#x, %.17g}", (unsigned long long)x->a, x->b, x->c, x->d,
+                 x->e);
     }
     return s;
 }
@@ -125,18 +151,34 @@ const char *sync_name(int s)
 int do_sync(int s)
 {
     switch (s) {
-    case SY_BARRIER: return ky_barrier();
-    case SY_SYNC: return ky_sync();
-    case SY_DROP: return ky_sync_drop();
-    case SY_NOFETCH: return ky_sync_nofetch();
-    default: return ky_sync_nostore();
+        case SY_BARRIER:
+            return ky_barrier();
+        case SY_SYNC:
+            return ky_sync();
+        case SY_DROP:
+            return ky_sync_drop();
+        case SY_NOFETCH:
+            return ky_sync_nofetch();
+        default:
+            return ky_sync_nostore();
     }
 }
 
-enum OpType : uint8_t { OP_READ, OP_WRITE, OP_LOCK, OP_FADD, OP_CASINC, OP_CLAIM, OP_PRELOAD, OP_OVERLOAD, OP_NTYPES };
+enum OpType : uint8_t {
+    OP_READ,
+    OP_WRITE,
+    OP_LOCK,
+    OP_FADD,
+    OP_CASINC,
+    OP_CLAIM,
+    OP_PRELOAD,
+    OP_OVERLOAD,
+    OP_NTYPES
+};
 const char *op_name(int t)
 {
-    static const char *n[] = {"read", "write", "lock", "fetch_add", "cas_inc", "claim", "preload", "overload"};
+    static const char *n[] = {"read",    "write", "lock",    "fetch_add",
+                              "cas_inc", "claim", "preload", "overload"};
     return n[t];
 }
 enum { LK_TRY = 1, LK_NESTED = 2 };
@@ -149,10 +191,10 @@ struct Op {
 /* Mixes of operations and syncs (weights). */
 struct Profile {
     const char *name;
-    int w[OP_NTYPES];  /* read write lock fadd casinc claim preload overload */
-    int sy[5];         /* boundary syncs inside a round: -, sync, drop, nofetch, nostore */
-    int max_subs;      /* intervals per round 1..max_subs */
-    int rounds;        /* in the short mode, at KY_TEST_SCALE=1 (lock-heavy rounds are slow on 2 cores) */
+    int w[OP_NTYPES]; /* read write lock fadd casinc claim preload overload */
+    int sy[5];        /* boundary syncs inside a round: -, sync, drop, nofetch, nostore */
+    int max_subs;     /* intervals per round 1..max_subs */
+    int rounds;       /* in the short mode, at KY_TEST_SCALE=1 (lock-heavy rounds are slow on 2 cores) */
 };
 const Profile kMixed = {"mixed", {40, 26, 8, 8, 3, 5, 5, 5}, {0, 30, 30, 20, 20}, 4, 20};
 const Profile kLocks = {"locks", {14, 10, 40, 16, 10, 10, 0, 0}, {0, 50, 30, 10, 10}, 3, 8};
@@ -169,7 +211,10 @@ uint64_t mono_ns()
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
-long lock_amount(uint64_t tag) { return 1 + (long)((tag >> 8) % 9); } /* what a lock op adds to its sum */
+long lock_amount(uint64_t tag)
+{
+    return 1 + (long)((tag >> 8) % 9);
+} /* what a lock op adds to its sum */
 
 struct Box {
     int arr, nd;
@@ -197,22 +242,24 @@ struct Arr {
 };
 
 /* mSMS's mapping (docs/dsm.md; test_dsm.cpp's formula_home): block coordinates, row-major number, cyclic. */
-int formula_owner(const std::vector<size_t> &dims, const std::vector<int> &divs, size_t e, int first, int count)
+int formula_owner(const std::vector<size_t> &dims, const std::vector<int> &divs, size_t e, int first,
+                  int count)
 {
     std::vector<size_t> idx(dims.size());
     for (int d = (int)dims.size() - 1; d >= 0; d--) idx[d] = e % dims[d], e /= dims[d];
     size_t blk = 0;
-    for (size_t d = 0; d < dims.size(); d++) blk = blk * divs[d] + idx[d] / ((dims[d] + divs[d] - 1) / divs[d]);
+    for (size_t d = 0; d < dims.size(); d++)
+        blk = blk * divs[d] + idx[d] / ((dims[d] + divs[d] - 1) / divs[d]);
     return first + (int)(blk % count);
 }
 
 struct Plan {
     int round = 0, nsub = 1;
-    int begin[kMaxSubs] = {}; /* the sync that began each interval */
-    int end[kMaxSubs] = {};   /* the sync that ends it (the last: ky_barrier) */
-    int drop_le[kMaxSubs] = {}; /* latest interval <= s begun by ky_sync_drop, or -1 */
-    int drop_start = 0;         /* first interval after the round's last ky_sync_drop */
-    std::vector<int16_t> writer; /* per element: stream or -1 */
+    int begin[kMaxSubs] = {};         /* the sync that began each interval */
+    int end[kMaxSubs] = {};           /* the sync that ends it (the last: ky_barrier) */
+    int drop_le[kMaxSubs] = {};       /* latest interval <= s begun by ky_sync_drop, or -1 */
+    int drop_start = 0;               /* first interval after the round's last ky_sync_drop */
+    std::vector<int16_t> writer;      /* per element: stream or -1 */
     std::vector<std::vector<Op>> ops; /* [stream * nsub + sub] */
     std::vector<Box> boxes;
     std::vector<int> wstart;
@@ -232,7 +279,8 @@ class Stress {
   public:
     Stress(const Profile &p) : prof(p)
     {
-        /* KY_TEST_STRESS_WITHOUT=overload,lock,ky_sync_drop,...: leave operations or syncs out (to narrow a failure) */
+        /* KY_TEST_STRESS_WITHOUT=overload,lock,ky_sync_drop,...: leave operations or syncs out (to narrow a
+         * failure) */
         const char *wo = getenv("KY_TEST_STRESS_WITHOUT");
         std::string list = wo ? std::string(",") + wo + "," : "";
         for (int i = 0; i < OP_NTYPES; i++)
@@ -249,7 +297,8 @@ class Stress {
     Profile prof;
     int n = 1, me = 0, T = 4, rounds = 1, ops_per_round = 160;
     bool no_nested = false, no_try = false;
-    bool overload_owners = true; /* docs/dsm.md's rule; KY_TEST_STRESS_OVERLOAD=all: overload keeps every write */
+    bool overload_owners =
+        true; /* docs/dsm.md's rule; KY_TEST_STRESS_OVERLOAD=all: overload keeps every write */
     uint64_t seed = 0;
     size_t pg = 4096, E = 0, lock_cap = 256;
     std::vector<Arr> arrs;
@@ -286,7 +335,8 @@ class Stress {
     };
     std::vector<std::vector<LockSeen>> lock_seen;
     std::atomic<long> cnt[OP_NTYPES + 6] = {};
-    std::atomic<int> holder[kStripes + 1] = {}; /* thread + 1 of this rank holding a stripe (or the global) lock */
+    std::atomic<int> holder[kStripes + 1] =
+        {}; /* thread + 1 of this rank holding a stripe (or the global) lock */
     enum { C_CHECKED = OP_NTYPES, C_SKIPPED, C_BUSY, C_CASRETRY, C_WON, C_VERIFIED };
 
     void wait() { pthread_barrier_wait(&bar); }
@@ -360,8 +410,10 @@ bool Stress::setup()
     seed = kyt::mix(kyt::seed(), std::hash<std::string>()(prof.name));
     long total = env_long("KY_TEST_STRESS_OPS", "KY_STRESS_OPS", 0);
     ops_per_round = (int)env_long("KY_TEST_STRESS_ROUND_OPS", nullptr, total ? 300 : 160);
-    if (total) rounds = (int)std::max(1L, (total + (long)n * T * ops_per_round - 1) / ((long)n * T * ops_per_round));
-    else rounds = kyt::scaled(prof.rounds, 3);
+    if (total)
+        rounds = (int)std::max(1L, (total + (long)n * T * ops_per_round - 1) / ((long)n * T * ops_per_round));
+    else
+        rounds = kyt::scaled(prof.rounds, 3);
     lock_cap = (size_t)ops_per_round * n * T / kStripes / 2 + 32;
     pthread_barrier_init(&bar, nullptr, (unsigned)T);
     f0_olds.resize(T), won.resize(T), lock_seen.resize(T);
@@ -436,10 +488,14 @@ bool Stress::setup()
         for (size_t i = 0; i < A.n; i++) {
             size_t e = A.first + i;
             arr_of[e] = (uint8_t)a;
-            if (a == 0 || a == 1) owner[e] = (int16_t)formula_owner(A.dims, vdiv[a], i, 0, n);
-            else if (a == 2) owner[e] = (int16_t)formula_owner(A.dims, vdiv[2], i, f2, c2);
-            else if (a == 3) owner[e] = (int16_t)(n - 1);
-            else owner[e] = (int16_t)(a - 4);
+            if (a == 0 || a == 1)
+                owner[e] = (int16_t)formula_owner(A.dims, vdiv[a], i, 0, n);
+            else if (a == 2)
+                owner[e] = (int16_t)formula_owner(A.dims, vdiv[2], i, f2, c2);
+            else if (a == 3)
+                owner[e] = (int16_t)(n - 1);
+            else
+                owner[e] = (int16_t)(a - 4);
             char *p = A.base + i * A.elem;
             home_lo[e] = (int16_t)ky_home_of(p);
             home_hi[e] = (int16_t)ky_home_of(p + A.elem - 1);
@@ -454,9 +510,10 @@ bool Stress::setup()
     cas_base.assign(kCasWords, 0);
     cands.resize((size_t)n * T);
     if (me == 0)
-        printf("stress(%s): %d ranks x %d threads, %d rounds x %d ops per thread, %zu elements in %zu arrays, "
-               "page %zu, seed %#llx\n",
-               prof.name, n, T, rounds, ops_per_round, E, arrs.size(), pg, (unsigned long long)seed);
+        printf(
+            "stress(%s): %d ranks x %d threads, %d rounds x %d ops per thread, %zu elements in %zu arrays, "
+            "page %zu, seed %#llx\n",
+            prof.name, n, T, rounds, ops_per_round, E, arrs.size(), pg, (unsigned long long)seed);
     return true;
 }
 
@@ -556,7 +613,8 @@ void Stress::gen_stream(int st, std::mt19937_64 *gsub)
                 if (in_box(b, e) && can_write(e, r, s, mode)) mine.push_back(e);
             for (int j = 0; j < m; j++) {
                 if (!mine.empty() && g() % 2)
-                    out.push_back({OP_WRITE, 0, mine[g() % mine.size()], kyt::mix(seed, P.round, st, out.size()) | 1});
+                    out.push_back(
+                        {OP_WRITE, 0, mine[g() % mine.size()], kyt::mix(seed, P.round, st, out.size()) | 1});
                 else if (!mine.empty() && g() % 2)
                     out.push_back({OP_READ, 0, mine[g() % mine.size()], 0});
                 else {
@@ -568,76 +626,78 @@ void Stress::gen_stream(int st, std::mt19937_64 *gsub)
         while ((int)out.size() < budget) {
             int x = (int)(g() % tot), type = 0;
             while (x >= prof.w[type]) x -= prof.w[type++];
-            if (mode == SY_NOFETCH && (type == OP_LOCK || type == OP_PRELOAD || type == OP_OVERLOAD)) type = OP_READ;
+            if (mode == SY_NOFETCH && (type == OP_LOCK || type == OP_PRELOAD || type == OP_OVERLOAD))
+                type = OP_READ;
             if (mode == SY_NOSTORE && type == OP_LOCK) type = OP_FADD;
             if (type == OP_OVERLOAD && preloaded.empty()) type = OP_PRELOAD;
             switch (type) {
-            case OP_READ:
-            case OP_WRITE: {
-                long e = rnd_elem(type == OP_WRITE, nullptr);
-                if (e < 0 && type == OP_WRITE) type = OP_READ, e = rnd_elem(false, nullptr);
-                if (e < 0) {
-                    out.push_back({OP_FADD, 0, (int32_t)(1 + g() % (kCounters - 1)), 0});
+                case OP_READ:
+                case OP_WRITE: {
+                    long e = rnd_elem(type == OP_WRITE, nullptr);
+                    if (e < 0 && type == OP_WRITE) type = OP_READ, e = rnd_elem(false, nullptr);
+                    if (e < 0) {
+                        out.push_back({OP_FADD, 0, (int32_t)(1 + g() % (kCounters - 1)), 0});
+                        break;
+                    }
+                    out.push_back({(uint8_t)type, 0, (int32_t)e,
+                                   type == OP_WRITE ? kyt::mix(seed, P.round, st, out.size()) | 1 : 0});
                     break;
                 }
-                out.push_back({(uint8_t)type, 0, (int32_t)e, type == OP_WRITE ? kyt::mix(seed, P.round, st, out.size()) | 1 : 0});
-                break;
-            }
-            case OP_LOCK: {
-                int k = (int)(g() % kStripes);
-                if (P.lock_n[k] >= (int)lock_cap) {
-                    out.push_back({OP_FADD, 0, 1, 1});
-                    P.fadd[1] += 1;
+                case OP_LOCK: {
+                    int k = (int)(g() % kStripes);
+                    if (P.lock_n[k] >= (int)lock_cap) {
+                        out.push_back({OP_FADD, 0, 1, 1});
+                        P.fadd[1] += 1;
+                        break;
+                    }
+                    uint8_t fl = (uint8_t)((g() % 2 ? LK_TRY : 0) | (g() % 4 == 0 ? LK_NESTED : 0));
+                    if (no_nested) fl &= (uint8_t)~LK_NESTED;
+                    if (no_try) fl &= (uint8_t)~LK_TRY;
+                    uint64_t tag = kyt::mix(seed, P.round, st, out.size()) | 1, v = lock_amount(tag);
+                    P.lock_src[tag] = (uint32_t)st << 20 | (uint32_t)s << 16 | (uint32_t)out.size();
+                    out.push_back({OP_LOCK, fl, k, tag});
+                    P.lock_n[k]++, P.lock_add[k] += (long)v, P.lock_tags[k].push_back(tag);
+                    if (fl & LK_NESTED) P.g_add++;
                     break;
                 }
-                uint8_t fl = (uint8_t)((g() % 2 ? LK_TRY : 0) | (g() % 4 == 0 ? LK_NESTED : 0));
-                if (no_nested) fl &= (uint8_t)~LK_NESTED;
-                if (no_try) fl &= (uint8_t)~LK_TRY;
-                uint64_t tag = kyt::mix(seed, P.round, st, out.size()) | 1, v = lock_amount(tag);
-                P.lock_src[tag] = (uint32_t)st << 20 | (uint32_t)s << 16 | (uint32_t)out.size();
-                out.push_back({OP_LOCK, fl, k, tag});
-                P.lock_n[k]++, P.lock_add[k] += (long)v, P.lock_tags[k].push_back(tag);
-                if (fl & LK_NESTED) P.g_add++;
-                break;
-            }
-            case OP_FADD: {
-                int c = (int)(g() % kCounters);
-                long v = c == 0 ? 1 : g() % 4 == 0 ? 0 : 1 + (long)(g() % 9);
-                out.push_back({OP_FADD, 0, c, (uint64_t)v});
-                P.fadd[c] += v;
-                if (c == 0) P.f0_per_rank[r]++;
-                break;
-            }
-            case OP_CASINC: {
-                int w = (int)(g() % kCasWords);
-                out.push_back({OP_CASINC, 0, w, 0});
-                P.cas_inc[w]++;
-                break;
-            }
-            case OP_CLAIM: {
-                int wide = (int)(g() % 2), slot = (int)(g() % kSlotsPerRound);
-                uint64_t tag = (kyt::mix(seed, P.round, st, out.size()) << 8) | (uint64_t)(st + 1);
-                if (!wide) tag &= 0xffffffffull;
-                out.push_back({OP_CLAIM, (uint8_t)(wide ? 8 : 4), slot, tag});
-                P.claim_mask[wide][slot] |= 1ull << st;
-                break;
-            }
-            case OP_PRELOAD: {
-                Box b;
-                pick_box(g, &b);
-                P.boxes.push_back(b);
-                preloaded.push_back(P.boxes.size() - 1);
-                out.push_back({OP_PRELOAD, (uint8_t)b.rw, (int32_t)(P.boxes.size() - 1), 0});
-                box_accesses(b, 1 + (int)(g() % 6));
-                break;
-            }
-            case OP_OVERLOAD: {
-                size_t bi = preloaded[g() % preloaded.size()];
-                Box b = P.boxes[bi];
-                out.push_back({OP_OVERLOAD, (uint8_t)b.rw, (int32_t)bi, 0});
-                box_accesses(b, 1 + (int)(g() % 6));
-                break;
-            }
+                case OP_FADD: {
+                    int c = (int)(g() % kCounters);
+                    long v = c == 0 ? 1 : g() % 4 == 0 ? 0 : 1 + (long)(g() % 9);
+                    out.push_back({OP_FADD, 0, c, (uint64_t)v});
+                    P.fadd[c] += v;
+                    if (c == 0) P.f0_per_rank[r]++;
+                    break;
+                }
+                case OP_CASINC: {
+                    int w = (int)(g() % kCasWords);
+                    out.push_back({OP_CASINC, 0, w, 0});
+                    P.cas_inc[w]++;
+                    break;
+                }
+                case OP_CLAIM: {
+                    int wide = (int)(g() % 2), slot = (int)(g() % kSlotsPerRound);
+                    uint64_t tag = (kyt::mix(seed, P.round, st, out.size()) << 8) | (uint64_t)(st + 1);
+                    if (!wide) tag &= 0xffffffffull;
+                    out.push_back({OP_CLAIM, (uint8_t)(wide ? 8 : 4), slot, tag});
+                    P.claim_mask[wide][slot] |= 1ull << st;
+                    break;
+                }
+                case OP_PRELOAD: {
+                    Box b;
+                    pick_box(g, &b);
+                    P.boxes.push_back(b);
+                    preloaded.push_back(P.boxes.size() - 1);
+                    out.push_back({OP_PRELOAD, (uint8_t)b.rw, (int32_t)(P.boxes.size() - 1), 0});
+                    box_accesses(b, 1 + (int)(g() % 6));
+                    break;
+                }
+                case OP_OVERLOAD: {
+                    size_t bi = preloaded[g() % preloaded.size()];
+                    Box b = P.boxes[bi];
+                    out.push_back({OP_OVERLOAD, (uint8_t)b.rw, (int32_t)bi, 0});
+                    box_accesses(b, 1 + (int)(g() % 6));
+                    break;
+                }
             }
         }
     }
@@ -713,8 +773,9 @@ std::vector<size_t> Stress::box_pages(const Box &b) const
     std::vector<size_t> out;
     size_t rows = b.nd == 3 ? b.len[0] * b.len[1] : b.len[0];
     for (size_t r = 0; r < rows; r++) {
-        size_t i = b.nd == 3 ? ((b.lo[0] + r / b.len[1]) * A.dims[1] + b.lo[1] + r % b.len[1]) * A.dims[2] + b.lo[2]
-                             : (b.lo[0] + r) * A.dims[1] + b.lo[1];
+        size_t i = b.nd == 3
+                       ? ((b.lo[0] + r / b.len[1]) * A.dims[1] + b.lo[1] + r % b.len[1]) * A.dims[2] + b.lo[2]
+                       : (b.lo[0] + r) * A.dims[1] + b.lo[1];
         uintptr_t a0 = (uintptr_t)(A.base + i * A.elem), a1 = a0 + b.len[b.nd - 1] * A.elem - 1;
         for (size_t p = a0 / pg; p <= a1 / pg; p++) out.push_back(p);
     }
@@ -729,13 +790,17 @@ std::vector<size_t> Stress::box_pages(const Box &b) const
  * interval, another thread). KY_TEST_STRESS_OVERLOAD=all keeps them (an overload that keeps every write). */
 void Stress::drop_doomed_writes()
 {
-    struct Ov { int stream, sub, k; std::vector<size_t> pages; };
+    struct Ov {
+        int stream, sub, k;
+        std::vector<size_t> pages;
+    };
     std::vector<std::vector<Ov>> ovs(n);
     for (int st = 0; st < n * T; st++)
         for (int s = 0; s < P.nsub; s++) {
             auto &ops = P.ops[(size_t)st * P.nsub + s];
             for (size_t k = 0; k < ops.size(); k++)
-                if (ops[k].type == OP_OVERLOAD) ovs[stream_rank(st)].push_back({st, s, (int)k, box_pages(P.boxes[ops[k].a])});
+                if (ops[k].type == OP_OVERLOAD)
+                    ovs[stream_rank(st)].push_back({st, s, (int)k, box_pages(P.boxes[ops[k].a])});
         }
     for (int st = 0; st < n * T; st++) {
         int r = stream_rank(st);
@@ -793,7 +858,8 @@ std::string Stress::where(size_t e) const
     size_t i = e - A.first;
     std::string c;
     size_t x = i;
-    for (int d = (int)A.dims.size() - 1; d >= 0; d--) c = "[" + std::to_string(x % A.dims[d]) + "]" + c, x /= A.dims[d];
+    for (int d = (int)A.dims.size() - 1; d >= 0; d--)
+        c = "[" + std::to_string(x % A.dims[d]) + "]" + c, x /= A.dims[d];
     char s[256];
     std::string hh = home_hi[e] != home_lo[e] ? " and " + std::to_string(home_hi[e]) : "";
     snprintf(s, sizeof s, "%s%s (element %zu, byte %zu of the array's page %zu), owner %d, page home %d%s",
@@ -805,8 +871,8 @@ std::string Stress::where(size_t e) const
 std::string Stress::describe_write(const WRec &w) const
 {
     char s[160];
-    snprintf(s, sizeof s, "written by rank %d thread %d in round %d interval %d (after %s), op %d", stream_rank(w.stream),
-             w.stream % T, P.round, w.sub, sync_name(P.begin[w.sub]), w.k);
+    snprintf(s, sizeof s, "written by rank %d thread %d in round %d interval %d (after %s), op %d",
+             stream_rank(w.stream), w.stream % T, P.round, w.sub, sync_name(P.begin[w.sub]), w.k);
     return s;
 }
 
@@ -818,7 +884,8 @@ std::string Stress::structure() const
     return r;
 }
 
-/* A thread's operations from (s0, k0) to (s1, k1), exclusive, for a diagnosis: "write, lock, |ky_sync| read". */
+/* A thread's operations from (s0, k0) to (s1, k1), exclusive, for a diagnosis: "write, lock, |ky_sync| read".
+ */
 std::string Stress::ops_between(int stream, int s0, int k0, int s1, int k1) const
 {
     std::string r;
@@ -854,7 +921,8 @@ std::string Stress::page_history(size_t e, int upto_sub) const
             for (size_t k = 0; k < ops.size(); k++) {
                 const Op &o = ops[k];
                 std::string what;
-                if ((o.type == OP_PRELOAD || o.type == OP_OVERLOAD) && arrs[P.boxes[o.a].arr].base == arrs[arr_of[e]].base) {
+                if ((o.type == OP_PRELOAD || o.type == OP_OVERLOAD) &&
+                    arrs[P.boxes[o.a].arr].base == arrs[arr_of[e]].base) {
                     std::vector<size_t> pages = box_pages(P.boxes[o.a]);
                     if (std::binary_search(pages.begin(), pages.end(), a0 / pg) ||
                         std::binary_search(pages.begin(), pages.end(), a1 / pg))
@@ -865,8 +933,8 @@ std::string Stress::page_history(size_t e, int upto_sub) const
                     what = "lock";
                 }
                 if (what.empty()) continue;
-                r += " " + what + "@r" + std::to_string(stream_rank(st)) + "t" + std::to_string(st % T) + "op" +
-                     std::to_string(k);
+                r += " " + what + "@r" + std::to_string(stream_rank(st)) + "t" + std::to_string(st % T) +
+                     "op" + std::to_string(k);
                 if (r.size() > 900) return r + " ...";
             }
         }
@@ -895,11 +963,13 @@ std::string Stress::origin(size_t e, const void *bytes) const
         const Who &h = who[e];
         if (h.round < 0) return "the initial zero";
         char s[160];
-        snprintf(s, sizeof s, "the reference value, written by rank %d thread %d in round %d interval %d op %d",
+        snprintf(s, sizeof s,
+                 "the reference value, written by rank %d thread %d in round %d interval %d op %d",
                  stream_rank(h.stream), h.stream % T, h.round, h.sub, h.k);
         return s;
     }
-    if (!A.prev.empty() && !memcmp(bytes, &A.prev[i * A.elem], A.elem)) return "the value before the last barrier (stale)";
+    if (!A.prev.empty() && !memcmp(bytes, &A.prev[i * A.elem], A.elem))
+        return "the value before the last barrier (stale)";
     std::vector<uint8_t> buf(A.elem);
     for (int j = P.wstart[e]; j < P.wstart[e + 1]; j++) {
         encode(A.kind, P.w[j].v, buf.data());
@@ -930,17 +1000,20 @@ void Stress::op_read(int t, int s, int k, const Op &op)
     cnt[OP_READ]++;
     if (!x) return;
     cnt[C_CHECKED]++;
-    if (src) encode(A.kind, src->v, want);
-    else memcpy(want, &A.ref[(e - A.first) * A.elem], A.elem);
+    if (src)
+        encode(A.kind, src->v, want);
+    else
+        memcpy(want, &A.ref[(e - A.first) * A.elem], A.elem);
     if (!memcmp(got, want, A.elem)) return;
     std::string since = src && src->stream == stream ? "; this thread's operations since the write:" +
                                                            ops_between(stream, src->sub, src->k, s, k)
                                                      : "";
-    fail("round %d (%s) interval %d (after %s) thread %d op %d: read %s: expected %s (%s), got %s (%s)%s; the "
-         "round's bulk operations on its page, its writes and its writer rank's locks:%s",
-         P.round, structure().c_str(), s, sync_name(P.begin[s]), t, k, where(e).c_str(), show(A.kind, want).c_str(),
-         src ? describe_write(*src).c_str() : origin(e, want).c_str(), show(A.kind, got).c_str(),
-         origin(e, got).c_str(), since.c_str(), page_history(e, s).c_str());
+    fail(
+        "round %d (%s) interval %d (after %s) thread %d op %d: read %s: expected %s (%s), got %s (%s)%s; the "
+        "round's bulk operations on its page, its writes and its writer rank's locks:%s",
+        P.round, structure().c_str(), s, sync_name(P.begin[s]), t, k, where(e).c_str(),
+        show(A.kind, want).c_str(), src ? describe_write(*src).c_str() : origin(e, want).c_str(),
+        show(A.kind, got).c_str(), origin(e, got).c_str(), since.c_str(), page_history(e, s).c_str());
 }
 
 void Stress::op_lock(int t, int s, int k, const Op &op)
@@ -960,38 +1033,63 @@ void Stress::op_lock(int t, int s, int k, const Op &op)
         st = ky_lock(id);
     }
     if (st != KY_OK) {
-        fail("round %d interval %d thread %d op %d: lock %d -> %d: %s", P.round, s, t, k, id, st, ky_last_error());
+        fail("round %d interval %d thread %d op %d: lock %d -> %d: %s", P.round, s, t, k, id, st,
+             ky_last_error());
         return;
     }
     int other = holder[stripe].exchange(t + 1);
     if (other)
-        fail("round %d interval %d thread %d op %d: %s(%d) granted while thread %d of this rank holds it", P.round, s,
-             t, k, op.flag & LK_TRY ? "ky_trylock" : "ky_lock", id, other - 1);
+        fail("round %d interval %d thread %d op %d: %s(%d) granted while thread %d of this rank holds it",
+             P.round, s, t, k, op.flag & LK_TRY ? "ky_trylock" : "ky_lock", id, other - 1);
     long *d = lockd + (size_t)stripe * (2 + lock_cap), c = d[0], lo = lock_count[stripe];
     if (c < lo || c >= lo + P.lock_n[stripe])
-        fail("round %d interval %d (after %s) thread %d op %d: under lock %d the count of stripe %d is %ld, expected "
-             "%ld .. %ld (holders' writes lost or stale)",
-             P.round, s, sync_name(P.begin[s]), t, k, id, stripe, c, lo, lo + P.lock_n[stripe] - 1);
+        fail(
+            "round %d interval %d (after %s) thread %d op %d: under lock %d the count of stripe %d is %ld, "
+            "expected "
+            "%ld .. %ld (holders' writes lost or stale)",
+            P.round, s, sync_name(P.begin[s]), t, k, id, stripe, c, lo, lo + P.lock_n[stripe] - 1);
     long prev = d[2 + (size_t)c % lock_cap];
     if (c >= lo && P.lock_src.count((uint64_t)prev))
-        fail("round %d (%s) interval %d (after %s) thread %d op %d: under lock %d the count of stripe %d is %ld but "
-             "log slot %ld already holds %s: this holder did not see the previous holder's count",
-             P.round, structure().c_str(), s, sync_name(P.begin[s]), t, k, id, stripe, c, c, lock_entry(prev).c_str());
+        fail(
+            "round %d (%s) interval %d (after %s) thread %d op %d: under lock %d the count of stripe %d is "
+            "%ld but "
+            "log slot %ld already holds %s: this holder did not see the previous holder's count",
+            P.round, structure().c_str(), s, sync_name(P.begin[s]), t, k, id, stripe, c, c,
+            lock_entry(prev).c_str());
     ky_dsm_stats_t s0;
     ky_dsm_stats(&s0);
-    LockSeen seen = {t, k, stripe, op.flag, (int)syscall(SYS_gettid), c, d[1], op.v, mono_ns(), 0, s0.write_faults, 0, s0.twins, 0, s0.diffs, 0, s0.diff_bytes, 0};
+    LockSeen seen = {t,
+                     k,
+                     stripe,
+                     op.flag,
+                     (int)syscall(SYS_gettid),
+                     c,
+                     d[1],
+                     op.v,
+                     mono_ns(),
+                     0,
+                     s0.write_faults,
+                     0,
+                     s0.twins,
+                     0,
+                     s0.diffs,
+                     0,
+                     s0.diff_bytes,
+                     0};
     d[2 + (size_t)c % lock_cap] = (long)op.v;
     d[0] = c + 1;
     d[1] += lock_amount(op.v);
     if (op.flag & LK_NESTED) {
-        if ((st = ky_lock(kLockGlobal)) != KY_OK) fail("nested ky_lock -> %d: %s", st, ky_last_error());
+        if ((st = ky_lock(kLockGlobal)) != KY_OK)
+            fail("nested ky_lock -> %d: %s", st, ky_last_error());
         else {
             if ((other = holder[kStripes].exchange(t + 1)))
-                fail("round %d thread %d op %d: ky_lock(%d) granted while thread %d of this rank holds it", P.round, t, k,
-                     kLockGlobal, other - 1);
+                fail("round %d thread %d op %d: ky_lock(%d) granted while thread %d of this rank holds it",
+                     P.round, t, k, kLockGlobal, other - 1);
             gctr[0]++;
             holder[kStripes] = 0;
-            if ((st = ky_unlock(kLockGlobal)) != KY_OK) fail("nested ky_unlock -> %d: %s", st, ky_last_error());
+            if ((st = ky_unlock(kLockGlobal)) != KY_OK)
+                fail("nested ky_unlock -> %d: %s", st, ky_last_error());
         }
     }
     holder[stripe] = 0;
@@ -1013,7 +1111,8 @@ void Stress::op_claim(int t, int s, int k, const Op &op)
     int st = ky_compare_swap(p, w, 0, op.v, &old);
     cnt[OP_CLAIM]++;
     if (st != KY_OK) {
-        fail("round %d thread %d op %d: ky_compare_swap(claim) -> %d: %s", P.round, t, k, st, ky_last_error());
+        fail("round %d thread %d op %d: ky_compare_swap(claim) -> %d: %s", P.round, t, k, st,
+             ky_last_error());
         return;
     }
     if (old == 0) {
@@ -1023,9 +1122,11 @@ void Stress::op_claim(int t, int s, int k, const Op &op)
     }
     int by = (int)(old & 0xff) - 1;
     if (by < 0 || by >= n * T || !(P.claim_mask[w == 8][slot] >> by & 1))
-        fail("round %d interval %d thread %d op %d: claim of %d-byte slot %d found %#llx, which no claimer of this slot "
-             "wrote",
-             P.round, s, t, k, w, slot, (unsigned long long)old);
+        fail(
+            "round %d interval %d thread %d op %d: claim of %d-byte slot %d found %#llx, which no claimer of "
+            "this slot "
+            "wrote",
+            P.round, s, t, k, w, slot, (unsigned long long)old);
 }
 
 void Stress::run_ops(int t, int s)
@@ -1038,66 +1139,80 @@ void Stress::run_ops(int t, int s)
     for (size_t k = 0; k < ops.size(); k++) {
         const Op &op = ops[k];
         switch (op.type) {
-        case OP_READ: op_read(t, s, (int)k, op); break;
-        case OP_WRITE: {
-            const Arr &A = arrs[arr_of[op.a]];
-            std::shared_lock<std::shared_mutex> lk(region_mu, std::defer_lock);
-            if (A.region) lk.lock();
-            store(A.kind, ptr(op.a), op.v);
-            cnt[OP_WRITE]++;
-            break;
-        }
-        case OP_LOCK: op_lock(t, s, (int)k, op); break;
-        case OP_FADD: {
-            int c = op.a;
-            long old = kyt::fadd(&fctr[(size_t)c * kCounterStride], (long)op.v);
-            cnt[OP_FADD]++;
-            long lo = std::max(fbase[c], seen[c]), hi = fbase[c] + P.fadd[c] - (long)op.v;
-            if (old == LONG_MIN) fail("ky_fetch_add -> LONG_MIN: %s", ky_last_error());
-            else if (old < lo || old > hi)
-                fail("round %d interval %d (after %s) thread %d op %zu: kyt::fadd(counter %d, %ld) returned %ld, "
-                     "expected %ld .. %ld",
-                     P.round, s, sync_name(P.begin[s]), t, k, c, (long)op.v, old, lo, hi);
-            else seen[c] = old + (long)op.v;
-            if (c == 0 && old != LONG_MIN) f0_olds[t].push_back(old);
-            break;
-        }
-        case OP_CASINC: {
-            int w = op.a, bytes = w < 16 ? 4 : 8;
-            void *p = w < 16 ? (void *)(casw + 4 * w) : (void *)(casw + 64 + 8 * (w - 16));
-            uint64_t guess = cas_seen[w], old = 0, mask = bytes == 4 ? 0xffffffffull : ~0ull;
-            int st;
-            for (;;) {
-                st = ky_compare_swap(p, bytes, guess, (guess + 1) & mask, &old);
-                if (st != KY_OK || old == guess) break;
-                cnt[C_CASRETRY]++;
-                guess = old;
+            case OP_READ:
+                op_read(t, s, (int)k, op);
+                break;
+            case OP_WRITE: {
+                const Arr &A = arrs[arr_of[op.a]];
+                std::shared_lock<std::shared_mutex> lk(region_mu, std::defer_lock);
+                if (A.region) lk.lock();
+                store(A.kind, ptr(op.a), op.v);
+                cnt[OP_WRITE]++;
+                break;
             }
-            cnt[OP_CASINC]++;
-            if (st != KY_OK) fail("ky_compare_swap(%d bytes) -> %d: %s", bytes, st, ky_last_error());
-            else if (((guess - cas_base[w]) & mask) >= (uint64_t)P.cas_inc[w])
-                fail("round %d thread %d op %zu: cas word %d was %#llx, beyond base %#llx + %ld increments", P.round, t,
-                     k, w, (unsigned long long)guess, (unsigned long long)cas_base[w], P.cas_inc[w]);
-            cas_seen[w] = (guess + 1) & mask;
-            break;
-        }
-        case OP_CLAIM: op_claim(t, s, (int)k, op); break;
-        case OP_PRELOAD:
-        case OP_OVERLOAD: {
-            const Box &b = P.boxes[op.a];
-            const Arr &A = arrs[b.arr];
-            size_t i = 0;
-            for (int d = 0; d < b.nd; d++) i = i * A.dims[d] + b.lo[d];
-            std::unique_lock<std::shared_mutex> lk(region_mu, std::defer_lock);
-            if (op.type == OP_OVERLOAD) lk.lock();
-            int st = (op.type == OP_PRELOAD ? ky_preload_array : ky_overload_array)(A.base + i * A.elem, A.dims.data(),
-                                                                                    b.len, b.nd, A.elem, b.rw);
-            cnt[op.type]++;
-            if (st != KY_OK)
-                fail("round %d thread %d op %zu: %s of %s -> %d: %s", P.round, t, k, op_name(op.type), A.name.c_str(), st,
-                     ky_last_error());
-            break;
-        }
+            case OP_LOCK:
+                op_lock(t, s, (int)k, op);
+                break;
+            case OP_FADD: {
+                int c = op.a;
+                long old = kyt::fadd(&fctr[(size_t)c * kCounterStride], (long)op.v);
+                cnt[OP_FADD]++;
+                long lo = std::max(fbase[c], seen[c]), hi = fbase[c] + P.fadd[c] - (long)op.v;
+                if (old == LONG_MIN)
+                    fail("ky_fetch_add -> LONG_MIN: %s", ky_last_error());
+                else if (old < lo || old > hi)
+                    fail(
+                        "round %d interval %d (after %s) thread %d op %zu: kyt::fadd(counter %d, %ld) "
+                        "returned %ld, "
+                        "expected %ld .. %ld",
+                        P.round, s, sync_name(P.begin[s]), t, k, c, (long)op.v, old, lo, hi);
+                else
+                    seen[c] = old + (long)op.v;
+                if (c == 0 && old != LONG_MIN) f0_olds[t].push_back(old);
+                break;
+            }
+            case OP_CASINC: {
+                int w = op.a, bytes = w < 16 ? 4 : 8;
+                void *p = w < 16 ? (void *)(casw + 4 * w) : (void *)(casw + 64 + 8 * (w - 16));
+                uint64_t guess = cas_seen[w], old = 0, mask = bytes == 4 ? 0xffffffffull : ~0ull;
+                int st;
+                for (;;) {
+                    st = ky_compare_swap(p, bytes, guess, (guess + 1) & mask, &old);
+                    if (st != KY_OK || old == guess) break;
+                    cnt[C_CASRETRY]++;
+                    guess = old;
+                }
+                cnt[OP_CASINC]++;
+                if (st != KY_OK)
+                    fail("ky_compare_swap(%d bytes) -> %d: %s", bytes, st, ky_last_error());
+                else if (((guess - cas_base[w]) & mask) >= (uint64_t)P.cas_inc[w])
+                    fail(
+                        "round %d thread %d op %zu: cas word %d was %#llx, beyond base %#llx + %ld "
+                        "increments",
+                        P.round, t, k, w, (unsigned long long)guess, (unsigned long long)cas_base[w],
+                        P.cas_inc[w]);
+                cas_seen[w] = (guess + 1) & mask;
+                break;
+            }
+            case OP_CLAIM:
+                op_claim(t, s, (int)k, op);
+                break;
+            case OP_PRELOAD:
+            case OP_OVERLOAD: {
+                const Box &b = P.boxes[op.a];
+                const Arr &A = arrs[b.arr];
+                size_t i = 0;
+                for (int d = 0; d < b.nd; d++) i = i * A.dims[d] + b.lo[d];
+                std::unique_lock<std::shared_mutex> lk(region_mu, std::defer_lock);
+                if (op.type == OP_OVERLOAD) lk.lock();
+                int st = (op.type == OP_PRELOAD ? ky_preload_array : ky_overload_array)(
+                    A.base + i * A.elem, A.dims.data(), b.len, b.nd, A.elem, b.rw);
+                cnt[op.type]++;
+                if (st != KY_OK)
+                    fail("round %d thread %d op %zu: %s of %s -> %d: %s", P.round, t, k, op_name(op.type),
+                         A.name.c_str(), st, ky_last_error());
+                break;
+            }
         }
     }
 }
@@ -1134,13 +1249,15 @@ void Stress::check_data(int t)
                 if (!memcmp(got, want, A.elem)) continue;
                 size_t e = A.first + i;
                 if (bad++ < 2)
-                    fail("round %d (%s): after ky_barrier %s: expected %s (%s), got %s (%s); the round's bulk "
-                         "operations on its page, its writes and its writer rank's locks:%s",
-                         P.round, structure().c_str(), where(e).c_str(), show(A.kind, want).c_str(),
-                         origin(e, want).c_str(), show(A.kind, got).c_str(), origin(e, got).c_str(),
-                         page_history(e, P.nsub - 1).c_str());
+                    fail(
+                        "round %d (%s): after ky_barrier %s: expected %s (%s), got %s (%s); the round's bulk "
+                        "operations on its page, its writes and its writer rank's locks:%s",
+                        P.round, structure().c_str(), where(e).c_str(), show(A.kind, want).c_str(),
+                        origin(e, want).c_str(), show(A.kind, got).c_str(), origin(e, got).c_str(),
+                        page_history(e, P.nsub - 1).c_str());
             }
-            if (bad > 2) fail("round %d: %s page %zu: %d wrong elements in all", P.round, A.name.c_str(), p, bad);
+            if (bad > 2)
+                fail("round %d: %s page %zu: %d wrong elements in all", P.round, A.name.c_str(), p, bad);
         }
     }
 }
@@ -1155,10 +1272,12 @@ void Stress::dump_lock_seen(int stripe) const
     for (int t = 0; t < T; t++)
         for (const LockSeen &x : lock_seen[t])
             if (x.stripe == stripe || stripe < 0)
-                fprintf(f, "round %d stripe %d rank %d thread %d op %d flag %d saw count %ld sum %ld wrote tag %llx in %llu out %llu wf %llu twins %llu diffs %llu diff_bytes %llu tid %d\n",
+                fprintf(f,
+                        "round %d stripe %d rank %d thread %d op %d flag %d saw count %ld sum %ld wrote tag "
+                        "%llx in %llu out %llu wf %llu twins %llu diffs %llu diff_bytes %llu tid %d\n",
                         P.round, x.stripe, me, x.t, x.k, x.flag, x.c, x.sum, (unsigned long long)x.tag,
-                        (unsigned long long)x.t_in, (unsigned long long)x.t_out, x.wf1 - x.wf0, x.twins1 - x.twins0,
-                        x.diffs1 - x.diffs0, x.db1 - x.db0, x.tid);
+                        (unsigned long long)x.t_in, (unsigned long long)x.t_out, x.wf1 - x.wf0,
+                        x.twins1 - x.twins0, x.diffs1 - x.diffs0, x.db1 - x.db0, x.tid);
     fclose(f);
 }
 
@@ -1169,17 +1288,21 @@ void Stress::check_specials()
         long *d = lockd + (size_t)k * (2 + lock_cap);
         long want_c = lock_count[k] + P.lock_n[k];
         std::vector<uint64_t> got, want = P.lock_tags[k];
-        for (int i = 0; i < P.lock_n[k]; i++) got.push_back((uint64_t)d[2 + (size_t)(lock_count[k] + i) % lock_cap]);
+        for (int i = 0; i < P.lock_n[k]; i++)
+            got.push_back((uint64_t)d[2 + (size_t)(lock_count[k] + i) % lock_cap]);
         std::sort(got.begin(), got.end()), std::sort(want.begin(), want.end());
         long want_s = lock_sum[k] + P.lock_add[k];
         if (d[0] != want_c || d[1] != want_s || got != want) {
             std::vector<uint64_t> missing;
-            std::set_difference(want.begin(), want.end(), got.begin(), got.end(), std::back_inserter(missing));
-            fail("round %d (%s): lock stripe %d (lock %d, data on page home %d): count %ld, expected %ld; sum %ld, "
-                 "expected %ld; %zu of %d log entries of this round missing%s%s",
-                 P.round, structure().c_str(), k, kLockBase + k, ky_home_of(d), d[0], want_c, d[1], want_s,
-                 missing.size(), P.lock_n[k], missing.empty() ? "" : ", first: ",
-                 missing.empty() ? "" : lock_entry(missing[0]).c_str());
+            std::set_difference(want.begin(), want.end(), got.begin(), got.end(),
+                                std::back_inserter(missing));
+            fail(
+                "round %d (%s): lock stripe %d (lock %d, data on page home %d): count %ld, expected %ld; sum "
+                "%ld, "
+                "expected %ld; %zu of %d log entries of this round missing%s%s",
+                P.round, structure().c_str(), k, kLockBase + k, ky_home_of(d), d[0], want_c, d[1], want_s,
+                missing.size(), P.lock_n[k],
+                missing.empty() ? "" : ", first: ", missing.empty() ? "" : lock_entry(missing[0]).c_str());
             dump_lock_seen(-1);
         }
         lock_count[k] = want_c, lock_sum[k] = want_s;
@@ -1199,7 +1322,8 @@ void Stress::check_specials()
     for (int w = 0; w < kCasWords; w++) {
         int bytes = w < 16 ? 4 : 8;
         void *p = w < 16 ? (void *)(casw + 4 * w) : (void *)(casw + 64 + 8 * (w - 16));
-        uint64_t mask = bytes == 4 ? 0xffffffffull : ~0ull, want = (cas_base[w] + P.cas_inc[w]) & mask, old = 0;
+        uint64_t mask = bytes == 4 ? 0xffffffffull : ~0ull, want = (cas_base[w] + P.cas_inc[w]) & mask,
+                 old = 0;
         int st = ky_compare_swap(p, bytes, 0, 0, &old);
         if (st != KY_OK || old != want)
             fail("round %d: cas word %d (%d bytes) is %#llx, expected %#llx (status %d)", P.round, w, bytes,
@@ -1214,19 +1338,22 @@ void Stress::check_specials()
             size_t gslot = (size_t)P.round * kSlotsPerRound + x.first % kSlotsPerRound;
             bool wide = x.first >= kSlotsPerRound;
             uint64_t old = 0;
-            int st = ky_compare_swap(wide ? (void *)&slots64[gslot] : (void *)&slots32[gslot], wide ? 8 : 4, 0, 0, &old);
+            int st = ky_compare_swap(wide ? (void *)&slots64[gslot] : (void *)&slots32[gslot], wide ? 8 : 4,
+                                     0, 0, &old);
             if (st != KY_OK || old != x.second)
-                fail("round %d: claimed %d-byte slot %d holds %#llx, the winner wrote %#llx", P.round, wide ? 8 : 4,
-                     x.first % kSlotsPerRound, (unsigned long long)old, (unsigned long long)x.second);
-            else cnt[C_VERIFIED]++;
+                fail("round %d: claimed %d-byte slot %d holds %#llx, the winner wrote %#llx", P.round,
+                     wide ? 8 : 4, x.first % kSlotsPerRound, (unsigned long long)old,
+                     (unsigned long long)x.second);
+            else
+                cnt[C_VERIFIED]++;
         }
     ky_comm_barrier();
     MPI_Allreduce(wins.data(), all.data(), 2 * kSlotsPerRound, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     for (int j = 0; j < 2 * kSlotsPerRound; j++) {
         int tried = P.claim_mask[j >= kSlotsPerRound][j % kSlotsPerRound] != 0;
         if (all[j] != tried)
-            fail("round %d: %d-byte slot %d was won %d times, expected %d", P.round, j >= kSlotsPerRound ? 8 : 4,
-                 j % kSlotsPerRound, all[j], tried);
+            fail("round %d: %d-byte slot %d was won %d times, expected %d", P.round,
+                 j >= kSlotsPerRound ? 8 : 4, j % kSlotsPerRound, all[j], tried);
     }
     /* counter 0 (adds of 1): every old value exactly once over all ranks */
     std::vector<long> mine, every;
@@ -1246,8 +1373,10 @@ void Stress::check_specials()
     long base0 = fbase[0] - P.fadd[0];
     for (int i = 0; i < total; i++)
         if (every[i] != base0 + i) {
-            fail("round %d: kyt::fadd(counter 0, 1) old values: position %d is %ld, expected %ld (each value once)",
-                 P.round, i, every[i], base0 + i);
+            fail(
+                "round %d: kyt::fadd(counter 0, 1) old values: position %d is %ld, expected %ld (each value "
+                "once)",
+                P.round, i, every[i], base0 + i);
             break;
         }
     for (int t = 0; t < T; t++) f0_olds[t].clear(), won[t].clear(), lock_seen[t].clear();
@@ -1266,7 +1395,8 @@ bool Stress::run()
                 wait();
                 if (t == 0) {
                     int st = do_sync(P.end[s]);
-                    if (st != KY_OK) fail("round %d: %s -> %d: %s", round, sync_name(P.end[s]), st, ky_last_error());
+                    if (st != KY_OK)
+                        fail("round %d: %s -> %d: %s", round, sync_name(P.end[s]), st, ky_last_error());
                 }
                 wait();
             }
@@ -1287,7 +1417,8 @@ bool Stress::run()
             }
             wait();
             if (stop) {
-                if (t == 0 && me == 0) printf("stress(%s): stopped after round %d (failures above)\n", prof.name, round);
+                if (t == 0 && me == 0)
+                    printf("stress(%s): stopped after round %d (failures above)\n", prof.name, round);
                 break;
             }
         }
@@ -1302,23 +1433,37 @@ bool Stress::run()
     uint64_t all_ops = 0;
     for (int i = 0; i < OP_NTYPES; i++) all_ops += c[i];
     if (me == 0)
-        printf("stress(%s): %llu operations in %.2f s (%.0f/s): %llu reads (%llu checked, %llu skipped), %llu writes, "
-               "%llu locks (%llu trylock busy), %llu fetch_adds, %llu cas increments (%llu retries), %llu claims "
-               "(%llu won, %llu verified), %llu preloads, %llu overloads\n",
-               prof.name, (unsigned long long)all_ops, secs, all_ops / secs, (unsigned long long)c[OP_READ],
-               (unsigned long long)c[C_CHECKED], (unsigned long long)c[C_SKIPPED], (unsigned long long)c[OP_WRITE],
-               (unsigned long long)c[OP_LOCK], (unsigned long long)c[C_BUSY], (unsigned long long)c[OP_FADD],
-               (unsigned long long)c[OP_CASINC], (unsigned long long)c[C_CASRETRY], (unsigned long long)c[OP_CLAIM],
-               (unsigned long long)c[C_WON], (unsigned long long)c[C_VERIFIED], (unsigned long long)c[OP_PRELOAD],
-               (unsigned long long)c[OP_OVERLOAD]);
+        printf(
+            "stress(%s): %llu operations in %.2f s (%.0f/s): %llu reads (%llu checked, %llu skipped), %llu "
+            "writes, "
+            "%llu locks (%llu trylock busy), %llu fetch_adds, %llu cas increments (%llu retries), %llu "
+            "claims "
+            "(%llu won, %llu verified), %llu preloads, %llu overloads\n",
+            prof.name, (unsigned long long)all_ops, secs, all_ops / secs, (unsigned long long)c[OP_READ],
+            (unsigned long long)c[C_CHECKED], (unsigned long long)c[C_SKIPPED],
+            (unsigned long long)c[OP_WRITE], (unsigned long long)c[OP_LOCK], (unsigned long long)c[C_BUSY],
+            (unsigned long long)c[OP_FADD], (unsigned long long)c[OP_CASINC],
+            (unsigned long long)c[C_CASRETRY], (unsigned long long)c[OP_CLAIM], (unsigned long long)c[C_WON],
+            (unsigned long long)c[C_VERIFIED], (unsigned long long)c[OP_PRELOAD],
+            (unsigned long long)c[OP_OVERLOAD]);
     for (auto &f : fails) ADD_FAILURE() << "rank " << me << ": " << f;
-    if (nfails > (long)fails.size()) ADD_FAILURE() << "rank " << me << ": " << nfails - (long)fails.size() << " more";
+    if (nfails > (long)fails.size())
+        ADD_FAILURE() << "rank " << me << ": " << nfails - (long)fails.size() << " more";
     teardown();
     return kyt::all(nfails == 0);
 }
 
-TEST(DsmStress, Mixed) { EXPECT_TRUE(Stress(kMixed).run()); }
-TEST(DsmStress, Locks) { EXPECT_TRUE(Stress(kLocks).run()); }
-TEST(DsmStress, Regions) { EXPECT_TRUE(Stress(kRegions).run()); }
+TEST(DsmStress, Mixed)
+{
+    EXPECT_TRUE(Stress(kMixed).run());
+}
+TEST(DsmStress, Locks)
+{
+    EXPECT_TRUE(Stress(kLocks).run());
+}
+TEST(DsmStress, Regions)
+{
+    EXPECT_TRUE(Stress(kRegions).run());
+}
 
-} // namespace
+}  // namespace

@@ -25,8 +25,7 @@ class Plan : public kyt::MemkindTest {
         int me = ky_rank(), n = ky_nranks();
         std::vector<uint8_t> src(lextent(), 0);
         for (size_t k = 0; k < count[2]; k++)
-            for (size_t j = 0; j < count[1]; j++)
-                memset(&src[k * lstride[1] + j * lstride[0]], v, count[0]);
+            for (size_t j = 0; j < count[1]; j++) memset(&src[k * lstride[1] + j * lstride[0]], v, count[0]);
         /* the same local buffer every time: a plan is keyed on peers, shape and buffers */
         if (!lb) lb = kyt::mem_alloc(kind, src.size());
         kyt::mem_write(kind, lb, src.data(), src.size());
@@ -71,7 +70,8 @@ TEST_P(Plan, RepeatedStridedPutHitsTheCache)
     int remote = 0;
     for (int t = 0; t < ky_nranks(); t++)
         if (t != ky_rank()) remote++;
-    EXPECT_GE(b.plan_hits - a.plan_hits, (uint64_t)reps * remote) << "repeated strided put did not hit the plan cache";
+    EXPECT_GE(b.plan_hits - a.plan_hits, (uint64_t)reps * remote)
+        << "repeated strided put did not hit the plan cache";
     EXPECT_EQ(0u, b.plan_misses - a.plan_misses) << "a repeat was planned again";
     EXPECT_TRUE(kyt::all(ok));
     KYT_EXPECT_OK(ky_seg_destroy(seg));
@@ -87,7 +87,8 @@ TEST_P(Plan, RepeatedStridedPutHitsTheCache)
     ky_comm_stats_t c = kyt::stats();
     ok = put_round(seg, slot, 0x77);
     ky_comm_stats_t d = kyt::stats();
-    EXPECT_GE(d.plan_misses - c.plan_misses, (uint64_t)remote) << "the new segment reused plans of the old one";
+    EXPECT_GE(d.plan_misses - c.plan_misses, (uint64_t)remote)
+        << "the new segment reused plans of the old one";
     EXPECT_TRUE(kyt::all(ok));
     KYT_EXPECT_OK(ky_seg_destroy(seg));
 }
@@ -100,7 +101,8 @@ TEST_P(Plan, DifferentSegmentSameShapeDoesNotShareAPlan)
     KYT_EXPECT_OK(ky_seg_create(nullptr, slot * ky_nranks(), kind, device(), &s1));
     KYT_EXPECT_OK(ky_seg_create(nullptr, slot * ky_nranks() + 64, kind, device(), &s2));
     KYT_EXPECT_OK(ky_comm_barrier());
-    bool ok = put_round(s1, slot, 5) && put_round(s2, slot, 6) && put_round(s1, slot, 7) && put_round(s2, slot, 8);
+    bool ok =
+        put_round(s1, slot, 5) && put_round(s2, slot, 6) && put_round(s1, slot, 7) && put_round(s2, slot, 8);
     EXPECT_TRUE(kyt::all(ok));
     KYT_EXPECT_OK(ky_seg_destroy(s1));
     KYT_EXPECT_OK(ky_seg_destroy(s2));
@@ -140,4 +142,4 @@ TEST_P(Plan, RepeatedVectorStaysCorrect)
 
 INSTANTIATE_TEST_SUITE_P(Mem, Plan, ::testing::ValuesIn(kyt::memkinds()), kyt::MemkindName());
 
-} // namespace
+}  // namespace

@@ -9,14 +9,14 @@
 static int failures;
 static int me = -1;
 
-#define CHECK_EQ(want, got)                                                                              \
-    do {                                                                                                 \
-        long w_ = (long)(want), g_ = (long)(got);                                                        \
-        if (w_ != g_) {                                                                                  \
+#define CHECK_EQ(want, got)                                                                                \
+    do {                                                                                                   \
+        long w_ = (long)(want), g_ = (long)(got);                                                          \
+        if (w_ != g_) {                                                                                    \
             fprintf(stderr, "[rank %d] %s:%d: %s: want %ld, got %ld (%s)\n", me, __FILE__, __LINE__, #got, \
-                    w_, g_, ky_last_error());                                                            \
-            failures++;                                                                                  \
-        }                                                                                                \
+                    w_, g_, ky_last_error());                                                              \
+            failures++;                                                                                    \
+        }                                                                                                  \
     } while (0)
 
 static void all_not_init(const char *when)
@@ -85,7 +85,9 @@ int main(int argc, char **argv)
     /* finalize frees the segment still alive */
     CHECK_EQ(KY_OK, ky_finalize());
     all_not_init("after ky_finalize");
-    if (failures) fprintf(stderr, "[rank %d] %d failures\n", me, failures);
-    else fprintf(stderr, "[rank %d] preinit: all checks passed\n", me);
+    if (failures)
+        fprintf(stderr, "[rank %d] %d failures\n", me, failures);
+    else
+        fprintf(stderr, "[rank %d] preinit: all checks passed\n", me);
     return failures ? 1 : 0;
 }

@@ -68,25 +68,29 @@ class Rma : public kyt::MemkindTest {
             }
         }
         switch (mode) {
-        case BLOCKING: break;
-        case NB_WAIT_ALL: KYT_EXPECT_OK(ky_wait_all(hs.data(), hs.size())); break;
-        case NB_QUIET:
-            KYT_EXPECT_OK(ky_quiet());
-            /* after quiet the handles are complete: test succeeds at once and frees them */
-            for (auto h : hs) KYT_EXPECT_OK(ky_test(h));
-            break;
-        case NB_TEST:
-            for (auto h : hs) {
-                int st;
-                long spins = 0;
-                while ((st = ky_test(h)) == KY_PENDING) {
-                    ky_poll();
-                    spins++;
+            case BLOCKING:
+                break;
+            case NB_WAIT_ALL:
+                KYT_EXPECT_OK(ky_wait_all(hs.data(), hs.size()));
+                break;
+            case NB_QUIET:
+                KYT_EXPECT_OK(ky_quiet());
+                /* after quiet the handles are complete: test succeeds at once and frees them */
+                for (auto h : hs) KYT_EXPECT_OK(ky_test(h));
+                break;
+            case NB_TEST:
+                for (auto h : hs) {
+                    int st;
+                    long spins = 0;
+                    while ((st = ky_test(h)) == KY_PENDING) {
+                        ky_poll();
+                        spins++;
+                    }
+                    EXPECT_EQ(KY_OK, st) << ky_last_error();
                 }
-                EXPECT_EQ(KY_OK, st) << ky_last_error();
-            }
-            break;
-        default: break;
+                break;
+            default:
+                break;
         }
         for (int t = 0; t < n; t++) kyt::mem_free(lkind, src[t]);
         KYT_EXPECT_OK(ky_comm_barrier());
@@ -105,8 +109,9 @@ class Rma : public kyt::MemkindTest {
             bad = kyt::check_pattern(p + op.off, op.n, op.salt);
             if (bad != op.n) {
                 ok = false;
-                ADD_FAILURE() << "round " << rnd << " mode " << mode << ": put from rank " << s << " to " << me
-                              << " of " << op.n << " bytes at off " << op.off << " wrong at byte " << bad;
+                ADD_FAILURE() << "round " << rnd << " mode " << mode << ": put from rank " << s << " to "
+                              << me << " of " << op.n << " bytes at off " << op.off << " wrong at byte "
+                              << bad;
             }
             size_t rest = slot - op.off - op.n;
             bad = kyt::check_byte(p + op.off + op.n, rest, fill);
@@ -207,9 +212,9 @@ TEST_P(Rma, EdgeSizes)
 {
     /* sizes around the protocol thresholds: eager inline, medium, staging chunk */
     size_t E = eager_size(), M = 64 * 1024, C = 2u << 20;
-    std::vector<size_t> sizes = {0,     1,     2,     3,     7,     8,     9,     15,        16,
-                                 17,    4095,  4096,  4097,  E - 1, E,     E + 1, 2 * E + 1, M - 1,
-                                 M,     M + 1, C - 1, C,     C + 1, 2 * C + 3};
+    std::vector<size_t> sizes = {0,         1,     2,    3,     7,     8,     9,     15,
+                                 16,        17,    4095, 4096,  4097,  E - 1, E,     E + 1,
+                                 2 * E + 1, M - 1, M,    M + 1, C - 1, C,     C + 1, 2 * C + 3};
     size_t maxn = *std::max_element(sizes.begin(), sizes.end());
     const size_t slot = maxn + 2 * kMaxOff;
     ky_seg_t seg;
@@ -482,4 +487,4 @@ TEST_P(Rma, StatsCountBytes)
 
 INSTANTIATE_TEST_SUITE_P(Mem, Rma, ::testing::ValuesIn(kyt::memkinds()), kyt::MemkindName());
 
-} // namespace
+}  // namespace

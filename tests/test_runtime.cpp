@@ -117,9 +117,9 @@ TEST(Runtime, Version)
 
 TEST(Runtime, ConfigKnownNames)
 {
-    const char *names[] = {"KY_DEBUG",           "KY_TIMEOUT",    "KY_NODE_SPLIT",    "KY_PATH_HOST",
-                           "KY_PATH_GPU",        "KY_EAGER_SIZE", "KY_AM_MEDIUM_MAX", "KY_STAGE_CHUNK",
-                           "KY_PROGRESS_THREAD"};
+    const char *names[] = {"KY_DEBUG",         "KY_TIMEOUT",     "KY_NODE_SPLIT",
+                           "KY_PATH_HOST",     "KY_PATH_GPU",    "KY_EAGER_SIZE",
+                           "KY_AM_MEDIUM_MAX", "KY_STAGE_CHUNK", "KY_PROGRESS_THREAD"};
     for (const char *n : names) {
         const char *v = nullptr;
         KYT_EXPECT_OK(ky_config_get(n, &v));
@@ -171,10 +171,10 @@ TEST(Runtime, ConfigPrint)
 
 TEST(Runtime, StrerrorEveryCode)
 {
-    const int codes[] = {KY_OK,          KY_PENDING,      KY_ERR_ARG,       KY_ERR_RANGE,  KY_ERR_NOT_INIT,
-                         KY_ERR_NOMEM,   KY_ERR_MPI,      KY_ERR_CUDA,      KY_ERR_NO_HANDLER,
-                         KY_ERR_TIMEOUT, KY_ERR_UNSUPPORTED, KY_ERR_STATE, KY_ERR_SYSTEM, KY_ERR_INTERNAL,
-                         KY_ERR_IO};
+    const int codes[] = {
+        KY_OK,         KY_PENDING,      KY_ERR_ARG,        KY_ERR_RANGE,   KY_ERR_NOT_INIT,    KY_ERR_NOMEM,
+        KY_ERR_MPI,    KY_ERR_CUDA,     KY_ERR_NO_HANDLER, KY_ERR_TIMEOUT, KY_ERR_UNSUPPORTED, KY_ERR_STATE,
+        KY_ERR_SYSTEM, KY_ERR_INTERNAL, KY_ERR_IO};
     std::set<std::string> seen;
     for (int c : codes) {
         const char *s = ky_strerror(c);

@@ -52,7 +52,8 @@ TEST_P(Seg, UserBase)
     KYT_EXPECT_OK(ky_comm_barrier());
     std::vector<uint64_t> got(ky_nranks());
     kyt::mem_read(kind, got.data(), mine, 8 * got.size());
-    for (int r = 0; r < ky_nranks(); r++) EXPECT_EQ(0x1122334455667700ull | (uint64_t)r, got[r]) << "from " << r;
+    for (int r = 0; r < ky_nranks(); r++)
+        EXPECT_EQ(0x1122334455667700ull | (uint64_t)r, got[r]) << "from " << r;
     KYT_EXPECT_OK(ky_comm_barrier());
     KYT_EXPECT_OK(ky_seg_destroy(seg));
     /* the user's memory survives destroy */
@@ -113,7 +114,8 @@ TEST_P(Seg, ManySegments)
 {
     const int nseg = kind == KY_MEM_GPU ? 16 : kyt::scaled(64, 8);
     std::vector<ky_seg_t> segs(nseg, nullptr);
-    for (int i = 0; i < nseg; i++) KYT_EXPECT_OK(ky_seg_create(nullptr, 64 + 8 * i, kind, device(), &segs[i]));
+    for (int i = 0; i < nseg; i++)
+        KYT_EXPECT_OK(ky_seg_create(nullptr, 64 + 8 * i, kind, device(), &segs[i]));
     /* handles are distinct */
     std::vector<ky_seg_t> sorted = segs;
     std::sort(sorted.begin(), sorted.end());

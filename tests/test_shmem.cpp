@@ -18,11 +18,20 @@ struct ShmemEnv : ::testing::Environment {
 };
 ::testing::Environment *const shmem_env = ::testing::AddGlobalTestEnvironment(new ShmemEnv);
 
-int me() { return shmem_my_pe(); }
-int np() { return shmem_n_pes(); }
+int me()
+{
+    return shmem_my_pe();
+}
+int np()
+{
+    return shmem_n_pes();
+}
 
 /* What PE p writes at element i in the tests below. */
-long val(int p, size_t i, long salt) { return (long)kyt::mix((uint64_t)p, i, (uint64_t)salt) >> 8; }
+long val(int p, size_t i, long salt)
+{
+    return (long)kyt::mix((uint64_t)p, i, (uint64_t)salt) >> 8;
+}
 
 /* Global variables are symmetric too (the data segment). */
 long g_counter;
@@ -66,9 +75,11 @@ TEST(Shmem, HeapIsSymmetric)
     }
     std::vector<long> all(offs.size() * np());
     shmem_barrier_all();
-    MPI_Allgather(offs.data(), (int)offs.size(), MPI_LONG, all.data(), (int)offs.size(), MPI_LONG, MPI_COMM_WORLD);
+    MPI_Allgather(offs.data(), (int)offs.size(), MPI_LONG, all.data(), (int)offs.size(), MPI_LONG,
+                  MPI_COMM_WORLD);
     for (int p = 0; p < np(); p++)
-        for (size_t i = 0; i < offs.size(); i++) EXPECT_EQ(offs[i], all[p * offs.size() + i]) << "block " << i;
+        for (size_t i = 0; i < offs.size(); i++)
+            EXPECT_EQ(offs[i], all[p * offs.size() + i]) << "block " << i;
     const double *z = (const double *)blocks[7];
     bool zero = true;
     for (int i = 0; i < 1000; i++) zero &= z[i] == 0.0;
@@ -86,7 +97,8 @@ TEST(Shmem, HeapIsSymmetric)
     EXPECT_EQ(nullptr, shmem_malloc(0));
 }
 
-/* ---- put / get --------------------------------------------------------------------------------------------- */
+/* ---- put / get
+ * --------------------------------------------------------------------------------------------- */
 
 TEST(Shmem, PutGetRing)
 {
@@ -109,7 +121,8 @@ TEST(Shmem, PutGetRing)
         shmem_getmem_nbi(got2.data(), src, n * sizeof(long), right);
         shmem_quiet();
         bad = 0;
-        for (size_t i = 0; i < n; i++) bad += (got[i] != val(right, i, (long)salt)) + (got2[i] != val(right, i, (long)salt));
+        for (size_t i = 0; i < n; i++)
+            bad += (got[i] != val(right, i, (long)salt)) + (got2[i] != val(right, i, (long)salt));
         EXPECT_EQ(0u, bad) << n << " longs got from PE " << right;
         shmem_barrier_all();
     }
@@ -185,7 +198,8 @@ TEST(Shmem, PutSignal)
     shmem_free(data);
 }
 
-/* ---- atomics, locks ---------------------------------------------------------------------------------------- */
+/* ---- atomics, locks
+ * ---------------------------------------------------------------------------------------- */
 
 TEST(Shmem, AtomicsCountOnce)
 {
@@ -231,7 +245,8 @@ TEST(Shmem, AtomicsKinds)
     shmem_uint_atomic_xor(&bits[2], 3u << me(), 0);
     /* compare-and-swap: exactly one PE wins each round */
     int wins = 0;
-    for (int round = 0; round < 4; round++) wins += shmem_int_atomic_compare_swap(cs, round, round + 1, 0) == round;
+    for (int round = 0; round < 4; round++)
+        wins += shmem_int_atomic_compare_swap(cs, round, round + 1, 0) == round;
     shmem_barrier_all();
     unsigned int want_xor = 0;
     for (int p = 0; p < np(); p++) want_xor ^= 3u << p;
@@ -275,12 +290,17 @@ TEST(Shmem, LockGuardsReadModifyWrite)
     shmem_free(x);
 }
 
-/* ---- collectives --------------------------------------------------------------------------------------------- */
+/* ---- collectives
+ * --------------------------------------------------------------------------------------------- */
 
 /* The reference is serial: every PE computes every PE's input from the formula and reduces in PE order.
  * (Not MPI_Allreduce: Open MPI 4.1.4 here answers ULONG_MAX for MPI_MIN of {0, ULONG_MAX} on
  * MPI_UNSIGNED_LONG; docs/shmem.md.) */
-template <class T> T input(int p, size_t i) { return (T)(val(p, i, 6) % 7 + 1); }
+template <class T>
+T input(int p, size_t i)
+{
+    return (T)(val(p, i, 6) % 7 + 1);
+}
 
 template <class T, class Op>
 void check_reduce(const char *what, int (*f)(shmem_team_t, T *, const T *, size_t), Op op, size_t n)
@@ -308,13 +328,41 @@ void check_reduce(const char *what, int (*f)(shmem_team_t, T *, const T *, size_
     shmem_free(src);
 }
 
-template <class T> T add(T a, T b) { return (T)(a + b); }
-template <class T> T mul(T a, T b) { return (T)(a * b); }
-template <class T> T mn(T a, T b) { return b < a ? b : a; }
-template <class T> T mx(T a, T b) { return b > a ? b : a; }
-template <class T> T band(T a, T b) { return (T)(a & b); }
-template <class T> T bor(T a, T b) { return (T)(a | b); }
-template <class T> T bxor(T a, T b) { return (T)(a ^ b); }
+template <class T>
+T add(T a, T b)
+{
+    return (T)(a + b);
+}
+template <class T>
+T mul(T a, T b)
+{
+    return (T)(a * b);
+}
+template <class T>
+T mn(T a, T b)
+{
+    return b < a ? b : a;
+}
+template <class T>
+T mx(T a, T b)
+{
+    return b > a ? b : a;
+}
+template <class T>
+T band(T a, T b)
+{
+    return (T)(a & b);
+}
+template <class T>
+T bor(T a, T b)
+{
+    return (T)(a | b);
+}
+template <class T>
+T bxor(T a, T b)
+{
+    return (T)(a ^ b);
+}
 
 TEST(Shmem, ReductionsMatchSerial)
 {
@@ -376,7 +424,8 @@ TEST(Shmem, ActiveSetCollectives)
     static long pWrk[SHMEM_REDUCE_MIN_WRKDATA_SIZE];
     for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; i++) pSync[i] = pSync2[i] = SHMEM_SYNC_VALUE;
     const int n = 10;
-    long *src = (long *)shmem_malloc(n * np() * sizeof(long)), *dst = (long *)shmem_calloc(n * np(), sizeof(long));
+    long *src = (long *)shmem_malloc(n * np() * sizeof(long)),
+         *dst = (long *)shmem_calloc(n * np(), sizeof(long));
     for (int i = 0; i < n * np(); i++) src[i] = val(me(), i, 8);
     shmem_barrier_all();
     int odd = np() / 2; /* PEs 1, 3, ... */
@@ -404,7 +453,8 @@ TEST(Shmem, ActiveSetCollectives)
         EXPECT_TRUE(ok) << "broadcast64 over the odd PEs";
     }
     shmem_barrier_all();
-    for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; i++) EXPECT_EQ(SHMEM_SYNC_VALUE, pSync[i]) << "pSync left as found";
+    for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; i++)
+        EXPECT_EQ(SHMEM_SYNC_VALUE, pSync[i]) << "pSync left as found";
     /* all PEs, variable-size collect */
     shmem_collect64(dst, src, (size_t)me() + 1, 0, 0, np(), pSync);
     size_t at = 0;
@@ -426,7 +476,8 @@ TEST(Shmem, TeamsMatchSerial)
     bool member = (np() - 1 - me()) % 2 == 0;
     EXPECT_EQ(member, t != SHMEM_TEAM_INVALID);
     const int n = 20;
-    long *src = (long *)shmem_malloc(n * np() * sizeof(long)), *dst = (long *)shmem_calloc(n * np(), sizeof(long));
+    long *src = (long *)shmem_malloc(n * np() * sizeof(long)),
+         *dst = (long *)shmem_calloc(n * np(), sizeof(long));
     for (int i = 0; i < n * np(); i++) src[i] = val(me(), i, 11);
     shmem_barrier_all();
     if (t != SHMEM_TEAM_INVALID) {
@@ -487,7 +538,8 @@ TEST(Shmem, TeamsMatchSerial)
     shmem_free(src);
 }
 
-/* ---- shmem_ptr ------------------------------------------------------------------------------------------- */
+/* ---- shmem_ptr -------------------------------------------------------------------------------------------
+ */
 
 TEST(Shmem, PtrOnSameNode)
 {
@@ -503,12 +555,14 @@ TEST(Shmem, PtrOnSameNode)
         if (q) EXPECT_EQ(val(p, 0, 9), *q);
     }
     EXPECT_EQ(&g_counter, shmem_ptr(&g_counter, me()));
-    EXPECT_EQ(nullptr, np() > 1 ? shmem_ptr(&g_counter, (me() + 1) % np()) : nullptr) << "globals of other PEs";
+    EXPECT_EQ(nullptr, np() > 1 ? shmem_ptr(&g_counter, (me() + 1) % np()) : nullptr)
+        << "globals of other PEs";
     shmem_barrier_all();
     shmem_free(x);
 }
 
-/* ---- bad input: clear errors naming the PE and the call, nothing done --------------------------------------- */
+/* ---- bad input: clear errors naming the PE and the call, nothing done
+ * --------------------------------------- */
 
 std::string last_error(int *st)
 {
@@ -534,7 +588,8 @@ TEST(Shmem, BadInput)
     shmem_long_p(x, 1, np() + 3); /* PE out of range */
     m = last_error(&st);
     EXPECT_EQ(KY_ERR_ARG, st);
-    EXPECT_NE(std::string::npos, m.find("shmem_long_p: target PE " + std::to_string(np() + 3) + " is out of range"))
+    EXPECT_NE(std::string::npos,
+              m.find("shmem_long_p: target PE " + std::to_string(np() + 3) + " is out of range"))
         << m;
 
     shmem_long_get(&stack_var, x, SIZE_MAX / 4, 0); /* size overflow */
@@ -562,7 +617,9 @@ TEST(Shmem, BadInput)
         static long ps[SHMEM_BARRIER_SYNC_SIZE];
         shmem_barrier(me() == 0 ? 1 : 0, 0, 1, ps);
         m = last_error(&st);
-        EXPECT_NE(std::string::npos, m.find("this PE (" + std::to_string(me()) + ") is not in the active set")) << m;
+        EXPECT_NE(std::string::npos,
+                  m.find("this PE (" + std::to_string(me()) + ") is not in the active set"))
+            << m;
     }
 
     /* PEs asking for different sizes: every PE is told, nothing is allocated */
@@ -582,4 +639,4 @@ TEST(Shmem, BadInput)
     shmemx_error_mode(old);
 }
 
-} // namespace
+}  // namespace

@@ -46,7 +46,7 @@ ky_csr_t make(const std::string &spec, int part, int mem)
     ky_csr_opts_t o = {(ky_part_t)part, (ky_memkind_t)mem};
     std::string m = matrix_arg(spec);
     int st = m.find(':') != std::string::npos && m[0] != '/' ? ky_csr_generate(m.c_str(), &o, &A)
-                                                           : ky_csr_read_mm(m.c_str(), &o, &A);
+                                                             : ky_csr_read_mm(m.c_str(), &o, &A);
     EXPECT_EQ(KY_OK, st) << ky_last_error();
     return A;
 }
@@ -72,7 +72,10 @@ struct Vec {
     ~Vec()
     {
 #ifdef KY_TEST_HAVE_CUDA
-        if (mem == KY_MEM_GPU) { cudaFree(p); return; }
+        if (mem == KY_MEM_GPU) {
+            cudaFree(p);
+            return;
+        }
 #endif
         free(p);
     }
@@ -80,7 +83,10 @@ struct Vec {
     {
         std::vector<double> h((size_t)n + 1);
 #ifdef KY_TEST_HAVE_CUDA
-        if (mem == KY_MEM_GPU) { cudaMemcpy(h.data(), p, sizeof(double) * (n + 1), cudaMemcpyDeviceToHost); return h; }
+        if (mem == KY_MEM_GPU) {
+            cudaMemcpy(h.data(), p, sizeof(double) * (n + 1), cudaMemcpyDeviceToHost);
+            return h;
+        }
 #endif
         memcpy(h.data(), p, sizeof(double) * (n + 1));
         return h;
@@ -101,7 +107,7 @@ std::vector<int> schemes_for(int mem)
 
 class Sparse : public kyt::MemkindTest {};
 
-} // namespace
+}  // namespace
 
 /* CG to rtol 1e-8 from x0 = 0 with b = A * ones, against SciPy's cg on the same system. */
 TEST_P(Sparse, CgMatchesScipy)
@@ -112,7 +118,8 @@ TEST_P(Sparse, CgMatchesScipy)
     for (const Ref &ref : refs) {
         if (ref.spec == "s1rmq4m1" && !big_ok) continue;
         if (ref.spec == "s1rmq4m1" && access(matrix_arg(ref.spec).c_str(), R_OK) != 0) {
-            if (kyt::rank() == 0) printf("note: %s not found, s1rmq4m1 left out\n", matrix_arg(ref.spec).c_str());
+            if (kyt::rank() == 0)
+                printf("note: %s not found, s1rmq4m1 left out\n", matrix_arg(ref.spec).c_str());
             continue;
         }
         for (int part : {KY_PART_ROWS, KY_PART_NNZ}) {
@@ -140,12 +147,13 @@ TEST_P(Sparse, CgMatchesScipy)
                 ky_cg_result_t r;
                 int st = ky_cg(A, b.p, x.p, &o, &r);
                 if (st == KY_ERR_UNSUPPORTED && scheme == KY_CG_GRAPH) continue; /* no NVLink collectives */
-                EXPECT_EQ(KY_OK, st) << ref.spec << " " << ky_cg_scheme_name(scheme) << ": " << ky_last_error();
+                EXPECT_EQ(KY_OK, st) << ref.spec << " " << ky_cg_scheme_name(scheme) << ": "
+                                     << ky_last_error();
                 EXPECT_TRUE(r.converged);
                 double tol = std::max(1.0, 0.02 * ref.iters);
                 EXPECT_LE(std::abs(r.iterations - ref.iters), tol)
-                    << ref.spec << " " << ky_cg_scheme_name(scheme) << " part " << part << ": " << r.iterations
-                    << " iterations, SciPy " << ref.iters;
+                    << ref.spec << " " << ky_cg_scheme_name(scheme) << " part " << part << ": "
+                    << r.iterations << " iterations, SciPy " << ref.iters;
                 auto h = x.host();
                 double err = 0;
                 for (int64_t i = 0; i < nl; i++) err = std::max(err, std::abs(h[i] - 1.0));
@@ -317,20 +325,29 @@ struct Bad {
 };
 const Bad bad_files[] = {
     {"pattern", "%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 1\n", ":1: field 'pattern'"},
-    {"complex", "%%MatrixMarket matrix coordinate complex general\n2 2 1\n1 1 1.0 0.0\n", ":1: field 'complex'"},
-    {"hermitian", "%%MatrixMarket matrix coordinate real hermitian\n2 2 1\n1 1 1.0\n", ":1: symmetry 'hermitian'"},
+    {"complex", "%%MatrixMarket matrix coordinate complex general\n2 2 1\n1 1 1.0 0.0\n",
+     ":1: field 'complex'"},
+    {"hermitian", "%%MatrixMarket matrix coordinate real hermitian\n2 2 1\n1 1 1.0\n",
+     ":1: symmetry 'hermitian'"},
     {"array", "%%MatrixMarket matrix array real general\n2 2\n1\n0\n0\n1\n", ":1: format 'array'"},
-    {"nonsquare", "%%MatrixMarket matrix coordinate real general\n% comment\n2 3 1\n1 1 1.0\n", ":3: matrix is 2 x 3, not square"},
-    {"truncated", "%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1.0\n2 2 1.0\n", ":4: file ends after 2 of the 3"},
-    {"malformed", "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1.0\n2 x 1.0\n", ":4: malformed entry"},
-    {"novalue", "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1.0\n2 2\n", ":4: malformed entry"},
-    {"range", "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1.0\n3 1 1.0\n", ":4: index (3, 1) out of range"},
-    {"unsym", "%%MatrixMarket matrix coordinate real symmetric\n2 2 4\n1 1 4.0\n2 1 1.0\n1 2 2.0\n2 2 4.0\n", ":5: declared symmetric but (1, 2) = 2"},
+    {"nonsquare", "%%MatrixMarket matrix coordinate real general\n% comment\n2 3 1\n1 1 1.0\n",
+     ":3: matrix is 2 x 3, not square"},
+    {"truncated", "%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1.0\n2 2 1.0\n",
+     ":4: file ends after 2 of the 3"},
+    {"malformed", "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1.0\n2 x 1.0\n",
+     ":4: malformed entry"},
+    {"novalue", "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1.0\n2 2\n",
+     ":4: malformed entry"},
+    {"range", "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1.0\n3 1 1.0\n",
+     ":4: index (3, 1) out of range"},
+    {"unsym", "%%MatrixMarket matrix coordinate real symmetric\n2 2 4\n1 1 4.0\n2 1 1.0\n1 2 2.0\n2 2 4.0\n",
+     ":5: declared symmetric but (1, 2) = 2"},
     {"badsize", "%%MatrixMarket matrix coordinate real general\n2 two 2\n", ":2: malformed size line"},
-    {"extra", "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1.0\n2 2 1.0\n", ":4: more entries than"},
+    {"extra", "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1.0\n2 2 1.0\n",
+     ":4: more entries than"},
     {"empty", "", "no size line"},
 };
-} // namespace
+}  // namespace
 
 TEST(SparseBadInput, EveryRankNamesFileLineAndProblem)
 {
@@ -358,7 +375,8 @@ TEST(SparseBadInput, EveryRankNamesFileLineAndProblem)
     /* no banner (found in the wild): read as real general; a valid symmetric file storing both triangles */
     if (kyt::rank() == 0) {
         std::ofstream(d + "/nobanner.mtx") << "% no banner\n3 3 3\n1 1 2.0\n2 2 2.0\n3 3 2.0\n";
-        std::ofstream(d + "/both.mtx") << "%%MatrixMarket matrix coordinate real symmetric\n2 2 4\n1 1 4.0\n2 1 1.0\n1 2 1.0\n2 2 4.0\n";
+        std::ofstream(d + "/both.mtx")
+            << "%%MatrixMarket matrix coordinate real symmetric\n2 2 4\n1 1 4.0\n2 1 1.0\n1 2 1.0\n2 2 4.0\n";
     }
     ASSERT_TRUE(kyt::all(true));
     for (const char *ok : {"nobanner", "both"}) {

@@ -28,7 +28,8 @@ void for_blocks(const size_t stride[], const size_t count[], int levels,
                 const std::function<void(size_t, size_t)> &f)
 {
     size_t c1 = levels >= 1 ? count[1] : 1, c2 = levels >= 2 ? count[2] : 1, c3 = levels >= 3 ? count[3] : 1;
-    size_t s0 = levels >= 1 ? stride[0] : 0, s1 = levels >= 2 ? stride[1] : 0, s2 = levels >= 3 ? stride[2] : 0;
+    size_t s0 = levels >= 1 ? stride[0] : 0, s1 = levels >= 2 ? stride[1] : 0,
+           s2 = levels >= 3 ? stride[2] : 0;
     size_t packed = 0;
     for (size_t k = 0; k < c3; k++)
         for (size_t j = 0; j < c2; j++)
@@ -45,7 +46,8 @@ std::vector<uint8_t> pack(const uint8_t *base, const size_t stride[], const size
     for_blocks(stride, count, levels, [&](size_t o, size_t p) { memcpy(&out[p], base + o, count[0]); });
     return out;
 }
-void unpack(uint8_t *base, const size_t stride[], const size_t count[], int levels, const std::vector<uint8_t> &in)
+void unpack(uint8_t *base, const size_t stride[], const size_t count[], int levels,
+            const std::vector<uint8_t> &in)
 {
     for_blocks(stride, count, levels, [&](size_t o, size_t p) { memcpy(base + o, &in[p], count[0]); });
 }
@@ -107,8 +109,9 @@ class Strided : public kyt::MemkindTest {
             bufs[t] = kyt::mem_alloc(lkind, le);
             kyt::mem_write(lkind, bufs[t], h.data(), le);
             size_t off = (size_t)me * slot + s.off;
-            int st = nb ? ky_put_strided_nb(t, seg, off, s.rstride, bufs[t], s.lstride, s.count, levels, &hs[t])
-                        : ky_put_strided(t, seg, off, s.rstride, bufs[t], s.lstride, s.count, levels);
+            int st =
+                nb ? ky_put_strided_nb(t, seg, off, s.rstride, bufs[t], s.lstride, s.count, levels, &hs[t])
+                   : ky_put_strided(t, seg, off, s.rstride, bufs[t], s.lstride, s.count, levels);
             if (st != KY_OK) {
                 ok = false;
                 ADD_FAILURE() << "put_strided levels " << levels << " to " << t << ": " << ky_last_error();
@@ -126,15 +129,17 @@ class Strided : public kyt::MemkindTest {
             std::vector<uint8_t> h(le);
             kyt::fill_pattern(h.data(), le, s.salt);
             std::vector<uint8_t> want(slot, fill);
-            unpack(want.data() + s.off, s.rstride, s.count, levels, pack(h.data(), s.lstride, s.count, levels));
+            unpack(want.data() + s.off, s.rstride, s.count, levels,
+                   pack(h.data(), s.lstride, s.count, levels));
             if (memcmp(want.data(), view.data() + (size_t)src * slot, slot) != 0) {
                 size_t i = 0;
                 while (want[i] == view[(size_t)src * slot + i]) i++;
                 ok = false;
-                ADD_FAILURE() << "round " << rnd << " levels " << levels << ": strided put from " << src << " to "
-                              << me << " differs from the reference at slot byte " << i << " (count " << s.count[0]
-                              << "," << s.count[1] << "," << s.count[2] << "," << s.count[3] << " rstride "
-                              << s.rstride[0] << "," << s.rstride[1] << "," << s.rstride[2] << ")";
+                ADD_FAILURE() << "round " << rnd << " levels " << levels << ": strided put from " << src
+                              << " to " << me << " differs from the reference at slot byte " << i
+                              << " (count " << s.count[0] << "," << s.count[1] << "," << s.count[2] << ","
+                              << s.count[3] << " rstride " << s.rstride[0] << "," << s.rstride[1] << ","
+                              << s.rstride[2] << ")";
             }
         }
 
@@ -146,8 +151,9 @@ class Strided : public kyt::MemkindTest {
             bufs[t] = kyt::mem_alloc(lkind, le2);
             kyt::mem_set(lkind, bufs[t], 0xEE, le2);
             size_t off = (size_t)me * slot + s.off;
-            int st = nb ? ky_get_strided_nb(bufs[t], s.lstride2, t, seg, off, s.rstride, s.count, levels, &hs[t])
-                        : ky_get_strided(bufs[t], s.lstride2, t, seg, off, s.rstride, s.count, levels);
+            int st =
+                nb ? ky_get_strided_nb(bufs[t], s.lstride2, t, seg, off, s.rstride, s.count, levels, &hs[t])
+                   : ky_get_strided(bufs[t], s.lstride2, t, seg, off, s.rstride, s.count, levels);
             if (st != KY_OK) {
                 ok = false;
                 ADD_FAILURE() << "get_strided levels " << levels << " from " << t << ": " << ky_last_error();
@@ -180,7 +186,8 @@ TEST_P(Strided, ReferenceSelfCheck)
     std::vector<uint8_t> src(80);
     for (size_t i = 0; i < src.size(); i++) src[i] = (uint8_t)i;
     std::vector<uint8_t> p = pack(src.data(), stride, count, 2);
-    std::vector<uint8_t> want = {0, 1, 2, 3, 10, 11, 12, 13, 20, 21, 22, 23, 40, 41, 42, 43, 50, 51, 52, 53, 60, 61, 62, 63};
+    std::vector<uint8_t> want = {0,  1,  2,  3,  10, 11, 12, 13, 20, 21, 22, 23,
+                                 40, 41, 42, 43, 50, 51, 52, 53, 60, 61, 62, 63};
     EXPECT_EQ(want, p);
     EXPECT_EQ(64u, extent(stride, count, 2));
 }
@@ -318,4 +325,4 @@ TEST_P(Strided, Vector)
 
 INSTANTIATE_TEST_SUITE_P(Mem, Strided, ::testing::ValuesIn(kyt::memkinds()), kyt::MemkindName());
 
-} // namespace
+}  // namespace

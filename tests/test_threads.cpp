@@ -14,8 +14,10 @@ std::atomic<long> g_am_bad{0};
 
 void h_count(ky_am_token_t tok, void *payload, size_t n, const uint64_t *args, int nargs)
 {
-    if (nargs != 2 || (int)args[0] != ky_am_source(tok)) g_am_bad++;
-    else if (n && kyt::check_pattern(payload, n, args[1]) != n) g_am_bad++;
+    if (nargs != 2 || (int)args[0] != ky_am_source(tok))
+        g_am_bad++;
+    else if (n && kyt::check_pattern(payload, n, args[1]) != n)
+        g_am_bad++;
     g_am_count++;
 }
 
@@ -58,30 +60,32 @@ TEST_P(Threads, ConcurrentPutGetAm)
             kyt::fill_pattern(buf.data(), piece, salt);
             int st;
             switch (g() % 4) {
-            case 0: st = ky_put(t, seg, off, buf.data(), len); break;
-            case 1: {
-                ky_handle_t h;
-                st = ky_put_nb(t, seg, off, buf.data(), len, &h);
-                if (!st) st = ky_wait(h);
-                break;
-            }
-            case 2: {
-                uint64_t args[2] = {(uint64_t)me, salt};
-                st = ky_am_medium(t, 7, buf.data(), std::min(len, ky_am_max_medium()), args, 2);
-                if (!st) am_to[th][t]++;
-                break;
-            }
-            default: {
-                /* put then get back: our own bytes, no one else writes them */
-                st = ky_put(t, seg, off, buf.data(), len);
-                ky_handle_t h;
-                if (!st) st = ky_get_nb(back.data(), t, seg, off, len, &h);
-                if (!st) st = ky_wait(h);
-                if (!st && memcmp(back.data(), buf.data(), len) != 0) {
-                    if (errors++ == 0) first_error[th] = "get after put returned other bytes";
+                case 0:
+                    st = ky_put(t, seg, off, buf.data(), len);
+                    break;
+                case 1: {
+                    ky_handle_t h;
+                    st = ky_put_nb(t, seg, off, buf.data(), len, &h);
+                    if (!st) st = ky_wait(h);
+                    break;
                 }
-                break;
-            }
+                case 2: {
+                    uint64_t args[2] = {(uint64_t)me, salt};
+                    st = ky_am_medium(t, 7, buf.data(), std::min(len, ky_am_max_medium()), args, 2);
+                    if (!st) am_to[th][t]++;
+                    break;
+                }
+                default: {
+                    /* put then get back: our own bytes, no one else writes them */
+                    st = ky_put(t, seg, off, buf.data(), len);
+                    ky_handle_t h;
+                    if (!st) st = ky_get_nb(back.data(), t, seg, off, len, &h);
+                    if (!st) st = ky_wait(h);
+                    if (!st && memcmp(back.data(), buf.data(), len) != 0) {
+                        if (errors++ == 0) first_error[th] = "get after put returned other bytes";
+                    }
+                    break;
+                }
             }
             if (st != KY_OK && errors++ == 0) first_error[th] = ky_last_error();
         }
@@ -176,4 +180,4 @@ TEST_P(Threads, ConcurrentSegmentLookupAndStats)
 
 INSTANTIATE_TEST_SUITE_P(Mem, Threads, ::testing::ValuesIn(kyt::memkinds()), kyt::MemkindName());
 
-} // namespace
+}  // namespace

@@ -32,17 +32,19 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: kyinfo [--build] [--machine] [--settings] [--all]\n"
-            "       kyinfo --help\n"
-            "\n"
-            "What this Kyoyu is and where it runs. With no option: the build and the settings.\n"
-            "  --build     version, build type, compiler, MPI library; CUDA, NCCL, UCX, HDF5: on or off, versions\n"
-            "  --machine   starts Kyoyu: ranks, nodes and hosts, each rank's GPUs, GPU pairs that reach each\n"
-            "              other directly. Run it under the launcher to see a job: kyrun -n 4 kyinfo --machine\n"
-            "  --settings  every KY_* setting: value in effect, type, default, doc (what kyrun --info prints)\n"
-            "  --all       all three\n"
-            "  --help      this text\n");
+    fprintf(
+        out,
+        "usage: kyinfo [--build] [--machine] [--settings] [--all]\n"
+        "       kyinfo --help\n"
+        "\n"
+        "What this Kyoyu is and where it runs. With no option: the build and the settings.\n"
+        "  --build     version, build type, compiler, MPI library; CUDA, NCCL, UCX, HDF5: on or off, "
+        "versions\n"
+        "  --machine   starts Kyoyu: ranks, nodes and hosts, each rank's GPUs, GPU pairs that reach each\n"
+        "              other directly. Run it under the launcher to see a job: kyrun -n 4 kyinfo --machine\n"
+        "  --settings  every KY_* setting: value in effect, type, default, doc (what kyrun --info prints)\n"
+        "  --all       all three\n"
+        "  --help      this text\n");
 }
 
 static void print_build(void)
@@ -68,8 +70,9 @@ static void print_build(void)
     cudaRuntimeGetVersion(&rt);
     if (cudaDriverGetVersion(&drv) != cudaSuccess) drv = 0;
     if (cudaGetDeviceCount(&ndev) != cudaSuccess) ndev = 0;
-    printf("  %-10s on: toolkit %s, runtime %d.%d, driver %d.%d, architectures %s, %d GPU(s) visible here\n", "CUDA",
-           KYINFO_CUDA_VERSION, rt / 1000, rt % 1000 / 10, drv / 1000, drv % 1000 / 10, KYINFO_CUDA_ARCHS, ndev);
+    printf("  %-10s on: toolkit %s, runtime %d.%d, driver %d.%d, architectures %s, %d GPU(s) visible here\n",
+           "CUDA", KYINFO_CUDA_VERSION, rt / 1000, rt % 1000 / 10, drv / 1000, drv % 1000 / 10,
+           KYINFO_CUDA_ARCHS, ndev);
 #else
     printf("  %-10s off (CPU-only build: GPU memory kinds return KY_ERR_UNSUPPORTED)\n", "CUDA");
 #endif
@@ -117,7 +120,8 @@ static int print_machine(int *argc, char ***argv)
         for (int i = 0; i < mine.ngpus; i++)
             for (int j = 0; j < ng[r]; j++) {
                 int ok = 0;
-                if (ky_gpu_reachable(i, r, j, &ok) == KY_OK && ok) reach[((size_t)r * MAXG + i) * MAXG + j] = 1;
+                if (ky_gpu_reachable(i, r, j, &ok) == KY_OK && ok)
+                    reach[((size_t)r * MAXG + i) * MAXG + j] = 1;
             }
     MPI_Gather(reach, (int)row, MPI_BYTE, reach_all, (int)row, MPI_BYTE, 0, MPI_COMM_WORLD);
 
@@ -127,7 +131,10 @@ static int print_machine(int *argc, char ***argv)
         for (int node = 0; node < ky_nnodes(); node++) {
             int cnt = 0, first = -1;
             for (int r = 0; r < n; r++)
-                if (all[r].node == node) { cnt++; if (first < 0) first = r; }
+                if (all[r].node == node) {
+                    cnt++;
+                    if (first < 0) first = r;
+                }
             printf("  node %d: host %s, %d rank(s):", node, first >= 0 ? all[first].host : "?", cnt);
             for (int r = 0; r < n; r++)
                 if (all[r].node == node) printf(" %d", r);
@@ -137,7 +144,8 @@ static int print_machine(int *argc, char ***argv)
         for (int r = 0; r < n; r++) total += all[r].ngpus;
         if (!total) printf("  GPUs: none (no CUDA in this build, no GPU visible, or KY_GPUS_PER_RANK=0)\n");
         for (int r = 0; r < n && total; r++) {
-            printf("  rank %d (node %d, local rank %d): %d GPU(s)", r, all[r].node, all[r].local, all[r].ngpus);
+            printf("  rank %d (node %d, local rank %d): %d GPU(s)", r, all[r].node, all[r].local,
+                   all[r].ngpus);
             for (int i = 0; i < all[r].ngpus; i++) printf("%s device %d", i ? "," : ":", all[r].dev[i]);
             printf("\n");
         }
@@ -149,10 +157,16 @@ static int print_machine(int *argc, char ***argv)
                         if (a > b || (a == b && i >= j)) continue; /* each unordered pair once */
                         if (!reach_all[(size_t)a * row + ((size_t)b * MAXG + i) * MAXG + j]) continue;
                         if (pairs++ == 0) printf("  GPU pairs that reach each other directly (rank.gpu):\n");
-                        if (shown < 64) { printf("    %d.%d <-> %d.%d\n", a, i, b, j); shown++; }
+                        if (shown < 64) {
+                            printf("    %d.%d <-> %d.%d\n", a, i, b, j);
+                            shown++;
+                        }
                     }
         if (pairs > shown) printf("    ... and %d more\n", pairs - shown);
-        if (total && !pairs) printf("  no two GPUs of the job reach each other directly (every GPU copy between ranks is staged)\n");
+        if (total && !pairs)
+            printf(
+                "  no two GPUs of the job reach each other directly (every GPU copy between ranks is "
+                "staged)\n");
     }
     free(all);
     free(reach);
@@ -166,13 +180,21 @@ int main(int argc, char **argv)
 {
     int build = 0, machine = 0, settings = 0;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { usage(stdout); return 0; }
-        else if (!strcmp(argv[i], "--build")) build = 1;
-        else if (!strcmp(argv[i], "--machine")) machine = 1;
-        else if (!strcmp(argv[i], "--settings")) settings = 1;
-        else if (!strcmp(argv[i], "--all")) build = machine = settings = 1;
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(argv[i], "--build"))
+            build = 1;
+        else if (!strcmp(argv[i], "--machine"))
+            machine = 1;
+        else if (!strcmp(argv[i], "--settings"))
+            settings = 1;
+        else if (!strcmp(argv[i], "--all"))
+            build = machine = settings = 1;
         else {
-            fprintf(stderr, "kyinfo: unknown option %s (one of --build, --machine, --settings, --all, --help)\n", argv[i]);
+            fprintf(stderr,
+                    "kyinfo: unknown option %s (one of --build, --machine, --settings, --all, --help)\n",
+                    argv[i]);
             usage(stderr);
             return 2;
         }

@@ -11,42 +11,44 @@
 
 void hg_usage(FILE *out)
 {
-    fprintf(out,
-            "usage: kyrun -n R ky_himeno [SIZE] [options]\n"
-            "  SIZE                XS (32x32x64), S (64x64x128), M (128x128x256), L (256x256x512),\n"
-            "                      XL (512x512x1024) points, boundaries included (default S)\n"
-            "  --grid IxJxK        any grid of at least 3 points per dimension instead of SIZE\n"
-            "  --decomp D          i, j, k, ij (the seed's i-j) or 3d (default ij)\n"
-            "  --dims AxBxC        the process grid itself (A*B*C = R); overrides --decomp\n"
-            "  --weak              SIZE / --grid is each rank's share: the grid is multiplied by the process grid\n"
-            "  --iters N           timed iterations (default 100)\n"
-            "  --warmup W          untimed iterations before them; the fields start again after (default 2)\n"
-            "  --target SEC        the original's procedure: 3 rehearsal iterations size the loop to SEC s\n"
-            "  --mem host|gpu      CPU (OpenMP) or GPU (CUDA) kernels and segments (default host)\n"
-            "  --gosa am|allreduce|both  residual by active messages to rank 0 and back (the seed's),\n"
-            "                      by ky_allreduce, or both, checked equal (default am)\n"
-            "  --pack none|all|DIMS  the dimensions (i, j, k: e.g. jk) whose faces are packed into one ky_put;\n"
-            "                      the others go by ky_put / ky_put_strided of the box (default none)\n"
-            "  --variant ky|mpi|ky,mpi  Kyoyu's one-sided halos and/or the hand-written MPI baseline\n"
-            "                      (host staging of GPU faces); both: ratios in the same run (default ky)\n"
-            "  --check             rank 0 runs the original algorithm serially; gosa must agree to 1e-6\n"
-            "  --bcoef X           b[0..2] = X instead of 0 (makes the diagonal terms and edge halos count)\n"
-            "  --threads N         OpenMP threads per rank (default OMP_NUM_THREADS)\n"
-            "  --block BXxBYxBZxN[v]  GPU kernel: threads per block along k, j, i, points per thread along i;\n"
-            "                      v: four k per thread with 16-byte loads and stores\n"
-            "                      (default: a few shapes timed at start-up, the fastest kept)\n"
-            "  --chain MODE        one rank on a GPU: the iterations' kernels back to back with gosa kept on\n"
-            "                      the GPU (read after the loop): plain, pdl (Programmatic Dependent Launch),\n"
-            "                      graph, graph-pdl; or sync (gosa read after every kernel, as with several\n"
-            "                      ranks) (default pdl)\n"
-            "  --sweep fixed|alternate  GPU: odd iterations take the i planes in reverse order, so that each\n"
-            "                      starts on what the previous one left in L2 (default alternate)\n"
-            "  --json FILE         append one JSON record per variant (docs/benchmarks.md)\n"
-            "  -q                  no per-rank phase table\n"
-            "  --diag-nogosa       GPU: the kernel without its gosa reduction, to measure what it costs\n"
-            "                      (gosa is 0; not a benchmark run)\n"
-            "  -h, --help          this text\n"
-            "Exit status: 0; 1 if a check failed; 2 on bad arguments; 77 with --mem gpu and no GPU.\n");
+    fprintf(
+        out,
+        "usage: kyrun -n R ky_himeno [SIZE] [options]\n"
+        "  SIZE                XS (32x32x64), S (64x64x128), M (128x128x256), L (256x256x512),\n"
+        "                      XL (512x512x1024) points, boundaries included (default S)\n"
+        "  --grid IxJxK        any grid of at least 3 points per dimension instead of SIZE\n"
+        "  --decomp D          i, j, k, ij (the seed's i-j) or 3d (default ij)\n"
+        "  --dims AxBxC        the process grid itself (A*B*C = R); overrides --decomp\n"
+        "  --weak              SIZE / --grid is each rank's share: the grid is multiplied by the process "
+        "grid\n"
+        "  --iters N           timed iterations (default 100)\n"
+        "  --warmup W          untimed iterations before them; the fields start again after (default 2)\n"
+        "  --target SEC        the original's procedure: 3 rehearsal iterations size the loop to SEC s\n"
+        "  --mem host|gpu      CPU (OpenMP) or GPU (CUDA) kernels and segments (default host)\n"
+        "  --gosa am|allreduce|both  residual by active messages to rank 0 and back (the seed's),\n"
+        "                      by ky_allreduce, or both, checked equal (default am)\n"
+        "  --pack none|all|DIMS  the dimensions (i, j, k: e.g. jk) whose faces are packed into one ky_put;\n"
+        "                      the others go by ky_put / ky_put_strided of the box (default none)\n"
+        "  --variant ky|mpi|ky,mpi  Kyoyu's one-sided halos and/or the hand-written MPI baseline\n"
+        "                      (host staging of GPU faces); both: ratios in the same run (default ky)\n"
+        "  --check             rank 0 runs the original algorithm serially; gosa must agree to 1e-6\n"
+        "  --bcoef X           b[0..2] = X instead of 0 (makes the diagonal terms and edge halos count)\n"
+        "  --threads N         OpenMP threads per rank (default OMP_NUM_THREADS)\n"
+        "  --block BXxBYxBZxN[v]  GPU kernel: threads per block along k, j, i, points per thread along i;\n"
+        "                      v: four k per thread with 16-byte loads and stores\n"
+        "                      (default: a few shapes timed at start-up, the fastest kept)\n"
+        "  --chain MODE        one rank on a GPU: the iterations' kernels back to back with gosa kept on\n"
+        "                      the GPU (read after the loop): plain, pdl (Programmatic Dependent Launch),\n"
+        "                      graph, graph-pdl; or sync (gosa read after every kernel, as with several\n"
+        "                      ranks) (default pdl)\n"
+        "  --sweep fixed|alternate  GPU: odd iterations take the i planes in reverse order, so that each\n"
+        "                      starts on what the previous one left in L2 (default alternate)\n"
+        "  --json FILE         append one JSON record per variant (docs/benchmarks.md)\n"
+        "  -q                  no per-rank phase table\n"
+        "  --diag-nogosa       GPU: the kernel without its gosa reduction, to measure what it costs\n"
+        "                      (gosa is 0; not a benchmark run)\n"
+        "  -h, --help          this text\n"
+        "Exit status: 0; 1 if a check failed; 2 on bad arguments; 77 with --mem gpu and no GPU.\n");
 }
 
 static int fail(char *err, size_t len, const char *fmt, ...)
@@ -66,8 +68,14 @@ static int parse_triple(const char *s, int v[3])
 
 static int set_size(const char *s, int g[3])
 {
-    static const struct { const char *name; int i, j, k; } sizes[] = {
-        {"XS", 32, 32, 64}, {"S", 64, 64, 128}, {"M", 128, 128, 256}, {"L", 256, 256, 512}, {"XL", 512, 512, 1024}};
+    static const struct {
+        const char *name;
+        int i, j, k;
+    } sizes[] = {{"XS", 32, 32, 64},
+                 {"S", 64, 64, 128},
+                 {"M", 128, 128, 256},
+                 {"L", 256, 256, 512},
+                 {"XL", 512, 512, 1024}};
     for (size_t n = 0; n < sizeof sizes / sizeof sizes[0]; n++)
         if (strcasecmp(s, sizes[n].name) == 0) {
             g[0] = sizes[n].i, g[1] = sizes[n].j, g[2] = sizes[n].k;
@@ -117,8 +125,8 @@ int hg_parse(int argc, char **argv, int nranks, hg_opts_t *o, char *err, size_t 
     strcpy(o->size, "S");
     strcpy(o->decomp, "ij");
     o->iters = 100, o->warmup = 2, o->gosa = HG_GOSA_AM, o->variants = HG_VAR_KY;
-    /* no face packed: on an H200, two ranks sharing it, every face direction moved faster as the strided put of
-     * the box (i 0.41, j 0.43, k 0.38 ms per exchange at M) than packed (0.85-0.86), and so over MPI
+    /* no face packed: on an H200, two ranks sharing it, every face direction moved faster as the strided put
+     * of the box (i 0.41, j 0.43, k 0.38 ms per exchange at M) than packed (0.85-0.86), and so over MPI
      * (KY_NODE_SPLIT=rank: 0.20-0.50 against 0.63-0.67): docs/performance.md, "Himeno" */
     o->pack = 0;
     int have_dims = 0;
@@ -153,7 +161,8 @@ int hg_parse(int argc, char **argv, int nranks, hg_opts_t *o, char *err, size_t 
         if (!v) return fail(err, len, "%s needs a value", a);
         i++;
         if (!strcmp(a, "--grid")) {
-            if (parse_triple(v, o->grid)) return fail(err, len, "--grid %s: expected IxJxK, e.g. 65x65x129", v);
+            if (parse_triple(v, o->grid))
+                return fail(err, len, "--grid %s: expected IxJxK, e.g. 65x65x129", v);
             strcpy(o->size, "grid");
         } else if (!strcmp(a, "--dims")) {
             if (parse_triple(v, o->dims)) return fail(err, len, "--dims %s: expected AxBxC, e.g. 2x2x1", v);
@@ -163,8 +172,10 @@ int hg_parse(int argc, char **argv, int nranks, hg_opts_t *o, char *err, size_t 
             int *x = o->block, nf = sscanf(v, "%dx%dx%dx%d%c%c", &x[0], &x[1], &x[2], &x[3], &tail, &more);
             if ((nf != 4 && !(nf == 5 && tail == 'v')) || x[0] < 32 || x[0] % 32 || x[1] < 1 || x[2] < 1 ||
                 x[3] < 1 || x[0] * x[1] * x[2] > (tail == 'v' ? 256 : 512))
-                return fail(err, len, "--block %s: expected BXxBYxBZxN[v], BX a multiple of 32, at most 512 threads "
-                            "(256 with v)", v);
+                return fail(err, len,
+                            "--block %s: expected BXxBYxBZxN[v], BX a multiple of 32, at most 512 threads "
+                            "(256 with v)",
+                            v);
             x[4] = tail == 'v';
             o->tune = 0;
         } else if (!strcmp(a, "--decomp")) {
@@ -174,7 +185,8 @@ int hg_parse(int argc, char **argv, int nranks, hg_opts_t *o, char *err, size_t 
         } else if (!strcmp(a, "--iters") || !strcmp(a, "--warmup") || !strcmp(a, "--threads")) {
             long n = strtol(v, &end, 10);
             int min = strcmp(a, "--iters") ? 0 : 1;
-            if (*end || n < min || n > 100000000) return fail(err, len, "%s %s: expected an integer >= %d", a, v, min);
+            if (*end || n < min || n > 100000000)
+                return fail(err, len, "%s %s: expected an integer >= %d", a, v, min);
             *(!strcmp(a, "--iters") ? &o->iters : !strcmp(a, "--warmup") ? &o->warmup : &o->threads) = (int)n;
         } else if (!strcmp(a, "--target")) {
             o->target = strtod(v, &end);
@@ -183,20 +195,27 @@ int hg_parse(int argc, char **argv, int nranks, hg_opts_t *o, char *err, size_t 
             o->bcoef = strtof(v, &end);
             if (*end) return fail(err, len, "--bcoef %s: expected a number", v);
         } else if (!strcmp(a, "--mem")) {
-            if (strcmp(v, "host") && strcmp(v, "gpu")) return fail(err, len, "--mem %s: expected host or gpu", v);
+            if (strcmp(v, "host") && strcmp(v, "gpu"))
+                return fail(err, len, "--mem %s: expected host or gpu", v);
             o->gpu = !strcmp(v, "gpu");
         } else if (!strcmp(a, "--gosa")) {
-            if (!strcmp(v, "am")) o->gosa = HG_GOSA_AM;
-            else if (!strcmp(v, "allreduce")) o->gosa = HG_GOSA_ALLREDUCE;
-            else if (!strcmp(v, "both")) o->gosa = HG_GOSA_BOTH;
-            else return fail(err, len, "--gosa %s: expected am, allreduce or both", v);
+            if (!strcmp(v, "am"))
+                o->gosa = HG_GOSA_AM;
+            else if (!strcmp(v, "allreduce"))
+                o->gosa = HG_GOSA_ALLREDUCE;
+            else if (!strcmp(v, "both"))
+                o->gosa = HG_GOSA_BOTH;
+            else
+                return fail(err, len, "--gosa %s: expected am, allreduce or both", v);
         } else if (!strcmp(a, "--pack")) {
             o->pack = 0;
-            if (!strcmp(v, "all")) o->pack = 7;
+            if (!strcmp(v, "all"))
+                o->pack = 7;
             else if (strcmp(v, "none"))
                 for (const char *c = v; *c; c++) {
                     if (*c != 'i' && *c != 'j' && *c != 'k')
-                        return fail(err, len, "--pack %s: expected none, all, or the dimensions (i, j, k, ik, ...)", v);
+                        return fail(err, len,
+                                    "--pack %s: expected none, all, or the dimensions (i, j, k, ik, ...)", v);
                     o->pack |= 1 << (*c - 'i');
                 }
         } else if (!strcmp(a, "--chain")) {
@@ -204,18 +223,23 @@ int hg_parse(int argc, char **argv, int nranks, hg_opts_t *o, char *err, size_t 
             o->chain = -1;
             for (int c = 0; c < 5; c++)
                 if (!strcmp(v, names[c])) o->chain = c;
-            if (o->chain < 0) return fail(err, len, "--chain %s: expected sync, plain, pdl, graph or graph-pdl", v);
+            if (o->chain < 0)
+                return fail(err, len, "--chain %s: expected sync, plain, pdl, graph or graph-pdl", v);
         } else if (!strcmp(a, "--sweep")) {
-            if (strcmp(v, "fixed") && strcmp(v, "alternate")) return fail(err, len, "--sweep %s: expected fixed or alternate", v);
+            if (strcmp(v, "fixed") && strcmp(v, "alternate"))
+                return fail(err, len, "--sweep %s: expected fixed or alternate", v);
             o->sweep = !strcmp(v, "alternate");
         } else if (!strcmp(a, "--variant")) {
             o->variants = 0;
             char buf[64];
             snprintf(buf, sizeof buf, "%s", v);
             for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
-                if (!strcmp(t, "ky")) o->variants |= HG_VAR_KY;
-                else if (!strcmp(t, "mpi")) o->variants |= HG_VAR_MPI;
-                else return fail(err, len, "--variant %s: expected ky, mpi or ky,mpi", v);
+                if (!strcmp(t, "ky"))
+                    o->variants |= HG_VAR_KY;
+                else if (!strcmp(t, "mpi"))
+                    o->variants |= HG_VAR_MPI;
+                else
+                    return fail(err, len, "--variant %s: expected ky, mpi or ky,mpi", v);
             }
         } else if (!strcmp(a, "--json")) {
             o->json = v;
@@ -225,12 +249,13 @@ int hg_parse(int argc, char **argv, int nranks, hg_opts_t *o, char *err, size_t 
     }
     for (int d = 0; d < 3; d++)
         if (o->grid[d] < 3 || o->grid[d] > 1 << 20)
-            return fail(err, len, "grid %dx%dx%d: every dimension needs 3 .. 2^20 points", o->grid[0], o->grid[1],
-                        o->grid[2]);
+            return fail(err, len, "grid %dx%dx%d: every dimension needs 3 .. 2^20 points", o->grid[0],
+                        o->grid[1], o->grid[2]);
     if (have_dims) {
         if (o->dims[0] < 1 || o->dims[1] < 1 || o->dims[2] < 1 ||
             (long)o->dims[0] * o->dims[1] * o->dims[2] != nranks)
-            return fail(err, len, "--dims %dx%dx%d: the factors must be >= 1 and multiply to the rank count %d",
+            return fail(err, len,
+                        "--dims %dx%dx%d: the factors must be >= 1 and multiply to the rank count %d",
                         o->dims[0], o->dims[1], o->dims[2], nranks);
         strcpy(o->decomp, "dims");
     } else if (!strcmp(o->decomp, "i") || !strcmp(o->decomp, "j") || !strcmp(o->decomp, "k")) {
@@ -246,19 +271,20 @@ int hg_parse(int argc, char **argv, int nranks, hg_opts_t *o, char *err, size_t 
     if (o->weak)
         for (int d = 0; d < 3; d++) {
             if ((long)o->grid[d] * o->dims[d] > 1 << 20)
-                return fail(err, len, "--weak: %d points x %d ranks along %c is over 2^20", o->grid[d], o->dims[d],
-                            "ijk"[d]);
+                return fail(err, len, "--weak: %d points x %d ranks along %c is over 2^20", o->grid[d],
+                            o->dims[d], "ijk"[d]);
             o->grid[d] *= o->dims[d];
         }
     /* every rank needs two points along each split dimension: one it sends, one beside the ghost layer */
     static const char axis[] = "ijk";
     for (int d = 0; d < 3; d++)
         if (o->grid[d] / o->dims[d] < 2)
-            return fail(err, len,
-                        "grid %dx%dx%d is too small for %dx%dx%d ranks: %d points along %c cannot be split %d ways "
-                        "(each rank needs at least 2)",
-                        o->grid[0], o->grid[1], o->grid[2], o->dims[0], o->dims[1], o->dims[2], o->grid[d], axis[d],
-                        o->dims[d]);
+            return fail(
+                err, len,
+                "grid %dx%dx%d is too small for %dx%dx%d ranks: %d points along %c cannot be split %d ways "
+                "(each rank needs at least 2)",
+                o->grid[0], o->grid[1], o->grid[2], o->dims[0], o->dims[1], o->dims[2], o->grid[d], axis[d],
+                o->dims[d]);
     return 0;
 }
 
@@ -274,9 +300,9 @@ void hg_block_of(const hg_opts_t *o, int rank, hg_block_t *b)
         b->lo[d] = (int)((long)N * c / P);
         b->n[d] = (int)((long)N * (c + 1) / P) - b->lo[d];
         /* rows (k) padded, never read and never updated: on GPUs to 32 floats, so that every row starts on a
-         * 128-byte line and a warp's loads along k (16-byte ones in the float4 kernel) are aligned; on CPUs to
-         * 8 floats only (32-byte vectors aligned): the host kernel streams 14 arrays from memory, and rows of
-         * 288 floats for M's 258 cost it 20-30% on the development machine (rows of 258-264 did not), the
+         * 128-byte line and a warp's loads along k (16-byte ones in the float4 kernel) are aligned; on CPUs
+         * to 8 floats only (32-byte vectors aligned): the host kernel streams 14 arrays from memory, and rows
+         * of 288 floats for M's 258 cost it 20-30% on the development machine (rows of 258-264 did not), the
          * gap to the original C+MPI Himeno, whose rows are unpadded */
         int pad = o->gpu ? 32 : 8;
         b->ext[d] = d == 2 ? (b->n[d] + 2 + pad - 1) / pad * pad : b->n[d] + 2;
@@ -297,9 +323,13 @@ void hg_block_of(const hg_opts_t *o, int rank, hg_block_t *b)
         }
     }
     b->vol = (size_t)b->ext[0] * b->ext[1] * b->ext[2];
-    size_t f0 = (size_t)b->ext[1] * b->ext[2], f1 = (size_t)b->ext[0] * b->ext[2], f2 = (size_t)b->ext[0] * b->ext[1];
+    size_t f0 = (size_t)b->ext[1] * b->ext[2], f1 = (size_t)b->ext[0] * b->ext[2],
+           f2 = (size_t)b->ext[0] * b->ext[1];
     b->slot = f0 > f1 ? f0 : f1;
     if (f2 > b->slot) b->slot = f2;
 }
 
-const char *hg_variant_name(int v) { return v == HG_VAR_MPI ? "mpi" : "ky"; }
+const char *hg_variant_name(int v)
+{
+    return v == HG_VAR_MPI ? "mpi" : "ky";
+}

@@ -17,11 +17,11 @@
 #define HG_AM_DOWN 18 /* 0 -> rank: payload = the sum, args[0] = iteration */
 #define HG_AM_TIMEOUT 300.0
 
-static double *g_vals[2];      /* rank 0: each rank's value, by iteration parity */
-static int g_count[2];         /* rank 0: values received for that parity */
-static double g_result[2];     /* every rank: the sum, by parity */
-static uint64_t g_done;        /* every rank: iterations whose sum has arrived (iteration + 1) */
-static int g_poll;             /* no progress thread: every wait runs the handlers */
+static double *g_vals[2];  /* rank 0: each rank's value, by iteration parity */
+static int g_count[2];     /* rank 0: values received for that parity */
+static double g_result[2]; /* every rank: the sum, by parity */
+static uint64_t g_done;    /* every rank: iterations whose sum has arrived (iteration + 1) */
+static int g_poll;         /* no progress thread: every wait runs the handlers */
 
 static void am_up(ky_am_token_t t, void *payload, size_t n, const uint64_t *args, int nargs)
 {
@@ -49,7 +49,7 @@ int hg_gosa_setup(const hg_opts_t *o)
     g_poll = ky_config_get("KY_PROGRESS_THREAD", &pt) == KY_OK && pt && !strcmp(pt, "0");
     if ((rc = ky_am_register(HG_AM_UP, am_up)) != KY_OK) return rc;
     if ((rc = ky_am_register(HG_AM_DOWN, am_down)) != KY_OK) return rc;
-    return ky_comm_barrier();   /* handlers registered everywhere before the first message */
+    return ky_comm_barrier(); /* handlers registered everywhere before the first message */
 }
 
 /* The waiting rank runs the handlers itself (ky_poll): always without a progress thread, and every 64th turn
@@ -66,15 +66,21 @@ static int spin(const char *what, int (*ready)(uint64_t), uint64_t arg)
             int r = ky_poll();
             if (r < 0) return r;
         }
-        if (++spins % 64 == 0) sched_yield();   /* ranks may outnumber cores: let the handlers run */
+        if (++spins % 64 == 0) sched_yield(); /* ranks may outnumber cores: let the handlers run */
         if (spins % 4096 == 0 && hg_now() - t0 > HG_AM_TIMEOUT)
             hg_fail("rank %d: gosa: %s of iteration %llu did not come in %.0f s", ky_rank(), what,
                     (unsigned long long)arg, HG_AM_TIMEOUT);
     }
     return KY_OK;
 }
-static int all_in(uint64_t it) { return __atomic_load_n(&g_count[it & 1], __ATOMIC_ACQUIRE) >= ky_nranks() - 1; }
-static int sum_in(uint64_t it) { return __atomic_load_n(&g_done, __ATOMIC_ACQUIRE) >= it + 1; }
+static int all_in(uint64_t it)
+{
+    return __atomic_load_n(&g_count[it & 1], __ATOMIC_ACQUIRE) >= ky_nranks() - 1;
+}
+static int sum_in(uint64_t it)
+{
+    return __atomic_load_n(&g_done, __ATOMIC_ACQUIRE) >= it + 1;
+}
 
 static int gosa_am(double local, uint64_t it, double *out)
 {
@@ -96,13 +102,14 @@ static int gosa_am(double local, uint64_t it, double *out)
     return KY_OK;
 }
 
-int hg_gosa_sum(const hg_opts_t *o, int mode, const double *h_local, double *d_local, double *d_sum, uint64_t it,
-                double *out)
+int hg_gosa_sum(const hg_opts_t *o, int mode, const double *h_local, double *d_local, double *d_sum,
+                uint64_t it, double *out)
 {
     char err[256];
     double local = h_local ? *h_local : 0.0, am = 0.0, ar = 0.0;
     int rc;
-    if (!h_local && o->gpu && (mode & HG_GOSA_AM) && hg_gpu_copy(&local, d_local, sizeof local, err, sizeof err))
+    if (!h_local && o->gpu && (mode & HG_GOSA_AM) &&
+        hg_gpu_copy(&local, d_local, sizeof local, err, sizeof err))
         hg_fail("rank %d: gosa: reading the kernel's sum: %s", ky_rank(), err);
     if ((mode & HG_GOSA_AM) && (rc = gosa_am(local, it, &am)) != KY_OK) return rc;
     if (mode & HG_GOSA_ALLREDUCE) {

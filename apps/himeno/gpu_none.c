@@ -9,12 +9,33 @@ static int none(char *err, size_t len)
     return -1;
 }
 
-int hg_gpu_count(void) { return 0; }
-int hg_gpu_select(int device, char *err, size_t len) { (void)device; return none(err, len); }
-int hg_gpu_alloc(void **ptr, size_t bytes, char *err, size_t len) { (void)ptr, (void)bytes; return none(err, len); }
-int hg_gpu_host_alloc(void **ptr, size_t bytes, char *err, size_t len) { (void)ptr, (void)bytes; return none(err, len); }
-void hg_gpu_free(void *ptr) { (void)ptr; }
-void hg_gpu_host_free(void *ptr) { (void)ptr; }
+int hg_gpu_count(void)
+{
+    return 0;
+}
+int hg_gpu_select(int device, char *err, size_t len)
+{
+    (void)device;
+    return none(err, len);
+}
+int hg_gpu_alloc(void **ptr, size_t bytes, char *err, size_t len)
+{
+    (void)ptr, (void)bytes;
+    return none(err, len);
+}
+int hg_gpu_host_alloc(void **ptr, size_t bytes, char *err, size_t len)
+{
+    (void)ptr, (void)bytes;
+    return none(err, len);
+}
+void hg_gpu_free(void *ptr)
+{
+    (void)ptr;
+}
+void hg_gpu_host_free(void *ptr)
+{
+    (void)ptr;
+}
 int hg_gpu_copy(void *dst, const void *src, size_t bytes, char *err, size_t len)
 {
     (void)dst, (void)src, (void)bytes;
@@ -25,14 +46,14 @@ int hg_gpu_gosa_reset(double *ring, char *err, size_t len)
     (void)ring;
     return none(err, len);
 }
-int hg_gpu_jacobi(const hg_block_t *b, const hg_coef_t *cf, const float *p, float *q, float omega, double *ring,
-                  int slot, char *err, size_t len)
+int hg_gpu_jacobi(const hg_block_t *b, const hg_coef_t *cf, const float *p, float *q, float omega,
+                  double *ring, int slot, char *err, size_t len)
 {
     (void)b, (void)cf, (void)p, (void)q, (void)omega, (void)ring, (void)slot;
     return none(err, len);
 }
-int hg_gpu_chain(const hg_block_t *b, const hg_coef_t *cf, float *f0, float *f1, int n, float omega, double *ring,
-                 int mode, int sweep, char *err, size_t len)
+int hg_gpu_chain(const hg_block_t *b, const hg_coef_t *cf, float *f0, float *f1, int n, float omega,
+                 double *ring, int mode, int sweep, char *err, size_t len)
 {
     (void)b, (void)cf, (void)f0, (void)f1, (void)n, (void)omega, (void)ring, (void)mode, (void)sweep;
     return none(err, len);
@@ -52,11 +73,20 @@ int hg_gpu_copy_async(void *dst, const void *src, size_t bytes, char *err, size_
     (void)dst, (void)src, (void)bytes;
     return none(err, len);
 }
-int hg_gpu_sync(char *err, size_t len) { return none(err, len); }
-void hg_gpu_set_gosa(int on) { (void)on; }
+int hg_gpu_sync(char *err, size_t len)
+{
+    return none(err, len);
+}
+void hg_gpu_set_gosa(int on)
+{
+    (void)on;
+}
 int hg_gpu_set_shape(int bx, int by, int bz, int ich, int vec)
 {
     (void)bx, (void)by, (void)bz, (void)ich, (void)vec;
     return -1;
 }
-double hg_gpu_copy_bw(void) { return 0.0; }
+double hg_gpu_copy_bw(void)
+{
+    return 0.0;
+}

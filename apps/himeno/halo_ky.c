@@ -81,10 +81,14 @@ static int put_box(struct hg_ky_halo *h, int rank, const hg_block_t *nb, int buf
     size_t sst[2] = {(size_t)b->ext[2] * sizeof(float), (size_t)b->ext[1] * b->ext[2] * sizeof(float)};
     size_t dst_[2] = {(size_t)nb->ext[2] * sizeof(float), (size_t)nb->ext[1] * nb->ext[2] * sizeof(float)};
     int levels = 0, jfull = n[2] == b->ext[2] && n[2] == nb->ext[2];
-    if (jfull) count[0] *= (size_t)n[1];              /* whole rows: the j runs are one block */
-    else if (n[1] > 1) ss[levels] = sst[0], ds[levels] = dst_[0], count[++levels] = (size_t)n[1];
-    if (jfull && n[1] == b->ext[1] && n[1] == nb->ext[1]) count[0] *= (size_t)n[0];   /* whole planes */
-    else if (n[0] > 1) ss[levels] = sst[1], ds[levels] = dst_[1], count[++levels] = (size_t)n[0];
+    if (jfull)
+        count[0] *= (size_t)n[1]; /* whole rows: the j runs are one block */
+    else if (n[1] > 1)
+        ss[levels] = sst[0], ds[levels] = dst_[0], count[++levels] = (size_t)n[1];
+    if (jfull && n[1] == b->ext[1] && n[1] == nb->ext[1])
+        count[0] *= (size_t)n[0]; /* whole planes */
+    else if (n[0] > 1)
+        ss[levels] = sst[1], ds[levels] = dst_[1], count[++levels] = (size_t)n[0];
     const char *s = h->base + soff;
     if (levels == 0) return ky_put_nb(rank, h->field, doff, s, count[0], hd);
     return ky_put_strided_nb(rank, h->field, doff, ds, s, ss, count, levels, hd);
@@ -98,7 +102,8 @@ int hg_ky_halo_create(const hg_opts_t *o, const hg_block_t *b, hg_ky_halo_t **ou
     int dev = 0, rc;
     if (o->gpu && (rc = ky_gpu_device(0, &dev)) != KY_OK) goto fail;
     size_t bytes = (2 * b->vol + 6 * b->slot) * sizeof(float);
-    if ((rc = ky_seg_create(NULL, bytes, o->gpu ? KY_MEM_GPU : KY_MEM_HOST, dev, &h->field)) != KY_OK) goto fail;
+    if ((rc = ky_seg_create(NULL, bytes, o->gpu ? KY_MEM_GPU : KY_MEM_HOST, dev, &h->field)) != KY_OK)
+        goto fail;
     if ((rc = ky_seg_create(NULL, 8 * sizeof(uint64_t), KY_MEM_HOST, 0, &h->flags)) != KY_OK) goto fail;
     void *p;
     if ((rc = ky_seg_local(h->field, &p, NULL)) != KY_OK) goto fail;
@@ -135,8 +140,10 @@ fail:
      * ends the job */
     for (int d = 0; d < 3; d++)
         for (int s = 0; s < 2; s++) {
-            if (o->gpu) hg_gpu_free(h->sendbuf[d][s]);
-            else free(h->sendbuf[d][s]);
+            if (o->gpu)
+                hg_gpu_free(h->sendbuf[d][s]);
+            else
+                free(h->sendbuf[d][s]);
         }
     free(h);
     return rc;
@@ -147,8 +154,10 @@ void hg_ky_halo_destroy(hg_ky_halo_t *h)
     if (!h) return;
     for (int d = 0; d < 3; d++)
         for (int s = 0; s < 2; s++) {
-            if (h->o->gpu) hg_gpu_free(h->sendbuf[d][s]);
-            else free(h->sendbuf[d][s]);
+            if (h->o->gpu)
+                hg_gpu_free(h->sendbuf[d][s]);
+            else
+                free(h->sendbuf[d][s]);
         }
     /* collective; a failure here leaves nothing to undo, but it is said */
     if (h->field && ky_seg_destroy(h->field) != KY_OK)
@@ -191,11 +200,13 @@ int hg_ky_halo_exchange(hg_ky_halo_t *h, int buf, uint64_t seq)
         if (packed) {
             for (int s = 0; s < 2; s++) {
                 if (b->nbr[d][s] < 0) continue;
-                if (!h->o->gpu) hg_cpu_pack(b, field, &send[s], h->sendbuf[d][s]);
+                if (!h->o->gpu)
+                    hg_cpu_pack(b, field, &send[s], h->sendbuf[d][s]);
                 else if (hg_gpu_pack(b, field, &send[s], h->sendbuf[d][s], h->err, sizeof h->err))
-                    hg_fail("rank %d: halo: packing the %c face: %s", b->rank, "ijk"[d], h->err);
+                    hg_fail("rank %d: halo: packing the %c face: %s", b->rank, "ijk"[d], h -> err);
             }
-            if (h->o->gpu && hg_gpu_sync(h->err, sizeof h->err)) hg_fail("rank %d: halo: %s", b->rank, h->err);
+            if (h->o->gpu && hg_gpu_sync(h->err, sizeof h->err))
+                hg_fail("rank %d: halo: %s", b->rank, h->err);
         }
         for (int s = 0; s < 2; s++) {
             int r = b->nbr[d][s];
@@ -210,7 +221,8 @@ int hg_ky_halo_exchange(hg_ky_halo_t *h, int buf, uint64_t seq)
         if ((rc = ky_wait_all(hd, 2)) != KY_OK) return rc;
         for (int s = 0; s < 2; s++)
             if (b->nbr[d][s] >= 0 &&
-                (rc = ky_put_val(b->nbr[d][s], h->flags, (size_t)(d * 2 + 1 - s) * sizeof(uint64_t), seq, 8)) != KY_OK)
+                (rc = ky_put_val(b->nbr[d][s], h->flags, (size_t)(d * 2 + 1 - s) * sizeof(uint64_t), seq,
+                                 8)) != KY_OK)
                 return rc;
         for (int s = 0; s < 2; s++)
             if (b->nbr[d][s] >= 0 && (rc = wait_flag(h, d * 2 + s, seq, b->nbr[d][s])) != KY_OK) return rc;
@@ -218,12 +230,14 @@ int hg_ky_halo_exchange(hg_ky_halo_t *h, int buf, uint64_t seq)
             for (int s = 0; s < 2; s++) {
                 if (b->nbr[d][s] < 0) continue;
                 const float *slot = (const float *)(h->base + slot_off(b, d, s));
-                if (!h->o->gpu) hg_cpu_unpack(b, field, &recv[s], slot);
+                if (!h->o->gpu)
+                    hg_cpu_unpack(b, field, &recv[s], slot);
                 else if (hg_gpu_unpack(b, field, &recv[s], slot, h->err, sizeof h->err))
-                    hg_fail("rank %d: halo: unpacking the %c face: %s", b->rank, "ijk"[d], h->err);
+                    hg_fail("rank %d: halo: unpacking the %c face: %s", b->rank, "ijk"[d], h -> err);
             }
             /* the next dimension's faces carry these ghosts */
-            if (h->o->gpu && hg_gpu_sync(h->err, sizeof h->err)) hg_fail("rank %d: halo: %s", b->rank, h->err);
+            if (h->o->gpu && hg_gpu_sync(h->err, sizeof h->err))
+                hg_fail("rank %d: halo: %s", b->rank, h->err);
         }
     }
     return KY_OK;

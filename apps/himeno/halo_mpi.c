@@ -55,9 +55,9 @@ void hg_mpi_halo_destroy(hg_mpi_halo_t *h)
     free(h);
 }
 
-#define HG_CHK(x)                                                                         \
-    do {                                                                                  \
-        if (x) hg_fail("rank %d: MPI baseline: %s: %s", b->rank, #x, h->err);             \
+#define HG_CHK(x)                                                             \
+    do {                                                                      \
+        if (x) hg_fail("rank %d: MPI baseline: %s: %s", b->rank, #x, h->err); \
     } while (0)
 
 int hg_mpi_halo_exchange(hg_mpi_halo_t *h, float *field)
@@ -74,7 +74,8 @@ int hg_mpi_halo_exchange(hg_mpi_halo_t *h, float *field)
             cnt[s] = hg_box_count(&send[s]);
             if (h->o->gpu) {
                 HG_CHK(hg_gpu_pack(b, field, &send[s], h->dsend[d][s], h->err, sizeof h->err));
-                HG_CHK(hg_gpu_copy(h->hsend[d][s], h->dsend[d][s], cnt[s] * sizeof(float), h->err, sizeof h->err));
+                HG_CHK(hg_gpu_copy(h->hsend[d][s], h->dsend[d][s], cnt[s] * sizeof(float), h->err,
+                                   sizeof h->err));
             } else {
                 hg_cpu_pack(b, field, &send[s], h->hsend[d][s]);
             }
@@ -86,7 +87,8 @@ int hg_mpi_halo_exchange(hg_mpi_halo_t *h, float *field)
                           MPI_COMM_WORLD, &rq[nr++]) != MPI_SUCCESS ||
                 MPI_Isend(h->hsend[d][s], (int)cnt[s], MPI_FLOAT, b->nbr[d][s], 2 * d + 1 - s, MPI_COMM_WORLD,
                           &rq[nr++]) != MPI_SUCCESS)
-                hg_fail("rank %d: MPI baseline: MPI_Irecv/MPI_Isend to rank %d failed", b->rank, b->nbr[d][s]);
+                hg_fail("rank %d: MPI baseline: MPI_Irecv/MPI_Isend to rank %d failed", b->rank,
+                        b->nbr[d][s]);
         }
         if (MPI_Waitall(nr, rq, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
             hg_fail("rank %d: MPI baseline: MPI_Waitall failed", b->rank);

@@ -11,8 +11,9 @@
  *
  * Layout: the global grid is I x J x K points (boundaries included; the original's mimax, mjmax, mkmax),
  * p[i][j][k] with k fastest. Ranks form a dims[0] x dims[1] x dims[2] grid; each owns a block of points and
- * keeps one ghost layer on each side (local index 0 and n+1; rows padded to 32 floats). Points on the global boundary are never
- * updated. The original's copy of wrk2 back into p is a swap of two buffers (same values bit for bit). */
+ * keeps one ghost layer on each side (local index 0 and n+1; rows padded to 32 floats). Points on the global
+ * boundary are never updated. The original's copy of wrk2 back into p is a swap of two buffers (same values
+ * bit for bit). */
 #ifndef KY_HIMENO_H
 #define KY_HIMENO_H
 
@@ -31,46 +32,46 @@ extern "C" {
 
 enum { HG_GOSA_AM = 1, HG_GOSA_ALLREDUCE = 2, HG_GOSA_BOTH = 3 };
 enum { HG_VAR_KY = 1, HG_VAR_MPI = 2 };
-/* How one rank's GPU iterations follow one another (--chain): the host reads gosa after every kernel (sync, the
- * only way with several ranks), or the kernels run back to back with gosa kept on the GPU and read after the
- * loop: plain launches, Programmatic Dependent Launch, CUDA graphs, graphs with PDL edges. */
+/* How one rank's GPU iterations follow one another (--chain): the host reads gosa after every kernel (sync,
+ * the only way with several ranks), or the kernels run back to back with gosa kept on the GPU and read after
+ * the loop: plain launches, Programmatic Dependent Launch, CUDA graphs, graphs with PDL edges. */
 enum { HG_CHAIN_SYNC = 0, HG_CHAIN_PLAIN, HG_CHAIN_PDL, HG_CHAIN_GRAPH, HG_CHAIN_GRAPH_PDL };
 
 typedef struct {
-    int grid[3];        /* points I, J, K, boundaries included */
-    char size[8];       /* XS .. XL, or "grid" */
-    int dims[3];        /* process grid */
-    char decomp[8];     /* i, j, k, ij, 3d, or dims (given by --dims) */
-    int iters;          /* timed iterations */
-    int warmup;         /* untimed iterations, then the fields start again from their initial values */
-    double target;      /* > 0: the original's procedure: 3 rehearsal iterations size the loop to target s */
-    int gpu;            /* CUDA kernels, arrays and segments in GPU memory */
-    int gosa;           /* HG_GOSA_* */
-    int pack;           /* bit d set: faces of dimension d are packed and moved by one ky_put */
-    int variants;       /* HG_VAR_* bits, run in this order: ky, then mpi */
-    int check;          /* rank 0 runs the serial reference and compares gosa (1e-6 relative) */
-    int threads;        /* OpenMP threads per rank (0: as OMP_NUM_THREADS says) */
-    int quiet;          /* no per-rank phase table */
-    int block[5];       /* GPU kernel: bx, by, bz, points per thread along i, float4 along k (--tune measures) */
-    int weak;           /* --weak: grid multiplied by dims (weak scaling) */
-    int nogosa;         /* --diag-nogosa: GPU kernel without the gosa reduction (diagnostic) */
-    int tune;           /* GPU: time a few shapes at start-up and keep the fastest (default unless --block) */
-    int chain;          /* HG_CHAIN_*: one rank's GPU iterations (several ranks: always sync) */
-    int sweep;          /* 1: odd iterations take the i planes in reverse order (L2 reuse between iterations) */
-    float bcoef;        /* value of b[0..2] (0 in the benchmark; nonzero makes the edge halos matter) */
-    const char *json;   /* append one record per variant */
+    int grid[3];    /* points I, J, K, boundaries included */
+    char size[8];   /* XS .. XL, or "grid" */
+    int dims[3];    /* process grid */
+    char decomp[8]; /* i, j, k, ij, 3d, or dims (given by --dims) */
+    int iters;      /* timed iterations */
+    int warmup;     /* untimed iterations, then the fields start again from their initial values */
+    double target;  /* > 0: the original's procedure: 3 rehearsal iterations size the loop to target s */
+    int gpu;        /* CUDA kernels, arrays and segments in GPU memory */
+    int gosa;       /* HG_GOSA_* */
+    int pack;       /* bit d set: faces of dimension d are packed and moved by one ky_put */
+    int variants;   /* HG_VAR_* bits, run in this order: ky, then mpi */
+    int check;      /* rank 0 runs the serial reference and compares gosa (1e-6 relative) */
+    int threads;    /* OpenMP threads per rank (0: as OMP_NUM_THREADS says) */
+    int quiet;      /* no per-rank phase table */
+    int block[5];   /* GPU kernel: bx, by, bz, points per thread along i, float4 along k (--tune measures) */
+    int weak;       /* --weak: grid multiplied by dims (weak scaling) */
+    int nogosa;     /* --diag-nogosa: GPU kernel without the gosa reduction (diagnostic) */
+    int tune;       /* GPU: time a few shapes at start-up and keep the fastest (default unless --block) */
+    int chain;      /* HG_CHAIN_*: one rank's GPU iterations (several ranks: always sync) */
+    int sweep;      /* 1: odd iterations take the i planes in reverse order (L2 reuse between iterations) */
+    float bcoef;    /* value of b[0..2] (0 in the benchmark; nonzero makes the edge halos matter) */
+    const char *json; /* append one record per variant */
 } hg_opts_t;
 
 /* One rank's block. Local index l along dimension d is global lo[d] + l - 1. */
 typedef struct {
     int rank;
     int coord[3];
-    int lo[3], n[3];    /* owned global points [lo, lo + n) */
-    int ext[3];         /* n + 2 (k: rounded up to a multiple of 32; the rest of the row is padding) */
-    int ub[3], ue[3];   /* local range updated by the kernel (global interior points only) */
-    int nbr[3][2];      /* neighbour rank per dimension and side (0: lower, 1: upper), -1 at the boundary */
-    size_t vol;         /* ext[0] * ext[1] * ext[2] */
-    size_t slot;        /* floats in one packed-face receive slot: the largest face */
+    int lo[3], n[3];  /* owned global points [lo, lo + n) */
+    int ext[3];       /* n + 2 (k: rounded up to a multiple of 32; the rest of the row is padding) */
+    int ub[3], ue[3]; /* local range updated by the kernel (global interior points only) */
+    int nbr[3][2];    /* neighbour rank per dimension and side (0: lower, 1: upper), -1 at the boundary */
+    size_t vol;       /* ext[0] * ext[1] * ext[2] */
+    size_t slot;      /* floats in one packed-face receive slot: the largest face */
 } hg_block_t;
 
 /* A box of local indices, half open. */
@@ -99,7 +100,7 @@ void hg_init_values(const hg_opts_t *o, const hg_block_t *b, float *p, hg_coef_t
 double hg_cpu_jacobi(const hg_block_t *b, const hg_coef_t *cf, const float *p, float *q, float omega);
 void hg_cpu_pack(const hg_block_t *b, const float *f, const hg_box_t *x, float *buf);
 void hg_cpu_unpack(const hg_block_t *b, float *f, const hg_box_t *x, const float *buf);
-double hg_block_sum(const hg_block_t *b, const float *p);    /* sum of the owned interior points */
+double hg_block_sum(const hg_block_t *b, const float *p); /* sum of the owned interior points */
 /* The original algorithm on the whole grid, serially (the check): gosa of the last of `iters` iterations
  * summed in double (gosa_d) and in float in the original's loop order (gosa_f), and the sum of p's
  * interior points after them. Returns 0, or -1 when out of memory. */
@@ -122,10 +123,11 @@ int hg_gpu_jacobi(const hg_block_t *b, const hg_coef_t *cf, const float *p, floa
                   double *ring, int slot, char *err, size_t errlen);
 /* n iterations back to back (HG_CHAIN_* mode other than sync), p in f0 first, then f1, ...: the field is in
  * f[n & 1] after them and the last iteration's gosa in ring[(n - 1) & 1] once hg_gpu_sync returns. */
-int hg_gpu_chain(const hg_block_t *b, const hg_coef_t *cf, float *f0, float *f1, int n, float omega, double *ring,
-                 int mode, int sweep, char *err, size_t errlen);
+int hg_gpu_chain(const hg_block_t *b, const hg_coef_t *cf, float *f0, float *f1, int n, float omega,
+                 double *ring, int mode, int sweep, char *err, size_t errlen);
 int hg_gpu_pack(const hg_block_t *b, const float *f, const hg_box_t *x, float *buf, char *err, size_t errlen);
-int hg_gpu_unpack(const hg_block_t *b, float *f, const hg_box_t *x, const float *buf, char *err, size_t errlen);
+int hg_gpu_unpack(const hg_block_t *b, float *f, const hg_box_t *x, const float *buf, char *err,
+                  size_t errlen);
 int hg_gpu_sync(char *err, size_t errlen);
 /* The kernel's block (bx threads along k, a multiple of 32; by along j; bz along i), points per thread
  * along i, and vec: four k per thread with 16-byte accesses; -1 if out of range. */
@@ -137,7 +139,8 @@ double hg_gpu_copy_bw(void);
 
 /* halo_ky.c / halo_mpi.c: exchange the ghost layers of field buffer `buf` (0 or 1). */
 typedef struct hg_ky_halo hg_ky_halo_t;
-int hg_ky_halo_create(const hg_opts_t *o, const hg_block_t *b, hg_ky_halo_t **h, float **field0, float **field1);
+int hg_ky_halo_create(const hg_opts_t *o, const hg_block_t *b, hg_ky_halo_t **h, float **field0,
+                      float **field1);
 int hg_ky_halo_exchange(hg_ky_halo_t *h, int buf, uint64_t seq);
 void hg_ky_halo_destroy(hg_ky_halo_t *h);
 typedef struct hg_mpi_halo hg_mpi_halo_t;
@@ -162,10 +165,10 @@ int hg_gosa_mpi(const hg_opts_t *o, const double *h_local, double *d_local, doub
 void hg_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 double hg_now(void);
 
-#define HG_KY(call)                                                                                       \
-    do {                                                                                                  \
-        int s_ = (call);                                                                                  \
-        if (s_ != 0) hg_fail("%s:%d: %s: %s", __FILE__, __LINE__, #call, ky_last_error());                \
+#define HG_KY(call)                                                                        \
+    do {                                                                                   \
+        int s_ = (call);                                                                   \
+        if (s_ != 0) hg_fail("%s:%d: %s: %s", __FILE__, __LINE__, #call, ky_last_error()); \
     } while (0)
 
 #ifdef __cplusplus

@@ -10,7 +10,10 @@
 
 #define IDX(b, i, j, k) (((size_t)(i) * (b)->ext[1] + (size_t)(j)) * (b)->ext[2] + (size_t)(k))
 
-static float p_init(int gi, int I) { return (float)(gi * gi) / (float)((I - 1) * (I - 1)); }
+static float p_init(int gi, int I)
+{
+    return (float)(gi * gi) / (float)((I - 1) * (I - 1));
+}
 
 void hg_init_values(const hg_opts_t *o, const hg_block_t *b, float *p, hg_coef_t *cf)
 {
@@ -19,7 +22,7 @@ void hg_init_values(const hg_opts_t *o, const hg_block_t *b, float *p, hg_coef_t
         for (int j = 0; j < b->ext[1]; j++)
             for (int k = 0; k < b->ext[2]; k++) {
                 int g[3] = {b->lo[0] + i - 1, b->lo[1] + j - 1, b->lo[2] + k - 1};
-                int in = k < b->n[2] + 2;   /* not the row's padding */
+                int in = k < b->n[2] + 2; /* not the row's padding */
                 for (int d = 0; d < 3; d++) in &= g[d] >= 0 && g[d] < o->grid[d];
                 size_t x = IDX(b, i, j, k);
                 float one = in ? 1.0f : 0.0f;
@@ -34,11 +37,11 @@ void hg_init_values(const hg_opts_t *o, const hg_block_t *b, float *p, hg_coef_t
 }
 
 /* The original loop body, term for term and in the same order. */
-#define HG_POINT(P, A, B, C, BND, WRK1, v, x, si, sj)                                                        \
-    (A[x] * P[x + si] + A[v + x] * P[x + sj] + A[2 * v + x] * P[x + 1] +                                    \
-     B[x] * (P[x + si + sj] - P[x + si - sj] - P[x - si + sj] + P[x - si - sj]) +                           \
-     B[v + x] * (P[x + sj + 1] - P[x - sj + 1] - P[x + sj - 1] + P[x - sj - 1]) +                           \
-     B[2 * v + x] * (P[x + si + 1] - P[x - si + 1] - P[x + si - 1] + P[x - si - 1]) + C[x] * P[x - si] +    \
+#define HG_POINT(P, A, B, C, BND, WRK1, v, x, si, sj)                                                    \
+    (A[x] * P[x + si] + A[v + x] * P[x + sj] + A[2 * v + x] * P[x + 1] +                                 \
+     B[x] * (P[x + si + sj] - P[x + si - sj] - P[x - si + sj] + P[x - si - sj]) +                        \
+     B[v + x] * (P[x + sj + 1] - P[x - sj + 1] - P[x + sj - 1] + P[x - sj - 1]) +                        \
+     B[2 * v + x] * (P[x + si + 1] - P[x - si + 1] - P[x + si - 1] + P[x - si - 1]) + C[x] * P[x - si] + \
      C[v + x] * P[x - sj] + C[2 * v + x] * P[x - 1] + WRK1[x])
 
 double hg_cpu_jacobi(const hg_block_t *b, const hg_coef_t *cf, const float *restrict p, float *restrict q,
@@ -98,7 +101,7 @@ int hg_reference(const int grid[3], int iters, float bcoef, double *gosa_d, floa
     if (!m) return -1;
     float *p = m, *a = m + n, *b = m + 5 * n, *c = m + 8 * n, *bnd = m + 11 * n, *wrk1 = m + 12 * n,
           *wrk2 = m + 13 * n;
-#define MR(mt, l, i, j, k) mt[(size_t)(l) * n + ((size_t)(i) * J + (size_t)(j)) * K + (size_t)(k)]
+#define MR(mt, l, i, j, k) mt[(size_t)(l)*n + ((size_t)(i)*J + (size_t)(j)) * K + (size_t)(k)]
     for (size_t i = 0; i < I; i++)
         for (size_t j = 0; j < J; j++)
             for (size_t k = 0; k < K; k++) {
@@ -122,7 +125,8 @@ int hg_reference(const int grid[3], int iters, float bcoef, double *gosa_d, floa
         for (size_t i = 1; i < I - 1; i++)
             for (size_t j = 1; j < J - 1; j++)
                 for (size_t k = 1; k < K - 1; k++) {
-                    float s0 = MR(a, 0, i, j, k) * MR(p, 0, i + 1, j, k) + MR(a, 1, i, j, k) * MR(p, 0, i, j + 1, k) +
+                    float s0 = MR(a, 0, i, j, k) * MR(p, 0, i + 1, j, k) +
+                               MR(a, 1, i, j, k) * MR(p, 0, i, j + 1, k) +
                                MR(a, 2, i, j, k) * MR(p, 0, i, j, k + 1) +
                                MR(b, 0, i, j, k) * (MR(p, 0, i + 1, j + 1, k) - MR(p, 0, i + 1, j - 1, k) -
                                                     MR(p, 0, i - 1, j + 1, k) + MR(p, 0, i - 1, j - 1, k)) +
@@ -130,7 +134,8 @@ int hg_reference(const int grid[3], int iters, float bcoef, double *gosa_d, floa
                                                     MR(p, 0, i, j + 1, k - 1) + MR(p, 0, i, j - 1, k - 1)) +
                                MR(b, 2, i, j, k) * (MR(p, 0, i + 1, j, k + 1) - MR(p, 0, i - 1, j, k + 1) -
                                                     MR(p, 0, i + 1, j, k - 1) + MR(p, 0, i - 1, j, k - 1)) +
-                               MR(c, 0, i, j, k) * MR(p, 0, i - 1, j, k) + MR(c, 1, i, j, k) * MR(p, 0, i, j - 1, k) +
+                               MR(c, 0, i, j, k) * MR(p, 0, i - 1, j, k) +
+                               MR(c, 1, i, j, k) * MR(p, 0, i, j - 1, k) +
                                MR(c, 2, i, j, k) * MR(p, 0, i, j, k - 1) + MR(wrk1, 0, i, j, k);
                     float ss = (s0 * MR(a, 3, i, j, k) - MR(p, 0, i, j, k)) * MR(bnd, 0, i, j, k);
                     gf += ss * ss;

@@ -1,9 +1,10 @@
 /* ky_himeno's GPU side: the Himeno kernel in CUDA, face packing, GPU memory and the copy-bandwidth floor.
  * The kernel is memory bound (56 bytes per point, 34 flops): threads run along k (coalesced), the 13
  * coefficient streams are read once and the 19 reads of p hit L1/L2. The block shape and the points each
- * thread takes along i are settable (--block, or measured at start-up by --tune, the default on GPUs). Built with -fmad=false: the same
- * float operations as the CPU kernel and the serial reference, so every decomposition gives the same field.
- * gosa: each thread sums ss^2 in double, warps and blocks reduce, one atomicAdd per block. */
+ * thread takes along i are settable (--block, or measured at start-up by --tune, the default on GPUs). Built
+ * with -fmad=false: the same float operations as the CPU kernel and the serial reference, so every
+ * decomposition gives the same field. gosa: each thread sums ss^2 in double, warps and blocks reduce, one
+ * atomicAdd per block. */
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,11 +13,11 @@
 
 /* Thread-block shape and points per thread along i: hg_gpu_set_shape (ky_himeno --block, or its tuning). */
 static int g_bx = 64, g_by = 4, g_bz = 2, g_ich = 1, g_vec = 0;
-static int g_gosa = 1;   /* 0: --diag-nogosa, the kernel without its reduction (a measurement, not a run) */
-#define HG_MAX_THREADS 512   /* the scalar kernel's largest block */
-#define HG_MAX_THREADS4 256  /* the float4 kernel's: it needs about twice the registers */
+static int g_gosa = 1;     /* 0: --diag-nogosa, the kernel without its reduction (a measurement, not a run) */
+#define HG_MAX_THREADS 512 /* the scalar kernel's largest block */
+#define HG_MAX_THREADS4 256 /* the float4 kernel's: it needs about twice the registers */
 
-static cudaStream_t g_stream;  /* one stream for kernels and packing; created by hg_gpu_select */
+static cudaStream_t g_stream; /* one stream for kernels and packing; created by hg_gpu_select */
 
 static int cerr(cudaError_t e, const char *what, char *err, size_t len)
 {
@@ -24,8 +25,10 @@ static int cerr(cudaError_t e, const char *what, char *err, size_t len)
     snprintf(err, len, "%s: %s", what, cudaGetErrorString(e));
     return -1;
 }
-#define HG_CU(call) \
-    do { if (cerr((call), #call, err, len)) return -1; } while (0)
+#define HG_CU(call)                                   \
+    do {                                              \
+        if (cerr((call), #call, err, len)) return -1; \
+    } while (0)
 
 extern "C" int hg_gpu_count(void)
 {
@@ -54,8 +57,14 @@ extern "C" int hg_gpu_host_alloc(void **ptr, size_t bytes, char *err, size_t len
     return 0;
 }
 
-extern "C" void hg_gpu_free(void *ptr) { if (ptr) cudaFree(ptr); }
-extern "C" void hg_gpu_host_free(void *ptr) { if (ptr) cudaFreeHost(ptr); }
+extern "C" void hg_gpu_free(void *ptr)
+{
+    if (ptr) cudaFree(ptr);
+}
+extern "C" void hg_gpu_host_free(void *ptr)
+{
+    if (ptr) cudaFreeHost(ptr);
+}
 
 extern "C" int hg_gpu_copy(void *dst, const void *src, size_t bytes, char *err, size_t len)
 {
@@ -124,15 +133,19 @@ __device__ __forceinline__ void hg_pdl_wait(void)
 /* rev: the blocks take the i planes in reverse order. Iterations that alternate the direction start where the
  * previous one ended, on planes still in L2 (what a grid smaller than a few L2s gains; the HBM floor assumes
  * none of it). */
-__device__ __forceinline__ int hg_bz(int rev) { return rev ? (int)(gridDim.z - 1 - blockIdx.z) : (int)blockIdx.z; }
+__device__ __forceinline__ int hg_bz(int rev)
+{
+    return rev ? (int)(gridDim.z - 1 - blockIdx.z) : (int)blockIdx.z;
+}
 
 /* Thread (x, y, z) of a block updates k = x, j = y and i = z, z + bz, ... (ich points along i). Threads
  * start at k = 0 (the ghost, idle) so that warps match the rows' 128-byte lines. */
 template <bool GOSA>
-__global__ void __launch_bounds__(HG_MAX_THREADS) hg_jacobi_kernel(
-    hg_dev_block g, const float *__restrict__ P, float *__restrict__ Q, const float *__restrict__ A,
-    const float *__restrict__ B, const float *__restrict__ C, const float *__restrict__ BND,
-    const float *__restrict__ W1, float omega, double *ring, int slot, int rev)
+__global__ void __launch_bounds__(HG_MAX_THREADS)
+    hg_jacobi_kernel(hg_dev_block g, const float *__restrict__ P, float *__restrict__ Q,
+                     const float *__restrict__ A, const float *__restrict__ B, const float *__restrict__ C,
+                     const float *__restrict__ BND, const float *__restrict__ W1, float omega, double *ring,
+                     int slot, int rev)
 {
     hg_pdl_launch_next();
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
@@ -143,9 +156,9 @@ __global__ void __launch_bounds__(HG_MAX_THREADS) hg_jacobi_kernel(
     double acc = 0.0;
     /* the first point's coefficients before the wait (nothing writes them) */
     float ca[13];
-#define HG_LDC(x)                                                                                             \
-    ca[0] = A[x], ca[1] = A[v + (x)], ca[2] = A[2 * v + (x)], ca[3] = A[3 * v + (x)], ca[4] = B[x],              \
-    ca[5] = B[v + (x)], ca[6] = B[2 * v + (x)], ca[7] = C[x], ca[8] = C[v + (x)], ca[9] = C[2 * v + (x)],         \
+#define HG_LDC(x)                                                                                         \
+    ca[0] = A[x], ca[1] = A[v + (x)], ca[2] = A[2 * v + (x)], ca[3] = A[3 * v + (x)], ca[4] = B[x],       \
+    ca[5] = B[v + (x)], ca[6] = B[2 * v + (x)], ca[7] = C[x], ca[8] = C[v + (x)], ca[9] = C[2 * v + (x)], \
     ca[10] = BND[x], ca[11] = W1[x]
     if (on) {
         const size_t x = (size_t)i0 * si + (size_t)j * sj + (size_t)k;
@@ -174,20 +187,21 @@ __global__ void __launch_bounds__(HG_MAX_THREADS) hg_jacobi_kernel(
  * every float4 is aligned). The k-1 and k+1 neighbours of the four come from the thread's own float4 and one
  * scalar on each side. The float operations and their order are those of hg_jacobi_kernel, element by
  * element, so the result is the same bit for bit (the tuner checks). Ghosts and padding are never written. */
-#define HG_ROW(name, off)                                                                                   \
-    float name[6];                                                                                          \
-    {                                                                                                       \
-        float4 t_ = *reinterpret_cast<const float4 *>(P + (x + (off)));                                       \
-        name[0] = P[x + (off) - 1], name[1] = t_.x, name[2] = t_.y, name[3] = t_.z, name[4] = t_.w;         \
-        name[5] = P[x + (off) + 4];                                                                         \
+#define HG_ROW(name, off)                                                                         \
+    float name[6];                                                                                \
+    {                                                                                             \
+        float4 t_ = *reinterpret_cast<const float4 *>(P + (x + (off)));                           \
+        name[0] = P[x + (off)-1], name[1] = t_.x, name[2] = t_.y, name[3] = t_.z, name[4] = t_.w; \
+        name[5] = P[x + (off) + 4];                                                               \
     }
 #define HG_LD4(ptr, off) (*reinterpret_cast<const float4 *>((ptr) + (x + (off))))
 
 template <bool GOSA>
-__global__ void __launch_bounds__(HG_MAX_THREADS4) hg_jacobi_kernel4(
-    hg_dev_block g, const float *__restrict__ P, float *__restrict__ Q, const float *__restrict__ A,
-    const float *__restrict__ B, const float *__restrict__ C, const float *__restrict__ BND,
-    const float *__restrict__ W1, float omega, double *ring, int slot, int rev)
+__global__ void __launch_bounds__(HG_MAX_THREADS4)
+    hg_jacobi_kernel4(hg_dev_block g, const float *__restrict__ P, float *__restrict__ Q,
+                      const float *__restrict__ A, const float *__restrict__ B, const float *__restrict__ C,
+                      const float *__restrict__ BND, const float *__restrict__ W1, float omega, double *ring,
+                      int slot, int rev)
 {
     hg_pdl_launch_next();
     const int k4 = 4 * (blockIdx.x * blockDim.x + threadIdx.x);
@@ -198,9 +212,9 @@ __global__ void __launch_bounds__(HG_MAX_THREADS4) hg_jacobi_kernel4(
     double acc = 0.0;
     /* the first point's coefficients before the wait (nothing writes them) */
     float4 a0, a1, a2, a3, b0, b1, b2, c0, c1, c2, bn, w1;
-#define HG_LDC4()                                                                                             \
-    a0 = HG_LD4(A, 0), a1 = HG_LD4(A, v), a2 = HG_LD4(A, 2 * v), a3 = HG_LD4(A, 3 * v), b0 = HG_LD4(B, 0),      \
-    b1 = HG_LD4(B, v), b2 = HG_LD4(B, 2 * v), c0 = HG_LD4(C, 0), c1 = HG_LD4(C, v), c2 = HG_LD4(C, 2 * v),        \
+#define HG_LDC4()                                                                                          \
+    a0 = HG_LD4(A, 0), a1 = HG_LD4(A, v), a2 = HG_LD4(A, 2 * v), a3 = HG_LD4(A, 3 * v), b0 = HG_LD4(B, 0), \
+    b1 = HG_LD4(B, v), b2 = HG_LD4(B, 2 * v), c0 = HG_LD4(C, 0), c1 = HG_LD4(C, v), c2 = HG_LD4(C, 2 * v), \
     bn = HG_LD4(BND, 0), w1 = HG_LD4(W1, 0)
     if (on) {
         const size_t x = (size_t)i0 * si + (size_t)j * sj + (size_t)k4;
@@ -216,7 +230,8 @@ __global__ void __launch_bounds__(HG_MAX_THREADS4) hg_jacobi_kernel4(
             HG_ROW(pim, 0 - si)
             HG_ROW(pjp, sj)
             HG_ROW(pjm, 0 - sj)
-            float4 d1 = HG_LD4(P, si + sj), d2 = HG_LD4(P, si - sj), d3 = HG_LD4(P, 0 - si + sj), d4 = HG_LD4(P, 0 - si - sj);
+            float4 d1 = HG_LD4(P, si + sj), d2 = HG_LD4(P, si - sj), d3 = HG_LD4(P, 0 - si + sj),
+                   d4 = HG_LD4(P, 0 - si - sj);
             const float A0[4] = {a0.x, a0.y, a0.z, a0.w}, A1[4] = {a1.x, a1.y, a1.z, a1.w},
                         A2[4] = {a2.x, a2.y, a2.z, a2.w}, A3[4] = {a3.x, a3.y, a3.z, a3.w},
                         B0[4] = {b0.x, b0.y, b0.z, b0.w}, B1[4] = {b1.x, b1.y, b1.z, b1.w},
@@ -251,11 +266,15 @@ __global__ void __launch_bounds__(HG_MAX_THREADS4) hg_jacobi_kernel4(
     if (GOSA) hg_block_sum(acc, ring, slot);
 }
 
-extern "C" void hg_gpu_set_gosa(int on) { g_gosa = on; }
+extern "C" void hg_gpu_set_gosa(int on)
+{
+    g_gosa = on;
+}
 
 extern "C" int hg_gpu_set_shape(int bx, int by, int bz, int ich, int vec)
 {
-    if (bx < 32 || bx % 32 || by < 1 || bz < 1 || ich < 1 || bx * by * bz > (vec ? HG_MAX_THREADS4 : HG_MAX_THREADS))
+    if (bx < 32 || bx % 32 || by < 1 || bz < 1 || ich < 1 ||
+        bx * by * bz > (vec ? HG_MAX_THREADS4 : HG_MAX_THREADS))
         return -1;
     g_bx = bx, g_by = by, g_bz = bz, g_ich = ich, g_vec = vec != 0;
     return 0;
@@ -271,13 +290,22 @@ extern "C" int hg_gpu_gosa_reset(double *ring, char *err, size_t len)
 static cudaError_t launch(const hg_block_t *b, const hg_coef_t *cf, const float *p, float *q, float omega,
                           double *ring, int slot, int rev, int pdl)
 {
-    hg_dev_block g = {b->ub[0], b->ue[0], b->ub[1], b->ue[1], b->ub[2], b->ue[2], g_ich, b->vol,
-                      (size_t)b->ext[1] * b->ext[2], (size_t)b->ext[2]};
+    hg_dev_block g = {b->ub[0],
+                      b->ue[0],
+                      b->ub[1],
+                      b->ue[1],
+                      b->ub[2],
+                      b->ue[2],
+                      g_ich,
+                      b->vol,
+                      (size_t)b->ext[1] * b->ext[2],
+                      (size_t)b->ext[2]};
     int nj = b->ue[1] - b->ub[1], ni = b->ue[0] - b->ub[0];
-    int kth = g_vec ? (b->ue[2] + 3) / 4 : b->ue[2];   /* threads along k */
+    int kth = g_vec ? (b->ue[2] + 3) / 4 : b->ue[2]; /* threads along k */
     cudaLaunchConfig_t c = {};
     c.blockDim = dim3(g_bx, g_by, g_bz);
-    c.gridDim = dim3((kth + g_bx - 1) / g_bx, (nj + g_by - 1) / g_by, (ni + g_bz * g_ich - 1) / (g_bz * g_ich));
+    c.gridDim =
+        dim3((kth + g_bx - 1) / g_bx, (nj + g_by - 1) / g_by, (ni + g_bz * g_ich - 1) / (g_bz * g_ich));
     c.stream = g_stream;
     cudaLaunchAttribute at[1];
     at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
@@ -285,10 +313,17 @@ static cudaError_t launch(const hg_block_t *b, const hg_coef_t *cf, const float 
     c.attrs = at;
     c.numAttrs = pdl ? 1 : 0;
     const float *a = cf->a, *bb = cf->b, *cc = cf->c, *bnd = cf->bnd, *w1 = cf->wrk1;
-    if (g_vec && g_gosa) return cudaLaunchKernelEx(&c, hg_jacobi_kernel4<true>, g, p, q, a, bb, cc, bnd, w1, omega, ring, slot, rev);
-    if (g_vec) return cudaLaunchKernelEx(&c, hg_jacobi_kernel4<false>, g, p, q, a, bb, cc, bnd, w1, omega, ring, slot, rev);
-    if (g_gosa) return cudaLaunchKernelEx(&c, hg_jacobi_kernel<true>, g, p, q, a, bb, cc, bnd, w1, omega, ring, slot, rev);
-    return cudaLaunchKernelEx(&c, hg_jacobi_kernel<false>, g, p, q, a, bb, cc, bnd, w1, omega, ring, slot, rev);
+    if (g_vec && g_gosa)
+        return cudaLaunchKernelEx(&c, hg_jacobi_kernel4<true>, g, p, q, a, bb, cc, bnd, w1, omega, ring, slot,
+                                  rev);
+    if (g_vec)
+        return cudaLaunchKernelEx(&c, hg_jacobi_kernel4<false>, g, p, q, a, bb, cc, bnd, w1, omega, ring,
+                                  slot, rev);
+    if (g_gosa)
+        return cudaLaunchKernelEx(&c, hg_jacobi_kernel<true>, g, p, q, a, bb, cc, bnd, w1, omega, ring, slot,
+                                  rev);
+    return cudaLaunchKernelEx(&c, hg_jacobi_kernel<false>, g, p, q, a, bb, cc, bnd, w1, omega, ring, slot,
+                              rev);
 }
 
 static int empty_block(const hg_block_t *b)
@@ -299,7 +334,7 @@ static int empty_block(const hg_block_t *b)
 extern "C" int hg_gpu_jacobi(const hg_block_t *b, const hg_coef_t *cf, const float *p, float *q, float omega,
                              double *ring, int slot, char *err, size_t len)
 {
-    if (empty_block(b)) {   /* no kernel: this rank's share of gosa is 0 */
+    if (empty_block(b)) { /* no kernel: this rank's share of gosa is 0 */
         HG_CU(cudaMemsetAsync(ring, 0, 2 * sizeof(double), g_stream));
         return 0;
     }
@@ -318,19 +353,19 @@ static struct {
     int pdl, sweep, shape[5];
 } g_graph;
 
-static int chain_launches(const hg_block_t *b, const hg_coef_t *cf, float *f0, float *f1, int n0, int n, float omega,
-                          double *ring, int pdl, int sweep)
+static int chain_launches(const hg_block_t *b, const hg_coef_t *cf, float *f0, float *f1, int n0, int n,
+                          float omega, double *ring, int pdl, int sweep)
 {
     for (int m = n0; m < n0 + n; m++) {
-        cudaError_t e = launch(b, cf, (m & 1) ? f1 : f0, (m & 1) ? f0 : f1, omega, ring, m & 1, sweep && (m & 1),
-                               pdl && m > 0);
+        cudaError_t e = launch(b, cf, (m & 1) ? f1 : f0, (m & 1) ? f0 : f1, omega, ring, m & 1,
+                               sweep && (m & 1), pdl && m > 0);
         if (e != cudaSuccess) return (int)e;
     }
     return 0;
 }
 
-extern "C" int hg_gpu_chain(const hg_block_t *b, const hg_coef_t *cf, float *f0, float *f1, int n, float omega,
-                            double *ring, int mode, int sweep, char *err, size_t len)
+extern "C" int hg_gpu_chain(const hg_block_t *b, const hg_coef_t *cf, float *f0, float *f1, int n,
+                            float omega, double *ring, int mode, int sweep, char *err, size_t len)
 {
     if (n <= 0) return 0;
     HG_CU(cudaMemsetAsync(ring, 0, 2 * sizeof(double), g_stream));
@@ -340,8 +375,8 @@ extern "C" int hg_gpu_chain(const hg_block_t *b, const hg_coef_t *cf, float *f0,
     if (mode == HG_CHAIN_GRAPH || mode == HG_CHAIN_GRAPH_PDL) {
         const void *key[4] = {b, f0, f1, cf->a};
         int shape[5] = {g_bx, g_by, g_bz, g_ich, g_vec * 2 + g_gosa};
-        if (!g_graph.exec || memcmp(key, g_graph.key, sizeof key) || g_graph.pdl != pdl || g_graph.sweep != sweep ||
-            memcmp(shape, g_graph.shape, sizeof shape)) {
+        if (!g_graph.exec || memcmp(key, g_graph.key, sizeof key) || g_graph.pdl != pdl ||
+            g_graph.sweep != sweep || memcmp(shape, g_graph.shape, sizeof shape)) {
             if (g_graph.exec) cudaGraphExecDestroy(g_graph.exec), g_graph.exec = NULL;
             cudaGraph_t gr;
             HG_CU(cudaStreamBeginCapture(g_stream, cudaStreamCaptureModeThreadLocal));
@@ -355,7 +390,8 @@ extern "C" int hg_gpu_chain(const hg_block_t *b, const hg_coef_t *cf, float *f0,
             memcpy(g_graph.key, key, sizeof key), memcpy(g_graph.shape, shape, sizeof shape);
             g_graph.pdl = pdl, g_graph.sweep = sweep;
         }
-        for (; done + 2 * HG_GRAPH_PAIRS <= n; done += 2 * HG_GRAPH_PAIRS) HG_CU(cudaGraphLaunch(g_graph.exec, g_stream));
+        for (; done + 2 * HG_GRAPH_PAIRS <= n; done += 2 * HG_GRAPH_PAIRS)
+            HG_CU(cudaGraphLaunch(g_graph.exec, g_stream));
     }
     int e = chain_launches(b, cf, f0, f1, done, n - done, omega, ring, pdl, sweep);
     if (e) HG_CU((cudaError_t)e);
@@ -364,18 +400,21 @@ extern "C" int hg_gpu_chain(const hg_block_t *b, const hg_coef_t *cf, float *f0,
 }
 
 /* box <-> contiguous buffer, one thread per element, k fastest */
-__global__ void hg_box_kernel(float *f, float *buf, int l0, int l1, int l2, int n1, int n2, size_t total, size_t si,
-                              size_t sj, int to_buf)
+__global__ void hg_box_kernel(float *f, float *buf, int l0, int l1, int l2, int n1, int n2, size_t total,
+                              size_t si, size_t sj, int to_buf)
 {
     size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
     if (t >= total) return;
     int k = (int)(t % n2), j = (int)(t / n2 % n1), i = (int)(t / ((size_t)n2 * n1));
     size_t x = (size_t)(l0 + i) * si + (size_t)(l1 + j) * sj + (size_t)(l2 + k);
-    if (to_buf) buf[t] = f[x];
-    else f[x] = buf[t];
+    if (to_buf)
+        buf[t] = f[x];
+    else
+        f[x] = buf[t];
 }
 
-static int box_launch(const hg_block_t *b, float *f, const hg_box_t *x, float *buf, int to_buf, char *err, size_t len)
+static int box_launch(const hg_block_t *b, float *f, const hg_box_t *x, float *buf, int to_buf, char *err,
+                      size_t len)
 {
     size_t total = hg_box_count(x);
     if (!total) return 0;
@@ -387,12 +426,14 @@ static int box_launch(const hg_block_t *b, float *f, const hg_box_t *x, float *b
     return 0;
 }
 
-extern "C" int hg_gpu_pack(const hg_block_t *b, const float *f, const hg_box_t *x, float *buf, char *err, size_t len)
+extern "C" int hg_gpu_pack(const hg_block_t *b, const float *f, const hg_box_t *x, float *buf, char *err,
+                           size_t len)
 {
     return box_launch(b, (float *)f, x, buf, 1, err, len);
 }
 
-extern "C" int hg_gpu_unpack(const hg_block_t *b, float *f, const hg_box_t *x, const float *buf, char *err, size_t len)
+extern "C" int hg_gpu_unpack(const hg_block_t *b, float *f, const hg_box_t *x, const float *buf, char *err,
+                             size_t len)
 {
     return box_launch(b, f, x, (float *)buf, 0, err, len);
 }

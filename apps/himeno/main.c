@@ -26,10 +26,11 @@ static const float g_omega = 0.8f;
 static const char *g_chain_names[] = {"sync", "plain", "pdl", "graph", "graph-pdl"};
 
 /* MPI calls of the driver (timings, the phase table, the check): an error names the rank, call and code. */
-#define HG_MPI(call)                                                                                      \
-    do {                                                                                                  \
-        int m_ = (call);                                                                                  \
-        if (m_ != MPI_SUCCESS) hg_fail("rank %d: %s:%d: %s: MPI error %d", ky_rank(), __FILE__, __LINE__, #call, m_); \
+#define HG_MPI(call)                                                                               \
+    do {                                                                                           \
+        int m_ = (call);                                                                           \
+        if (m_ != MPI_SUCCESS)                                                                     \
+            hg_fail("rank %d: %s:%d: %s: MPI error %d", ky_rank(), __FILE__, __LINE__, #call, m_); \
     } while (0)
 
 void hg_fail(const char *fmt, ...)
@@ -57,17 +58,17 @@ typedef struct {
     const hg_opts_t *o;
     hg_block_t b;
     int variant;
-    float *f[2];           /* p and wrk2 (Kyoyu segment for the ky variant) */
-    const float *p0;       /* host copy of the initial p (ghosts included) */
-    hg_coef_t cf;          /* host or GPU */
-    double *d_gosa;        /* GPU: [0], [1] the kernels' ring of this rank's gosa, [2] the sum */
-    double *h_gosa;        /* GPU: pinned copy of the ring's slot, queued behind the kernel (one synchronisation) */
-    int chain;             /* HG_CHAIN_* of this run: sync unless one rank on a GPU */
-    uint64_t it;           /* kernels since the fields were reset (the ring's slot is it & 1) */
+    float *f[2];     /* p and wrk2 (Kyoyu segment for the ky variant) */
+    const float *p0; /* host copy of the initial p (ghosts included) */
+    hg_coef_t cf;    /* host or GPU */
+    double *d_gosa;  /* GPU: [0], [1] the kernels' ring of this rank's gosa, [2] the sum */
+    double *h_gosa;  /* GPU: pinned copy of the ring's slot, queued behind the kernel (one synchronisation) */
+    int chain;       /* HG_CHAIN_* of this run: sync unless one rank on a GPU */
+    uint64_t it;     /* kernels since the fields were reset (the ring's slot is it & 1) */
     hg_ky_halo_t *ky;
     hg_mpi_halo_t *mpi;
-    uint64_t seq;          /* exchanges so far (the flag value of the next) */
-    int cur;               /* which f holds p */
+    uint64_t seq; /* exchanges so far (the flag value of the next) */
+    int cur;      /* which f holds p */
     char err[256];
 } hg_run_t;
 
@@ -75,11 +76,13 @@ static void reset_fields(hg_run_t *r)
 {
     size_t bytes = r->b.vol * sizeof(float);
     for (int x = 0; x < 2; x++) {
-        if (!r->o->gpu) memcpy(r->f[x], r->p0, bytes);
+        if (!r->o->gpu)
+            memcpy(r->f[x], r->p0, bytes);
         else if (hg_gpu_copy(r->f[x], r->p0, bytes, r->err, sizeof r->err))
             hg_fail("rank %d: initial p: %s", r->b.rank, r->err);
     }
-    if (r->o->gpu && (hg_gpu_gosa_reset(r->d_gosa, r->err, sizeof r->err) || hg_gpu_sync(r->err, sizeof r->err)))
+    if (r->o->gpu &&
+        (hg_gpu_gosa_reset(r->d_gosa, r->err, sizeof r->err) || hg_gpu_sync(r->err, sizeof r->err)))
         hg_fail("rank %d: gosa ring: %s", r->b.rank, r->err);
     r->cur = 0, r->it = 0;
 }
@@ -102,8 +105,10 @@ static double iterate(hg_run_t *r, hg_phase_t *ph)
         local = hg_cpu_jacobi(&r->b, &r->cf, p, q, g_omega);
     }
     double t1 = hg_now();
-    if (r->variant == HG_VAR_KY) HG_KY(hg_ky_halo_exchange(r->ky, 1 - r->cur, ++r->seq));
-    else hg_mpi_halo_exchange(r->mpi, q);
+    if (r->variant == HG_VAR_KY)
+        HG_KY(hg_ky_halo_exchange(r->ky, 1 - r->cur, ++r->seq));
+    else
+        hg_mpi_halo_exchange(r->mpi, q);
     double t2 = hg_now();
     if (r->variant == HG_VAR_KY)
         HG_KY(hg_gosa_sum(o, o->gosa, &local, slot, r->d_gosa + 2, r->seq, &gosa));
@@ -116,14 +121,14 @@ static double iterate(hg_run_t *r, hg_phase_t *ph)
 }
 
 typedef struct {
-    int ran, iters, chain;     /* chain: HG_CHAIN_* the loop ran with */
-    double gosa, time, psum;   /* time: slowest rank's loop; psum: sum of the interior of p after the loop */
+    int ran, iters, chain;   /* chain: HG_CHAIN_* the loop ran with */
+    double gosa, time, psum; /* time: slowest rank's loop; psum: sum of the interior of p after the loop */
     hg_phase_t ph_max, ph_avg;
-    ky_comm_stats_t st;        /* rank 0's, for the loop */
+    ky_comm_stats_t st; /* rank 0's, for the loop */
 } hg_result_t;
 
-/* One rank on a GPU: n iterations as one chain of kernels (no halo; the sum of one rank's gosa is its own, read
- * from the ring after the chain: what the per-iteration reduction does for one rank). The field ends in
+/* One rank on a GPU: n iterations as one chain of kernels (no halo; the sum of one rank's gosa is its own,
+ * read from the ring after the chain: what the per-iteration reduction does for one rank). The field ends in
  * f[n & 1]; returns the last gosa. */
 static double chain(hg_run_t *r, int n, hg_phase_t *ph)
 {
@@ -146,15 +151,17 @@ static double chain(hg_run_t *r, int n, hg_phase_t *ph)
 static void run_variant(const hg_opts_t *o, hg_run_t *r, hg_result_t *res)
 {
     memset(res, 0, sizeof *res);
-    if (r->chain != HG_CHAIN_SYNC) chain(r, o->warmup, NULL);
+    if (r->chain != HG_CHAIN_SYNC)
+        chain(r, o->warmup, NULL);
     else
         for (int w = 0; w < o->warmup; w++) iterate(r, NULL);
     reset_fields(r);
     int nn = o->iters;
-    if (o->target > 0) {   /* the original: 3 rehearsal iterations, then nn = target / (cpu / 3) */
+    if (o->target > 0) { /* the original: 3 rehearsal iterations, then nn = target / (cpu / 3) */
         HG_MPI(MPI_Barrier(MPI_COMM_WORLD));
         double t0 = hg_now(), cpu;
-        if (r->chain != HG_CHAIN_SYNC) chain(r, 3, NULL);
+        if (r->chain != HG_CHAIN_SYNC)
+            chain(r, 3, NULL);
         else
             for (int i = 0; i < 3; i++) iterate(r, NULL);
         double t = hg_now() - t0;
@@ -170,7 +177,8 @@ static void run_variant(const hg_opts_t *o, hg_run_t *r, hg_result_t *res)
     HG_KY(ky_comm_stats_reset());
     HG_MPI(MPI_Barrier(MPI_COMM_WORLD));
     double t0 = hg_now();
-    if (r->chain != HG_CHAIN_SYNC) gosa = chain(r, nn, &ph);
+    if (r->chain != HG_CHAIN_SYNC)
+        gosa = chain(r, nn, &ph);
     else
         for (int n = 0; n < nn; n++) gosa = iterate(r, &ph);
     double t = hg_now() - t0;
@@ -184,25 +192,29 @@ static void run_variant(const hg_opts_t *o, hg_run_t *r, hg_result_t *res)
     size_t bytes = r->b.vol * sizeof(float);
     float *host = malloc(bytes);
     if (!host) hg_fail("rank %d: out of memory", r->b.rank);
-    if (!o->gpu) memcpy(host, r->f[r->cur], bytes);
-    else if (hg_gpu_copy(host, r->f[r->cur], bytes, r->err, sizeof r->err)) hg_fail("rank %d: %s", r->b.rank, r->err);
+    if (!o->gpu)
+        memcpy(host, r->f[r->cur], bytes);
+    else if (hg_gpu_copy(host, r->f[r->cur], bytes, r->err, sizeof r->err))
+        hg_fail("rank %d: %s", r->b.rank, r->err);
     double mine = hg_block_sum(&r->b, host);
     free(host);
     HG_MPI(MPI_Allreduce(&mine, &res->psum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
-    if (!o->quiet) {   /* the per-rank table, in rank order */
+    if (!o->quiet) { /* the per-rank table, in rank order */
         double row[4] = {ph.kernel, ph.halo, ph.reduce, ph.total}, *all = NULL;
         if (r->b.rank == 0) all = malloc(sizeof row * (size_t)ky_nranks());
         HG_MPI(MPI_Gather(row, 4, MPI_DOUBLE, all, 4, MPI_DOUBLE, 0, MPI_COMM_WORLD));
         if (r->b.rank == 0 && all) {
-            printf("  rank  coords     block (IxJxK)        kernel_s    halo_s  reduce_s   total_s  halo ms/it\n");
+            printf(
+                "  rank  coords     block (IxJxK)        kernel_s    halo_s  reduce_s   total_s  halo "
+                "ms/it\n");
             for (int q = 0; q < ky_nranks(); q++) {
                 hg_block_t qb;
                 hg_block_of(o, q, &qb);
                 char c[32], bl[32];
                 snprintf(c, sizeof c, "%d,%d,%d", qb.coord[0], qb.coord[1], qb.coord[2]);
                 snprintf(bl, sizeof bl, "%dx%dx%d", qb.n[0], qb.n[1], qb.n[2]);
-                printf("  %4d  %-9s  %-18s  %9.4f %9.4f %9.4f %9.4f  %9.4f\n", q, c, bl, all[4 * q], all[4 * q + 1],
-                       all[4 * q + 2], all[4 * q + 3], 1e3 * all[4 * q + 1] / nn);
+                printf("  %4d  %-9s  %-18s  %9.4f %9.4f %9.4f %9.4f  %9.4f\n", q, c, bl, all[4 * q],
+                       all[4 * q + 1], all[4 * q + 2], all[4 * q + 3], 1e3 * all[4 * q + 1] / nn);
             }
             free(all);
         }
@@ -211,25 +223,25 @@ static void run_variant(const hg_opts_t *o, hg_run_t *r, hg_result_t *res)
 }
 
 /* GPU: the kernel's shape, given or measured: each candidate runs chains of a few iterations on this rank's
- * block (from p0, in scratch buffers; kernels back to back, as the loop runs them, so that small grids are not
- * timed by the launch and synchronisation around one kernel), every rank takes the slowest rank's time per
- * kernel, the fastest shape wins on every rank. A candidate whose field or gosa differs from the first's
+ * block (from p0, in scratch buffers; kernels back to back, as the loop runs them, so that small grids are
+ * not timed by the launch and synchronisation around one kernel), every rank takes the slowest rank's time
+ * per kernel, the fastest shape wins on every rank. A candidate whose field or gosa differs from the first's
  * (scalar, one point per thread) by a single bit is dropped with a warning: the choice can change the speed,
  * never the answer. */
-static void tune_kernel(hg_opts_t *o, const hg_block_t *b, const float *p0, const hg_coef_t *cf, double *d_gosa,
-                        int mode)
+static void tune_kernel(hg_opts_t *o, const hg_block_t *b, const float *p0, const hg_coef_t *cf,
+                        double *d_gosa, int mode)
 {
     static const int cand[][5] = {{64, 4, 2, 1, 0},  {128, 4, 1, 1, 0}, {256, 2, 1, 1, 0}, {64, 4, 1, 4, 0},
                                   {64, 4, 1, 8, 0},  {64, 4, 1, 16, 0}, {128, 2, 1, 4, 0}, {128, 2, 1, 8, 0},
-                                  {32, 8, 1, 8, 0},  {128, 1, 1, 8, 0}, {32, 4, 2, 1, 1}, {64, 4, 1, 1, 1},
-                                  {32, 4, 1, 4, 1},  {32, 4, 1, 8, 1},  {64, 2, 1, 8, 1}, {32, 8, 1, 8, 1},
+                                  {32, 8, 1, 8, 0},  {128, 1, 1, 8, 0}, {32, 4, 2, 1, 1},  {64, 4, 1, 1, 1},
+                                  {32, 4, 1, 4, 1},  {32, 4, 1, 8, 1},  {64, 2, 1, 8, 1},  {32, 8, 1, 8, 1},
                                   {32, 2, 1, 16, 1}, {64, 2, 1, 4, 1},  {128, 1, 1, 4, 1}, {32, 4, 1, 2, 1}};
     enum { NC = sizeof cand / sizeof cand[0] };
     char err[256];
     if (!o->tune) {
         if (hg_gpu_set_shape(o->block[0], o->block[1], o->block[2], o->block[3], o->block[4]))
-            hg_fail("rank %d: --block %dx%dx%dx%d: not a valid shape", b->rank, o->block[0], o->block[1], o->block[2],
-                    o->block[3]);
+            hg_fail("rank %d: --block %dx%dx%dx%d: not a valid shape", b->rank, o->block[0], o->block[1],
+                    o->block[2], o->block[3]);
         return;
     }
     size_t bytes = b->vol * sizeof(float);
@@ -237,14 +249,15 @@ static void tune_kernel(hg_opts_t *o, const hg_block_t *b, const float *p0, cons
     double pts = (double)(b->ue[0] - b->ub[0]) * (b->ue[1] - b->ub[1]) * (b->ue[2] - b->ub[2]);
     int len = pts > 0 ? (int)(64e6 / pts) : 16;
     len = len < 2 ? 2 : len > 16 ? 16 : len;
-    len &= ~1;   /* even: the field ends in f[0] */
+    len &= ~1; /* even: the field ends in f[0] */
     if (mode == HG_CHAIN_SYNC) mode = HG_CHAIN_PLAIN;
     /* f[2]: p0 on the GPU; every candidate starts from it and runs the same 4 chains, so that all end on the
      * same field */
     float *f[3], *ref = malloc(bytes), *out = malloc(bytes);
     if (!ref || !out) hg_fail("rank %d: tuning: out of memory", b->rank);
     for (int x = 0; x < 3; x++)
-        if (hg_gpu_alloc((void **)&f[x], bytes, err, sizeof err)) hg_fail("rank %d: tuning buffers: %s", b->rank, err);
+        if (hg_gpu_alloc((void **)&f[x], bytes, err, sizeof err))
+            hg_fail("rank %d: tuning buffers: %s", b->rank, err);
     if (hg_gpu_copy(f[2], p0, bytes, err, sizeof err)) hg_fail("rank %d: tuning: %s", b->rank, err);
     double t[NC], tmax[NC], g0 = 0.0;
     for (int c = 0; c < NC; c++) {
@@ -266,9 +279,10 @@ static void tune_kernel(hg_opts_t *o, const hg_block_t *b, const float *p0, cons
         if (c == 0) g0 = g;
         t[c] = best;
         if (c && (memcmp(out, ref, bytes) || fabs(g - g0) > 1e-12 * fabs(g0))) {
-            fprintf(stderr, "ky_himeno: rank %d: kernel shape %dx%dx%dx%d%s computes another field or gosa (%.17g vs "
-                            "%.17g): not used\n", b->rank, cand[c][0], cand[c][1], cand[c][2], cand[c][3],
-                    cand[c][4] ? "v" : "", g, g0);
+            fprintf(stderr,
+                    "ky_himeno: rank %d: kernel shape %dx%dx%dx%d%s computes another field or gosa (%.17g vs "
+                    "%.17g): not used\n",
+                    b->rank, cand[c][0], cand[c][1], cand[c][2], cand[c][3], cand[c][4] ? "v" : "", g, g0);
             t[c] = 1e30;
         }
     }
@@ -281,8 +295,8 @@ static void tune_kernel(hg_opts_t *o, const hg_block_t *b, const float *p0, cons
     if (b->rank == 0) {
         printf("kernel shape (tuned over %d shapes, chains of %d kernels, ms per kernel):", NC, len);
         for (int c = 0; c < NC; c++)
-            printf(" %dx%dx%dx%d%s %.4f%s", cand[c][0], cand[c][1], cand[c][2], cand[c][3], cand[c][4] ? "v" : "",
-                   tmax[c] > 1e29 ? -1.0 : 1e3 * tmax[c], c == w ? "*" : "");
+            printf(" %dx%dx%dx%d%s %.4f%s", cand[c][0], cand[c][1], cand[c][2], cand[c][3],
+                   cand[c][4] ? "v" : "", tmax[c] > 1e29 ? -1.0 : 1e3 * tmax[c], c == w ? "*" : "");
         printf("\n");
     }
     hg_gpu_free(f[0]), hg_gpu_free(f[1]), hg_gpu_free(f[2]);
@@ -299,10 +313,12 @@ static const char *machine(void)
 
 static double mflops(const hg_opts_t *o, int nn, double t)
 {
-    return (double)(o->grid[0] - 2) * (o->grid[1] - 2) * (o->grid[2] - 2) * HG_FLOPS_PER_POINT * nn / t * 1e-6;
+    return (double)(o->grid[0] - 2) * (o->grid[1] - 2) * (o->grid[2] - 2) * HG_FLOPS_PER_POINT * nn / t *
+           1e-6;
 }
 
-static void print_result(const hg_opts_t *o, int v, const hg_result_t *r, const hg_result_t *base, double floor_GBs)
+static void print_result(const hg_opts_t *o, int v, const hg_result_t *r, const hg_result_t *base,
+                         double floor_GBs)
 {
     static const char *gm[] = {"", "active messages", "ky_allreduce", "active messages + ky_allreduce"};
     printf("\n[%s] %s, gosa by %s, %s memory\n", hg_variant_name(v),
@@ -312,41 +328,49 @@ static void print_result(const hg_opts_t *o, int v, const hg_result_t *r, const 
            v == HG_VAR_KY ? gm[o->gosa] : "MPI_Allreduce", o->gpu ? "GPU" : "host");
     if (o->gpu)
         printf(" kernel %dx%dx%dx%d%s, iterations %s%s, i sweep %s\n", o->block[0], o->block[1], o->block[2],
-               o->block[3], o->block[4] ? "v" : "", r->chain == HG_CHAIN_SYNC ? "synchronised (gosa read after every kernel)"
-                                                   : "chained on the GPU: ", r->chain == HG_CHAIN_SYNC ? "" : g_chain_names[r->chain],
-               o->sweep ? "alternating" : "fixed");
+               o->block[3], o->block[4] ? "v" : "",
+               r->chain == HG_CHAIN_SYNC ? "synchronised (gosa read after every kernel)"
+                                         : "chained on the GPU: ",
+               r->chain == HG_CHAIN_SYNC ? "" : g_chain_names[r->chain], o->sweep ? "alternating" : "fixed");
     printf(" Loop executed for %d times\n", r->iters);
     printf(" Gosa : %e \n", r->gosa);
     printf(" MFLOPS measured : %f\tcpu : %f\n", mflops(o, r->iters, r->time), r->time);
     printf(" Score based on Pentium III 600MHz : %f\n", mflops(o, r->iters, r->time) / 82.84);
     double it = r->time / r->iters;
-    printf(" per iteration (slowest rank): %.3f ms; phases max/avg over ranks, ms: kernel %.3f/%.3f halo %.3f/%.3f "
-           "reduce %.3f/%.3f\n",
-           1e3 * it, 1e3 * r->ph_max.kernel / r->iters, 1e3 * r->ph_avg.kernel / r->iters,
-           1e3 * r->ph_max.halo / r->iters, 1e3 * r->ph_avg.halo / r->iters, 1e3 * r->ph_max.reduce / r->iters,
-           1e3 * r->ph_avg.reduce / r->iters);
+    printf(
+        " per iteration (slowest rank): %.3f ms; phases max/avg over ranks, ms: kernel %.3f/%.3f halo "
+        "%.3f/%.3f "
+        "reduce %.3f/%.3f\n",
+        1e3 * it, 1e3 * r->ph_max.kernel / r->iters, 1e3 * r->ph_avg.kernel / r->iters,
+        1e3 * r->ph_max.halo / r->iters, 1e3 * r->ph_avg.halo / r->iters, 1e3 * r->ph_max.reduce / r->iters,
+        1e3 * r->ph_avg.reduce / r->iters);
     if (floor_GBs > 0) {
         hg_block_t b0;
         hg_block_of(o, 0, &b0);
         double pts = (double)(b0.ue[0] - b0.ub[0]) * (b0.ue[1] - b0.ub[1]) * (b0.ue[2] - b0.ub[2]);
         double fl = pts * HG_BYTES_PER_POINT / (floor_GBs * 1e9);
-        printf(" HBM roofline (rank 0's %.0f points x %.0f B at the %.0f GB/s copy floor): %.3f ms; kernel at %.0f%%, "
-               "whole iteration at %.0f%%\n",
-               pts, HG_BYTES_PER_POINT, floor_GBs, 1e3 * fl, 100 * fl / (r->ph_max.kernel / r->iters), 100 * fl / it);
+        printf(
+            " HBM roofline (rank 0's %.0f points x %.0f B at the %.0f GB/s copy floor): %.3f ms; kernel at "
+            "%.0f%%, "
+            "whole iteration at %.0f%%\n",
+            pts, HG_BYTES_PER_POINT, floor_GBs, 1e3 * fl, 100 * fl / (r->ph_max.kernel / r->iters),
+            100 * fl / it);
     }
     if (base && base->ran && v != HG_VAR_MPI)
-        printf(" vs MPI baseline: %.3fx the speed (%.4f s vs %.4f s); halo per iteration %.3f ms vs %.3f ms (%.2fx)\n",
-               base->time / r->time, r->time, base->time, 1e3 * r->ph_max.halo / r->iters,
-               1e3 * base->ph_max.halo / base->iters,
-               base->ph_max.halo > 0 ? (r->ph_max.halo / r->iters) / (base->ph_max.halo / base->iters) : 0.0);
+        printf(
+            " vs MPI baseline: %.3fx the speed (%.4f s vs %.4f s); halo per iteration %.3f ms vs %.3f ms "
+            "(%.2fx)\n",
+            base->time / r->time, r->time, base->time, 1e3 * r->ph_max.halo / r->iters,
+            1e3 * base->ph_max.halo / base->iters,
+            base->ph_max.halo > 0 ? (r->ph_max.halo / r->iters) / (base->ph_max.halo / base->iters) : 0.0);
     if (v == HG_VAR_KY)
         printf(" comm (rank 0): plan hits %llu, misses %llu; active messages sent %llu, handled %llu\n",
                (unsigned long long)r->st.plan_hits, (unsigned long long)r->st.plan_misses,
                (unsigned long long)r->st.am_sent, (unsigned long long)r->st.am_handled);
 }
 
-static void json_write(const hg_opts_t *o, int v, const hg_result_t *r, const hg_result_t *base, double floor_GBs,
-                       int verified)
+static void json_write(const hg_opts_t *o, int v, const hg_result_t *r, const hg_result_t *base,
+                       double floor_GBs, int verified)
 {
     FILE *f = fopen(o->json, "a");
     if (!f) {
@@ -362,24 +386,27 @@ static void json_write(const hg_opts_t *o, int v, const hg_result_t *r, const hg
     hg_block_of(o, 0, &b0);
     double pts = (double)(b0.ue[0] - b0.ub[0]) * (b0.ue[1] - b0.ub[1]) * (b0.ue[2] - b0.ub[2]);
     static const char *gm[] = {"", "am", "allreduce", "both"};
-    fprintf(f,
-            "{\"bench\":\"himeno\",\"case\":\"himeno_%s_%s_%s%s_%s%s_n%d\",\"weak\":%s,\"kind\":\"%s\",\"date\":\"%s\","
-            "\"version\":\"%s\",\"ranks\":%d,\"size\":\"%s\",\"grid\":\"%dx%dx%d\",\"dims\":\"%dx%dx%d\","
-            "\"decomp\":\"%s\",\"mem\":\"%s\",\"variant\":\"%s\",\"gosa_by\":\"%s\",\"pack\":%d,\"path\":\"%s\","
-            "\"iters\":%d,\"time_s\":%.6g,\"ms_per_iter\":%.6g,\"mflops\":%.6g,\"gosa\":%.9g,"
-            "\"phases\":{\"kernel\":%.6g,\"halo\":%.6g,\"reduce\":%.6g},"
-            "\"phases_avg\":{\"kernel\":%.6g,\"halo\":%.6g,\"reduce\":%.6g},\"bytes_per_point\":%.0f",
-            o->gpu ? "gpu" : "host", hg_variant_name(v), o->size, o->weak ? "_weak" : "", o->decomp,
-            split ? "_split" : "", ky_nranks(), o->weak ? "true" : "false",
-            machine(), date, ky_version(), ky_nranks(), o->size, o->grid[0], o->grid[1], o->grid[2], o->dims[0],
-            o->dims[1], o->dims[2], o->decomp, o->gpu ? "gpu" : "host", hg_variant_name(v),
-            v == HG_VAR_KY ? gm[o->gosa] : "mpi_allreduce", o->pack, split ? "split" : "node", r->iters, r->time,
-            1e3 * it, mflops(o, r->iters, r->time), r->gosa, r->ph_max.kernel, r->ph_max.halo, r->ph_max.reduce,
-            r->ph_avg.kernel, r->ph_avg.halo, r->ph_avg.reduce, HG_BYTES_PER_POINT);
+    fprintf(
+        f,
+        "{\"bench\":\"himeno\",\"case\":\"himeno_%s_%s_%s%s_%s%s_n%d\",\"weak\":%s,\"kind\":\"%s\",\"date\":"
+        "\"%s\","
+        "\"version\":\"%s\",\"ranks\":%d,\"size\":\"%s\",\"grid\":\"%dx%dx%d\",\"dims\":\"%dx%dx%d\","
+        "\"decomp\":\"%s\",\"mem\":\"%s\",\"variant\":\"%s\",\"gosa_by\":\"%s\",\"pack\":%d,\"path\":\"%s\","
+        "\"iters\":%d,\"time_s\":%.6g,\"ms_per_iter\":%.6g,\"mflops\":%.6g,\"gosa\":%.9g,"
+        "\"phases\":{\"kernel\":%.6g,\"halo\":%.6g,\"reduce\":%.6g},"
+        "\"phases_avg\":{\"kernel\":%.6g,\"halo\":%.6g,\"reduce\":%.6g},\"bytes_per_point\":%.0f",
+        o->gpu ? "gpu" : "host", hg_variant_name(v), o->size, o->weak ? "_weak" : "", o->decomp,
+        split ? "_split" : "", ky_nranks(), o->weak ? "true" : "false", machine(), date, ky_version(),
+        ky_nranks(), o->size, o->grid[0], o->grid[1], o->grid[2], o->dims[0], o->dims[1], o->dims[2],
+        o->decomp, o->gpu ? "gpu" : "host", hg_variant_name(v),
+        v == HG_VAR_KY ? gm[o->gosa] : "mpi_allreduce", o->pack, split ? "split" : "node", r->iters, r->time,
+        1e3 * it, mflops(o, r->iters, r->time), r->gosa, r->ph_max.kernel, r->ph_max.halo, r->ph_max.reduce,
+        r->ph_avg.kernel, r->ph_avg.halo, r->ph_avg.reduce, HG_BYTES_PER_POINT);
     if (floor_GBs > 0) {
         double fl = pts * HG_BYTES_PER_POINT / (floor_GBs * 1e9);
-        fprintf(f, ",\"floor_GBs\":%.6g,\"bw_GBs\":%.6g,\"kernel_bw_GBs\":%.6g,\"roofline_pct\":%.4g,"
-                   "\"kernel_roofline_pct\":%.4g",
+        fprintf(f,
+                ",\"floor_GBs\":%.6g,\"bw_GBs\":%.6g,\"kernel_bw_GBs\":%.6g,\"roofline_pct\":%.4g,"
+                "\"kernel_roofline_pct\":%.4g",
                 floor_GBs, pts * HG_BYTES_PER_POINT / it / 1e9,
                 pts * HG_BYTES_PER_POINT / (r->ph_max.kernel / r->iters) / 1e9, 100 * fl / it,
                 100 * fl / (r->ph_max.kernel / r->iters));
@@ -392,9 +419,10 @@ static void json_write(const hg_opts_t *o, int v, const hg_result_t *r, const hg
         fprintf(f, ",\"plan_hits\":%llu,\"plan_misses\":%llu", (unsigned long long)r->st.plan_hits,
                 (unsigned long long)r->st.plan_misses);
     if (base && base->ran && v != HG_VAR_MPI)
-        fprintf(f, ",\"baseline\":\"%s\",\"base_time_s\":%.6g,\"ratio\":%.6g,\"halo_ratio\":%.6g",
-                o->gpu ? "mpi_cuda_staged" : "mpi", base->time, base->time / r->time,
-                base->ph_max.halo > 0 ? (r->ph_max.halo / r->iters) / (base->ph_max.halo / base->iters) : 0.0);
+        fprintf(
+            f, ",\"baseline\":\"%s\",\"base_time_s\":%.6g,\"ratio\":%.6g,\"halo_ratio\":%.6g",
+            o->gpu ? "mpi_cuda_staged" : "mpi", base->time, base->time / r->time,
+            base->ph_max.halo > 0 ? (r->ph_max.halo / r->iters) / (base->ph_max.halo / base->iters) : 0.0);
     if (verified >= 0) fprintf(f, ",\"verified\":%s", verified ? "true" : "false");
     fprintf(f, "}\n");
     fclose(f);
@@ -412,8 +440,10 @@ int main(int argc, char **argv)
     int pr = hg_parse(argc, argv, nr, &o, err, sizeof err);
     if (pr != 0) {
         if (me == 0) {
-            if (pr > 0) hg_usage(stdout);
-            else fprintf(stderr, "ky_himeno: %s\n", err);
+            if (pr > 0)
+                hg_usage(stdout);
+            else
+                fprintf(stderr, "ky_himeno: %s\n", err);
         }
         HG_KY(ky_finalize());
         return pr > 0 ? 0 : 2;
@@ -421,7 +451,7 @@ int main(int argc, char **argv)
 #ifdef _OPENMP
     if (o.threads > 0) omp_set_num_threads(o.threads);
 #endif
-    if (o.gpu) {   /* every rank needs a GPU, or none runs: exit 77 (CTest's skip) */
+    if (o.gpu) { /* every rank needs a GPU, or none runs: exit 77 (CTest's skip) */
         int have = ky_ngpus() > 0 && hg_gpu_count() > 0, all = 0;
         HG_MPI(MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
         if (!all) {
@@ -455,13 +485,14 @@ int main(int argc, char **argv)
     int chain_mode = o.gpu && nr == 1 ? o.chain : HG_CHAIN_SYNC;
     if (o.gpu) tune_kernel(&o, &b, p0, &cf, d_gosa, chain_mode);
     if (o.nogosa) {
-        if (!o.gpu || o.check) hg_fail("rank %d: --diag-nogosa is a GPU measurement and cannot be checked", me);
+        if (!o.gpu || o.check)
+            hg_fail("rank %d: --diag-nogosa is a GPU measurement and cannot be checked", me);
         hg_gpu_set_gosa(0);
         if (me == 0) printf("ky_himeno: --diag-nogosa: the kernel computes no gosa (a measurement only)\n");
     }
     HG_KY(hg_gosa_setup(&o));
     double floor_GBs = 0.0;
-    if (o.gpu) {   /* rank 0 alone, so that ranks sharing its GPU do not disturb the measurement */
+    if (o.gpu) { /* rank 0 alone, so that ranks sharing its GPU do not disturb the measurement */
         if (me == 0) floor_GBs = hg_gpu_copy_bw();
         HG_MPI(MPI_Bcast(&floor_GBs, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD));
     }
@@ -470,7 +501,8 @@ int main(int argc, char **argv)
                o.gpu ? "GPU segments" : "host segments");
         printf("mimax = %d mjmax = %d mkmax = %d\n", o.grid[0], o.grid[1], o.grid[2]);
         printf("imax = %d jmax = %d kmax =%d\n", o.grid[0] - 1, o.grid[1] - 1, o.grid[2] - 1);
-        printf("I-decomp = %d J-decomp = %d K-decomp =%d   (%s)\n", o.dims[0], o.dims[1], o.dims[2], o.decomp);
+        printf("I-decomp = %d J-decomp = %d K-decomp =%d   (%s)\n", o.dims[0], o.dims[1], o.dims[2],
+               o.decomp);
     }
     hg_result_t res[3];
     memset(res, 0, sizeof res);
@@ -505,7 +537,8 @@ int main(int argc, char **argv)
     if (o.check && me == 0) {
         int nn = res[HG_VAR_KY].ran ? res[HG_VAR_KY].iters : res[HG_VAR_MPI].iters;
         if (hg_reference(o.grid, nn, o.bcoef, &ref_d, &ref_f, &ref_ps))
-            hg_fail("rank 0: the serial reference needs %zu MB", (size_t)16 * o.grid[0] * o.grid[1] * o.grid[2] * 4 >> 20);
+            hg_fail("rank 0: the serial reference needs %zu MB",
+                    (size_t)16 * o.grid[0] * o.grid[1] * o.grid[2] * 4 >> 20);
         verified = 1;
     }
     if (me == 0) {
@@ -513,19 +546,24 @@ int main(int argc, char **argv)
             if (!res[var].ran) continue;
             print_result(&o, var, &res[var], var == HG_VAR_KY ? &res[HG_VAR_MPI] : NULL, floor_GBs);
             if (o.check) {
-                double eg = fabs(res[var].gosa - ref_d) / fabs(ref_d), ep = fabs(res[var].psum - ref_ps) / fabs(ref_ps);
-                int ok = eg <= 1e-6 && ep <= 1e-6 && res[var].iters == (res[HG_VAR_KY].ran ? res[HG_VAR_KY].iters : res[var].iters);
-                printf(" check against the serial original (%d iterations): gosa %.9e vs %.9e (float sum in the "
-                       "original's order: %.6e), rel. error %.2e; sum of p %.12e vs %.12e, rel. error %.2e: %s\n",
-                       res[var].iters, res[var].gosa, ref_d, (double)ref_f, eg, res[var].psum, ref_ps, ep,
-                       ok ? "OK" : "FAIL");
+                double eg = fabs(res[var].gosa - ref_d) / fabs(ref_d),
+                       ep = fabs(res[var].psum - ref_ps) / fabs(ref_ps);
+                int ok = eg <= 1e-6 && ep <= 1e-6 &&
+                         res[var].iters == (res[HG_VAR_KY].ran ? res[HG_VAR_KY].iters : res[var].iters);
+                printf(
+                    " check against the serial original (%d iterations): gosa %.9e vs %.9e (float sum in the "
+                    "original's order: %.6e), rel. error %.2e; sum of p %.12e vs %.12e, rel. error %.2e: "
+                    "%s\n",
+                    res[var].iters, res[var].gosa, ref_d, (double)ref_f, eg, res[var].psum, ref_ps, ep,
+                    ok ? "OK" : "FAIL");
                 if (!ok) failed = 1, verified = 0;
             }
         }
         if (o.json)
             for (int var = HG_VAR_KY; var <= HG_VAR_MPI; var++)
                 if (res[var].ran)
-                    json_write(&o, var, &res[var], var == HG_VAR_KY ? &res[HG_VAR_MPI] : NULL, floor_GBs, verified);
+                    json_write(&o, var, &res[var], var == HG_VAR_KY ? &res[HG_VAR_MPI] : NULL, floor_GBs,
+                               verified);
         fflush(stdout);
     }
     HG_MPI(MPI_Bcast(&failed, 1, MPI_INT, 0, MPI_COMM_WORLD));

@@ -27,10 +27,14 @@ static int slabs_page_aligned(const st_params_t *p)
 }
 
 /* The seed's all-threads all-ranks synchronisation; *st collects the first failure. */
-#define ST_COLLECTIVE(call, st)                                                                            \
-    do {                                                                                                   \
-        _Pragma("omp barrier") _Pragma("omp master") { int s_ = (call); if (s_ != KY_OK && *(st) == KY_OK) *(st) = s_; } \
-        _Pragma("omp barrier")                                                                             \
+#define ST_COLLECTIVE(call, st)                            \
+    do {                                                   \
+        _Pragma("omp barrier") _Pragma("omp master")       \
+        {                                                  \
+            int s_ = (call);                               \
+            if (s_ != KY_OK && *(st) == KY_OK) *(st) = s_; \
+        }                                                  \
+        _Pragma("omp barrier")                             \
     } while (0)
 
 /* Halo regions (bt planes below and above the slab, clipped to the grid) of `u`; count 0 if none. */
@@ -87,25 +91,25 @@ static double *time_loop(int variant, double *A, double *B, const st_params_t *p
             }
         } else {
             for (int t = 0; t < p->nt && *status == KY_OK; t += p->bt) {
-                int nb = ST_MIN(p->bt, p->nt - t);  /* the last block may be shorter */
+                int nb = ST_MIN(p->bt, p->nt - t); /* the last block may be shorter */
                 for (int tt = nb - 1; tt >= 0; tt--) {
                     if (p->st < p->ed)
                         st_step(src, dst, 0, p, ST_MAX(p->st - tt, 1), ST_MIN(p->ed + tt, p->nz - 1));
                     tmp = src, src = dst, dst = tmp;
                 }
                 if (variant == ST_FAULTS) {
-                    ST_COLLECTIVE(ky_sync_drop(), status);  /* Fig. 7: drop the neighbours' pages */
+                    ST_COLLECTIVE(ky_sync_drop(), status); /* Fig. 7: drop the neighbours' pages */
                 } else if (t + nb < p->nt) {
-                    /* App. 1 (2): everyone done; refresh the halo of the next block's source; everyone done. The seed
-                     * uses sms_sync for both; the promises say what it knows: no home stores while halos
-                     * are refreshed, no fetches while computing, so homes never pay for protection. */
-                    ST_COLLECTIVE(ky_sync_nostore(), status);  /* refresh next: no home stores */
+                    /* App. 1 (2): everyone done; refresh the halo of the next block's source; everyone done.
+                     * The seed uses sms_sync for both; the promises say what it knows: no home stores while
+                     * halos are refreshed, no fetches while computing, so homes never pay for protection. */
+                    ST_COLLECTIVE(ky_sync_nostore(), status); /* refresh next: no home stores */
 #pragma omp master
                     {
                         int s = halo_call(1, src, p);
                         if (s != KY_OK) *status = s;
                     }
-                    ST_COLLECTIVE(ky_sync_nofetch(), status);  /* compute next: no fetch, as above */
+                    ST_COLLECTIVE(ky_sync_nofetch(), status); /* compute next: no fetch, as above */
                 }
             }
             /* preload: the cached halos (with the redundant writes) go before anyone reads the result */
@@ -132,11 +136,13 @@ int st_dsm_open(int variant, const st_params_t *p, st_arrays_t *a, st_result_t *
         if (A) ky_free(A);
         return 2;
     }
-    if (slabs_page_aligned(p) && p->st < p->ed && (ky_home_of(A + (size_t)p->st * p->plane) != p->rank ||
-                          ky_home_of(B + (size_t)p->ed * p->plane - 1) != p->rank)) {
+    if (slabs_page_aligned(p) && p->st < p->ed &&
+        (ky_home_of(A + (size_t)p->st * p->plane) != p->rank ||
+         ky_home_of(B + (size_t)p->ed * p->plane - 1) != p->rank)) {
         /* a wrong home would make the variant silently slow (every own plane a remote page): say so */
-        fprintf(stderr, "ky_stencil: rank %d: home of slab [%d,%d) is %d/%d, expected %d\n", p->rank, p->st, p->ed,
-                ky_home_of(A + (size_t)p->st * p->plane), ky_home_of(B + (size_t)p->ed * p->plane - 1), p->rank);
+        fprintf(stderr, "ky_stencil: rank %d: home of slab [%d,%d) is %d/%d, expected %d\n", p->rank, p->st,
+                p->ed, ky_home_of(A + (size_t)p->st * p->plane), ky_home_of(B + (size_t)p->ed * p->plane - 1),
+                p->rank);
     }
     a->a = A, a->b = B;
     return 0;
@@ -173,10 +179,11 @@ int st_dsm_rep(int variant, const st_params_t *p, st_arrays_t *a, st_result_t *r
     /* statistics of this (so far the last) repetition, summed over ranks */
     ky_dsm_stats_t s;
     ky_dsm_stats(&s);
-    uint64_t mine[ST_NSTATS] = {s.read_faults, s.write_faults, s.pages_fetched, s.bytes_fetched,
-                                s.pages_preloaded, s.pages_overloaded, s.pages_pushed, s.twins, s.diffs,
-                                s.diff_bytes, s.home_snapshots, s.pages_served, s.bytes_served,
-                                s.invalidations, s.drops, s.barriers, s.syncs, s.lock_acquires};
+    uint64_t mine[ST_NSTATS] = {s.read_faults,     s.write_faults,     s.pages_fetched,  s.bytes_fetched,
+                                s.pages_preloaded, s.pages_overloaded, s.pages_pushed,   s.twins,
+                                s.diffs,           s.diff_bytes,       s.home_snapshots, s.pages_served,
+                                s.bytes_served,    s.invalidations,    s.drops,          s.barriers,
+                                s.syncs,           s.lock_acquires};
     MPI_Allreduce(mine, r->s, ST_NSTATS, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
     MPI_Allreduce(&s.coherence_s, &r->coherence_s, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     if (p->verbose) ky_dsm_stats_print();

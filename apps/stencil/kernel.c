@@ -15,7 +15,10 @@
 #define W27E 0.025
 #define W27K 0.0125
 
-int st_flops_per_point(int points) { return points == 27 ? 30 : 8; }
+int st_flops_per_point(int points)
+{
+    return points == 27 ? 30 : 8;
+}
 
 double st_init_value(int z, int y, int x)
 {
@@ -42,13 +45,13 @@ static void row7(const double *s, double *d, size_t yn, size_t zn, int nx)
 
 static void row27(const double *s, double *d, size_t yn, size_t zn, int nx)
 {
-    const double *m = s - zn, *p = s + zn;  /* the planes below and above */
+    const double *m = s - zn, *p = s + zn; /* the planes below and above */
     for (int x = 1; x < nx - 1; x++) {
         double f = s[x - 1] + s[x + 1] + s[x - yn] + s[x + yn] + m[x] + p[x];
-        double e = s[x - yn - 1] + s[x - yn + 1] + s[x + yn - 1] + s[x + yn + 1] + m[x - 1] + m[x + 1] + p[x - 1] +
-                   p[x + 1] + m[x - yn] + m[x + yn] + p[x - yn] + p[x + yn];
-        double k = m[x - yn - 1] + m[x - yn + 1] + m[x + yn - 1] + m[x + yn + 1] + p[x - yn - 1] + p[x - yn + 1] +
-                   p[x + yn - 1] + p[x + yn + 1];
+        double e = s[x - yn - 1] + s[x - yn + 1] + s[x + yn - 1] + s[x + yn + 1] + m[x - 1] + m[x + 1] +
+                   p[x - 1] + p[x + 1] + m[x - yn] + m[x + yn] + p[x - yn] + p[x + yn];
+        double k = m[x - yn - 1] + m[x - yn + 1] + m[x + yn - 1] + m[x + yn + 1] + p[x - yn - 1] +
+                   p[x - yn + 1] + p[x + yn - 1] + p[x + yn + 1];
         d[x] = W27C * s[x] + W27F * f + W27E * e + W27K * k;
     }
 }
@@ -77,10 +80,11 @@ double *st_reference(const st_params_t *p)
         free(d);
         return NULL;
     }
-#define U(a, z, y, x) a[((size_t)(z) * ny + (size_t)(y)) * nx + (size_t)(x)]
+#define U(a, z, y, x) a[((size_t)(z)*ny + (size_t)(y)) * nx + (size_t)(x)]
     for (size_t z = 0; z < nz; z++)
         for (size_t y = 0; y < ny; y++)
-            for (size_t x = 0; x < nx; x++) U(s, z, y, x) = U(d, z, y, x) = st_init_value((int)z, (int)y, (int)x);
+            for (size_t x = 0; x < nx; x++)
+                U(s, z, y, x) = U(d, z, y, x) = st_init_value((int)z, (int)y, (int)x);
     for (int t = 0; t < p->nt; t++) {
         for (size_t z = 1; z + 1 < nz; z++)
             for (size_t y = 1; y + 1 < ny; y++)

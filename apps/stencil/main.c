@@ -27,7 +27,7 @@ void st_check_slab(const st_params_t *p, const double *mine, const double *ref, 
     size_t n = (size_t)(p->ed - p->st) * p->plane;
     for (size_t i = 0; i < n; i++) {
         double e = fabs(mine[i] - ref[i]) / ST_MAX(fabs(ref[i]), 1e-300);
-        if (!(e <= 1e-12)) {  /* NaN counts as wrong */
+        if (!(e <= 1e-12)) { /* NaN counts as wrong */
             if (wrong < 3 && p->verbose)
                 fprintf(stderr, "ky_stencil: rank %d: z %zu y %zu x %zu: %.17g, serial %.17g\n", p->rank,
                         p->st + i / p->plane, i % p->plane / p->nx, i % p->nx, mine[i], ref[i]);
@@ -43,11 +43,12 @@ void st_check_slab(const st_params_t *p, const double *mine, const double *ref, 
 
 static void usage_text(FILE *out)
 {
-    fprintf(out,
-            "usage: ky_stencil [--nx N] [--ny N] [--nz N] [--nt STEPS] [--bt WIDTH] [--points 7|27|7,27]\n"
-            "       [--variant all|mpi,faults,preload,barrier] [--threads N|auto] [--reps R] [--check]\n"
-            "       [--weak N (per-rank N^3: nx = ny = N, nz = N*ranks)] [--json FILE] [--record dsm|stencil] "
-            "[-v]\n");
+    fprintf(
+        out,
+        "usage: ky_stencil [--nx N] [--ny N] [--nz N] [--nt STEPS] [--bt WIDTH] [--points 7|27|7,27]\n"
+        "       [--variant all|mpi,faults,preload,barrier] [--threads N|auto] [--reps R] [--check]\n"
+        "       [--weak N (per-rank N^3: nx = ny = N, nz = N*ranks)] [--json FILE] [--record dsm|stencil] "
+        "[-v]\n");
 }
 
 static int usage(int rank, const char *msg)
@@ -128,9 +129,11 @@ static int run_points(st_params_t *p, const int want[ST_NVARIANTS], int all)
         memset(&arr[v], 0, sizeof arr[v]);
         if (!want[v]) continue;
         int s = v == ST_MPI ? st_mpi_open(p, &arr[v], &res[v]) : st_dsm_open(v, p, &arr[v], &res[v]);
-        if (s == 0) live[v] = 1;
+        if (s == 0)
+            live[v] = 1;
         else if (!all) {
-            if (p->rank == 0) fprintf(stderr, "ky_stencil: %s cannot run: %s\n", st_variant_name(v), res[v].note);
+            if (p->rank == 0)
+                fprintf(stderr, "ky_stencil: %s cannot run: %s\n", st_variant_name(v), res[v].note);
             rc = 2;
         }
     }
@@ -149,14 +152,19 @@ static int run_points(st_params_t *p, const int want[ST_NVARIANTS], int all)
     for (int v = 0; v < ST_NVARIANTS; v++) {
         st_result_t *r = &res[v];
         if (!want[v]) continue;
-        if (v == ST_MPI) st_mpi_close(p, &arr[v], ref, r);
-        else st_dsm_close(p, &arr[v], ref, r);
+        if (v == ST_MPI)
+            st_mpi_close(p, &arr[v], ref, r);
+        else
+            st_dsm_close(p, &arr[v], ref, r);
         st_print_row(p, v, r, v == ST_MPI ? NULL : &res[ST_MPI]);
         st_json_write(p, v, r, v == ST_MPI ? NULL : &res[ST_MPI]);
         if (r->ran && r->verified == 0) rc = rc ? rc : 1;
     }
     if (p->rank == 0 && p->check)
-        printf("ky_stencil: %d-point check against the serial run: %s\n", p->points, rc == 1 ? "FAIL" : rc ? "ERROR" : "OK");
+        printf("ky_stencil: %d-point check against the serial run: %s\n", p->points,
+               rc == 1 ? "FAIL"
+               : rc    ? "ERROR"
+                       : "OK");
     free(ref);
     return rc;
 }
@@ -181,11 +189,17 @@ int main(int argc, char **argv)
     int rc = 0;
     for (int i = 1; i < argc && rc == 0; i++) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        int *iv = !strcmp(a, "--nx") ? &p.nx : !strcmp(a, "--ny") ? &p.ny : !strcmp(a, "--nz") ? &p.nz
-                : !strcmp(a, "--nt") ? &p.nt : !strcmp(a, "--bt") ? &p.bt : !strcmp(a, "--threads") ? &p.threads
-                : !strcmp(a, "--reps") ? &p.reps : !strcmp(a, "--weak") ? &p.weak : NULL;
+        int *iv = !strcmp(a, "--nx")        ? &p.nx
+                  : !strcmp(a, "--ny")      ? &p.ny
+                  : !strcmp(a, "--nz")      ? &p.nz
+                  : !strcmp(a, "--nt")      ? &p.nt
+                  : !strcmp(a, "--bt")      ? &p.bt
+                  : !strcmp(a, "--threads") ? &p.threads
+                  : !strcmp(a, "--reps")    ? &p.reps
+                  : !strcmp(a, "--weak")    ? &p.weak
+                                            : NULL;
         if (!strcmp(a, "--threads") && val && !strcmp(val, "auto")) {
-            p.threads = -1, i++;  /* the node's cores shared by its ranks (less the progress threads) */
+            p.threads = -1, i++; /* the node's cores shared by its ranks (less the progress threads) */
         } else if (iv && val) {
             *iv = atoi(val), i++;
         } else if (!strcmp(a, "--points") && val) {
@@ -210,7 +224,8 @@ int main(int argc, char **argv)
     if (rc == 0 && p.weak > 0) p.nx = p.ny = p.weak, p.nz = p.weak * p.nranks;
     if (rc == 0 && (p.nx < 3 || p.ny < 3 || p.nz < 3 || p.nt < 1 || p.bt < 1 || p.reps < 1))
         rc = usage(p.rank, "sizes must be >= 3, nt, bt and reps >= 1");
-    if (rc == 0 && strcmp(p.record, "dsm") && strcmp(p.record, "stencil")) rc = usage(p.rank, "--record dsm|stencil");
+    if (rc == 0 && strcmp(p.record, "dsm") && strcmp(p.record, "stencil"))
+        rc = usage(p.rank, "--record dsm|stencil");
     if (rc == 0) {
 #ifdef _OPENMP
         if (p.threads < 0) {
@@ -220,8 +235,10 @@ int main(int argc, char **argv)
             int per = omp_get_num_procs() / ST_MAX(ky_local_nranks(), 1);
             if (per >= 2) per--;
             omp_set_num_threads(ST_MAX(per, 1));
-        } else if (p.threads > 0) omp_set_num_threads(p.threads);
-        else if (getenv("OMP_NUM_THREADS") == NULL) omp_set_num_threads(1);  /* not every core per rank */
+        } else if (p.threads > 0)
+            omp_set_num_threads(p.threads);
+        else if (getenv("OMP_NUM_THREADS") == NULL)
+            omp_set_num_threads(1); /* not every core per rank */
         p.threads = omp_get_max_threads();
 #else
         p.threads = 1;

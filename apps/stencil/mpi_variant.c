@@ -24,7 +24,8 @@ int st_mpi_open(const st_params_t *p, st_arrays_t *a, st_result_t *r)
     if (p->nranks > 1 && (p->block < p->bt || last_st >= p->nz)) {
         snprintf(r->note, sizeof r->note,
                  "every slab but the last needs at least bt = %d planes, and the last one plane (slabs of %d "
-                 "planes, the last %d)", p->bt, p->block, p->nz - last_st);
+                 "planes, the last %d)",
+                 p->bt, p->block, p->nz - last_st);
         return 2;
     }
     a->lo = ST_MAX(p->st - p->bt, 0), a->hi = ST_MIN(p->ed + p->bt, p->nz);
@@ -49,10 +50,10 @@ int st_mpi_rep(const st_params_t *p, st_arrays_t *a, st_result_t *r)
     MPI_Type_commit(&plane);
     int down = p->rank > 0 ? p->rank - 1 : MPI_PROC_NULL;
     int up = p->rank < p->nranks - 1 ? p->rank + 1 : MPI_PROC_NULL;
-    int n_lo = p->st - lo;        /* my lower halo: from the rank below */
-    int n_hi = hi - p->ed;        /* my upper halo: from the rank above */
-    int n_down = ST_MIN(p->bt, p->nz - p->st);  /* the rank below's upper halo: my first planes */
-    int n_up = ST_MIN(p->bt, p->ed);             /* the rank above's lower halo: my last planes */
+    int n_lo = p->st - lo;                     /* my lower halo: from the rank below */
+    int n_hi = hi - p->ed;                     /* my upper halo: from the rank above */
+    int n_down = ST_MIN(p->bt, p->nz - p->st); /* the rank below's upper halo: my first planes */
+    int n_up = ST_MIN(p->bt, p->ed);           /* the rank above's lower halo: my last planes */
     int err = MPI_SUCCESS;
 #pragma omp parallel
     {
@@ -73,9 +74,9 @@ int st_mpi_rep(const st_params_t *p, st_arrays_t *a, st_result_t *r)
                 int e1 = MPI_Sendrecv(mine, down == MPI_PROC_NULL ? 0 : n_down, plane, down, 1,
                                       src + (size_t)(p->ed - lo) * p->plane, n_hi, plane, up, 1,
                                       MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                int e2 = MPI_Sendrecv(src + (size_t)(p->ed - n_up - lo) * p->plane, up == MPI_PROC_NULL ? 0 : n_up,
-                                      plane, up, 2, src, n_lo, plane, down, 2, MPI_COMM_WORLD,
-                                      MPI_STATUS_IGNORE);
+                int e2 =
+                    MPI_Sendrecv(src + (size_t)(p->ed - n_up - lo) * p->plane, up == MPI_PROC_NULL ? 0 : n_up,
+                                 plane, up, 2, src, n_lo, plane, down, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
                 if (e1 != MPI_SUCCESS || e2 != MPI_SUCCESS) err = e1 != MPI_SUCCESS ? e1 : e2;
             }
 #pragma omp barrier

@@ -10,7 +10,10 @@
 
 static const char *names[ST_NVARIANTS] = {"mpi", "faults", "preload", "barrier"};
 
-const char *st_variant_name(int v) { return v >= 0 && v < ST_NVARIANTS ? names[v] : "?"; }
+const char *st_variant_name(int v)
+{
+    return v >= 0 && v < ST_NVARIANTS ? names[v] : "?";
+}
 
 static double gflops(const st_params_t *p, double t)
 {
@@ -21,26 +24,37 @@ static double gflops(const st_params_t *p, double t)
 void st_print_header(const st_params_t *p)
 {
     if (p->rank != 0) return;
-    printf("# ky_stencil %d-point, grid %d x %d x %d (z y x), %d steps, bt %d, %d ranks x %d threads, slabs of %d "
-           "planes, page %zu B, %d flops/point, best of %d\n",
-           p->points, p->nz, p->ny, p->nx, p->nt, p->bt, p->nranks, p->threads, p->block, ky_page_size(),
-           st_flops_per_point(p->points), p->reps);
-    printf("#   time_s: slowest rank, best of the runs; GFLOP/s: interior points x steps x flops per point / time_s\n"
-           "#   x MPI = variant time / MPI time; goal: the variant's goal (preload <= 1.05, faults <= 1.30; barrier\n"
-           "#   has none), met or missed; check: every point against the serial run. DSM counts summed over ranks:\n"
-           "#   r/w_faults: faults taken; pages, MiB_fetch: fetched from homes (faults, preload, overload); preload,\n"
-           "#   overload: pages fetched by those calls; snaps: home pages copied before the home's first write after a\n"
-           "#   sync; diffs: pages written back as diffs; drops: cached pages dropped at sync_drop; coh_s: time in\n"
-           "#   coherence calls and faults (slowest rank)\n");
+    printf(
+        "# ky_stencil %d-point, grid %d x %d x %d (z y x), %d steps, bt %d, %d ranks x %d threads, slabs of "
+        "%d "
+        "planes, page %zu B, %d flops/point, best of %d\n",
+        p->points, p->nz, p->ny, p->nx, p->nt, p->bt, p->nranks, p->threads, p->block, ky_page_size(),
+        st_flops_per_point(p->points), p->reps);
+    printf(
+        "#   time_s: slowest rank, best of the runs; GFLOP/s: interior points x steps x flops per point / "
+        "time_s\n"
+        "#   x MPI = variant time / MPI time; goal: the variant's goal (preload <= 1.05, faults <= 1.30; "
+        "barrier\n"
+        "#   has none), met or missed; check: every point against the serial run. DSM counts summed over "
+        "ranks:\n"
+        "#   r/w_faults: faults taken; pages, MiB_fetch: fetched from homes (faults, preload, overload); "
+        "preload,\n"
+        "#   overload: pages fetched by those calls; snaps: home pages copied before the home's first write "
+        "after a\n"
+        "#   sync; diffs: pages written back as diffs; drops: cached pages dropped at sync_drop; coh_s: time "
+        "in\n"
+        "#   coherence calls and faults (slowest rank)\n");
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     if (cores > 0 && (long)p->nranks * p->threads > cores)
-        printf("#   note: %d ranks x %d threads on %ld cores: the ranks take turns on the cores, so waits for other\n"
-               "#   ranks dominate and the ratios say little; the goals are judged with a core per thread\n"
-               "#   (docs/performance.md)\n",
-               p->nranks, p->threads, cores);
-    printf("%-8s %10s %9s %7s %13s %6s %9s %9s %9s %10s %9s %9s %8s %8s %8s %8s\n", "variant", "time_s", "GFLOP/s",
-           "x MPI", "goal", "check", "r_faults", "w_faults", "pages", "MiB_fetch", "preload", "overload", "snaps",
-           "diffs", "drops", "coh_s");
+        printf(
+            "#   note: %d ranks x %d threads on %ld cores: the ranks take turns on the cores, so waits for "
+            "other\n"
+            "#   ranks dominate and the ratios say little; the goals are judged with a core per thread\n"
+            "#   (docs/performance.md)\n",
+            p->nranks, p->threads, cores);
+    printf("%-8s %10s %9s %7s %13s %6s %9s %9s %9s %10s %9s %9s %8s %8s %8s %8s\n", "variant", "time_s",
+           "GFLOP/s", "x MPI", "goal", "check", "r_faults", "w_faults", "pages", "MiB_fetch", "preload",
+           "overload", "snaps", "diffs", "drops", "coh_s");
 }
 
 /* The variant's goal against MPI: "<= 1.05 met", "<= 1.30 missed", or "-" where it has none. */
@@ -67,19 +81,21 @@ void st_print_row(const st_params_t *p, int v, const st_result_t *r, const st_re
     goal_mark(v, ratio, x, goal, sizeof goal);
     const char *chk = r->verified < 0 ? "-" : r->verified ? "OK" : "FAIL";
     if (v == ST_MPI) {
-        printf("%-8s %10.4f %9.2f %7s %13s %6s\n", st_variant_name(v), r->time_s, gflops(p, r->time_s), ratio, goal,
-               chk);
+        printf("%-8s %10.4f %9.2f %7s %13s %6s\n", st_variant_name(v), r->time_s, gflops(p, r->time_s), ratio,
+               goal, chk);
     } else {
-        printf("%-8s %10.4f %9.2f %7s %13s %6s %9llu %9llu %9llu %10.2f %9llu %9llu %8llu %8llu %8llu %8.4f\n",
-               st_variant_name(v), r->time_s, gflops(p, r->time_s), ratio, goal, chk,
-               (unsigned long long)r->s[SS_RFAULTS], (unsigned long long)r->s[SS_WFAULTS],
-               (unsigned long long)r->s[SS_PAGES], r->s[SS_BYTES] / 1048576.0,
-               (unsigned long long)r->s[SS_PRELOADED], (unsigned long long)r->s[SS_OVERLOADED],
-               (unsigned long long)r->s[SS_SNAPSHOTS], (unsigned long long)r->s[SS_DIFFS], (unsigned long long)r->s[SS_DROPS], r->coherence_s);
+        printf(
+            "%-8s %10.4f %9.2f %7s %13s %6s %9llu %9llu %9llu %10.2f %9llu %9llu %8llu %8llu %8llu %8.4f\n",
+            st_variant_name(v), r->time_s, gflops(p, r->time_s), ratio, goal, chk,
+            (unsigned long long)r->s[SS_RFAULTS], (unsigned long long)r->s[SS_WFAULTS],
+            (unsigned long long)r->s[SS_PAGES], r->s[SS_BYTES] / 1048576.0,
+            (unsigned long long)r->s[SS_PRELOADED], (unsigned long long)r->s[SS_OVERLOADED],
+            (unsigned long long)r->s[SS_SNAPSHOTS], (unsigned long long)r->s[SS_DIFFS],
+            (unsigned long long)r->s[SS_DROPS], r->coherence_s);
     }
     if (r->verified == 0)
-        printf("#   %s: %ld points differ from the serial run (max relative error %.3g)\n", st_variant_name(v),
-               r->wrong, r->max_err);
+        printf("#   %s: %ld points differ from the serial run (max relative error %.3g)\n",
+               st_variant_name(v), r->wrong, r->max_err);
     fflush(stdout);
 }
 
@@ -96,9 +112,18 @@ static void jraw(jb_t *j, const char *fmt, ...)
     if (j->n < sizeof j->b) j->n += (size_t)vsnprintf(j->b + j->n, sizeof j->b - j->n, fmt, ap);
     va_end(ap);
 }
-static void jstr(jb_t *j, const char *k, const char *v) { jraw(j, "%s\"%s\":\"%s\"", j->n > 1 ? "," : "", k, v); }
-static void jint(jb_t *j, const char *k, long long v) { jraw(j, "%s\"%s\":%lld", j->n > 1 ? "," : "", k, v); }
-static void jnum(jb_t *j, const char *k, double v) { jraw(j, "%s\"%s\":%.6g", j->n > 1 ? "," : "", k, v); }
+static void jstr(jb_t *j, const char *k, const char *v)
+{
+    jraw(j, "%s\"%s\":\"%s\"", j->n > 1 ? "," : "", k, v);
+}
+static void jint(jb_t *j, const char *k, long long v)
+{
+    jraw(j, "%s\"%s\":%lld", j->n > 1 ? "," : "", k, v);
+}
+static void jnum(jb_t *j, const char *k, double v)
+{
+    jraw(j, "%s\"%s\":%.6g", j->n > 1 ? "," : "", k, v);
+}
 
 static const char *machine(void)
 {

@@ -27,32 +27,49 @@
 enum { ST_MPI, ST_FAULTS, ST_PRELOAD, ST_BARRIER, ST_NVARIANTS };
 
 typedef struct {
-    int nx, ny, nz, nt, bt, points;  /* grid, steps, blocking width, 7 or 27 */
+    int nx, ny, nz, nt, bt, points; /* grid, steps, blocking width, 7 or 27 */
     int threads, reps, check, verbose;
-    int weak;                        /* > 0: per-rank N^3 block (nx = ny = N, nz = N * nranks) */
-    const char *json;                /* --json FILE: rank 0 appends JSON lines */
-    const char *record;              /* "dsm" (default) or "stencil" (weak-scaling records) */
+    int weak;           /* > 0: per-rank N^3 block (nx = ny = N, nz = N * nranks) */
+    const char *json;   /* --json FILE: rank 0 appends JSON lines */
+    const char *record; /* "dsm" (default) or "stencil" (weak-scaling records) */
     int rank, nranks;
-    int block, st, ed;               /* this rank's slab [st, ed) */
-    size_t plane;                    /* ny * nx */
+    int block, st, ed; /* this rank's slab [st, ed) */
+    size_t plane;      /* ny * nx */
 } st_params_t;
 
 /* Statistics of ky_dsm_stats_t as summed over ranks (counts) and the largest coherence time. */
 #define ST_NSTATS 18
 typedef struct {
-    double time_s;      /* slowest rank, best of reps */
+    double time_s; /* slowest rank, best of reps */
     uint64_t s[ST_NSTATS];
     double coherence_s; /* largest over ranks */
     int verified;       /* 1 ok, 0 mismatch, -1 not checked */
     long wrong;
     double max_err;
-    int ran;            /* 0: skipped (why in note) */
+    int ran; /* 0: skipped (why in note) */
     char note[320];
 } st_result_t;
 /* indices into st_result_t.s, in ky_dsm_stats_t's order */
-enum { SS_RFAULTS, SS_WFAULTS, SS_PAGES, SS_BYTES, SS_PRELOADED, SS_OVERLOADED, SS_PUSHED, SS_TWINS, SS_DIFFS,
-       SS_DIFF_BYTES, SS_SNAPSHOTS, SS_SERVED, SS_BYTES_SERVED, SS_INVALIDATIONS, SS_DROPS, SS_BARRIERS,
-       SS_SYNCS, SS_LOCKS };
+enum {
+    SS_RFAULTS,
+    SS_WFAULTS,
+    SS_PAGES,
+    SS_BYTES,
+    SS_PRELOADED,
+    SS_OVERLOADED,
+    SS_PUSHED,
+    SS_TWINS,
+    SS_DIFFS,
+    SS_DIFF_BYTES,
+    SS_SNAPSHOTS,
+    SS_SERVED,
+    SS_BYTES_SERVED,
+    SS_INVALIDATIONS,
+    SS_DROPS,
+    SS_BARRIERS,
+    SS_SYNCS,
+    SS_LOCKS
+};
 
 /* kernel.c */
 double st_init_value(int z, int y, int x);

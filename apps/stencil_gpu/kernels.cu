@@ -34,9 +34,15 @@ __host__ __device__ static inline double init_value(int z, int y, int x)
     unsigned h = (unsigned)z * 73856093u ^ (unsigned)y * 19349663u ^ (unsigned)x * 83492791u;
     return (double)(h % 1000u) * 1e-3;
 }
-double sg_init_value(int z, int y, int x) { return init_value(z, y, x); }
+double sg_init_value(int z, int y, int x)
+{
+    return init_value(z, y, x);
+}
 
-double sg_flops_per_point(int pts) { return pts == 7 ? 8.0 : 30.0; }
+double sg_flops_per_point(int pts)
+{
+    return pts == 7 ? 8.0 : 30.0;
+}
 
 /* One point; the CPU reference calls the same function. The 27-point sum is built from per-plane partial
  * sums (plane offset p = -P, 0, +P): col2(p, xo) = s[i+p-X+xo] + s[i+p+X+xo], C(p) = s[i+p],
@@ -106,8 +112,8 @@ __device__ static inline void plane27(const double *__restrict__ q, size_t X, in
  * above) and loads only the next plane's value and the four in-plane neighbours per point; the sums are
  * the same as point<7> in the same order, so results stay bitwise equal to the CPU's. */
 template <int PTS, int BY>
-__global__ void __launch_bounds__(BX * BY) k_stencil(const double *__restrict__ src, double *__restrict__ dst,
-                                                     int nx, int ny, int p_lo, int p_hi, int zchunk)
+__global__ void __launch_bounds__(BX *BY) k_stencil(const double *__restrict__ src, double *__restrict__ dst,
+                                                    int nx, int ny, int p_lo, int p_hi, int zchunk)
 {
     int x = blockIdx.x * BX + threadIdx.x, y = blockIdx.y * BY + threadIdx.y + 1;
     if (y >= ny - 1) return; /* whole warps: a warp is 32 x of one row */
@@ -177,8 +183,8 @@ __device__ static inline void load27(const double *__restrict__ q, size_t X, boo
 
 /* The plane's partial sums (see point<27>) for RY rows; x +- 1 from the neighbouring lanes. */
 template <int RY>
-__device__ static inline void sums27(const double (&r)[RY + 2], const double (&h)[RY + 2], int lane, double (&C)[RY],
-                                     double (&F4)[RY], double (&K4)[RY])
+__device__ static inline void sums27(const double (&r)[RY + 2], const double (&h)[RY + 2], int lane,
+                                     double (&C)[RY], double (&F4)[RY], double (&K4)[RY])
 {
     const unsigned full = 0xffffffffu;
 #pragma unroll
@@ -200,8 +206,9 @@ __device__ static inline void sums27(const double (&r)[RY + 2], const double (&h
  * that computes RY consecutive rows loads RY + 2 rows per plane instead of 3 RY; the prefetch hides the
  * latency that fewer, fatter threads expose. Same sums in the same order as point<27>. */
 template <int BY, int RY>
-__global__ void __launch_bounds__(BX * BY) k_stencil27r(const double *__restrict__ src, double *__restrict__ dst,
-                                                        int nx, int ny, int p_lo, int p_hi, int zchunk)
+__global__ void __launch_bounds__(BX *BY)
+    k_stencil27r(const double *__restrict__ src, double *__restrict__ dst, int nx, int ny, int p_lo, int p_hi,
+                 int zchunk)
 {
     int x = blockIdx.x * BX + threadIdx.x, y0 = (blockIdx.y * BY + threadIdx.y) * RY + 1;
     if (y0 >= ny - 1) return; /* whole warps */
@@ -242,24 +249,27 @@ __global__ void __launch_bounds__(BX * BY) k_stencil27r(const double *__restrict
 /* The 27-point kernel with the block's planes staged in shared memory. The register kernels above still
  * loaded 1.6 values per point from L2 (the RY + 2 rows of each thread, lanes 0 / 31's extra column) and
  * needed each thread's own prefetch registers to hide the latency. Here the block copies each plane's tile
- * (BY * RY + 2 rows of 64 + 4 doubles) with cp.async 16-byte copies, S - 1 planes ahead (S = 4 or 8), so every value
- * comes from L2 about 1.13 times and the copies in flight hold no registers. Each thread reads its column
- * and both neighbours from shared memory (no shuffles: the shuffle version spent 72% of its issue slots on
- * shuffles, selects and copy addressing) and sums them exactly as point<27> does (bitwise equal). A
+ * (BY * RY + 2 rows of 64 + 4 doubles) with cp.async 16-byte copies, S - 1 planes ahead (S = 4 or 8), so
+ * every value comes from L2 about 1.13 times and the copies in flight hold no registers. Each thread reads
+ * its column and both neighbours from shared memory (no shuffles: the shuffle version spent 72% of its issue
+ * slots on shuffles, selects and copy addressing) and sums them exactly as point<27> does (bitwise equal). A
  * thread's copies are the same in every plane, so their offsets are computed once. Needs nx even (16-byte
  * aligned rows); copies outside the grid are zero-filled and feed only points that are never stored.
  * Measured on H200 at 512^3 (2026-11-24): 78% of the roofline with 4 x 4 rows, 8 planes per block, 4 stages;
  * ncu: L2 84% busy, DRAM 64%, so the L2 traffic of the tile halos and the z overlap is what is left
  * (128-wide tiles, 8 stages, 8 x 4 rows, longer z chunks and evict-first (.cs) stores were all slower). */
 template <int BW, int BY, int RY, int S>
-__global__ void __launch_bounds__(BW * BY) k_stencil27s(const double *__restrict__ src, double *__restrict__ dst,
-                                                        int nx, int ny, int p_lo, int p_hi, int zchunk)
+__global__ void __launch_bounds__(BW *BY)
+    k_stencil27s(const double *__restrict__ src, double *__restrict__ dst, int nx, int ny, int p_lo, int p_hi,
+                 int zchunk)
 {
-    constexpr int TR = BY * RY + 2, TW = BW + 4, TC = TW / 2; /* tile rows, doubles and 16-byte chunks per row */
-    constexpr int NT = BW * BY, NC = (TR * TC + NT - 1) / NT;  /* threads, copies per thread and plane */
+    constexpr int TR = BY * RY + 2, TW = BW + 4,
+                  TC = TW / 2; /* tile rows, doubles and 16-byte chunks per row */
+    constexpr int NT = BW * BY, NC = (TR * TC + NT - 1) / NT; /* threads, copies per thread and plane */
     extern __shared__ double2 sg_tile2[];
     double *tile = (double *)sg_tile2;
-    int xb = blockIdx.x * BW, yb = blockIdx.y * BY * RY + 1; /* tile column 0 is x = xb - 2, row 0 is y = yb - 1 */
+    int xb = blockIdx.x * BW,
+        yb = blockIdx.y * BY * RY + 1; /* tile column 0 is x = xb - 2, row 0 is y = yb - 1 */
     size_t P = (size_t)nx * ny, X = (size_t)nx;
     int z0 = p_lo + (int)blockIdx.z * zchunk, z1 = min(z0 + zchunk, p_hi);
     if (z0 >= z1) return; /* the whole block */
@@ -272,15 +282,17 @@ __global__ void __launch_bounds__(BW * BY) k_stencil27s(const double *__restrict
         goff[j] = c >= TR * TC ? -2 : (gy < ny && gx >= 0 && gx < nx) ? gy * nx + gx : -1;
     }
     auto issue = [&](int k) { /* plane z0 - 1 + k into buffer k % S, one commit group per plane */
-        if (k < n) {
-            double *t = tile + (k % S) * (TR * TW);
-            const double *g0 = src + (size_t)(z0 - 1 + k) * P;
+                              if (k < n) {
+                                  double *t = tile + (k % S) * (TR * TW);
+                                  const double *g0 = src + (size_t)(z0 - 1 + k) * P;
 #pragma unroll
-            for (int j = 0; j < NC; j++)
-                if (goff[j] != -2)
-                    __pipeline_memcpy_async(t + soff[j], goff[j] >= 0 ? g0 + goff[j] : src, 16, goff[j] >= 0 ? 0 : 16);
-        }
-        __pipeline_commit();
+                                  for (int j = 0; j < NC; j++)
+                                      if (goff[j] != -2)
+                                          __pipeline_memcpy_async(t + soff[j],
+                                                                  goff[j] >= 0 ? g0 + goff[j] : src, 16,
+                                                                  goff[j] >= 0 ? 0 : 16);
+                              }
+                              __pipeline_commit();
     };
     for (int k = 0; k < S - 1; k++) issue(k);
     int x = xb + (int)threadIdx.x, y0 = yb + (int)threadIdx.y * RY, nrows = min(RY, ny - 1 - y0);
@@ -321,21 +333,24 @@ __global__ void __launch_bounds__(BW * BY) k_stencil27s(const double *__restrict
 }
 
 template <int BW, int BY, int RY, int S>
-static void launch27s_(dim3 grid, cudaStream_t s, const double *src, double *dst, int nx, int ny, int lo, int hi,
-                       int zc)
+static void launch27s_(dim3 grid, cudaStream_t s, const double *src, double *dst, int nx, int ny, int lo,
+                       int hi, int zc)
 {
     size_t bytes = (size_t)S * (BY * RY + 2) * (BW + 4) * sizeof(double);
-    SG_CUDA(cudaFuncSetAttribute(k_stencil27s<BW, BY, RY, S>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
+    SG_CUDA(cudaFuncSetAttribute(k_stencil27s<BW, BY, RY, S>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)bytes));
     grid.x = (unsigned)((nx + BW - 1) / BW);
     k_stencil27s<BW, BY, RY, S><<<grid, dim3(BW, BY, 1), bytes, s>>>(src, dst, nx, ny, lo, hi, zc);
 }
 
 template <int BY, int RY>
-static void launch27s(int stages, dim3 grid, cudaStream_t s, const double *src, double *dst, int nx, int ny, int lo,
-                      int hi, int zc)
+static void launch27s(int stages, dim3 grid, cudaStream_t s, const double *src, double *dst, int nx, int ny,
+                      int lo, int hi, int zc)
 {
-    if (stages == 8) launch27s_<64, BY, RY, 8>(grid, s, src, dst, nx, ny, lo, hi, zc);
-    else launch27s_<64, BY, RY, 4>(grid, s, src, dst, nx, ny, lo, hi, zc);
+    if (stages == 8)
+        launch27s_<64, BY, RY, 8>(grid, s, src, dst, nx, ny, lo, hi, zc);
+    else
+        launch27s_<64, BY, RY, 4>(grid, s, src, dst, nx, ny, lo, hi, zc);
 }
 
 __global__ void k_init(double *a, double *b, int nx, int ny, int zg0, int nplanes, int nz)
@@ -379,7 +394,8 @@ void sg_clip(const sg_prob_t *p, const sg_sub_t *d, int *lo, int *hi)
     if (ghi > p->nz - 1) *hi -= ghi - (p->nz - 1);
 }
 
-void sg_launch(const sg_prob_t *p, const sg_sub_t *d, cudaStream_t s, const double *src_, double *dst, int lo, int hi)
+void sg_launch(const sg_prob_t *p, const sg_sub_t *d, cudaStream_t s, const double *src_, double *dst, int lo,
+               int hi)
 {
     double *src = (double *)src_; /* the kernels take both as plain pointers */
     sg_clip(p, d, &lo, &hi);
@@ -392,30 +408,49 @@ void sg_launch(const sg_prob_t *p, const sg_sub_t *d, cudaStream_t s, const doub
 #define SG_LAUNCH(PTS, BY) k_stencil<PTS, BY><<<grid, block, 0, s>>>(src, dst, p->nx, p->ny, lo, hi, zc)
 #define SG_LAUNCH_R(BY, RY) k_stencil27r<BY, RY><<<grid, block, 0, s>>>(src, dst, p->nx, p->ny, lo, hi, zc)
     if (st) { /* shared-memory tiles */
-        if (by == 8 && ry == 4) launch27s<8, 4>(st, grid, s, src, dst, p->nx, p->ny, lo, hi, zc);
-        else if (by == 8) launch27s<8, 2>(st, grid, s, src, dst, p->nx, p->ny, lo, hi, zc);
-        else if (ry == 4) launch27s<4, 4>(st, grid, s, src, dst, p->nx, p->ny, lo, hi, zc);
-        else launch27s<4, 2>(st, grid, s, src, dst, p->nx, p->ny, lo, hi, zc);
+        if (by == 8 && ry == 4)
+            launch27s<8, 4>(st, grid, s, src, dst, p->nx, p->ny, lo, hi, zc);
+        else if (by == 8)
+            launch27s<8, 2>(st, grid, s, src, dst, p->nx, p->ny, lo, hi, zc);
+        else if (ry == 4)
+            launch27s<4, 4>(st, grid, s, src, dst, p->nx, p->ny, lo, hi, zc);
+        else
+            launch27s<4, 2>(st, grid, s, src, dst, p->nx, p->ny, lo, hi, zc);
     } else if (p->pts == 7) {
-        if (by == 8) SG_LAUNCH(7, 8);
-        else if (by == 2) SG_LAUNCH(7, 2);
-        else SG_LAUNCH(7, 4);
+        if (by == 8)
+            SG_LAUNCH(7, 8);
+        else if (by == 2)
+            SG_LAUNCH(7, 2);
+        else
+            SG_LAUNCH(7, 4);
     } else if (ry == 0) { /* the one-row kernel without prefetch (kept for comparison) */
-        if (by == 8) SG_LAUNCH(27, 8);
-        else if (by == 2) SG_LAUNCH(27, 2);
-        else SG_LAUNCH(27, 4);
+        if (by == 8)
+            SG_LAUNCH(27, 8);
+        else if (by == 2)
+            SG_LAUNCH(27, 2);
+        else
+            SG_LAUNCH(27, 4);
     } else if (ry == 1) {
-        if (by == 8) SG_LAUNCH_R(8, 1);
-        else if (by == 2) SG_LAUNCH_R(2, 1);
-        else SG_LAUNCH_R(4, 1);
+        if (by == 8)
+            SG_LAUNCH_R(8, 1);
+        else if (by == 2)
+            SG_LAUNCH_R(2, 1);
+        else
+            SG_LAUNCH_R(4, 1);
     } else if (ry == 2) {
-        if (by == 8) SG_LAUNCH_R(8, 2);
-        else if (by == 2) SG_LAUNCH_R(2, 2);
-        else SG_LAUNCH_R(4, 2);
+        if (by == 8)
+            SG_LAUNCH_R(8, 2);
+        else if (by == 2)
+            SG_LAUNCH_R(2, 2);
+        else
+            SG_LAUNCH_R(4, 2);
     } else {
-        if (by == 8) SG_LAUNCH_R(8, 4);
-        else if (by == 2) SG_LAUNCH_R(2, 4);
-        else SG_LAUNCH_R(4, 4);
+        if (by == 8)
+            SG_LAUNCH_R(8, 4);
+        else if (by == 2)
+            SG_LAUNCH_R(2, 4);
+        else
+            SG_LAUNCH_R(4, 4);
     }
 #undef SG_LAUNCH_R
 #undef SG_LAUNCH

@@ -36,10 +36,11 @@ static int wrong; /* rank 0: a variant's result differed */
 
 static void usage_text(FILE *out)
 {
-    fprintf(out, "usage: ky_stencil_gpu [--nx N] [--ny N] [--nz N] [--pts 7|27|both] [--bt K] [--steps T]\n"
-                 "       [--variants abcd] [--weak] [--check] [--small] [--phases 0|1] [--blocks-per-rank K]\n"
-                 "       [--roofline GBs] [--json FILE] [--zchunk PLANES] [--block-y 2|4|8]\n"
-                 "       [--rows 0|1|2|4] [--smem 0|1|4|8] [--overlap 0|1]\n");
+    fprintf(out,
+            "usage: ky_stencil_gpu [--nx N] [--ny N] [--nz N] [--pts 7|27|both] [--bt K] [--steps T]\n"
+            "       [--variants abcd] [--weak] [--check] [--small] [--phases 0|1] [--blocks-per-rank K]\n"
+            "       [--roofline GBs] [--json FILE] [--zchunk PLANES] [--block-y 2|4|8]\n"
+            "       [--rows 0|1|2|4] [--smem 0|1|4|8] [--overlap 0|1]\n");
 }
 
 static void usage(void)
@@ -60,26 +61,54 @@ static int parse(int argc, char **argv, opts_t *o)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 #define NEXT() (v ? (i++, v) : (usage(), (const char *)NULL))
-        if (!strcmp(a, "--weak")) o->weak = 1;
-        else if (!strcmp(a, "--check")) o->check = 1;
-        else if (!strcmp(a, "--small")) { o->p.nx = 64; o->p.ny = 48; o->p.nz = 12; o->p.steps = 8; o->weak = 1; o->check = 1; }
-        else if (!strcmp(a, "--nx") && NEXT()) o->p.nx = atoi(v);
-        else if (!strcmp(a, "--ny") && NEXT()) o->p.ny = atoi(v);
-        else if (!strcmp(a, "--nz") && NEXT()) o->p.nz = atoi(v);
-        else if (!strcmp(a, "--overlap") && NEXT()) o->overlap = atoi(v);
-        else if (!strcmp(a, "--bt") && NEXT()) o->p.bt = atoi(v);
-        else if (!strcmp(a, "--steps") && NEXT()) o->p.steps = atoi(v);
-        else if (!strcmp(a, "--pts") && NEXT()) { o->pts_both = !strcmp(v, "both"); o->p.pts = atoi(v) == 27 ? 27 : 7; }
-        else if (!strcmp(a, "--variants") && NEXT()) o->variants = v;
-        else if (!strcmp(a, "--phases") && NEXT()) o->phases = atoi(v);
-        else if (!strcmp(a, "--blocks-per-rank") && NEXT()) o->bpr = atoi(v);
-        else if (!strcmp(a, "--roofline") && NEXT()) o->roofline = atof(v);
-        else if (!strcmp(a, "--zchunk") && NEXT()) o->p.zchunk = atoi(v);
-        else if (!strcmp(a, "--block-y") && NEXT()) o->p.block_y = atoi(v);
-        else if (!strcmp(a, "--rows") && NEXT()) o->p.rows = atoi(v);
-        else if (!strcmp(a, "--smem") && NEXT()) o->p.smem = atoi(v);
-        else if (!strcmp(a, "--json") && NEXT()) o->json = v;
-        else { usage(); return 1; }
+        if (!strcmp(a, "--weak"))
+            o->weak = 1;
+        else if (!strcmp(a, "--check"))
+            o->check = 1;
+        else if (!strcmp(a, "--small")) {
+            o->p.nx = 64;
+            o->p.ny = 48;
+            o->p.nz = 12;
+            o->p.steps = 8;
+            o->weak = 1;
+            o->check = 1;
+        } else if (!strcmp(a, "--nx") && NEXT())
+            o->p.nx = atoi(v);
+        else if (!strcmp(a, "--ny") && NEXT())
+            o->p.ny = atoi(v);
+        else if (!strcmp(a, "--nz") && NEXT())
+            o->p.nz = atoi(v);
+        else if (!strcmp(a, "--overlap") && NEXT())
+            o->overlap = atoi(v);
+        else if (!strcmp(a, "--bt") && NEXT())
+            o->p.bt = atoi(v);
+        else if (!strcmp(a, "--steps") && NEXT())
+            o->p.steps = atoi(v);
+        else if (!strcmp(a, "--pts") && NEXT()) {
+            o->pts_both = !strcmp(v, "both");
+            o->p.pts = atoi(v) == 27 ? 27 : 7;
+        } else if (!strcmp(a, "--variants") && NEXT())
+            o->variants = v;
+        else if (!strcmp(a, "--phases") && NEXT())
+            o->phases = atoi(v);
+        else if (!strcmp(a, "--blocks-per-rank") && NEXT())
+            o->bpr = atoi(v);
+        else if (!strcmp(a, "--roofline") && NEXT())
+            o->roofline = atof(v);
+        else if (!strcmp(a, "--zchunk") && NEXT())
+            o->p.zchunk = atoi(v);
+        else if (!strcmp(a, "--block-y") && NEXT())
+            o->p.block_y = atoi(v);
+        else if (!strcmp(a, "--rows") && NEXT())
+            o->p.rows = atoi(v);
+        else if (!strcmp(a, "--smem") && NEXT())
+            o->p.smem = atoi(v);
+        else if (!strcmp(a, "--json") && NEXT())
+            o->json = v;
+        else {
+            usage();
+            return 1;
+        }
 #undef NEXT
     }
     if (o->p.bt < 1 || o->p.steps < 1 || o->p.nx < 3 || o->p.ny < 3 || o->bpr < 1 || o->p.zchunk < 0 ||
@@ -101,7 +130,12 @@ static int parse(int argc, char **argv, opts_t *o)
 static void sub_alloc(const sg_prob_t *p, sg_sub_t *d, int z0, int nz, int has_lo, int has_hi, int dev)
 {
     memset(d, 0, sizeof *d);
-    d->z0 = z0; d->nz = nz; d->h = p->bt; d->dev = dev; d->has_lo = has_lo; d->has_hi = has_hi;
+    d->z0 = z0;
+    d->nz = nz;
+    d->h = p->bt;
+    d->dev = dev;
+    d->has_lo = has_lo;
+    d->has_hi = has_hi;
     size_t n = (size_t)(nz + 2 * p->bt) * sg_plane(p);
     SG_CUDA(cudaSetDevice(dev));
     SG_CUDA(cudaMalloc((void **)&d->src, n * sizeof(double)));
@@ -129,7 +163,8 @@ static ky_array_t kyA, kyB;
 
 /* gather: every rank takes part in collecting the grid into result (significant on rank 0 only; the other
  * ranks pass NULL, so the decision cannot be `result != NULL`: that left rank 0 alone in the collective). */
-static double run_kyoyu(const opts_t *o, const sg_prob_t *p, int phased, sg_phase_t *ph, int gather, double *result)
+static double run_kyoyu(const opts_t *o, const sg_prob_t *p, int phased, sg_phase_t *ph, int gather,
+                        double *result)
 {
     size_t dims[3] = {(size_t)p->nz, (size_t)p->ny, (size_t)p->nx};
     int halo[3] = {p->bt, 0, 0};
@@ -231,7 +266,8 @@ static void kyoyu_release(void)
 /* ---- hand-written variants ------------------------------------------------------------------------ */
 typedef void (*run_fn)(const sg_prob_t *, sg_sub_t *, int, sg_phase_t *);
 
-static double run_hand(run_fn fn, const sg_prob_t *p, sg_sub_t *d, int phased, sg_phase_t *ph, int gather, double *result)
+static double run_hand(run_fn fn, const sg_prob_t *p, sg_sub_t *d, int phased, sg_phase_t *ph, int gather,
+                       double *result)
 {
     double *A = d->src, *B = d->dst;
     sg_init_sub(p, d);
@@ -252,9 +288,12 @@ static double run_hand(run_fn fn, const sg_prob_t *p, sg_sub_t *d, int phased, s
             dis[r] = (int)(z0 * (long)P);
         }
         MPI_Gatherv(mine, cnt[me], MPI_DOUBLE, result, cnt, dis, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-        free(mine); free(cnt); free(dis);
+        free(mine);
+        free(cnt);
+        free(dis);
     }
-    d->src = A; d->dst = B; /* the next run starts from the same buffers (IPC handles name them) */
+    d->src = A;
+    d->dst = B; /* the next run starts from the same buffers (IPC handles name them) */
     return el;
 }
 
@@ -277,10 +316,14 @@ static double run_single(const sg_prob_t *p, int dev, double *result)
 static const char *variant_name(char v)
 {
     switch (v) {
-    case 'a': return "staged";
-    case 'b': return "p2p";
-    case 'c': return "kyoyu";
-    default: return "baseline";
+        case 'a':
+            return "staged";
+        case 'b':
+            return "p2p";
+        case 'c':
+            return "kyoyu";
+        default:
+            return "baseline";
     }
 }
 
@@ -314,7 +357,10 @@ int main(int argc, char **argv)
     me = ky_rank();
     nr = ky_nranks();
     opts_t o;
-    if (parse(argc, argv, &o)) { ky_finalize(); return 2; }
+    if (parse(argc, argv, &o)) {
+        ky_finalize();
+        return 2;
+    }
     int ngpu = 0;
     if (cudaGetDeviceCount(&ngpu) != cudaSuccess) ngpu = 0;
     int ok_gpu = ngpu > 0 && ky_ngpus() >= o.bpr, all_gpu = 0;
@@ -332,10 +378,14 @@ int main(int argc, char **argv)
     if (o.weak) base.nz = o.p.nz * ngpus_total;
     int split = ky_nnodes() == nr && nr > 1;
     if (me == 0)
-        printf("# ky_stencil_gpu: %d x %d x %d doubles (z x y x x), %d GPU(s) on %d rank(s), bt %d, %d steps, %s%s, baseline %s\n",
-               base.nz, base.ny, base.nx, ngpus_total, nr, base.bt, base.steps, o.weak ? "weak scaling" : "fixed size",
-               split ? ", every rank its own node" : "", sg_baseline_name());
-    if (base.nz / ngpus_total < base.bt) sg_die("every GPU needs at least bt = %d planes (nz %d over %d GPUs)", base.bt, base.nz, ngpus_total);
+        printf(
+            "# ky_stencil_gpu: %d x %d x %d doubles (z x y x x), %d GPU(s) on %d rank(s), bt %d, %d steps, "
+            "%s%s, baseline %s\n",
+            base.nz, base.ny, base.nx, ngpus_total, nr, base.bt, base.steps,
+            o.weak ? "weak scaling" : "fixed size", split ? ", every rank its own node" : "",
+            sg_baseline_name());
+    if (base.nz / ngpus_total < base.bt)
+        sg_die("every GPU needs at least bt = %d planes (nz %d over %d GPUs)", base.bt, base.nz, ngpus_total);
 
     int npts = o.pts_both ? 2 : 1;
     for (int ip = 0; ip < npts; ip++) {
@@ -345,16 +395,26 @@ int main(int argc, char **argv)
         double *ref = NULL, *cpu = NULL, *res = NULL;
         double t_one = -1; /* weak scaling: the per-GPU problem on one GPU */
         if (me == 0) {
-            if (o.check) { ref = (double *)malloc(N * sizeof(double)); res = (double *)malloc(N * sizeof(double)); run_single(&p, dev, ref); }
+            if (o.check) {
+                ref = (double *)malloc(N * sizeof(double));
+                res = (double *)malloc(N * sizeof(double));
+                run_single(&p, dev, ref);
+            }
             if (o.check && N <= ((size_t)4 << 20)) {
                 cpu = (double *)malloc(N * sizeof(double));
                 sg_cpu_run(&p, cpu);
             }
-            if (o.weak) { sg_prob_t q = p; q.nz = o.p.nz; run_single(&q, dev, NULL); t_one = run_single(&q, dev, NULL); }
+            if (o.weak) {
+                sg_prob_t q = p;
+                q.nz = o.p.nz;
+                run_single(&q, dev, NULL);
+                t_one = run_single(&q, dev, NULL);
+            }
         }
         int cpu_ok = 1;
         if (me == 0 && cpu && ref) cpu_ok = !memcmp(cpu, ref, N * sizeof(double));
-        if (me == 0 && cpu) printf("# %d-point: single GPU vs CPU: %s\n", p.pts, cpu_ok ? "identical" : "DIFFERENT");
+        if (me == 0 && cpu)
+            printf("# %d-point: single GPU vs CPU: %s\n", p.pts, cpu_ok ? "identical" : "DIFFERENT");
         sg_sub_t d;
         int hand = o.bpr == 1 && strpbrk(o.variants, "abd");
         if (hand) {
@@ -363,9 +423,9 @@ int main(int argc, char **argv)
             sg_variants_setup(&p, &d);
         }
         if (me == 0)
-            printf("%-9s %3s %3s %5s %10s %9s %9s %9s %7s %8s %8s %8s %8s %8s %7s %s\n", "variant", "pts", "bt", "ranks",
-                   "ms/step", "GFLOP/s", "GF/s/GPU", "GB/s/GPU", "%HBM", "comp_ms", "gpu_ms", "host_ms", "mpi_ms", "sync_ms",
-                   "weak%", "check");
+            printf("%-9s %3s %3s %5s %10s %9s %9s %9s %7s %8s %8s %8s %8s %8s %7s %s\n", "variant", "pts",
+                   "bt", "ranks", "ms/step", "GFLOP/s", "GF/s/GPU", "GB/s/GPU", "%HBM", "comp_ms", "gpu_ms",
+                   "host_ms", "mpi_ms", "sync_ms", "weak%", "check");
         double t_staged = -1, t_base = -1;
         for (const char *v = o.variants; *v; v++) {
             if (!strchr("abcd", *v)) continue;
@@ -376,13 +436,15 @@ int main(int argc, char **argv)
             run_fn fn = *v == 'a' ? sg_run_staged : *v == 'b' ? sg_run_p2p : sg_run_baseline;
             /* warm-up (plans, IPC mappings, NCCL channels), timed run, phased run, checked run */
             if (*v == 'c') {
-                sg_prob_t w = p; w.steps = p.bt;
+                sg_prob_t w = p;
+                w.steps = p.bt;
                 run_kyoyu(&o, &w, 0, &dummy, 0, NULL);
                 el = run_kyoyu(&o, &p, 0, &dummy, 0, NULL);
                 if (o.phases) run_kyoyu(&o, &p, 1, &ph, 0, NULL);
                 if (o.check) run_kyoyu(&o, &p, 0, &dummy, 1, res);
             } else {
-                sg_prob_t w = p; w.steps = p.bt;
+                sg_prob_t w = p;
+                w.steps = p.bt;
                 run_hand(fn, &w, &d, 0, &dummy, 0, NULL);
                 el = run_hand(fn, &p, &d, 0, &dummy, 0, NULL);
                 if (o.phases) run_hand(fn, &p, &d, 1, &ph, 0, NULL);
@@ -403,22 +465,33 @@ int main(int argc, char **argv)
             double roof = 100.0 * gbs_gpu / o.roofline;
             double ms = 1e3 * tmax / p.steps, f = 1e3 / p.steps / nr;
             double weff = t_one > 0 ? 100.0 * t_one / tmax : -1;
-            printf("%-9s %3d %3d %5d %10.4f %9.1f %9.1f %9.1f %6.1f%% %8.4f %8.4f %8.4f %8.4f %8.4f %7.1f %s\n", variant_name(*v),
-                   p.pts, p.bt, nr, ms, gflops, gflops / ngpus_total, gbs_gpu, roof, phm[0] * f, phm[1] * f, phm[2] * f,
-                   phm[3] * f, phm[4] * f, weff, verified < 0 ? "-" : verified ? "identical" : "WRONG");
+            printf(
+                "%-9s %3d %3d %5d %10.4f %9.1f %9.1f %9.1f %6.1f%% %8.4f %8.4f %8.4f %8.4f %8.4f %7.1f %s\n",
+                variant_name(*v), p.pts, p.bt, nr, ms, gflops, gflops / ngpus_total, gbs_gpu, roof,
+                phm[0] * f, phm[1] * f, phm[2] * f, phm[3] * f, phm[4] * f, weff,
+                verified < 0 ? "-"
+                : verified   ? "identical"
+                             : "WRONG");
             if (o.json) {
                 FILE *js = fopen(o.json, "a");
                 if (!js) sg_die("cannot open %s", o.json);
-                fprintf(js, "{\"bench\":\"stencil_gpu\",\"case\":\"%s_%dpt_bt%d%s\",\"kind\":\"%s\",\"date\":\"%s\",\"version\":\"%s\","
-                            "\"ranks\":%d,\"gpus\":%d,\"variant\":\"%s\",\"pts\":%d,\"bt\":%d,\"nx\":%d,\"ny\":%d,\"nz\":%d,"
-                            "\"steps\":%d,\"weak\":%s,\"node_split\":%s,\"time_s\":%.6g,\"step_ms\":%.6g,\"gflops\":%.6g,"
-                            "\"gflops_per_gpu\":%.6g,\"bytes_per_point\":%.6g,\"GBs_per_gpu\":%.6g,\"roofline_GBs\":%.6g,"
-                            "\"roofline_pct\":%.6g,\"phase_ms\":{\"compute\":%.6g,\"gpu_halo\":%.6g,\"host_xfer\":%.6g,"
-                            "\"mpi\":%.6g,\"sync\":%.6g},\"baseline\":\"%s\"",
-                        variant_name(*v), p.pts, p.bt, split ? "_split" : "", machine(), today(), ky_version(), nr, ngpus_total,
-                        variant_name(*v), p.pts, p.bt, p.nx, p.ny, p.nz, p.steps, o.weak ? "true" : "false",
-                        split ? "true" : "false", tmax, ms, gflops, gflops / ngpus_total, bpp, gbs_gpu, o.roofline, roof,
-                        phm[0] * f, phm[1] * f, phm[2] * f, phm[3] * f, phm[4] * f, sg_baseline_name());
+                fprintf(js,
+                        "{\"bench\":\"stencil_gpu\",\"case\":\"%s_%dpt_bt%d%s\",\"kind\":\"%s\",\"date\":\"%"
+                        "s\",\"version\":\"%s\","
+                        "\"ranks\":%d,\"gpus\":%d,\"variant\":\"%s\",\"pts\":%d,\"bt\":%d,\"nx\":%d,\"ny\":%"
+                        "d,\"nz\":%d,"
+                        "\"steps\":%d,\"weak\":%s,\"node_split\":%s,\"time_s\":%.6g,\"step_ms\":%.6g,"
+                        "\"gflops\":%.6g,"
+                        "\"gflops_per_gpu\":%.6g,\"bytes_per_point\":%.6g,\"GBs_per_gpu\":%.6g,\"roofline_"
+                        "GBs\":%.6g,"
+                        "\"roofline_pct\":%.6g,\"phase_ms\":{\"compute\":%.6g,\"gpu_halo\":%.6g,\"host_"
+                        "xfer\":%.6g,"
+                        "\"mpi\":%.6g,\"sync\":%.6g},\"baseline\":\"%s\"",
+                        variant_name(*v), p.pts, p.bt, split ? "_split" : "", machine(), today(),
+                        ky_version(), nr, ngpus_total, variant_name(*v), p.pts, p.bt, p.nx, p.ny, p.nz,
+                        p.steps, o.weak ? "true" : "false", split ? "true" : "false", tmax, ms, gflops,
+                        gflops / ngpus_total, bpp, gbs_gpu, o.roofline, roof, phm[0] * f, phm[1] * f,
+                        phm[2] * f, phm[3] * f, phm[4] * f, sg_baseline_name());
                 if (weff >= 0) fprintf(js, ",\"weak_eff\":%.6g,\"single_time_s\":%.6g", weff / 100.0, t_one);
                 if (t_staged > 0) fprintf(js, ",\"ratio_vs_staged\":%.6g", t_staged / tmax);
                 if (t_base > 0) fprintf(js, ",\"ratio_vs_baseline\":%.6g", t_base / tmax);
@@ -428,19 +501,30 @@ int main(int argc, char **argv)
             }
             if (*v == 'c' && me == 0 && (t_staged > 0 || t_base > 0))
                 printf("# kyoyu %d-point: %.2fx the seed's staged variant, %.2fx the %s baseline\n", p.pts,
-                       t_staged > 0 ? t_staged / tmax : 0.0, t_base > 0 ? t_base / tmax : 0.0, sg_baseline_name());
+                       t_staged > 0 ? t_staged / tmax : 0.0, t_base > 0 ? t_base / tmax : 0.0,
+                       sg_baseline_name());
             if (verified == 0) wrong = 1;
-            if (verified == 0) fprintf(stderr, "ky_stencil_gpu: %s %d-point result differs from the single-GPU run\n", variant_name(*v), p.pts);
+            if (verified == 0)
+                fprintf(stderr, "ky_stencil_gpu: %s %d-point result differs from the single-GPU run\n",
+                        variant_name(*v), p.pts);
         }
         kyoyu_release();
-        if (hand) { sg_variants_teardown(); sub_free(&d); }
+        if (hand) {
+            sg_variants_teardown();
+            sub_free(&d);
+        }
         int bad = 0;
         if (me == 0 && o.check) { /* any WRONG above makes the exit status 1 */
             bad = !cpu_ok || wrong;
         }
         MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
-        free(ref); free(cpu); free(res);
-        if (bad) { ky_finalize(); return 1; }
+        free(ref);
+        free(cpu);
+        free(res);
+        if (bad) {
+            ky_finalize();
+            return 1;
+        }
     }
     ky_finalize();
     return 0;

@@ -16,7 +16,10 @@
  * a pair start as copies of the initial planes. Needs nz >= 4h (the two cones must not meet). */
 #include "stencil_gpu.h"
 
-int sg_overlap_ok(const sg_prob_t *p, const sg_sub_t *d) { return d->nz >= 4 * p->bt; }
+int sg_overlap_ok(const sg_prob_t *p, const sg_sub_t *d)
+{
+    return d->nz >= 4 * p->bt;
+}
 
 void sg_edges_alloc(const sg_prob_t *p, const sg_sub_t *d, sg_edges_t *e)
 {

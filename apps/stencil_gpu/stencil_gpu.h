@@ -16,34 +16,35 @@
 #include <cuda_runtime.h>
 #include <mpi.h>
 
-#define SG_CUDA(call)                                                                                       \
-    do {                                                                                                    \
-        cudaError_t e_ = (call);                                                                            \
+#define SG_CUDA(call)                                                                                      \
+    do {                                                                                                   \
+        cudaError_t e_ = (call);                                                                           \
         if (e_ != cudaSuccess) sg_die("%s:%d: %s: %s", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
     } while (0)
-#define SG_KY(call)                                                                                         \
-    do {                                                                                                    \
-        int s_ = (call);                                                                                    \
-        if (s_ != 0) sg_die("%s:%d: %s: %s", __FILE__, __LINE__, #call, ky_last_error());                 \
+#define SG_KY(call)                                                                       \
+    do {                                                                                  \
+        int s_ = (call);                                                                  \
+        if (s_ != 0) sg_die("%s:%d: %s: %s", __FILE__, __LINE__, #call, ky_last_error()); \
     } while (0)
 
 void sg_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 double sg_now(void);
 
 typedef struct {
-    int nx, ny, nz;   /* global grid */
-    int pts;          /* 7 or 27 */
-    int bt;           /* temporal blocking: steps per exchange = halo planes */
-    int steps;        /* total steps (a multiple of bt) */
-    int zchunk;       /* planes each GPU thread marches (kernel tuning; 0: best measured, see tuning() in kernels.cu) */
-    int block_y;      /* thread rows per thread block: 2, 4 or 8 (0: best measured) */
-    int rows;         /* 27-point: grid rows per thread, 1, 2 or 4 (0: the one-row kernel without prefetch; -1: 4) */
-    int smem;         /* 27-point: planes staged in shared memory in 4 (1, 4) or 8 buffers; 0 off; -1 where it fits */
+    int nx, ny, nz; /* global grid */
+    int pts;        /* 7 or 27 */
+    int bt;         /* temporal blocking: steps per exchange = halo planes */
+    int steps;      /* total steps (a multiple of bt) */
+    int zchunk;     /* planes each GPU thread marches (kernel tuning; 0: best measured, see tuning() in
+                       kernels.cu) */
+    int block_y;    /* thread rows per thread block: 2, 4 or 8 (0: best measured) */
+    int rows; /* 27-point: grid rows per thread, 1, 2 or 4 (0: the one-row kernel without prefetch; -1: 4) */
+    int smem; /* 27-point: planes staged in shared memory in 4 (1, 4) or 8 buffers; 0 off; -1 where it fits */
 } sg_prob_t;
 
 /* One GPU's part of the grid: planes [z0, z0+nz) owned, h halo planes each side, two buffers. */
 typedef struct {
-    double *src, *dst;  /* (nz + 2h) * ny * nx doubles each; plane p is global z = z0 - h + p */
+    double *src, *dst; /* (nz + 2h) * ny * nx doubles each; plane p is global z = z0 - h + p */
     int z0, nz, h;
     int dev;
     int has_lo, has_hi; /* a neighbour below / above (not the global boundary) */
@@ -58,14 +59,18 @@ typedef struct {
     double total, compute, gpu_halo, host_xfer, mpi, sync;
 } sg_phase_t;
 
-static inline size_t sg_plane(const sg_prob_t *p) { return (size_t)p->nx * p->ny; }
+static inline size_t sg_plane(const sg_prob_t *p)
+{
+    return (size_t)p->nx * p->ny;
+}
 
 /* kernels.cu */
-void sg_init_sub(const sg_prob_t *p, sg_sub_t *d);          /* initial values, halos included (async on d->s) */
-void sg_block_steps(const sg_prob_t *p, sg_sub_t *d);       /* bt steps, src/dst swapped after each (async) */
+void sg_init_sub(const sg_prob_t *p, sg_sub_t *d);    /* initial values, halos included (async on d->s) */
+void sg_block_steps(const sg_prob_t *p, sg_sub_t *d); /* bt steps, src/dst swapped after each (async) */
 /* One step on local planes [lo, hi) (clipped off the fixed global faces by sg_clip), src -> dst on stream s.
  * src and dst are addressed by d's local plane numbering (plane 0 = global z0 - h). */
-void sg_launch(const sg_prob_t *p, const sg_sub_t *d, cudaStream_t s, const double *src, double *dst, int lo, int hi);
+void sg_launch(const sg_prob_t *p, const sg_sub_t *d, cudaStream_t s, const double *src, double *dst, int lo,
+               int hi);
 void sg_clip(const sg_prob_t *p, const sg_sub_t *d, int *lo, int *hi);
 double sg_init_value(int z, int y, int x);
 /* CPU reference: `steps` steps on the whole grid, result in a (NZ*NY*NX). */
@@ -74,8 +79,8 @@ double sg_flops_per_point(int pts);
 
 /* overlap.cu: the Kyoyu variant's block with the exchange behind the interior (see the file's top). */
 typedef struct {
-    double *lo[2], *hi[2];  /* per side a pair of 4*bt-plane buffers: local planes [0, 4h), [nz-2h, nz+2h) */
-    cudaStream_t s2;        /* the interior's stream */
+    double *lo[2], *hi[2]; /* per side a pair of 4*bt-plane buffers: local planes [0, 4h), [nz-2h, nz+2h) */
+    cudaStream_t s2;       /* the interior's stream */
     cudaEvent_t ready, snap, inner;
 } sg_edges_t;
 int sg_overlap_ok(const sg_prob_t *p, const sg_sub_t *d);
@@ -89,8 +94,8 @@ void sg_edge_steps(const sg_prob_t *p, sg_sub_t *d, sg_edges_t *e, const double 
 
 /* variants.cu: one run of `steps` steps; phases when `phased` (streams synchronised per phase). The
  * sub-domain buffers are allocated by the caller. */
-void sg_run_staged(const sg_prob_t *p, sg_sub_t *d, int phased, sg_phase_t *ph);  /* (a) seed Fig. 10 */
-void sg_run_p2p(const sg_prob_t *p, sg_sub_t *d, int phased, sg_phase_t *ph);     /* (b) seed Fig. 11 */
+void sg_run_staged(const sg_prob_t *p, sg_sub_t *d, int phased, sg_phase_t *ph);   /* (a) seed Fig. 10 */
+void sg_run_p2p(const sg_prob_t *p, sg_sub_t *d, int phased, sg_phase_t *ph);      /* (b) seed Fig. 11 */
 void sg_run_baseline(const sg_prob_t *p, sg_sub_t *d, int phased, sg_phase_t *ph); /* (d) NCCL or MPI */
 const char *sg_baseline_name(void);
 void sg_variants_setup(const sg_prob_t *p, sg_sub_t *d); /* IPC handles, NCCL communicator */

@@ -26,18 +26,39 @@ static int use_nccl = 0;
 #endif
 
 static int me, nr;
-static double *hsend[2], *hrecv[2];      /* pinned: [0] low side, [1] high side */
-static double *peer_buf[2][2];           /* [side][buffer A/B] of same-node neighbours, IPC-mapped */
-static double *bufA;                     /* this rank's buffer A (to know which buffer is src) */
+static double *hsend[2], *hrecv[2]; /* pinned: [0] low side, [1] high side */
+static double *peer_buf[2][2];      /* [side][buffer A/B] of same-node neighbours, IPC-mapped */
+static double *bufA;                /* this rank's buffer A (to know which buffer is src) */
 
-static int z0_of(const sg_prob_t *p, int r) { return (int)((long)r * p->nz / nr); }
-static int nz_of(const sg_prob_t *p, int r) { return z0_of(p, r + 1) - z0_of(p, r); }
-static int nb(int side) { return side == 0 ? me - 1 : me + 1; }
-static int has(const sg_sub_t *d, int side) { return side == 0 ? d->has_lo : d->has_hi; }
-static size_t slab(const sg_prob_t *p) { return (size_t)p->bt * sg_plane(p); }
+static int z0_of(const sg_prob_t *p, int r)
+{
+    return (int)((long)r * p->nz / nr);
+}
+static int nz_of(const sg_prob_t *p, int r)
+{
+    return z0_of(p, r + 1) - z0_of(p, r);
+}
+static int nb(int side)
+{
+    return side == 0 ? me - 1 : me + 1;
+}
+static int has(const sg_sub_t *d, int side)
+{
+    return side == 0 ? d->has_lo : d->has_hi;
+}
+static size_t slab(const sg_prob_t *p)
+{
+    return (size_t)p->bt * sg_plane(p);
+}
 /* plane offsets (doubles) in a buffer of a sub-domain with nz owned planes */
-static size_t own_off(const sg_prob_t *p, int side, int nz) { return (size_t)(side == 0 ? p->bt : nz) * sg_plane(p); }
-static size_t halo_off(const sg_prob_t *p, int side, int nz) { return (size_t)(side == 0 ? 0 : p->bt + nz) * sg_plane(p); }
+static size_t own_off(const sg_prob_t *p, int side, int nz)
+{
+    return (size_t)(side == 0 ? p->bt : nz) * sg_plane(p);
+}
+static size_t halo_off(const sg_prob_t *p, int side, int nz)
+{
+    return (size_t)(side == 0 ? 0 : p->bt + nz) * sg_plane(p);
+}
 
 void sg_variants_setup(const sg_prob_t *p, sg_sub_t *d)
 {
@@ -48,7 +69,8 @@ void sg_variants_setup(const sg_prob_t *p, sg_sub_t *d)
         SG_CUDA(cudaMallocHost((void **)&hsend[s], slab(p) * sizeof(double)));
         SG_CUDA(cudaMallocHost((void **)&hrecv[s], slab(p) * sizeof(double)));
     }
-    /* IPC handles of both buffers, exchanged with each neighbour; opened where the neighbour is on this node */
+    /* IPC handles of both buffers, exchanged with each neighbour; opened where the neighbour is on this node
+     */
     cudaIpcMemHandle_t mine[2], theirs[2];
     SG_CUDA(cudaIpcGetMemHandle(&mine[0], d->src));
     SG_CUDA(cudaIpcGetMemHandle(&mine[1], d->dst));
@@ -58,7 +80,8 @@ void sg_variants_setup(const sg_prob_t *p, sg_sub_t *d)
                      MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         if (ky_node_of(nb(side)) != ky_node()) continue;
         for (int b = 0; b < 2; b++)
-            SG_CUDA(cudaIpcOpenMemHandle((void **)&peer_buf[side][b], theirs[b], cudaIpcMemLazyEnablePeerAccess));
+            SG_CUDA(
+                cudaIpcOpenMemHandle((void **)&peer_buf[side][b], theirs[b], cudaIpcMemLazyEnablePeerAccess));
     }
 #ifdef SG_HAVE_NCCL
     int dev = -1, shared = 0;
@@ -79,7 +102,8 @@ void sg_variants_setup(const sg_prob_t *p, sg_sub_t *d)
         free(all);
     }
     use_nccl = !shared;
-    if (use_nccl && ky_nnodes() == ky_nranks() && ky_nranks() > 1) { /* KY_NODE_SPLIT=rank: keep NCCL off NVLink/shm */
+    if (use_nccl && ky_nnodes() == ky_nranks() &&
+        ky_nranks() > 1) { /* KY_NODE_SPLIT=rank: keep NCCL off NVLink/shm */
         setenv("NCCL_P2P_DISABLE", "1", 0);
         setenv("NCCL_SHM_DISABLE", "1", 0);
     }
@@ -145,7 +169,10 @@ static void compute_done(sg_sub_t *d, double t_launch, sg_phase_t *ph)
     ph->compute += sg_now() - t_launch;
 }
 
-static unsigned sides(const sg_sub_t *d) { return (d->has_lo ? 1u : 0u) | (d->has_hi ? 2u : 0u); }
+static unsigned sides(const sg_sub_t *d)
+{
+    return (d->has_lo ? 1u : 0u) | (d->has_hi ? 2u : 0u);
+}
 
 void sg_run_staged(const sg_prob_t *p, sg_sub_t *d, int phased, sg_phase_t *ph)
 {
@@ -182,17 +209,20 @@ void sg_run_p2p(const sg_prob_t *p, sg_sub_t *d, int phased, sg_phase_t *ph)
         double t0 = sg_now();
         sg_block_steps(p, d);
         compute_done(d, t0, ph);
-        handshake(d, 11, ph); /* neighbours finished reading their halos: they may be written */
+        handshake(d, 11, ph);           /* neighbours finished reading their halos: they may be written */
         int b = d->src == bufA ? 0 : 1; /* every rank swapped as often: the neighbour's src is its buffer b */
         unsigned host_sides = 0;
         double t1 = sg_now();
         for (int side = 0; side < 2; side++) {
             if (!has(d, side)) continue;
-            if (!peer_buf[side][b]) { host_sides |= 1u << side; continue; }
+            if (!peer_buf[side][b]) {
+                host_sides |= 1u << side;
+                continue;
+            }
             /* my boundary planes into the neighbour's opposite halo */
             size_t dst = halo_off(p, 1 - side, nz_of(p, nb(side)));
-            SG_CUDA(cudaMemcpyAsync(peer_buf[side][b] + dst, d->src + own_off(p, side, d->nz), n * sizeof(double),
-                                    cudaMemcpyDeviceToDevice, d->s));
+            SG_CUDA(cudaMemcpyAsync(peer_buf[side][b] + dst, d->src + own_off(p, side, d->nz),
+                                    n * sizeof(double), cudaMemcpyDeviceToDevice, d->s));
         }
         SG_CUDA(cudaStreamSynchronize(d->s));
         ph->gpu_halo += sg_now() - t1;

@@ -18,13 +18,32 @@ int main(int argc, char **argv)
     for (PetscInt i = lo; i < hi; i++) {
         PetscInt x = i % m, y = (i / m) % m, z = i / (m * m), cols[7], k = 0;
         PetscScalar v[7];
-        if (z > 0) { cols[k] = i - m * m; v[k++] = -1; }
-        if (y > 0) { cols[k] = i - m; v[k++] = -1; }
-        if (x > 0) { cols[k] = i - 1; v[k++] = -1; }
-        cols[k] = i; v[k++] = 6;
-        if (x < m - 1) { cols[k] = i + 1; v[k++] = -1; }
-        if (y < m - 1) { cols[k] = i + m; v[k++] = -1; }
-        if (z < m - 1) { cols[k] = i + m * m; v[k++] = -1; }
+        if (z > 0) {
+            cols[k] = i - m * m;
+            v[k++] = -1;
+        }
+        if (y > 0) {
+            cols[k] = i - m;
+            v[k++] = -1;
+        }
+        if (x > 0) {
+            cols[k] = i - 1;
+            v[k++] = -1;
+        }
+        cols[k] = i;
+        v[k++] = 6;
+        if (x < m - 1) {
+            cols[k] = i + 1;
+            v[k++] = -1;
+        }
+        if (y < m - 1) {
+            cols[k] = i + m;
+            v[k++] = -1;
+        }
+        if (z < m - 1) {
+            cols[k] = i + m * m;
+            v[k++] = -1;
+        }
         PetscCall(MatSetValues(A, 1, &i, k, cols, v, INSERT_VALUES));
     }
     PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
@@ -60,8 +79,9 @@ int main(int argc, char **argv)
     PetscCall(MatGetInfo(A, MAT_GLOBAL_SUM, &info));
     PetscMPIInt size;
     PetscCall(MPI_Comm_size(PETSC_COMM_WORLD, &size));
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "petsc_cg ranks %d N %d nnz %.0f iterations %d us_per_iter %.3f\n", size,
-                          (int)n, info.nz_used, (int)its, 1e6 * best / (its > 0 ? its : 1)));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD,
+                          "petsc_cg ranks %d N %d nnz %.0f iterations %d us_per_iter %.3f\n", size, (int)n,
+                          info.nz_used, (int)its, 1e6 * best / (its > 0 ? its : 1)));
     PetscCall(KSPDestroy(&ksp));
     PetscCall(VecDestroy(&x));
     PetscCall(VecDestroy(&b));

@@ -63,8 +63,8 @@ KY_API ky_dist_t ky_dist_block1(void);
 
 /* Collective over all ranks. elem: element size in bytes (1..256). dist NULL: ky_dist_block1(). halo NULL:
  * no halos. place: KY_PLACE_HOST or KY_PLACE_GPU. Blocks start zeroed, halos included. */
-KY_API int ky_array_create(int ndim, const size_t dims[], size_t elem, const ky_dist_t *dist, ky_place_t place,
-                           const int halo[], ky_array_t *out);
+KY_API int ky_array_create(int ndim, const size_t dims[], size_t elem, const ky_dist_t *dist,
+                           ky_place_t place, const int halo[], ky_array_t *out);
 /* Collective over all ranks. NULL is ignored. */
 KY_API int ky_array_free(ky_array_t a);
 
@@ -125,10 +125,10 @@ KY_API int ky_array_put(ky_array_t a, const size_t lo[], const size_t hi[], cons
 /* DSM view (collective over all ranks, like create and free). ky_array_dsm_view makes the view at the first
  * call (later calls return the same pointer) and ends with ky_barrier: *base + elem * (row-major global
  * index) is then the element on every rank. After the blocks change (every rank's writes done, GPU streams
- * synchronised): ky_array_dsm_publish (a ky_barrier: pages cached before are dropped, the next touch reads the
- * blocks again). After writes through the view: ky_array_dsm_collect (a ky_barrier: the changed elements are
- * in their owners' blocks on return). Within one interval the owner must not change elements that other ranks
- * read through the view (a fault reads the block as it is then), and two ranks must not write the same
+ * synchronised): ky_array_dsm_publish (a ky_barrier: pages cached before are dropped, the next touch reads
+ * the blocks again). After writes through the view: ky_array_dsm_collect (a ky_barrier: the changed elements
+ * are in their owners' blocks on return). Within one interval the owner must not change elements that other
+ * ranks read through the view (a fault reads the block as it is then), and two ranks must not write the same
  * element (writes are element-granular). Halos are not touched: exchange them afterwards. ky_fetch_add and
  * ky_push_array on the view: KY_ERR_UNSUPPORTED. ky_array_free frees the view. */
 KY_API int ky_array_dsm_view(ky_array_t a, void **base);

@@ -26,8 +26,8 @@ typedef enum { KY_SUM = 0, KY_PROD = 1, KY_MIN = 2, KY_MAX = 3, KY_OP_COUNT = 4 
 
 /* A group of ranks with its own numbering 0 .. size-1 and its own private communication context. */
 typedef struct kyi_team *ky_team_t;
-#define KY_TEAM_WORLD ((ky_team_t)1)   /* every rank; needs no set-up */
-#define KY_TEAM_NULL ((ky_team_t)0)    /* "no team": what ky_team_split gives a rank with a negative color */
+#define KY_TEAM_WORLD ((ky_team_t)1) /* every rank; needs no set-up */
+#define KY_TEAM_NULL ((ky_team_t)0)  /* "no team": what ky_team_split gives a rank with a negative color */
 
 /* Pass as the send buffer for an in-place collective: allreduce/reduce take the input from (and write the
  * result to) the receive buffer; allgather takes this rank's block from its place in the receive buffer. */
@@ -57,15 +57,15 @@ KY_API int ky_team_barrier(ky_team_t team);
 /* ---- algorithm choice ---------------------------------------------------------------------------------- */
 
 typedef enum {
-    KY_ALGO_AUTO = 0,          /* the selection table (docs/api.md), or the KY_*_ALGO setting */
-    KY_ALGO_RING = 1,          /* allgather: p-1 steps; allreduce: reduce-scatter + allgather */
-    KY_ALGO_NEIGHBOR = 2,      /* neighbor exchange, p/2 steps (even p; odd p falls back to ring) */
-    KY_ALGO_RD = 3,            /* recursive doubling; extra ranks of a non-power of two folded in */
-    KY_ALGO_BRUCK = 4,         /* dissemination (Bruck), ceil(log2 p) steps, then a local shift */
-    KY_ALGO_REDUCE_BCAST = 5,  /* allreduce only: binomial reduce to team rank 0, binomial broadcast */
-    KY_ALGO_ONESHOT = 6,       /* GPU buffers, one node, NVLink: every GPU reads all peers' inputs (one kernel) */
-    KY_ALGO_TWOSHOT = 7,       /* allreduce only, GPU, NVLink: reduce-scatter + allgather through peer memory */
-    KY_ALGO_SHM = 8,           /* host buffers, every member on one node: through a shared-memory segment */
+    KY_ALGO_AUTO = 0,         /* the selection table (docs/api.md), or the KY_*_ALGO setting */
+    KY_ALGO_RING = 1,         /* allgather: p-1 steps; allreduce: reduce-scatter + allgather */
+    KY_ALGO_NEIGHBOR = 2,     /* neighbor exchange, p/2 steps (even p; odd p falls back to ring) */
+    KY_ALGO_RD = 3,           /* recursive doubling; extra ranks of a non-power of two folded in */
+    KY_ALGO_BRUCK = 4,        /* dissemination (Bruck), ceil(log2 p) steps, then a local shift */
+    KY_ALGO_REDUCE_BCAST = 5, /* allreduce only: binomial reduce to team rank 0, binomial broadcast */
+    KY_ALGO_ONESHOT = 6, /* GPU buffers, one node, NVLink: every GPU reads all peers' inputs (one kernel) */
+    KY_ALGO_TWOSHOT = 7, /* allreduce only, GPU, NVLink: reduce-scatter + allgather through peer memory */
+    KY_ALGO_SHM = 8,     /* host buffers, every member on one node: through a shared-memory segment */
     KY_ALGO_COUNT = 9
 } ky_coll_algo_t;
 typedef enum { KY_COLL_ALLREDUCE = 0, KY_COLL_ALLGATHER = 1 } ky_coll_kind_t;

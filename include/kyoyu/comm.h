@@ -22,8 +22,8 @@ KY_EXTERN_C_BEGIN
 
 typedef enum { KY_MEM_HOST = 0, KY_MEM_GPU = 1 } ky_memkind_t;
 
-typedef struct kyi_seg *ky_seg_t;        /* a collectively created segment */
-typedef struct kyi_handle *ky_handle_t;  /* a non-blocking operation in flight */
+typedef struct kyi_seg *ky_seg_t;       /* a collectively created segment */
+typedef struct kyi_handle *ky_handle_t; /* a non-blocking operation in flight */
 
 /* ---- segments ---------------------------------------------------------------------------------- */
 
@@ -88,8 +88,8 @@ KY_API int ky_getv(void *const dst[], int rank, ky_seg_t seg, size_t n, const si
 
 /* ---- active messages --------------------------------------------------------------------------- */
 
-#define KY_AM_MAX_HANDLERS 256  /* indices 0..KY_AM_USER_MAX-1 are the application's */
-#define KY_AM_USER_MAX 200      /* 200..255 are reserved for Kyoyu's upper layers */
+#define KY_AM_MAX_HANDLERS 256 /* indices 0..KY_AM_USER_MAX-1 are the application's */
+#define KY_AM_USER_MAX 200     /* 200..255 are reserved for Kyoyu's upper layers */
 #define KY_AM_MAX_ARGS 16
 
 typedef struct kyi_am_token *ky_am_token_t;
@@ -135,19 +135,19 @@ KY_API int ky_comm_barrier(void);
 /* ---- statistics ---------------------------------------------------------------------------------- */
 
 typedef enum {
-    KY_PATH_SELF = 0,  /* target is the caller */
-    KY_PATH_SHM = 1,   /* same node, host memory mapped from shared memory */
-    KY_PATH_IPC = 2,   /* same node, GPU memory mapped by CUDA IPC (copy engines or kernel) */
-    KY_PATH_MPI = 3,   /* through the target's progress engine over MPI (GPU memory staged) */
+    KY_PATH_SELF = 0, /* target is the caller */
+    KY_PATH_SHM = 1,  /* same node, host memory mapped from shared memory */
+    KY_PATH_IPC = 2,  /* same node, GPU memory mapped by CUDA IPC (copy engines or kernel) */
+    KY_PATH_MPI = 3,  /* through the target's progress engine over MPI (GPU memory staged) */
     KY_PATH_COUNT = 4
 } ky_path_t;
 
 typedef struct {
-    uint64_t ops[KY_PATH_COUNT];    /* put/get/memset/strided/vector operations per path */
-    uint64_t bytes[KY_PATH_COUNT];  /* payload bytes per path */
-    uint64_t am_sent, am_handled;   /* active messages sent by / run on this rank */
+    uint64_t ops[KY_PATH_COUNT];     /* put/get/memset/strided/vector operations per path */
+    uint64_t bytes[KY_PATH_COUNT];   /* payload bytes per path */
+    uint64_t am_sent, am_handled;    /* active messages sent by / run on this rank */
     uint64_t plan_hits, plan_misses; /* repeated transfers replayed from / added to the plan cache */
-    uint64_t staged_chunks;         /* pinned-buffer chunks moved for GPU memory on the MPI path */
+    uint64_t staged_chunks;          /* pinned-buffer chunks moved for GPU memory on the MPI path */
 } ky_comm_stats_t;
 
 /* Counters of this rank since ky_init (or the last reset). */

@@ -29,8 +29,8 @@ KY_EXTERN_C_BEGIN
 #define KY_DEV_MAX_RANKS 64
 
 typedef struct {
-    void *base[KY_DEV_MAX_RANKS];   /* rank r's piece as this GPU addresses it, NULL: not reachable here */
-    size_t size[KY_DEV_MAX_RANKS];  /* rank r's piece size */
+    void *base[KY_DEV_MAX_RANKS];  /* rank r's piece as this GPU addresses it, NULL: not reachable here */
+    size_t size[KY_DEV_MAX_RANKS]; /* rank r's piece size */
     int rank, nranks;
 } ky_dev_seg_t;
 
@@ -42,8 +42,14 @@ KY_EXTERN_C_END
 
 #ifdef __CUDACC__
 
-enum { KY_DEV_CMP_EQ = 0, KY_DEV_CMP_NE = 1, KY_DEV_CMP_GT = 2, KY_DEV_CMP_LE = 3, KY_DEV_CMP_LT = 4,
-       KY_DEV_CMP_GE = 5 };
+enum {
+    KY_DEV_CMP_EQ = 0,
+    KY_DEV_CMP_NE = 1,
+    KY_DEV_CMP_GT = 2,
+    KY_DEV_CMP_LE = 3,
+    KY_DEV_CMP_LT = 4,
+    KY_DEV_CMP_GE = 5
+};
 
 /* The address of [off, off + n) of rank's piece, or NULL (not reachable, or out of range). */
 __device__ inline char *ky_dev_addr(const ky_dev_seg_t &s, int rank, size_t off, size_t n)
@@ -88,19 +94,24 @@ __device__ inline int ky_dev_get(void *dst, const ky_dev_seg_t &s, int rank, siz
 }
 
 /* Every put of this thread is visible (to every GPU and the host) before any later store. */
-__device__ inline void ky_dev_quiet(void) { __threadfence_system(); }
+__device__ inline void ky_dev_quiet(void)
+{
+    __threadfence_system();
+}
 
 /* Put, fence, then the 8-byte signal at (rank, sig_off): set (add = 0) or add. */
-__device__ inline int ky_dev_put_signal(const ky_dev_seg_t &s, int rank, size_t off, const void *src, size_t n,
-                                        size_t sig_off, uint64_t value, int add)
+__device__ inline int ky_dev_put_signal(const ky_dev_seg_t &s, int rank, size_t off, const void *src,
+                                        size_t n, size_t sig_off, uint64_t value, int add)
 {
     int st = ky_dev_put(s, rank, off, src, n);
     if (st != KY_OK) return st;
     unsigned long long *sig = (unsigned long long *)ky_dev_addr(s, rank, sig_off, 8);
     if (!sig || (sig_off & 7)) return KY_ERR_RANGE;
     __threadfence_system();
-    if (add) atomicAdd(sig, (unsigned long long)value);
-    else atomicExch(sig, (unsigned long long)value);
+    if (add)
+        atomicAdd(sig, (unsigned long long)value);
+    else
+        atomicExch(sig, (unsigned long long)value);
     return KY_OK;
 }
 
@@ -111,9 +122,12 @@ __device__ inline uint64_t ky_dev_wait_until(const ky_dev_seg_t &s, size_t sig_o
     if (!w) return 0;
     for (;;) {
         uint64_t v = *w;
-        bool ok = cmp == KY_DEV_CMP_EQ ? v == value : cmp == KY_DEV_CMP_NE ? v != value
-                : cmp == KY_DEV_CMP_GT ? v > value : cmp == KY_DEV_CMP_LE ? v <= value
-                : cmp == KY_DEV_CMP_LT ? v < value : v >= value;
+        bool ok = cmp == KY_DEV_CMP_EQ   ? v == value
+                  : cmp == KY_DEV_CMP_NE ? v != value
+                  : cmp == KY_DEV_CMP_GT ? v > value
+                  : cmp == KY_DEV_CMP_LE ? v <= value
+                  : cmp == KY_DEV_CMP_LT ? v < value
+                                         : v >= value;
         if (ok) {
             __threadfence_system(); /* the data the signal stands for is read after it */
             return v;

@@ -89,9 +89,12 @@ KY_API int ky_sync_nostore(void);
  *    caller's writes to its own elements stay; its writes to other owners' elements are replaced.
  *  - push: called by the home; the region's pages homed at the caller are sent to `to_rank`, which caches
  *    them read-only ahead of need (SCASH's update). Pages not homed at the caller are skipped. */
-KY_API int ky_preload_array(void *base, const size_t glb[], const size_t region[], int ndim, size_t elem, int rw);
-KY_API int ky_overload_array(void *base, const size_t glb[], const size_t region[], int ndim, size_t elem, int rw);
-KY_API int ky_push_array(void *base, const size_t glb[], const size_t region[], int ndim, size_t elem, int to_rank);
+KY_API int ky_preload_array(void *base, const size_t glb[], const size_t region[], int ndim, size_t elem,
+                            int rw);
+KY_API int ky_overload_array(void *base, const size_t glb[], const size_t region[], int ndim, size_t elem,
+                             int rw);
+KY_API int ky_push_array(void *base, const size_t glb[], const size_t region[], int ndim, size_t elem,
+                         int to_rank);
 
 /* Global locks 0 .. KY_DSM_LOCKS-1 with acquire (ky_lock) and release (ky_unlock) semantics. */
 #define KY_DSM_LOCKS 65536
@@ -114,19 +117,19 @@ KY_API int ky_compare_swap(void *p, size_t bytes, uint64_t expected, uint64_t de
 
 /* Per-rank statistics since ky_init (or the last ky_dsm_stats_reset). */
 typedef struct {
-    uint64_t read_faults, write_faults;     /* faults taken on pages not held / held read-only */
-    uint64_t pages_fetched, bytes_fetched;  /* by faults, preload, overload */
+    uint64_t read_faults, write_faults;    /* faults taken on pages not held / held read-only */
+    uint64_t pages_fetched, bytes_fetched; /* by faults, preload, overload */
     uint64_t pages_preloaded, pages_overloaded, pages_pushed;
-    uint64_t twins;                         /* twins made (first write to a cached page) */
-    uint64_t diffs, diff_bytes;             /* pages written back as diffs, changed bytes sent */
-    uint64_t home_snapshots;                /* home pages copied before the home's first write after a sync */
-    uint64_t pages_served, bytes_served;    /* fetches this rank answered as a home */
-    uint64_t invalidations, drops;          /* cached pages invalidated (barrier) / dropped (sync_drop) */
+    uint64_t twins;                      /* twins made (first write to a cached page) */
+    uint64_t diffs, diff_bytes;          /* pages written back as diffs, changed bytes sent */
+    uint64_t home_snapshots;             /* home pages copied before the home's first write after a sync */
+    uint64_t pages_served, bytes_served; /* fetches this rank answered as a home */
+    uint64_t invalidations, drops;       /* cached pages invalidated (barrier) / dropped (sync_drop) */
     uint64_t barriers, syncs, lock_acquires;
-    uint64_t unguarded_reads;               /* pages fetched that their home wrote without a snapshot because
-                                             * nobody had fetched them recently (KY_DSM_SNAPSHOT=2): such a
-                                             * read may see the home's writes of the current interval */
-    double coherence_s;                     /* time in faults and synchronisation calls */
+    uint64_t unguarded_reads; /* pages fetched that their home wrote without a snapshot because
+                               * nobody had fetched them recently (KY_DSM_SNAPSHOT=2): such a
+                               * read may see the home's writes of the current interval */
+    double coherence_s;       /* time in faults and synchronisation calls */
 } ky_dsm_stats_t;
 KY_API int ky_dsm_stats(ky_dsm_stats_t *out);
 KY_API int ky_dsm_stats_reset(void);

@@ -21,12 +21,12 @@ KY_API int ky_initialized(void);
 /* Topology. Each returns the value (>= 0) or KY_ERR_NOT_INIT. */
 KY_API int ky_rank(void);
 KY_API int ky_nranks(void);
-KY_API int ky_node(void);          /* index of this rank's node, 0 .. ky_nnodes()-1 */
+KY_API int ky_node(void); /* index of this rank's node, 0 .. ky_nnodes()-1 */
 KY_API int ky_nnodes(void);
-KY_API int ky_local_rank(void);    /* index of this rank among the ranks of its node */
+KY_API int ky_local_rank(void); /* index of this rank among the ranks of its node */
 KY_API int ky_local_nranks(void);
-KY_API int ky_node_of(int rank);   /* node of any rank, or KY_ERR_ARG */
-KY_API int ky_ngpus(void);         /* GPUs this rank drives (0 without CUDA or without GPUs) */
+KY_API int ky_node_of(int rank); /* node of any rank, or KY_ERR_ARG */
+KY_API int ky_ngpus(void);       /* GPUs this rank drives (0 without CUDA or without GPUs) */
 /* CUDA device ordinal of this rank's i-th GPU (0 <= i < ky_ngpus()). */
 KY_API int ky_gpu_device(int i, int *device);
 /* Whether this rank's GPU i can load/store/copy directly to GPU j of `rank` (same node, peer access over

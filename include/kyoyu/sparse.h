@@ -29,8 +29,13 @@ KY_EXTERN_C_BEGIN
 typedef struct kyi_csr *ky_csr_t;
 
 typedef enum { KY_PART_ROWS = 0, KY_PART_NNZ = 1 } ky_part_t;
-typedef enum { KY_CG_ALLGATHER = 0, KY_CG_HALO = 1, KY_CG_PIPELINED = 2, KY_CG_GRAPH = 3,
-               KY_CG_SCHEME_COUNT = 4 } ky_cg_scheme_t;
+typedef enum {
+    KY_CG_ALLGATHER = 0,
+    KY_CG_HALO = 1,
+    KY_CG_PIPELINED = 2,
+    KY_CG_GRAPH = 3,
+    KY_CG_SCHEME_COUNT = 4
+} ky_cg_scheme_t;
 
 /* How a matrix is distributed and where it lives. Zero-initialised = rows balanced, host memory. */
 typedef struct {
@@ -58,12 +63,12 @@ KY_API int ky_csr_create(int64_t n, int64_t row_lo, int64_t row_hi, const int64_
 KY_API int ky_csr_destroy(ky_csr_t A);
 
 typedef struct {
-    int64_t n, nnz;             /* global */
-    int64_t row_lo, row_hi;     /* this rank's rows */
+    int64_t n, nnz;         /* global */
+    int64_t row_lo, row_hi; /* this rank's rows */
     int64_t local_nnz;
     ky_memkind_t memkind;
-    int64_t halo_recv;          /* entries this rank receives per halo exchange (0 before it is planned) */
-    int halo_peers;             /* ranks it receives them from */
+    int64_t halo_recv; /* entries this rank receives per halo exchange (0 before it is planned) */
+    int halo_peers;    /* ranks it receives them from */
 } ky_csr_info_t;
 KY_API int ky_csr_info(ky_csr_t A, ky_csr_info_t *info);
 /* This rank's rows as host CSR (row pointers local, columns global). Pointers stay valid until destroy. */
@@ -76,30 +81,31 @@ KY_API int ky_csr_rows_of(ky_csr_t A, int rank, int64_t *lo, int64_t *hi);
 KY_API int ky_spmv(ky_csr_t A, const double *x, double *y, void *stream);
 
 typedef struct {
-    int scheme;            /* ky_cg_scheme_t */
-    int allgather_algo;    /* KY_CG_ALLGATHER: a ky_coll_algo_t (0: auto; the seed used recursive doubling) */
-    int max_iters;         /* > 0 */
-    double rtol;           /* stop when ||r|| / ||r0|| < rtol (or at round-off, 1e-15); 0: run exactly max_iters
-                              (the seed's 1000) */
-    int x0_zero;           /* 1: start from x = 0 (x's contents ignored), else from the given x */
-    int allow_indefinite;  /* 1: p'Ap <= 0 is no breakdown (NPB's shifted matrix); non-finite values still are */
-    int timers;            /* 1: per-phase times (GPU: a stream synchronisation after every phase) */
-    int check_every;       /* GPU with rtol: look at the residual every k iterations (0: 10) */
+    int scheme;         /* ky_cg_scheme_t */
+    int allgather_algo; /* KY_CG_ALLGATHER: a ky_coll_algo_t (0: auto; the seed used recursive doubling) */
+    int max_iters;      /* > 0 */
+    double rtol;        /* stop when ||r|| / ||r0|| < rtol (or at round-off, 1e-15); 0: run exactly max_iters
+                           (the seed's 1000) */
+    int x0_zero;        /* 1: start from x = 0 (x's contents ignored), else from the given x */
+    int allow_indefinite; /* 1: p'Ap <= 0 is no breakdown (NPB's shifted matrix); non-finite values still are
+                           */
+    int timers;           /* 1: per-phase times (GPU: a stream synchronisation after every phase) */
+    int check_every;      /* GPU with rtol: look at the residual every k iterations (0: 10) */
 } ky_cg_opts_t;
 
 /* Per-rank results; times in seconds on this rank (the seed's Figs. 9-10 phases). */
 typedef struct {
-    int iterations;          /* CG iterations done */
-    int converged;           /* rtol reached */
-    int breakdown;           /* 1: p'Ap <= 0 or a non-finite value; the solve stopped there */
-    double rel_residual;     /* ||r|| / ||r0|| of the recurrence at exit */
-    double norm0;            /* ||r0|| */
+    int iterations;      /* CG iterations done */
+    int converged;       /* rtol reached */
+    int breakdown;       /* 1: p'Ap <= 0 or a non-finite value; the solve stopped there */
+    double rel_residual; /* ||r|| / ||r0|| of the recurrence at exit */
+    double norm0;        /* ||r0|| */
     double t_total;
     double t_spmv, t_dot, t_axpy, t_exchange, t_allreduce;
-    int launches_per_iter;   /* GPU: kernel launches (graph: nodes) and host synchronisations per iteration */
+    int launches_per_iter; /* GPU: kernel launches (graph: nodes) and host synchronisations per iteration */
     int syncs_per_iter;
-    double t_setup;          /* GPU: before the first iteration (plans, workspace, r0, graph capture), not in
-                                t_total; the host back end counts r0 in t_total and plans in neither */
+    double t_setup; /* GPU: before the first iteration (plans, workspace, r0, graph capture), not in
+                       t_total; the host back end counts r0 in t_total and plans in neither */
 } ky_cg_result_t;
 
 /* Fills opts with the defaults: KY_CG_HALO, auto allgather, 1000 iterations, rtol 0, x0 = 0. */
@@ -115,7 +121,7 @@ KY_API int ky_cg_scheme_parse(const char *name);
 /* ---- NPB CG ------------------------------------------------------------------------------------------- */
 
 typedef struct {
-    char cls;             /* 'S', 'W', 'A', 'B', 'C' */
+    char cls; /* 'S', 'W', 'A', 'B', 'C' */
     int64_t na;
     int nonzer, niter;
     double shift, zeta_ref;

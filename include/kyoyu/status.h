@@ -10,21 +10,22 @@ KY_EXTERN_C_BEGIN
 
 typedef enum {
     KY_OK = 0,
-    KY_PENDING = 1,           /* ky_test / ky_barrier_try: the operation has not completed yet */
-    KY_ERR_ARG = -1,          /* invalid argument: null pointer, size that looks negative, bad rank */
-    KY_ERR_RANGE = -2,        /* access outside a registered segment; the target is left untouched */
-    KY_ERR_NOT_INIT = -3,     /* called before ky_init or after ky_finalize */
-    KY_ERR_NOMEM = -4,        /* out of host or GPU memory */
-    KY_ERR_MPI = -5,          /* an MPI call failed */
-    KY_ERR_CUDA = -6,         /* a CUDA call failed */
-    KY_ERR_NO_HANDLER = -7,   /* active message to an index with no registered handler */
-    KY_ERR_TIMEOUT = -8,      /* waited longer than KY_TIMEOUT */
-    KY_ERR_UNSUPPORTED = -9,  /* not available in this build or on this machine (e.g. GPU memory without CUDA) */
-    KY_ERR_STATE = -10,       /* call not allowed now (e.g. ky_init twice, nested split-phase barrier) */
-    KY_ERR_SYSTEM = -11,      /* an operating-system call failed (shm_open, mmap, ...) */
-    KY_ERR_INTERNAL = -12,    /* a bug in Kyoyu: please report it with KY_DEBUG=trace output */
-    KY_ERR_IO = -13           /* a file could not be written or read, or its content is not what was asked
-                               * for (kyoyu/io.h: not HDF5, missing dataset, wrong shape, checksum mismatch) */
+    KY_PENDING = 1,         /* ky_test / ky_barrier_try: the operation has not completed yet */
+    KY_ERR_ARG = -1,        /* invalid argument: null pointer, size that looks negative, bad rank */
+    KY_ERR_RANGE = -2,      /* access outside a registered segment; the target is left untouched */
+    KY_ERR_NOT_INIT = -3,   /* called before ky_init or after ky_finalize */
+    KY_ERR_NOMEM = -4,      /* out of host or GPU memory */
+    KY_ERR_MPI = -5,        /* an MPI call failed */
+    KY_ERR_CUDA = -6,       /* a CUDA call failed */
+    KY_ERR_NO_HANDLER = -7, /* active message to an index with no registered handler */
+    KY_ERR_TIMEOUT = -8,    /* waited longer than KY_TIMEOUT */
+    KY_ERR_UNSUPPORTED =
+        -9,                /* not available in this build or on this machine (e.g. GPU memory without CUDA) */
+    KY_ERR_STATE = -10,    /* call not allowed now (e.g. ky_init twice, nested split-phase barrier) */
+    KY_ERR_SYSTEM = -11,   /* an operating-system call failed (shm_open, mmap, ...) */
+    KY_ERR_INTERNAL = -12, /* a bug in Kyoyu: please report it with KY_DEBUG=trace output */
+    KY_ERR_IO = -13        /* a file could not be written or read, or its content is not what was asked
+                            * for (kyoyu/io.h: not HDF5, missing dataset, wrong shape, checksum mismatch) */
 } ky_status_t;
 
 /* Short fixed description of a status code ("invalid argument"). Never NULL. */

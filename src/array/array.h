@@ -14,15 +14,15 @@
 
 /* One of this rank's local blocks. */
 typedef struct {
-    int part;                       /* part number in the grid of parts */
-    int coord[KY_ARRAY_MAX_DIMS];   /* its coordinates in the grid */
-    size_t n[KY_ARRAY_MAX_DIMS];    /* owned extent per dimension */
-    size_t E[KY_ARRAY_MAX_DIMS];    /* padded extent n + 2*halo */
-    size_t S[KY_ARRAY_MAX_DIMS];    /* element strides */
+    int part;                     /* part number in the grid of parts */
+    int coord[KY_ARRAY_MAX_DIMS]; /* its coordinates in the grid */
+    size_t n[KY_ARRAY_MAX_DIMS];  /* owned extent per dimension */
+    size_t E[KY_ARRAY_MAX_DIMS];  /* padded extent n + 2*halo */
+    size_t S[KY_ARRAY_MAX_DIMS];  /* element strides */
     size_t bytes;
-    char *base;                     /* allocation start (segment piece) */
-    char *origin;                   /* local index (0,...,0) */
-    int dev;                        /* CUDA device, -1 host */
+    char *base;   /* allocation start (segment piece) */
+    char *origin; /* local index (0,...,0) */
+    int dev;      /* CUDA device, -1 host */
 } kyi_ablock_t;
 
 /* One strided put of the halo plan. */
@@ -47,16 +47,16 @@ struct kyi_array {
     int first, count, bpr, nparts;
     int nlocal;
     kyi_ablock_t blk[KYI_ARRAY_MAX_BLOCKS];
-    ky_seg_t seg[KYI_ARRAY_MAX_BLOCKS];   /* segment k holds every rank's block k */
-    ky_team_t team;                       /* the array's ranks (KY_TEAM_WORLD when all) */
+    ky_seg_t seg[KYI_ARRAY_MAX_BLOCKS]; /* segment k holds every rank's block k */
+    ky_team_t team;                     /* the array's ranks (KY_TEAM_WORLD when all) */
     int planned;
     int nops;
     kyi_halo_op_t *ops;
-    int puts_anywhere;                    /* some member of the team has puts: the exchange needs barriers */
-    struct kyi_halo_mpi *hm;              /* messages to other nodes (halo_mpi.c), NULL when off */
-    int inflight, nhs, st;                /* an exchange begun and not ended: its puts and status so far */
+    int puts_anywhere;       /* some member of the team has puts: the exchange needs barriers */
+    struct kyi_halo_mpi *hm; /* messages to other nodes (halo_mpi.c), NULL when off */
+    int inflight, nhs, st;   /* an exchange begun and not ended: its puts and status so far */
     ky_handle_t *hs;
-    void *view;                           /* the DSM view (dsm_view.c), NULL until ky_array_dsm_view */
+    void *view; /* the DSM view (dsm_view.c), NULL until ky_array_dsm_view */
 };
 
 /* ---- dist.c ---------------------------------------------------------------------------------------- */
@@ -95,7 +95,8 @@ int kyi_halo_by_msg(const struct kyi_array *a, int rank, ky_seg_t seg);
 
 /* ---- region.c ---------------------------------------------------------------------------------------- */
 /* ky_array_get (put = 0) / ky_array_put (1) of box [lo, hi), errors naming `call`. */
-int kyi_array_region(const char *call, ky_array_t a, const size_t lo[], const size_t hi[], void *buf, int put);
+int kyi_array_region(const char *call, ky_array_t a, const size_t lo[], const size_t hi[], void *buf,
+                     int put);
 /* Row-major elements [e0, e1) of the global index space, moved between buf (dense) and the blocks. */
 int kyi_array_linear(const char *call, ky_array_t a, size_t e0, size_t e1, void *buf, int put);
 /* Bytes [b, b+n) of row-major element e (b + n <= elem), moved between buf and the owner's block. */

@@ -33,7 +33,10 @@ static int view_move(struct kyi_array *a, size_t off, size_t len, char *buf, int
     return len ? kyi_array_elem_bytes(a, e, 0, len, buf, put) : KY_OK;
 }
 
-static int view_read(void *ctx, size_t off, size_t len, void *dst) { return view_move(ctx, off, len, dst, 0); }
+static int view_read(void *ctx, size_t off, size_t len, void *dst)
+{
+    return view_move(ctx, off, len, dst, 0);
+}
 static int view_write(void *ctx, size_t off, size_t len, const void *src)
 {
     return view_move(ctx, off, len, (char *)src, 1);
@@ -78,7 +81,9 @@ int ky_array_dsm_view(ky_array_t a, void **base)
         for (int d = 0; d < a->ndim; d++) bytes *= a->dims[d];
         kyi_dsm_store_t store = {view_read, view_write, view_home, a, a->elem};
         a->view = kyi_dsm_alloc_store(call, bytes, &store);
-        if (!a->view) return kyi_fail(KY_ERR_NOMEM, call, "no room for the view in the global space: %s", ky_last_error());
+        if (!a->view)
+            return kyi_fail(KY_ERR_NOMEM, call, "no room for the view in the global space: %s",
+                            ky_last_error());
         KYI_INFO(KYI_SUB_ARRAY, "DSM view of a %d-D array at %p", a->ndim, a->view);
     }
     KYI_CHECK(ky_array_dsm_publish(a));

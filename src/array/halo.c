@@ -25,7 +25,10 @@ int kyi_halo_part(const struct kyi_array *a, int k, const int dir[])
     const kyi_ablock_t *b = &a->blk[k];
     int c[KY_ARRAY_MAX_DIMS];
     for (int d = 0; d < a->ndim; d++) {
-        if (dir[d] == 0) { c[d] = b->coord[d]; continue; }
+        if (dir[d] == 0) {
+            c[d] = b->coord[d];
+            continue;
+        }
         if (a->halo[d] == 0 || a->kind[d] != KY_DIST_BLOCK) return -1;
         c[d] = b->coord[d] + dir[d];
         if (c[d] < 0 || c[d] >= a->parts[d]) return -1; /* global boundary: not periodic */
@@ -47,9 +50,20 @@ static int plan_dir(struct kyi_array *a, int k, const int dir[], kyi_halo_op_t *
     size_t cnt[KY_ARRAY_MAX_DIMS], soff = 0, doff = 0;
     for (int d = 0; d < a->ndim; d++) {
         size_t h = (size_t)a->halo[d], from, to;
-        if (dir[d] == 0) { cnt[d] = b->n[d]; from = h; to = h; }
-        else if (dir[d] > 0) { cnt[d] = h; from = b->n[d]; to = 0; }        /* my top cells -> its low halo */
-        else { cnt[d] = h; from = h; to = h + nq[d]; }                       /* my bottom cells -> its high halo */
+        if (dir[d] == 0) {
+            cnt[d] = b->n[d];
+            from = h;
+            to = h;
+        } else if (dir[d] > 0) {
+            cnt[d] = h;
+            from = b->n[d];
+            to = 0;
+        } /* my top cells -> its low halo */
+        else {
+            cnt[d] = h;
+            from = h;
+            to = h + nq[d];
+        } /* my bottom cells -> its high halo */
         soff += from * b->S[d];
         doff += to * Sq[d];
     }
@@ -77,7 +91,11 @@ static int plan(const char *call, struct kyi_array *a)
     for (int k = 0; k < a->nlocal; k++)
         for (int i = 0; i < ndir; i++) {
             int dir[KY_ARRAY_MAX_DIMS], t = i, zero = 1;
-            for (int d = a->ndim - 1; d >= 0; d--) { dir[d] = t % 3 - 1; t /= 3; zero &= dir[d] == 0; }
+            for (int d = a->ndim - 1; d >= 0; d--) {
+                dir[d] = t % 3 - 1;
+                t /= 3;
+                zero &= dir[d] == 0;
+            }
             if (zero) continue;
             int r = plan_dir(a, k, dir, &a->ops[a->nops]);
             if (r < 0) return kyi_fail(KY_ERR_INTERNAL, call, "halo box needs more than 3 strided levels");
@@ -102,11 +120,16 @@ static int begin(const char *call, ky_array_t a, void *const streams[])
     uint64_t t0 = KYI_TRACE_T0();
     KYI_CHECK(kyi_array_check(call, a));
     if (a->nlocal == 0) return KY_OK; /* not one of the array's ranks: nothing to exchange */
-    if (a->inflight) return kyi_fail(KY_ERR_ARG, call, "a halo exchange of this array is already in flight: call ky_array_halo_exchange_end first");
+    if (a->inflight)
+        return kyi_fail(
+            KY_ERR_ARG, call,
+            "a halo exchange of this array is already in flight: call ky_array_halo_exchange_end first");
     if (a->place == KY_PLACE_GPU)
         for (int k = 0; k < a->nlocal; k++) {
             int st = kyi_gpu_stream_sync(a->blk[k].dev, streams ? streams[k] : NULL);
-            if (st) return kyi_fail(st, call, "waiting for stream of block %d on GPU %d: %s", k, a->blk[k].dev, kyi_gpu_last_error());
+            if (st)
+                return kyi_fail(st, call, "waiting for stream of block %d on GPU %d: %s", k, a->blk[k].dev,
+                                kyi_gpu_last_error());
         }
     if (!a->planned) KYI_CHECK(plan(call, a));
     if (!a->hs && !(a->hs = malloc(sizeof *a->hs * (size_t)(a->nops ? a->nops : 1))))
@@ -136,7 +159,10 @@ static int end(const char *call, ky_array_t a)
     uint64_t t0 = KYI_TRACE_T0();
     KYI_CHECK(kyi_array_check(call, a));
     if (a->nlocal == 0) return KY_OK;
-    if (!a->inflight) return kyi_fail(KY_ERR_ARG, call, "no halo exchange of this array is in flight: call ky_array_halo_exchange_begin first");
+    if (!a->inflight)
+        return kyi_fail(
+            KY_ERR_ARG, call,
+            "no halo exchange of this array is in flight: call ky_array_halo_exchange_begin first");
     int st = kyi_halo_mpi_finish(call, a, a->st);
     int w = ky_wait_all(a->hs, (size_t)a->nhs);
     if (!st) st = w;
@@ -159,7 +185,9 @@ static int one_stream(const char *call, ky_array_t a, void *stream, void *s[])
 {
     KYI_CHECK(kyi_array_check(call, a));
     if (a->nlocal > 1 && stream)
-        return kyi_fail(KY_ERR_ARG, call, "this rank has %d blocks: pass one stream per block to the _n form of the call", a->nlocal);
+        return kyi_fail(KY_ERR_ARG, call,
+                        "this rank has %d blocks: pass one stream per block to the _n form of the call",
+                        a->nlocal);
     s[0] = stream;
     return KY_OK;
 }

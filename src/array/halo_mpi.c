@@ -28,18 +28,18 @@
 #include "runtime/log.h"
 
 typedef struct {
-    int send;            /* 1: my boundary cells out; 0: my halo cells in */
-    int peer;            /* rank in the halo communicator (the array's team) */
-    int world;           /* the same rank in the world, for messages */
+    int send;  /* 1: my boundary cells out; 0: my halo cells in */
+    int peer;  /* rank in the halo communicator (the array's team) */
+    int world; /* the same rank in the world, for messages */
     int tag;
-    int dev;             /* -1: host block */
-    char *box;           /* first byte of the box in the block */
+    int dev;                    /* -1: host block */
+    char *box;                  /* first byte of the box in the block */
     size_t count[4], stride[3]; /* the box, strided (comm convention), and its dense layout's strides */
     size_t dense[3];
     int levels;
     size_t bytes;
-    char *stage;         /* dense copy: pinned for GPU blocks, malloc'ed for strided host boxes; NULL: in place */
-    int first, nchunk;   /* its chunks: [first, first + nchunk) of the exchange's chunk arrays */
+    char *stage; /* dense copy: pinned for GPU blocks, malloc'ed for strided host boxes; NULL: in place */
+    int first, nchunk; /* its chunks: [first, first + nchunk) of the exchange's chunk arrays */
 } kyi_hmsg_t;
 
 struct kyi_halo_mpi {
@@ -77,13 +77,24 @@ static int box_of(struct kyi_array *a, int k, const int dir[], int send, kyi_hms
     size_t cnt[KY_ARRAY_MAX_DIMS], dense[KY_ARRAY_MAX_DIMS], off = 0;
     for (int d = 0; d < a->ndim; d++) {
         size_t h = (size_t)a->halo[d], from;
-        if (dir[d] == 0) { cnt[d] = b->n[d]; from = h; }
-        else if (send) { cnt[d] = h; from = dir[d] > 0 ? b->n[d] : h; }   /* my cells next to that side */
-        else { cnt[d] = h; from = dir[d] > 0 ? h + b->n[d] : 0; }         /* my halo on that side */
+        if (dir[d] == 0) {
+            cnt[d] = b->n[d];
+            from = h;
+        } else if (send) {
+            cnt[d] = h;
+            from = dir[d] > 0 ? b->n[d] : h;
+        } /* my cells next to that side */
+        else {
+            cnt[d] = h;
+            from = dir[d] > 0 ? h + b->n[d] : 0;
+        } /* my halo on that side */
         off += from * b->S[d];
     }
     size_t s = 1;
-    for (int d = a->ndim - 1; d >= 0; d--) { dense[d] = s; s *= cnt[d]; }
+    for (int d = a->ndim - 1; d >= 0; d--) {
+        dense[d] = s;
+        s *= cnt[d];
+    }
     m->levels = kyi_abox_strided(a->ndim, cnt, b->S, dense, a->elem, m->count, m->stride, m->dense);
     if (m->levels < 0) return -1;
     m->bytes = kyi_strided_bytes(m->count, m->levels);
@@ -135,7 +146,11 @@ int kyi_halo_mpi_plan(const char *call, struct kyi_array *a)
     for (int k = 0; k < a->nlocal && !st; k++)
         for (int i = 0; i < ndir && !st; i++) {
             int dir[KY_ARRAY_MAX_DIMS], r = i, zero = 1;
-            for (int d = a->ndim - 1; d >= 0; d--) { dir[d] = r % 3 - 1; r /= 3; zero &= dir[d] == 0; }
+            for (int d = a->ndim - 1; d >= 0; d--) {
+                dir[d] = r % 3 - 1;
+                r /= 3;
+                zero &= dir[d] == 0;
+            }
             if (!zero) st = plan_msgs(a, t, k, dir, &n);
         }
     if (st) return kyi_fail(st, call, "halo box needs more than 3 strided levels");
@@ -159,7 +174,8 @@ int kyi_halo_mpi_plan(const char *call, struct kyi_array *a)
     hm->req = malloc(sizeof *hm->req * (size_t)(hm->nchunk + 1));
     hm->gop = calloc((size_t)hm->nchunk + 1, sizeof *hm->gop);
     hm->state = calloc((size_t)hm->nchunk + 1, 1);
-    if (!hm->req || !hm->gop || !hm->state) return kyi_fail(KY_ERR_NOMEM, call, "no memory for the halo plan");
+    if (!hm->req || !hm->gop || !hm->state)
+        return kyi_fail(KY_ERR_NOMEM, call, "no memory for the halo plan");
     if (MPI_Comm_dup(t->comm, &hm->comm) != MPI_SUCCESS)
         return kyi_fail(KY_ERR_MPI, call, "MPI_Comm_dup of the array's team failed");
     KYI_INFO(KYI_SUB_ARRAY, "halo plan: %d message(s) over MPI in %d chunk(s)", n, hm->nchunk);
@@ -177,8 +193,10 @@ void kyi_halo_mpi_free(struct kyi_array *a)
     if (!hm) return;
     for (int i = 0; i < hm->nmsg; i++) {
         kyi_hmsg_t *m = &hm->msg[i];
-        if (m->dev >= 0 && m->stage) kyi_gpu_host_free(m->stage);
-        else free(m->stage);
+        if (m->dev >= 0 && m->stage)
+            kyi_gpu_host_free(m->stage);
+        else
+            free(m->stage);
     }
     if (hm->comm != MPI_COMM_NULL) MPI_Comm_free(&hm->comm);
     free(hm->msg);
@@ -209,10 +227,13 @@ static int gpu_copy(const struct kyi_halo_mpi *hm, const kyi_hmsg_t *m, int c, k
     size_t per = m->nchunk > 1 ? hm->chunk : m->bytes, len = chunk_len(hm, m, c);
     if (m->levels == 0) {
         char *dev = m->box + (size_t)c * per, *host = m->stage + (size_t)c * per;
-        return m->send ? kyi_gpu_copy_async(m->dev, host, dev, len, op) : kyi_gpu_copy_async(m->dev, dev, host, len, op);
+        return m->send ? kyi_gpu_copy_async(m->dev, host, dev, len, op)
+                       : kyi_gpu_copy_async(m->dev, dev, host, len, op);
     }
-    return m->send ? kyi_gpu_copy_strided_async(m->dev, m->stage, m->dense, m->box, m->stride, m->count, m->levels, op)
-                   : kyi_gpu_copy_strided_async(m->dev, m->box, m->stride, m->stage, m->dense, m->count, m->levels, op);
+    return m->send ? kyi_gpu_copy_strided_async(m->dev, m->stage, m->dense, m->box, m->stride, m->count,
+                                                m->levels, op)
+                   : kyi_gpu_copy_strided_async(m->dev, m->box, m->stride, m->stage, m->dense, m->count,
+                                                m->levels, op);
 }
 
 int kyi_halo_mpi_start(const char *call, struct kyi_array *a)
@@ -220,7 +241,11 @@ int kyi_halo_mpi_start(const char *call, struct kyi_array *a)
     struct kyi_halo_mpi *hm = a->hm;
     if (!hm || !hm->nchunk) return KY_OK;
     int st = KY_OK;
-    for (int i = 0; i < hm->nchunk; i++) { hm->req[i] = MPI_REQUEST_NULL; hm->gop[i] = NULL; hm->state[i] = 0; }
+    for (int i = 0; i < hm->nchunk; i++) {
+        hm->req[i] = MPI_REQUEST_NULL;
+        hm->gop[i] = NULL;
+        hm->state[i] = 0;
+    }
     /* receives first, so that no chunk waits in an unexpected-message queue */
     for (int i = 0; i < hm->nmsg && !st; i++) {
         kyi_hmsg_t *m = &hm->msg[i];
@@ -239,12 +264,14 @@ int kyi_halo_mpi_start(const char *call, struct kyi_array *a)
         for (int c = 0; c < m->nchunk && !st; c++) {
             if (m->dev >= 0) {
                 if ((st = gpu_copy(hm, m, c, &hm->gop[m->first + c])))
-                    st = kyi_fail(st, call, "copying halo cells from GPU %d: %s", m->dev, kyi_gpu_last_error());
+                    st = kyi_fail(st, call, "copying halo cells from GPU %d: %s", m->dev,
+                                  kyi_gpu_last_error());
                 hm->state[m->first + c] = CH_COPY;
-            } else if (MPI_Isend(host_of(hm, m, c), (int)chunk_len(hm, m, c), MPI_BYTE, m->peer, m->tag, hm->comm,
-                                 &hm->req[m->first + c]) != MPI_SUCCESS) {
+            } else if (MPI_Isend(host_of(hm, m, c), (int)chunk_len(hm, m, c), MPI_BYTE, m->peer, m->tag,
+                                 hm->comm, &hm->req[m->first + c]) != MPI_SUCCESS) {
                 st = kyi_fail(KY_ERR_MPI, call, "MPI_Isend of halo cells to rank %d failed", m->world);
-            } else hm->state[m->first + c] = CH_MPI;
+            } else
+                hm->state[m->first + c] = CH_MPI;
         }
     }
     return st;
@@ -259,14 +286,21 @@ static int advance(const char *call, struct kyi_halo_mpi *hm, kyi_hmsg_t *m, int
         int j = m->first + c;
         if (hm->state[j] == CH_COPY) {
             int r = held ? 1 : kyi_gpu_op_test(hm->gop[j]);
-            if (r == 1) { held |= m->send; continue; }
+            if (r == 1) {
+                held |= m->send;
+                continue;
+            }
             kyi_gpu_op_free(hm->gop[j]);
             hm->gop[j] = NULL;
             hm->state[j] = CH_DONE;
             moved++;
-            if (r < 0) { *st = kyi_fail(KY_ERR_CUDA, call, "halo copy on GPU %d: %s", m->dev, kyi_gpu_last_error()); continue; }
+            if (r < 0) {
+                *st = kyi_fail(KY_ERR_CUDA, call, "halo copy on GPU %d: %s", m->dev, kyi_gpu_last_error());
+                continue;
+            }
             if (!m->send) continue;
-            if (MPI_Isend(host_of(hm, m, c), (int)chunk_len(hm, m, c), MPI_BYTE, m->peer, m->tag, hm->comm, &hm->req[j]) != MPI_SUCCESS) {
+            if (MPI_Isend(host_of(hm, m, c), (int)chunk_len(hm, m, c), MPI_BYTE, m->peer, m->tag, hm->comm,
+                          &hm->req[j]) != MPI_SUCCESS) {
                 *st = kyi_fail(KY_ERR_MPI, call, "MPI_Isend of halo cells to rank %d failed", m->world);
                 continue;
             }
@@ -274,7 +308,8 @@ static int advance(const char *call, struct kyi_halo_mpi *hm, kyi_hmsg_t *m, int
         } else if (hm->state[j] == CH_MPI) {
             int done = 0;
             if (MPI_Test(&hm->req[j], &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
-                *st = kyi_fail(KY_ERR_MPI, call, "halo message %s rank %d failed", m->send ? "to" : "from", m->world);
+                *st = kyi_fail(KY_ERR_MPI, call, "halo message %s rank %d failed", m->send ? "to" : "from",
+                               m->world);
                 hm->state[j] = CH_DONE;
                 continue;
             }
@@ -283,7 +318,8 @@ static int advance(const char *call, struct kyi_halo_mpi *hm, kyi_hmsg_t *m, int
             hm->state[j] = CH_DONE;
             if (m->send || m->dev < 0) continue;
             if (gpu_copy(hm, m, c, &hm->gop[j])) {
-                *st = kyi_fail(KY_ERR_CUDA, call, "copying halo cells to GPU %d: %s", m->dev, kyi_gpu_last_error());
+                *st = kyi_fail(KY_ERR_CUDA, call, "copying halo cells to GPU %d: %s", m->dev,
+                               kyi_gpu_last_error());
                 continue;
             }
             hm->state[j] = CH_COPY;
@@ -303,12 +339,15 @@ int kyi_halo_mpi_finish(const char *call, struct kyi_array *a, int st)
         for (int i = 0; i < hm->nmsg; i++) moved += advance(call, hm, &hm->msg[i], &st);
         for (int j = 0; j < hm->nchunk; j++) pending += hm->state[j] != 0 && hm->state[j] != CH_DONE;
         if (!pending) break;
-        if (moved) kyi_waiter_progress(&w);
-        else kyi_waiter_pause(&w);
+        if (moved)
+            kyi_waiter_progress(&w);
+        else
+            kyi_waiter_pause(&w);
     }
     for (int i = 0; i < hm->nmsg; i++) { /* strided host halos arrive packed */
         kyi_hmsg_t *m = &hm->msg[i];
-        if (!m->send && m->dev < 0 && m->stage) kyi_unpack_host(m->box, m->stride, m->stage, m->count, m->levels);
+        if (!m->send && m->dev < 0 && m->stage)
+            kyi_unpack_host(m->box, m->stride, m->stage, m->count, m->levels);
     }
     return st;
 }

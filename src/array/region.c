@@ -16,7 +16,8 @@ typedef struct {
 enum { BATCH = 64 };
 
 /* Runs of [lo, hi) along d; *out is malloc'ed. */
-static int cut(const char *call, const struct kyi_array *a, int d, size_t lo, size_t hi, run_t **out, size_t *nout)
+static int cut(const char *call, const struct kyi_array *a, int d, size_t lo, size_t hi, run_t **out,
+               size_t *nout)
 {
     size_t cap = 8, n = 0;
     run_t *r = malloc(cap * sizeof *r);
@@ -25,12 +26,17 @@ static int cut(const char *call, const struct kyi_array *a, int d, size_t lo, si
         size_t l;
         int i = kyi_adist_part(a, d, g, &l);
         size_t end;
-        if (a->kind[d] == KY_DIST_BLOCK) end = kyi_adist_lo(a, d, i) + kyi_adist_extent(a, d, i);
-        else end = (g / a->bsize[d] + 1) * a->bsize[d];
+        if (a->kind[d] == KY_DIST_BLOCK)
+            end = kyi_adist_lo(a, d, i) + kyi_adist_extent(a, d, i);
+        else
+            end = (g / a->bsize[d] + 1) * a->bsize[d];
         if (end > hi) end = hi;
         if (n == cap) {
             run_t *t = realloc(r, 2 * cap * sizeof *r);
-            if (!t) { free(r); return kyi_fail(KY_ERR_NOMEM, call, "no memory"); }
+            if (!t) {
+                free(r);
+                return kyi_fail(KY_ERR_NOMEM, call, "no memory");
+            }
             r = t;
             cap *= 2;
         }
@@ -49,7 +55,8 @@ int kyi_array_region(const char *call, ky_array_t a, const size_t lo[], const si
     size_t total = 1;
     for (int d = 0; d < a->ndim; d++) {
         if (lo[d] > hi[d] || hi[d] > a->dims[d])
-            return kyi_fail(KY_ERR_RANGE, call, "box [%zu, %zu) is not inside dimension %d (%zu elements)", lo[d], hi[d], d, a->dims[d]);
+            return kyi_fail(KY_ERR_RANGE, call, "box [%zu, %zu) is not inside dimension %d (%zu elements)",
+                            lo[d], hi[d], d, a->dims[d]);
         total *= hi[d] - lo[d];
     }
     if (total == 0) return KY_OK;
@@ -57,7 +64,10 @@ int kyi_array_region(const char *call, ky_array_t a, const size_t lo[], const si
     /* The caller's dense buffer: element strides U. */
     size_t U[KY_ARRAY_MAX_DIMS];
     size_t s = 1;
-    for (int d = a->ndim - 1; d >= 0; d--) { U[d] = s; s *= hi[d] - lo[d]; }
+    for (int d = a->ndim - 1; d >= 0; d--) {
+        U[d] = s;
+        s *= hi[d] - lo[d];
+    }
 
     run_t *runs[KY_ARRAY_MAX_DIMS] = {0};
     size_t nr[KY_ARRAY_MAX_DIMS] = {0}, at[KY_ARRAY_MAX_DIMS] = {0};
@@ -82,7 +92,10 @@ int kyi_array_region(const char *call, ky_array_t a, const size_t lo[], const si
         for (int d = 0; d < a->ndim; d++) roff += (runs[d][at[d]].l + (size_t)a->halo[d]) * S[d];
         size_t count[4], bs[3], rs[3];
         int levels = kyi_abox_strided(a->ndim, cnt, U, S, a->elem, count, bs, rs);
-        if (levels < 0) { st = kyi_fail(KY_ERR_INTERNAL, call, "box needs more than 3 strided levels"); break; }
+        if (levels < 0) {
+            st = kyi_fail(KY_ERR_INTERNAL, call, "box needs more than 3 strided levels");
+            break;
+        }
         char *p = (char *)buf + boff * a->elem;
         st = put ? ky_put_strided_nb(rank, a->seg[k], roff * a->elem, rs, p, bs, count, levels, &hs[nh])
                  : ky_get_strided_nb(p, bs, rank, a->seg[k], roff * a->elem, rs, count, levels, &hs[nh]);

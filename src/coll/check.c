@@ -17,8 +17,12 @@ int kyi_check_enabled(void)
     return cached;
 }
 
-static const char *field[KYI_CK_N] = {"the collective called", "the count (elements or bytes)", "the data type",
-                                      "the reduction operation", "the root", "the forced algorithm",
+static const char *field[KYI_CK_N] = {"the collective called",
+                                      "the count (elements or bytes)",
+                                      "the data type",
+                                      "the reduction operation",
+                                      "the root",
+                                      "the forced algorithm",
                                       "valid arguments"};
 
 int kyi_check_agree(const char *call, struct kyi_team *t, const int64_t sig[KYI_CK_N])
@@ -33,8 +37,8 @@ int kyi_check_agree(const char *call, struct kyi_team *t, const int64_t sig[KYI_
         /* this member's own complaint was recorded just before: keep it in the message that replaces it */
         char own[512] = "";
         if (sig[KYI_CK_BAD]) snprintf(own, sizeof own, " (this one: %s)", ky_last_error());
-        return kyi_fail(KY_ERR_ARG, call, "KY_CHECK: a member of the team (size %d) passed invalid arguments%s",
-                        t->size, own);
+        return kyi_fail(KY_ERR_ARG, call,
+                        "KY_CHECK: a member of the team (size %d) passed invalid arguments%s", t->size, own);
     }
     for (int i = 0; i < KYI_CK_N; i++) {
         int64_t lo = v[i], hi = -v[KYI_CK_N + i];

@@ -16,10 +16,10 @@
 /* ---- teams (team.c) ---------------------------------------------------------------------------------- */
 
 struct kyi_team {
-    MPI_Comm comm;      /* the team's own communicator; its ranks are team ranks */
+    MPI_Comm comm; /* the team's own communicator; its ranks are team ranks */
     int rank, size;
-    int *world;         /* [size] world rank of every member */
-    atomic_uint seq;    /* collectives started on this team: the tag of the next one */
+    int *world;      /* [size] world rank of every member */
+    atomic_uint seq; /* collectives started on this team: the tag of the next one */
     int tag_ub;
     struct kyi_gteam *gpu; /* GPU context (gpu/gcoll.h), made at the first GPU collective */
     struct kyi_shm *shm;   /* shared-memory segment (shm.h), made at the first host collective */
@@ -35,7 +35,7 @@ int kyi_team_next_tag(struct kyi_team *t);
 
 /* ---- data types and reductions (reduce_op.c) ---------------------------------------------------------- */
 
-size_t kyi_dtype_size(ky_dtype_t t);   /* 0 for an unknown type */
+size_t kyi_dtype_size(ky_dtype_t t); /* 0 for an unknown type */
 const char *kyi_dtype_name(int t);
 const char *kyi_op_name(int op);
 /* dst[i] = dst[i] op src[i] for i < n elements. */
@@ -61,13 +61,13 @@ typedef struct {
 typedef struct {
     kyi_step_t *v;
     int n, cap;
-    size_t scratch[2];      /* bytes of KYI_B_T and KYI_B_U the schedule needs */
+    size_t scratch[2]; /* bytes of KYI_B_T and KYI_B_U the schedule needs */
     int nomem;
 } kyi_sched_t;
 
 void kyi_sched_free(kyi_sched_t *s);
-void kyi_sched_xchg(kyi_sched_t *s, int to, int sbuf, size_t soff, size_t slen, int from, int rbuf, size_t roff,
-                    size_t rlen);
+void kyi_sched_xchg(kyi_sched_t *s, int to, int sbuf, size_t soff, size_t slen, int from, int rbuf,
+                    size_t roff, size_t rlen);
 void kyi_sched_xchg_reduce(kyi_sched_t *s, int to, int sbuf, size_t soff, size_t slen, int from, int rbuf,
                            size_t roff, size_t rlen, int dbuf, size_t doff);
 void kyi_sched_copy(kyi_sched_t *s, int sbuf, size_t soff, int rbuf, size_t roff, size_t n);
@@ -88,8 +88,8 @@ void kyi_sched_barrier(kyi_sched_t *s, int p, int me);
 
 /* ---- algorithm choice (select.c) ---------------------------------------------------------------------- */
 
-int kyi_coll_algo(ky_coll_kind_t kind, int p, size_t bytes);   /* host buffers; never KY_ALGO_AUTO */
-int kyi_coll_forced(ky_coll_kind_t kind);                       /* what the setting / override asks for */
+int kyi_coll_algo(ky_coll_kind_t kind, int p, size_t bytes); /* host buffers; never KY_ALGO_AUTO */
+int kyi_coll_forced(ky_coll_kind_t kind);                    /* what the setting / override asks for */
 /* GPU buffers: nvl says whether the team has the NVLink path. Forcing oneshot/twoshot without it gives the
  * host choice (staged); forcing a host algorithm stages through host memory even on NVLink. */
 int kyi_coll_algo_gpu(ky_coll_kind_t kind, int p, size_t bytes, int nvl);
@@ -101,11 +101,11 @@ struct kyi_coll_plan {
     const char *call;
     kyi_sched_t sched;
     void *buf[KYI_NBUF];
-    void *owned[2];          /* scratch allocated for T and U */
+    void *owned[2]; /* scratch allocated for T and U */
     ky_dtype_t dtype;
     ky_op_t op;
     int algo;
-    struct kyi_gplan *gpu;   /* GPU buffers: what gpu/gcoll.c runs instead of the schedule */
+    struct kyi_gplan *gpu; /* GPU buffers: what gpu/gcoll.c runs instead of the schedule */
     /* shared-memory path (shm.c): shm_kind != 0 (KYI_SHM_*) replaces the schedule. s: input (NULL: in
      * place), r: output (NULL: none), n: elements (allreduce, reduce) or bytes (allgather: per member) */
     int shm_kind, shm_root;
@@ -113,13 +113,13 @@ struct kyi_coll_plan {
     void *shm_r;
     size_t shm_n;
     struct kyi_coll_plan *shm_next; /* started plans of the team waiting to run, in start order */
-    int hier;                /* ky_allreduce runs it hierarchically (hier.c) with shm_s, shm_r, shm_n */
-    int gpu_hier;            /* ... and its buffers are GPU memory */
-    struct kyi_hplan *hp;    /* a persistent plan in hierarchical stages (hier.c), run instead of the rest */
+    int hier;             /* ky_allreduce runs it hierarchically (hier.c) with shm_s, shm_r, shm_n */
+    int gpu_hier;         /* ... and its buffers are GPU memory */
+    struct kyi_hplan *hp; /* a persistent plan in hierarchical stages (hier.c), run instead of the rest */
     int (*before)(void *), (*after)(void *); /* shared-memory plans: run around the collective (hier.c) */
     void *hook_arg;
     struct kyi_coll_plan *flight_next; /* MPI schedules in flight (exec.c): a wait progresses them all */
-    atomic_int busy;         /* a thread is advancing this plan */
+    atomic_int busy;                   /* a thread is advancing this plan */
     /* in flight */
     int active, cur, posted, tag, status;
     MPI_Request req[2];
@@ -133,8 +133,8 @@ int kyi_plan_wait(struct kyi_coll_plan *pl);
 void kyi_plan_release(struct kyi_coll_plan *pl);
 /* Scratch, start, wait and release of a host plan built on the stack. */
 int kyi_plan_run(struct kyi_coll_plan *pl);
-/* Internal agreement: v[0..n) = the minimum over the team, in place (recursive doubling on host memory). Used by
- * KY_CHECK and by the GPU set-up; every member calls it in the same order. */
+/* Internal agreement: v[0..n) = the minimum over the team, in place (recursive doubling on host memory). Used
+ * by KY_CHECK and by the GPU set-up; every member calls it in the same order. */
 int kyi_allreduce_min_i64(struct kyi_team *t, int64_t *v, size_t n, const char *call);
 
 /* ---- argument agreement (check.c) --------------------------------------------------------------------- */

@@ -27,7 +27,8 @@ static int memkind(const char *call, const void *a, const void *b, int *gpu)
     int ha = a && a != KY_IN_PLACE && !ga, hb = b && b != KY_IN_PLACE && !gb;
     *gpu = ga || gb;
     if (*gpu && (ha || hb))
-        return kyi_fail(KY_ERR_ARG, call, "one buffer is GPU memory and the other host memory: pass two of one kind");
+        return kyi_fail(KY_ERR_ARG, call,
+                        "one buffer is GPU memory and the other host memory: pass two of one kind");
     return KY_OK;
 }
 
@@ -53,7 +54,8 @@ static int use_shm(const char *call, struct kyi_team *t, int kind, int *yes)
     *yes = 0;
     if (kind >= 0) {
         int a = kyi_coll_forced((ky_coll_kind_t)kind);
-        if (a != KY_ALGO_AUTO && a != KY_ALGO_SHM && a != KY_ALGO_ONESHOT && a != KY_ALGO_TWOSHOT) return KY_OK;
+        if (a != KY_ALGO_AUTO && a != KY_ALGO_SHM && a != KY_ALGO_ONESHOT && a != KY_ALGO_TWOSHOT)
+            return KY_OK;
     }
     return kyi_shm_usable(call, t, yes);
 }
@@ -108,7 +110,8 @@ static int check_reduce_args(const char *call, const void *s, void *r, size_t n,
     *gpu = 0;
     if (KYI_SIZE_LOOKS_NEGATIVE(n)) return kyi_fail(KY_ERR_ARG, call, "count %zu looks negative", n);
     if (!kyi_dtype_size(t)) return kyi_fail(KY_ERR_ARG, call, "data type %d is not a ky_dtype_t", (int)t);
-    if ((int)op < 0 || op >= KY_OP_COUNT) return kyi_fail(KY_ERR_ARG, call, "operation %d is not a ky_op_t", (int)op);
+    if ((int)op < 0 || op >= KY_OP_COUNT)
+        return kyi_fail(KY_ERR_ARG, call, "operation %d is not a ky_op_t", (int)op);
     if (n && !s) return kyi_fail(KY_ERR_ARG, call, "send buffer is NULL (use KY_IN_PLACE for in place)");
     if (n && need_r && !r) return kyi_fail(KY_ERR_ARG, call, "receive buffer is NULL");
     return memkind(call, s, r, gpu);
@@ -121,7 +124,8 @@ static int gpu_built(struct kyi_coll_plan *pl, int st)
     return st;
 }
 
-/* ---- allreduce ------------------------------------------------------------------------------------------ */
+/* ---- allreduce ------------------------------------------------------------------------------------------
+ */
 
 static int allreduce_setup(const char *call, int kind, const void *s, void *r, size_t n, ky_dtype_t t,
                            ky_op_t op, ky_team_t team, struct kyi_coll_plan *pl)
@@ -132,7 +136,8 @@ static int allreduce_setup(const char *call, int kind, const void *s, void *r, s
     int bad = check_reduce_args(call, s, r, n, t, op, 1, &gpu);
     if (bad && !kyi_check_enabled()) return bad;
     size_t es = kyi_dtype_size(t);
-    KYI_CHECK(agree(call, tm, bad, SIG_KIND(kind, gpu), (int64_t)n, t, op, -1, kyi_coll_forced(KY_COLL_ALLREDUCE)));
+    KYI_CHECK(
+        agree(call, tm, bad, SIG_KIND(kind, gpu), (int64_t)n, t, op, -1, kyi_coll_forced(KY_COLL_ALLREDUCE)));
     memset(pl, 0, sizeof *pl);
     pl->team = tm;
     pl->call = call;
@@ -183,7 +188,8 @@ static int allreduce_now(const void *s, void *r, size_t n, ky_dtype_t t, ky_op_t
     return run_now(&pl);
 }
 
-/* ---- allgather ------------------------------------------------------------------------------------------ */
+/* ---- allgather ------------------------------------------------------------------------------------------
+ */
 
 static int allgather_setup(const char *call, int kind, const void *s, size_t b, void *r, ky_team_t team,
                            struct kyi_coll_plan *pl)
@@ -193,11 +199,15 @@ static int allgather_setup(const char *call, int kind, const void *s, size_t b, 
     int bad = KY_OK, gpu = 0;
     if (KYI_SIZE_LOOKS_NEGATIVE(b) || KYI_SIZE_LOOKS_NEGATIVE(b * (size_t)tm->size))
         bad = kyi_fail(KY_ERR_ARG, call, "bytes_each %zu looks negative", b);
-    else if (b && !s) bad = kyi_fail(KY_ERR_ARG, call, "send buffer is NULL (use KY_IN_PLACE for in place)");
-    else if (b && !r) bad = kyi_fail(KY_ERR_ARG, call, "receive buffer is NULL");
-    else bad = memkind(call, s, r, &gpu);
+    else if (b && !s)
+        bad = kyi_fail(KY_ERR_ARG, call, "send buffer is NULL (use KY_IN_PLACE for in place)");
+    else if (b && !r)
+        bad = kyi_fail(KY_ERR_ARG, call, "receive buffer is NULL");
+    else
+        bad = memkind(call, s, r, &gpu);
     if (bad && !kyi_check_enabled()) return bad;
-    KYI_CHECK(agree(call, tm, bad, SIG_KIND(kind, gpu), (int64_t)b, -1, -1, -1, kyi_coll_forced(KY_COLL_ALLGATHER)));
+    KYI_CHECK(agree(call, tm, bad, SIG_KIND(kind, gpu), (int64_t)b, -1, -1, -1,
+                    kyi_coll_forced(KY_COLL_ALLGATHER)));
     memset(pl, 0, sizeof *pl);
     pl->team = tm;
     pl->call = call;
@@ -252,7 +262,8 @@ static int allgather_now(const void *s, size_t bytes_each, void *r, ky_team_t te
     return run_now(&pl);
 }
 
-/* ---- bcast, reduce, barrier ----------------------------------------------------------------------------- */
+/* ---- bcast, reduce, barrier -----------------------------------------------------------------------------
+ */
 
 static int bcast_now(void *buf, size_t bytes, int root, ky_team_t team)
 {
@@ -260,10 +271,14 @@ static int bcast_now(void *buf, size_t bytes, int root, ky_team_t team)
     struct kyi_team *tm;
     KYI_CHECK(team_of(call, team, &tm));
     int bad = KY_OK, gpu = 0;
-    if (KYI_SIZE_LOOKS_NEGATIVE(bytes)) bad = kyi_fail(KY_ERR_ARG, call, "bytes %zu looks negative", bytes);
-    else if (root < 0 || root >= tm->size) bad = kyi_fail(KY_ERR_ARG, call, "root %d outside the team (size %d)", root, tm->size);
-    else if (bytes && !buf) bad = kyi_fail(KY_ERR_ARG, call, "buffer is NULL");
-    else bad = memkind(call, buf, NULL, &gpu);
+    if (KYI_SIZE_LOOKS_NEGATIVE(bytes))
+        bad = kyi_fail(KY_ERR_ARG, call, "bytes %zu looks negative", bytes);
+    else if (root < 0 || root >= tm->size)
+        bad = kyi_fail(KY_ERR_ARG, call, "root %d outside the team (size %d)", root, tm->size);
+    else if (bytes && !buf)
+        bad = kyi_fail(KY_ERR_ARG, call, "buffer is NULL");
+    else
+        bad = memkind(call, buf, NULL, &gpu);
     if (bad && !kyi_check_enabled()) return bad;
     KYI_CHECK(agree(call, tm, bad, SIG_KIND(K_BCAST, gpu), (int64_t)bytes, -1, -1, root, -1));
     struct kyi_coll_plan pl;
@@ -297,10 +312,12 @@ static int reduce_now(const void *s, void *r, size_t n, ky_dtype_t t, ky_op_t op
     struct kyi_team *tm;
     KYI_CHECK(team_of(call, team, &tm));
     int bad = KY_OK, gpu = 0;
-    if (root < 0 || root >= tm->size) bad = kyi_fail(KY_ERR_ARG, call, "root %d outside the team (size %d)", root, tm->size);
+    if (root < 0 || root >= tm->size)
+        bad = kyi_fail(KY_ERR_ARG, call, "root %d outside the team (size %d)", root, tm->size);
     else if (s == KY_IN_PLACE && tm->rank != root)
         bad = kyi_fail(KY_ERR_ARG, call, "KY_IN_PLACE is only for the root (this is team rank %d)", tm->rank);
-    else bad = check_reduce_args(call, s, r, n, t, op, tm->rank == root, &gpu);
+    else
+        bad = check_reduce_args(call, s, r, n, t, op, tm->rank == root, &gpu);
     if (bad && !kyi_check_enabled()) return bad;
     KYI_CHECK(agree(call, tm, bad, SIG_KIND(K_REDUCE, gpu), (int64_t)n, t, op, root, -1));
     size_t es = kyi_dtype_size(t), bytes = n * es;
@@ -361,7 +378,8 @@ static int team_barrier_now(ky_team_t team)
     return run_now(&pl);
 }
 
-/* ---- persistent plans ----------------------------------------------------------------------------------- */
+/* ---- persistent plans -----------------------------------------------------------------------------------
+ */
 
 static int plan_finish(struct kyi_coll_plan *pl, ky_coll_plan_t *out)
 {

@@ -35,7 +35,8 @@ int kyi_plan_scratch(struct kyi_coll_plan *pl)
     for (int i = 0; i < pl->sched.n; i++) {
         const kyi_step_t *st = &pl->sched.v[i];
         if (st->slen > INT_MAX || st->rlen > INT_MAX)
-            return kyi_fail(KY_ERR_UNSUPPORTED, pl->call, "a message of this schedule is over 2 GiB (%zu bytes)",
+            return kyi_fail(KY_ERR_UNSUPPORTED, pl->call,
+                            "a message of this schedule is over 2 GiB (%zu bytes)",
                             st->slen > st->rlen ? st->slen : st->rlen);
     }
     return KY_OK;
@@ -57,19 +58,21 @@ static int post(struct kyi_coll_plan *pl)
     size_t es = kyi_dtype_size(pl->dtype);
     pl->req[0] = pl->req[1] = MPI_REQUEST_NULL;
     switch (st->kind) {
-    case KYI_STEP_COPY: memmove(at(pl, st->rbuf, st->roff), at(pl, st->sbuf, st->soff), st->slen); return 0;
-    case KYI_STEP_REDUCE:
-        kyi_reduce_local(at(pl, st->dbuf, st->doff), at(pl, st->sbuf, st->soff), st->slen / es, pl->dtype, pl->op);
-        return 0;
-    default: break;
+        case KYI_STEP_COPY:
+            memmove(at(pl, st->rbuf, st->roff), at(pl, st->sbuf, st->soff), st->slen);
+            return 0;
+        case KYI_STEP_REDUCE:
+            kyi_reduce_local(at(pl, st->dbuf, st->doff), at(pl, st->sbuf, st->soff), st->slen / es, pl->dtype,
+                             pl->op);
+            return 0;
+        default:
+            break;
     }
-    if (st->from >= 0 &&
-        MPI_Irecv(at(pl, st->rbuf, st->roff), (int)st->rlen, MPI_BYTE, st->from, pl->tag, t->comm,
-                  &pl->req[0]) != MPI_SUCCESS)
+    if (st->from >= 0 && MPI_Irecv(at(pl, st->rbuf, st->roff), (int)st->rlen, MPI_BYTE, st->from, pl->tag,
+                                   t->comm, &pl->req[0]) != MPI_SUCCESS)
         return kyi_fail(KY_ERR_MPI, pl->call, "MPI_Irecv from team rank %d failed", st->from);
-    if (st->to >= 0 &&
-        MPI_Isend(at(pl, st->sbuf, st->soff), (int)st->slen, MPI_BYTE, st->to, pl->tag, t->comm,
-                  &pl->req[1]) != MPI_SUCCESS)
+    if (st->to >= 0 && MPI_Isend(at(pl, st->sbuf, st->soff), (int)st->slen, MPI_BYTE, st->to, pl->tag,
+                                 t->comm, &pl->req[1]) != MPI_SUCCESS)
         return kyi_fail(KY_ERR_MPI, pl->call, "MPI_Isend to team rank %d failed", st->to);
     return 1;
 }
@@ -150,7 +153,8 @@ static int progress_all(struct kyi_coll_plan *pl)
 int kyi_plan_start(struct kyi_coll_plan *pl)
 {
     if (pl->shm_kind) return kyi_shm_start(pl);
-    if (pl->active) return kyi_fail(KY_ERR_STATE, pl->call, "the plan is already started and not yet waited for");
+    if (pl->active)
+        return kyi_fail(KY_ERR_STATE, pl->call, "the plan is already started and not yet waited for");
     pl->active = 1;
     pl->cur = 0;
     pl->posted = 0;

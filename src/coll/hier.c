@@ -12,10 +12,10 @@
  * no allgatherv), each leader puts every block at its team rank, the node gets the whole result from its
  * leader. Reduce: to each node's leader, across the leaders to the root's leader, and inside the root's
  * node from its leader to the root when the root does not lead. Persistent allreduce and allgather plans
- * take the same stages (hier_plan.c; GPU plans for their staged host part, gpu/gcoll.c). GPU buffers (allreduce,
- * bcast, allgather, reduce) take the same stages when the team's GPU path is the staged one (members on
- * several nodes): NVLink inside each node, host staging only across the leaders; their scratch is GPU
- * memory. */
+ * take the same stages (hier_plan.c; GPU plans for their staged host part, gpu/gcoll.c). GPU buffers
+ * (allreduce, bcast, allgather, reduce) take the same stages when the team's GPU path is the staged one
+ * (members on several nodes): NVLink inside each node, host staging only across the leaders; their scratch is
+ * GPU memory. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,16 +32,20 @@
 static void *scratch(int gpu, size_t bytes, const char *call)
 {
     void *p = NULL;
-    int st = gpu ? kyi_gpu_malloc(kyi_my_device(), bytes ? bytes : 1, &p) : ((p = calloc(1, bytes ? bytes : 1)) ? KY_OK : KY_ERR_NOMEM);
-    if (st || !p) kyi_fatal("rank %d: %s: no memory for %zu bytes of hierarchical staging", kyi_rt.rank, call, bytes);
+    int st = gpu ? kyi_gpu_malloc(kyi_my_device(), bytes ? bytes : 1, &p)
+                 : ((p = calloc(1, bytes ? bytes : 1)) ? KY_OK : KY_ERR_NOMEM);
+    if (st || !p)
+        kyi_fatal("rank %d: %s: no memory for %zu bytes of hierarchical staging", kyi_rt.rank, call, bytes);
     return p;
 }
 
 static void scratch_free(int gpu, void *p)
 {
     if (!p) return;
-    if (gpu) kyi_gpu_free(p);
-    else free(p);
+    if (gpu)
+        kyi_gpu_free(p);
+    else
+        free(p);
 }
 
 static int copy(int gpu, void *dst, const void *src, size_t n)
@@ -52,10 +56,14 @@ static int copy(int gpu, void *dst, const void *src, size_t n)
         return KY_OK;
     }
     int st = kyi_gpu_copy(kyi_my_device(), dst, src, n);
-    return st ? kyi_fail(st, "hierarchical collective", "GPU copy of %zu bytes: %s", n, kyi_gpu_last_error()) : KY_OK;
+    return st ? kyi_fail(st, "hierarchical collective", "GPU copy of %zu bytes: %s", n, kyi_gpu_last_error())
+              : KY_OK;
 }
 
-static int node_of_member(const struct kyi_team *t, int j) { return kyi_rt.node_of[t->world[j]]; }
+static int node_of_member(const struct kyi_team *t, int j)
+{
+    return kyi_rt.node_of[t->world[j]];
+}
 
 /* Leader (lowest team rank) of the node of team member j. */
 static int leader_of(const struct kyi_team *t, int j)
@@ -71,8 +79,10 @@ static int wanted(const struct kyi_team *t)
     int nodes = 0, crowded = 0;
     for (int j = 0; j < t->size; j++) {
         int l = leader_of(t, j);
-        if (l == j) nodes++;
-        else crowded = 1;
+        if (l == j)
+            nodes++;
+        else
+            crowded = 1;
     }
     return nodes > 1 && crowded;
 }
@@ -93,7 +103,8 @@ int kyi_hier_usable(const char *call, struct kyi_team *t, int *yes)
                 if (h) free(h->leader);
                 free(h);
                 free(seen);
-                return kyi_fail(KY_ERR_NOMEM, call, "no memory for the hierarchical sub-teams (here or on another member)");
+                return kyi_fail(KY_ERR_NOMEM, call,
+                                "no memory for the hierarchical sub-teams (here or on another member)");
             }
             h->in_node = h->leader + p;
             h->node_index = h->leader + 2 * p;
@@ -150,7 +161,8 @@ int kyi_hier_reduce(struct kyi_team *t, const void *s, void *r, size_t n, ky_dty
     int lead = h->leaders != KY_TEAM_NULL, me = t->rank, root_leader = h->leader[root];
     int in_root_node = h->leader[me] == root_leader, relay = root != root_leader && in_root_node;
     size_t bytes = n * kyi_dtype_size(dt);
-    KYI_TRACE(KYI_SUB_COLL, "ky_reduce: hierarchical, root %d (its leader %d), %zu bytes", root, root_leader, bytes);
+    KYI_TRACE(KYI_SUB_COLL, "ky_reduce: hierarchical, root %d (its leader %d), %zu bytes", root, root_leader,
+              bytes);
     /* Leaders other than the root accumulate in scratch (r is the root's alone); so do the root's node's
      * other members, which receive the relay of stage 3. */
     void *tmp = (lead || relay) && me != root ? scratch(gpu, bytes, "ky_reduce") : NULL;
@@ -199,7 +211,8 @@ int kyi_hier_allgather(struct kyi_team *t, const void *s, size_t b, void *r, int
         int s2 = ky_allgather(nodebuf, node_bytes, all, h->leaders);
         if (!st) st = s2;
         for (int j = 0; j < p && !st; j++)
-            st = copy(gpu, (char *)r + (size_t)j * b, all + (size_t)h->node_index[j] * node_bytes + (size_t)h->in_node[j] * b, b);
+            st = copy(gpu, (char *)r + (size_t)j * b,
+                      all + (size_t)h->node_index[j] * node_bytes + (size_t)h->in_node[j] * b, b);
     }
     /* 3. the whole result from the leader to its node */
     int s3 = ky_bcast(r, (size_t)p * b, 0, h->node);

@@ -9,13 +9,13 @@
 
 /* The sub-teams of a team that runs hierarchically (t->hier), made at its first collective. */
 struct kyi_hier {
-    ky_team_t node;      /* my node's members, ranked by team rank: rank 0 is the node's leader */
-    ky_team_t leaders;   /* the leaders, ranked by team rank (KY_TEAM_NULL off the leaders) */
+    ky_team_t node;    /* my node's members, ranked by team rank: rank 0 is the node's leader */
+    ky_team_t leaders; /* the leaders, ranked by team rank (KY_TEAM_NULL off the leaders) */
     /* per team member j (computed once, the same on every member): */
-    int *leader;         /* team rank of j's node's leader */
-    int *in_node;        /* j's rank in its node's sub-team */
-    int *node_index;     /* j's node's rank among the leaders */
-    int nodes, largest;  /* leaders, and members of the largest node */
+    int *leader;        /* team rank of j's node's leader */
+    int *in_node;       /* j's rank in its node's sub-team */
+    int *node_index;    /* j's node's rank among the leaders */
+    int nodes, largest; /* leaders, and members of the largest node */
 };
 
 /* Whether blocking host collectives of t run hierarchically: members on more than one node, some node

@@ -19,10 +19,10 @@ struct kyi_hplan {
     ky_coll_plan_t across;        /* stage 2, leaders only */
     char *nodebuf, *all;          /* allgather: this node's blocks; every node's (leaders) */
     void *r;
-    size_t b;                     /* allgather: bytes per member */
+    size_t b; /* allgather: bytes per member */
     struct kyi_team *t;
     int active;
-    int algo;                     /* what ky_coll_plan_algo reports: the algorithm across the leaders */
+    int algo; /* what ky_coll_plan_algo reports: the algorithm across the leaders */
 };
 
 static int start_across(void *arg)
@@ -44,8 +44,14 @@ static int finish_across(void *arg)
     return st;
 }
 
-int kyi_hplan_active(const struct kyi_hplan *hp) { return hp && hp->active; }
-int kyi_hplan_algo(const struct kyi_hplan *hp) { return hp->algo; }
+int kyi_hplan_active(const struct kyi_hplan *hp)
+{
+    return hp && hp->active;
+}
+int kyi_hplan_algo(const struct kyi_hplan *hp)
+{
+    return hp->algo;
+}
 
 void kyi_hplan_free(struct kyi_hplan *hp)
 {
@@ -125,7 +131,9 @@ int kyi_hplan_allgather(const char *call, struct kyi_team *t, const void *s, siz
     hp->b = b;
     hp->nodebuf = calloc(1, node_bytes ? node_bytes : 1);
     hp->all = lead ? calloc(1, (size_t)h->nodes * node_bytes + 1) : NULL;
-    int st = !hp->nodebuf || (lead && !hp->all) ? kyi_fail(KY_ERR_NOMEM, call, "no memory for the plan's staging") : KY_OK;
+    int st = !hp->nodebuf || (lead && !hp->all)
+                 ? kyi_fail(KY_ERR_NOMEM, call, "no memory for the plan's staging")
+                 : KY_OK;
     /* a member short of memory would leave the others in the leaders' init: agree first */
     int64_t ok = st == KY_OK;
     KYI_CHECK(kyi_allreduce_min_i64(t, &ok, 1, call));
@@ -144,7 +152,8 @@ int kyi_hplan_allgather(const char *call, struct kyi_team *t, const void *s, siz
 
 int kyi_hplan_start(struct kyi_hplan *hp)
 {
-    if (hp->active) return kyi_fail(KY_ERR_STATE, hp->in.call, "the plan is already started and not yet waited for");
+    if (hp->active)
+        return kyi_fail(KY_ERR_STATE, hp->in.call, "the plan is already started and not yet waited for");
     hp->active = 1;
     KYI_CHECK(kyi_shm_start(&hp->in));
     return kyi_shm_start(&hp->out);

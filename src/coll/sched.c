@@ -34,8 +34,8 @@ void kyi_sched_need(kyi_sched_t *s, int buf, size_t bytes)
     if (buf == KYI_B_U && bytes > s->scratch[1]) s->scratch[1] = bytes;
 }
 
-void kyi_sched_xchg(kyi_sched_t *s, int to, int sbuf, size_t soff, size_t slen, int from, int rbuf, size_t roff,
-                    size_t rlen)
+void kyi_sched_xchg(kyi_sched_t *s, int to, int sbuf, size_t soff, size_t slen, int from, int rbuf,
+                    size_t roff, size_t rlen)
 {
     kyi_step_t *st = add(s);
     if (!st) return;

@@ -44,7 +44,10 @@ static void neighbor(kyi_sched_t *s, int p, int me, size_t b, int rbuf, size_t r
 }
 
 /* rd: virtual member v (0..p2-1) holds real blocks [lo(v), lo(v+1)) and is played by real rank lo(v). */
-static int lo(int v, int extra) { return v < extra ? 2 * v : v + extra; }
+static int lo(int v, int extra)
+{
+    return v < extra ? 2 * v : v + extra;
+}
 
 static void rd(kyi_sched_t *s, int p, int me, size_t b, int rbuf, size_t roff)
 {
@@ -66,8 +69,8 @@ static void rd(kyi_sched_t *s, int p, int me, size_t b, int rbuf, size_t roff)
         int pv = v ^ mask, g = v & ~(mask - 1), pg = pv & ~(mask - 1);
         size_t s0 = (size_t)lo(g, extra), s1 = (size_t)lo(g + mask, extra);
         size_t r0 = (size_t)lo(pg, extra), r1 = (size_t)lo(pg + mask, extra);
-        kyi_sched_xchg(s, lo(pv, extra), rbuf, roff + s0 * b, (s1 - s0) * b, lo(pv, extra), rbuf, roff + r0 * b,
-                       (r1 - r0) * b);
+        kyi_sched_xchg(s, lo(pv, extra), rbuf, roff + s0 * b, (s1 - s0) * b, lo(pv, extra), rbuf,
+                       roff + r0 * b, (r1 - r0) * b);
     }
     if (me < 2 * extra) kyi_sched_xchg(s, me + 1, rbuf, roff, (size_t)p * b, -1, rbuf, 0, 0);
 }
@@ -97,8 +100,11 @@ int kyi_sched_allgather(kyi_sched_t *s, int algo, int p, int me, size_t b, int s
     kyi_sched_copy(s, sbuf, soff, rbuf, roff + (size_t)me * b, b);
     kyi_sched_need(s, rbuf, roff + (size_t)p * b);
     if (p == 1) return algo;
-    if (algo == KY_ALGO_NEIGHBOR) neighbor(s, p, me, b, rbuf, roff);
-    else if (algo == KY_ALGO_RD) rd(s, p, me, b, rbuf, roff);
-    else ring(s, p, me, b, rbuf, roff), algo = KY_ALGO_RING;
+    if (algo == KY_ALGO_NEIGHBOR)
+        neighbor(s, p, me, b, rbuf, roff);
+    else if (algo == KY_ALGO_RD)
+        rd(s, p, me, b, rbuf, roff);
+    else
+        ring(s, p, me, b, rbuf, roff), algo = KY_ALGO_RING;
     return algo;
 }

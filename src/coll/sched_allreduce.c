@@ -16,12 +16,12 @@ static void ring(kyi_sched_t *s, int p, int me, size_t n, size_t es)
 {
     size_t q = n / (size_t)p, rem = n % (size_t)p;
 #define CNT(c) (q + ((size_t)(c) < rem))
-#define OFF(c) ((size_t)(c) * q + ((size_t)(c) < rem ? (size_t)(c) : rem))
+#define OFF(c) ((size_t)(c)*q + ((size_t)(c) < rem ? (size_t)(c) : rem))
     int nx = (me + 1) % p, pv = (me - 1 + p) % p;
     for (int k = 0; k < p - 1; k++) {
         int cs = ((me - k) % p + p) % p, cr = ((me - k - 1) % p + p) % p;
-        kyi_sched_xchg_reduce(s, nx, KYI_B_R, OFF(cs) * es, CNT(cs) * es, pv, KYI_B_T, 0, CNT(cr) * es, KYI_B_R,
-                              OFF(cr) * es);
+        kyi_sched_xchg_reduce(s, nx, KYI_B_R, OFF(cs) * es, CNT(cs) * es, pv, KYI_B_T, 0, CNT(cr) * es,
+                              KYI_B_R, OFF(cr) * es);
     }
     for (int k = 0; k < p - 1; k++) {
         int cs = ((me + 1 - k) % p + p) % p, cr = ((me - k) % p + p) % p;
@@ -72,14 +72,21 @@ int kyi_sched_allreduce(kyi_sched_t *s, int algo, int p, int me, size_t n, size_
     if (p == 1 || n == 0) return algo;
     if (algo == KY_ALGO_NEIGHBOR && p % 2) algo = KY_ALGO_RING;
     switch (algo) {
-    case KY_ALGO_RD: rd(s, p, me, bytes); break;
-    case KY_ALGO_BRUCK:
-    case KY_ALGO_NEIGHBOR: algo = gathered(s, algo, p, me, bytes); break;
-    case KY_ALGO_REDUCE_BCAST:
-        kyi_sched_reduce_tree(s, p, me, 0, KYI_B_R, bytes);
-        kyi_sched_bcast(s, p, me, 0, KYI_B_R, bytes);
-        break;
-    default: ring(s, p, me, n, es); algo = KY_ALGO_RING; break;
+        case KY_ALGO_RD:
+            rd(s, p, me, bytes);
+            break;
+        case KY_ALGO_BRUCK:
+        case KY_ALGO_NEIGHBOR:
+            algo = gathered(s, algo, p, me, bytes);
+            break;
+        case KY_ALGO_REDUCE_BCAST:
+            kyi_sched_reduce_tree(s, p, me, 0, KYI_B_R, bytes);
+            kyi_sched_bcast(s, p, me, 0, KYI_B_R, bytes);
+            break;
+        default:
+            ring(s, p, me, n, es);
+            algo = KY_ALGO_RING;
+            break;
     }
     return algo;
 }

@@ -24,7 +24,8 @@ void kyi_sched_reduce_tree(kyi_sched_t *s, int p, int me, int root, int acc, siz
             kyi_sched_xchg(s, ((v & ~mask) + root) % p, acc, 0, bytes, -1, acc, 0, 0);
             break;
         }
-        if ((v | mask) < p) kyi_sched_xchg_reduce(s, -1, acc, 0, 0, ((v | mask) + root) % p, KYI_B_T, 0, bytes, acc, 0);
+        if ((v | mask) < p)
+            kyi_sched_xchg_reduce(s, -1, acc, 0, 0, ((v | mask) + root) % p, KYI_B_T, 0, bytes, acc, 0);
     }
 }
 

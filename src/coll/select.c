@@ -16,22 +16,28 @@
 #include "runtime/config.h"
 #include "runtime/log.h"
 
-static atomic_int override_algo[2];   /* KY_ALGO_AUTO: none */
+static atomic_int override_algo[2]; /* KY_ALGO_AUTO: none */
 static int setting_algo[2] = {-1, -1};
 
-static const char *names[KY_ALGO_COUNT] = {"auto", "ring", "neighbor", "rd", "bruck", "reduce_bcast", "oneshot",
-                                           "twoshot", "shm"};
+static const char *names[KY_ALGO_COUNT] = {"auto",         "ring",    "neighbor", "rd", "bruck",
+                                           "reduce_bcast", "oneshot", "twoshot",  "shm"};
 
 /* Algorithms an allgather cannot run. */
-static int not_for_allgather(int a) { return a == KY_ALGO_REDUCE_BCAST || a == KY_ALGO_TWOSHOT; }
+static int not_for_allgather(int a)
+{
+    return a == KY_ALGO_REDUCE_BCAST || a == KY_ALGO_TWOSHOT;
+}
 
-const char *ky_coll_algo_name(ky_coll_algo_t a) { return (int)a >= 0 && a < KY_ALGO_COUNT ? names[a] : "?"; }
+const char *ky_coll_algo_name(ky_coll_algo_t a)
+{
+    return (int)a >= 0 && a < KY_ALGO_COUNT ? names[a] : "?";
+}
 
 int ky_coll_set_algo(ky_coll_kind_t kind, ky_coll_algo_t algo)
 {
     if (kind != KY_COLL_ALLREDUCE && kind != KY_COLL_ALLGATHER)
-        return kyi_fail(KY_ERR_ARG, "ky_coll_set_algo", "kind %d is not KY_COLL_ALLREDUCE or KY_COLL_ALLGATHER",
-                        (int)kind);
+        return kyi_fail(KY_ERR_ARG, "ky_coll_set_algo",
+                        "kind %d is not KY_COLL_ALLREDUCE or KY_COLL_ALLGATHER", (int)kind);
     if ((int)algo < 0 || algo >= KY_ALGO_COUNT || (kind == KY_COLL_ALLGATHER && not_for_allgather(algo)))
         return kyi_fail(KY_ERR_ARG, "ky_coll_set_algo", "algorithm %d is not one for %s", (int)algo,
                         kind == KY_COLL_ALLREDUCE ? "allreduce" : "allgather");
@@ -47,7 +53,8 @@ static int parse(ky_coll_kind_t kind)
         if (!strcmp(v, names[a]) && !(kind == KY_COLL_ALLGATHER && not_for_allgather(a))) return a;
     /* The settings table has already refused names that are not algorithms (with a warning naming them all);
      * reaching here means the table and names[] disagree. */
-    KYI_WARN(KYI_SUB_COLL, "internal: %s=%s is allowed by the settings table but is no algorithm here; using auto",
+    KYI_WARN(KYI_SUB_COLL,
+             "internal: %s=%s is allowed by the settings table but is no algorithm here; using auto",
              kyi_setting_name(id), v);
     return KY_ALGO_AUTO;
 }
@@ -86,7 +93,8 @@ int kyi_coll_algo_gpu(ky_coll_kind_t kind, int p, size_t bytes, int nvl)
 {
     int a = kyi_coll_forced(kind);
     if (a == KY_ALGO_SHM) a = KY_ALGO_AUTO; /* host memory only */
-    if (!nvl || (a != KY_ALGO_AUTO && a != KY_ALGO_ONESHOT && a != KY_ALGO_TWOSHOT)) return kyi_coll_algo(kind, p, bytes);
+    if (!nvl || (a != KY_ALGO_AUTO && a != KY_ALGO_ONESHOT && a != KY_ALGO_TWOSHOT))
+        return kyi_coll_algo(kind, p, bytes);
     if (a != KY_ALGO_AUTO) return a;
     if (kind == KY_COLL_ALLGATHER) return KY_ALGO_ONESHOT;
     static size_t oneshot_max = (size_t)-1;

@@ -15,13 +15,12 @@
  * nobody else reads that part of it) and read the shares after the second arrival.
  *
  * Single copy (KY_COLL_SHM_CMA). Allgather, bcast and reduce of at least that many bytes per member skip
- * the slots: each member publishes the address of its input in its cache line and arrives, every reader copies
- * straight from the other processes' buffers into its output with process_vm_readv (cross-memory attach,
- * what Open MPI's vader uses; a reduce's root reads and reduces chunk by chunk), then all arrive again so
- * nobody reuses an input that is still being read.
- * Through the slots the bytes are copied twice; MPI's single copy made it 1.6-2x faster from 8 KiB on.
- * Whether the kernel lets the members read each other (ptrace rules, containers) is tried once at set-up;
- * if any member cannot, the team keeps the slots.
+ * the slots: each member publishes the address of its input in its cache line and arrives, every reader
+ * copies straight from the other processes' buffers into its output with process_vm_readv (cross-memory
+ * attach, what Open MPI's vader uses; a reduce's root reads and reduces chunk by chunk), then all arrive
+ * again so nobody reuses an input that is still being read. Through the slots the bytes are copied twice;
+ * MPI's single copy made it 1.6-2x faster from 8 KiB on. Whether the kernel lets the members read each other
+ * (ptrace rules, containers) is tried once at set-up; if any member cannot, the team keeps the slots.
  *
  * Results are bitwise the same on every member: reductions run in member order 0..p-1. Waits spin with
  * polls (yielding when ranks outnumber cores), then back off through the runtime's waiters, bounded by
@@ -62,10 +61,19 @@ struct kyi_shm {
     struct kyi_coll_plan *head, *tail; /* started plans not yet run */
 };
 
-static _Atomic uint64_t *counter(struct kyi_shm *s, int j) { return (_Atomic uint64_t *)(s->base + (size_t)j * LINE); }
+static _Atomic uint64_t *counter(struct kyi_shm *s, int j)
+{
+    return (_Atomic uint64_t *)(s->base + (size_t)j * LINE);
+}
 /* The rest of member j's line: its pid and the address of its input of the current single-copy op. */
-static int64_t *line_pid(struct kyi_shm *s, int j) { return (int64_t *)(s->base + (size_t)j * LINE + 8); }
-static uintptr_t *line_addr(struct kyi_shm *s, int j) { return (uintptr_t *)(s->base + (size_t)j * LINE + 16); }
+static int64_t *line_pid(struct kyi_shm *s, int j)
+{
+    return (int64_t *)(s->base + (size_t)j * LINE + 8);
+}
+static uintptr_t *line_addr(struct kyi_shm *s, int j)
+{
+    return (uintptr_t *)(s->base + (size_t)j * LINE + 16);
+}
 
 /* n bytes of member j's memory at addr into dst; KY_OK or -errno. */
 static int cma_read(struct kyi_shm *s, int j, void *dst, uintptr_t addr, size_t n)
@@ -91,7 +99,8 @@ static int one_node(struct kyi_team *t)
     int me = kyi_rt.rank;
     for (int j = 0; j < t->size; j++) {
         int w = t->world[j];
-        if (kyi_rt.node_of[w] != kyi_rt.node_of[me] || kyi_rt.hw_node_of[w] != kyi_rt.hw_node_of[me]) return 0;
+        if (kyi_rt.node_of[w] != kyi_rt.node_of[me] || kyi_rt.hw_node_of[w] != kyi_rt.hw_node_of[me])
+            return 0;
     }
     return 1;
 }
@@ -147,8 +156,10 @@ static int create(const char *call, struct kyi_team *t, struct kyi_shm **out)
     }
     if (ok) {
         void *m = mmap(NULL, s->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (m == MAP_FAILED) ok = 0;
-        else s->base = m;
+        if (m == MAP_FAILED)
+            ok = 0;
+        else
+            s->base = m;
     }
     if (fd >= 0) close(fd);
     if (ok) { /* for the single-copy test below */
@@ -160,14 +171,18 @@ static int create(const char *call, struct kyi_team *t, struct kyi_shm **out)
     if (t->rank == 0 && v[0]) shm_unlink(name);
     if (st || !ok) {
         unmap(s);
-        if (!st) KYI_INFO(KYI_SUB_COLL, "%s: no shared-memory segment for a team of %d; MPI schedules", call, t->size);
+        if (!st)
+            KYI_INFO(KYI_SUB_COLL, "%s: no shared-memory segment for a team of %d; MPI schedules", call,
+                     t->size);
         return st;
     }
     /* Single copy only if every member can read every other one's memory (the kernel may refuse). */
     int64_t cma = (int64_t)kyi_setting_size(KYI_SET_COLL_SHM_CMA);
     for (int j = 0; j < s->p && cma; j++) {
         int64_t got = 0;
-        if (j != s->me && (cma_read(s, j, &got, *line_addr(s, j), sizeof got) != KY_OK || got != 0x4b796f7975 + j)) cma = 0;
+        if (j != s->me &&
+            (cma_read(s, j, &got, *line_addr(s, j), sizeof got) != KY_OK || got != 0x4b796f7975 + j))
+            cma = 0;
     }
     int64_t want = cma ? 1 : 0;
     st = kyi_allreduce_min_i64(t, &want, 1, call);
@@ -176,9 +191,10 @@ static int create(const char *call, struct kyi_team *t, struct kyi_shm **out)
         return st;
     }
     s->cma_min = want ? (size_t)cma : 0;
-    if (!want && cma) KYI_INFO(KYI_SUB_COLL, "%s: process_vm_readv between the members is refused: no single copy", call);
-    KYI_INFO(KYI_SUB_COLL, "%s: shared-memory collectives for a team of %d (%zu bytes; single copy %s)", call, t->size,
-             s->bytes, s->cma_min ? "on" : "off");
+    if (!want && cma)
+        KYI_INFO(KYI_SUB_COLL, "%s: process_vm_readv between the members is refused: no single copy", call);
+    KYI_INFO(KYI_SUB_COLL, "%s: shared-memory collectives for a team of %d (%zu bytes; single copy %s)", call,
+             t->size, s->bytes, s->cma_min ? "on" : "off");
 
     *out = s;
     return KY_OK;
@@ -235,8 +251,10 @@ static void arrive(struct kyi_shm *s, struct kyi_team *t, const char *call)
             if (!kyi_comm.progress_thread && (++spins & 63u) == 0) kyi_progress_poll();
             if (!until) until = kyi_now_ns() + (uint64_t)(yield_us > 0 ? yield_us : 0) * 1000ull;
             if (kyi_now_ns() < until) {
-                if (kyi_rt.oversubscribed) sched_yield();
-                else cpu_relax();
+                if (kyi_rt.oversubscribed)
+                    sched_yield();
+                else
+                    cpu_relax();
                 continue;
             }
             if (!waiting) {
@@ -283,7 +301,8 @@ static void reduce_rounds(struct kyi_shm *s, struct kyi_team *t, struct kyi_coll
         part(m, s->p, s->me, &lo, &hi);
         if (hi > lo) {
             memcpy(s->tmp, slot(s, rd, 0) + lo * es, (hi - lo) * es);
-            for (int j = 1; j < s->p; j++) kyi_reduce_local(s->tmp, slot(s, rd, j) + lo * es, hi - lo, pl->dtype, pl->op);
+            for (int j = 1; j < s->p; j++)
+                kyi_reduce_local(s->tmp, slot(s, rd, j) + lo * es, hi - lo, pl->dtype, pl->op);
             memcpy(slot(s, rd, s->me) + lo * es, s->tmp, (hi - lo) * es);
         }
         arrive(s, t, pl->call);
@@ -299,7 +318,8 @@ static void reduce_rounds(struct kyi_shm *s, struct kyi_team *t, struct kyi_coll
  * until all have read it; a failed read still arrives, so no member is left waiting. */
 static int cma_fail(struct kyi_coll_plan *pl, int err, int j)
 {
-    return kyi_fail(KY_ERR_SYSTEM, pl->call, "process_vm_readv from rank %d failed: %s", pl->team->world[j], strerror(-err));
+    return kyi_fail(KY_ERR_SYSTEM, pl->call, "process_vm_readv from rank %d failed: %s", pl->team->world[j],
+                    strerror(-err));
 }
 
 static int allgather_cma(struct kyi_shm *s, struct kyi_team *t, struct kyi_coll_plan *pl, const char *mine)
@@ -385,8 +405,10 @@ static int allgather_rounds(struct kyi_shm *s, struct kyi_team *t, struct kyi_co
         arrive(s, t, pl->call);
         for (int j = 0; j < s->p; j++) {
             char *d = r + (size_t)j * b + off;
-            if (j != s->me) memcpy(d, slot(s, rd, j), m);
-            else if (d != mine + off) memcpy(d, mine + off, m);
+            if (j != s->me)
+                memcpy(d, slot(s, rd, j), m);
+            else if (d != mine + off)
+                memcpy(d, mine + off, m);
         }
     }
     return KY_OK;
@@ -416,14 +438,24 @@ static int run_one(struct kyi_coll_plan *pl)
     struct kyi_shm *s = t->shm;
     int st = pl->before ? pl->before(pl->hook_arg) : KY_OK, c = KY_OK;
     switch (pl->shm_kind) {
-    case KYI_SHM_ALLREDUCE: reduce_rounds(s, t, pl, -1); break;
-    case KYI_SHM_REDUCE:
-        if (s->cma_min && pl->shm_n * kyi_dtype_size(pl->dtype) >= s->cma_min) c = reduce_cma(s, t, pl, pl->shm_root);
-        else reduce_rounds(s, t, pl, pl->shm_root);
-        break;
-    case KYI_SHM_ALLGATHER: c = allgather_rounds(s, t, pl); break;
-    case KYI_SHM_BCAST: c = bcast_rounds(s, t, pl); break;
-    default: arrive(s, t, pl->call); break; /* barrier */
+        case KYI_SHM_ALLREDUCE:
+            reduce_rounds(s, t, pl, -1);
+            break;
+        case KYI_SHM_REDUCE:
+            if (s->cma_min && pl->shm_n * kyi_dtype_size(pl->dtype) >= s->cma_min)
+                c = reduce_cma(s, t, pl, pl->shm_root);
+            else
+                reduce_rounds(s, t, pl, pl->shm_root);
+            break;
+        case KYI_SHM_ALLGATHER:
+            c = allgather_rounds(s, t, pl);
+            break;
+        case KYI_SHM_BCAST:
+            c = bcast_rounds(s, t, pl);
+            break;
+        default:
+            arrive(s, t, pl->call);
+            break; /* barrier */
     }
     int a = pl->after ? pl->after(pl->hook_arg) : KY_OK;
     return st ? st : c ? c : a;
@@ -445,13 +477,16 @@ static void drain(struct kyi_shm *s, struct kyi_coll_plan *upto)
 
 int kyi_shm_start(struct kyi_coll_plan *pl)
 {
-    if (pl->active) return kyi_fail(KY_ERR_STATE, pl->call, "the plan is already started and not yet waited for");
+    if (pl->active)
+        return kyi_fail(KY_ERR_STATE, pl->call, "the plan is already started and not yet waited for");
     struct kyi_shm *s = pl->team->shm;
     pl->active = 1;
     pl->status = KY_OK;
     pl->shm_next = NULL;
-    if (s->tail) s->tail->shm_next = pl;
-    else s->head = pl;
+    if (s->tail)
+        s->tail->shm_next = pl;
+    else
+        s->head = pl;
     s->tail = pl;
     return KY_OK;
 }

@@ -8,7 +8,14 @@
 
 #include "coll/coll.h"
 
-enum { KYI_SHM_NONE = 0, KYI_SHM_ALLREDUCE, KYI_SHM_ALLGATHER, KYI_SHM_BCAST, KYI_SHM_REDUCE, KYI_SHM_BARRIER };
+enum {
+    KYI_SHM_NONE = 0,
+    KYI_SHM_ALLREDUCE,
+    KYI_SHM_ALLGATHER,
+    KYI_SHM_BCAST,
+    KYI_SHM_REDUCE,
+    KYI_SHM_BARRIER
+};
 
 /* Whether collectives of `t` on host memory take the segment (made at the first call: collective over the
  * team; KY_COLL_SHM=0, members on several nodes or a failed set-up: no). */

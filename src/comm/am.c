@@ -16,8 +16,8 @@ struct kyi_am_token {
 };
 
 static _Atomic(ky_am_handler_t) handlers[KY_AM_MAX_HANDLERS];
-static atomic_ullong *sent_to;       /* [nranks] messages this rank sent to each rank */
-static atomic_ullong *handled_from;  /* [nranks] messages this rank handled from each rank */
+static atomic_ullong *sent_to;      /* [nranks] messages this rank sent to each rank */
+static atomic_ullong *handled_from; /* [nranks] messages this rank handled from each rank */
 
 int kyi_am_init(void)
 {
@@ -34,7 +34,11 @@ int kyi_am_drain(void)
 {
     int n = kyi_rt.nranks;
     unsigned long long *snap = malloc(sizeof *snap * n), *expect = malloc(sizeof *expect * n);
-    if (!snap || !expect) { free(snap); free(expect); return kyi_fail(KY_ERR_NOMEM, "ky_finalize", "no memory"); }
+    if (!snap || !expect) {
+        free(snap);
+        free(expect);
+        return kyi_fail(KY_ERR_NOMEM, "ky_finalize", "no memory");
+    }
     for (;;) {
         for (int r = 0; r < n; r++) snap[r] = atomic_load(&sent_to[r]);
         MPI_Alltoall(snap, 1, MPI_UNSIGNED_LONG_LONG, expect, 1, MPI_UNSIGNED_LONG_LONG, kyi_rt.world);
@@ -62,12 +66,16 @@ int ky_am_register(int idx, ky_am_handler_t handler)
 {
     KYI_CHECK(kyi_require_init("ky_am_register"));
     if (idx < 0 || idx >= KY_AM_MAX_HANDLERS)
-        return kyi_fail(KY_ERR_ARG, "ky_am_register", "handler index %d is not in 0..%d", idx, KY_AM_MAX_HANDLERS - 1);
+        return kyi_fail(KY_ERR_ARG, "ky_am_register", "handler index %d is not in 0..%d", idx,
+                        KY_AM_MAX_HANDLERS - 1);
     atomic_store(&handlers[idx], handler);
     return KY_OK;
 }
 
-size_t ky_am_max_medium(void) { return kyi_comm.am_medium_max; }
+size_t ky_am_max_medium(void)
+{
+    return kyi_comm.am_medium_max;
+}
 
 int ky_am_source(ky_am_token_t t)
 {
@@ -78,18 +86,22 @@ int ky_am_source(ky_am_token_t t)
 static int check_am(const char *call, int rank, int idx, const uint64_t *args, int nargs)
 {
     KYI_CHECK(kyi_require_init(call));
-    if (rank < 0 || rank >= kyi_rt.nranks) return kyi_fail(KY_ERR_ARG, call, "rank %d is not in 0..%d", rank, kyi_rt.nranks - 1);
-    if (idx < 0 || idx >= KY_AM_MAX_HANDLERS) return kyi_fail(KY_ERR_ARG, call, "handler index %d is not in 0..%d", idx, KY_AM_MAX_HANDLERS - 1);
+    if (rank < 0 || rank >= kyi_rt.nranks)
+        return kyi_fail(KY_ERR_ARG, call, "rank %d is not in 0..%d", rank, kyi_rt.nranks - 1);
+    if (idx < 0 || idx >= KY_AM_MAX_HANDLERS)
+        return kyi_fail(KY_ERR_ARG, call, "handler index %d is not in 0..%d", idx, KY_AM_MAX_HANDLERS - 1);
     if (!atomic_load(&handlers[idx]))
-        return kyi_fail(KY_ERR_NO_HANDLER, call, "no handler is registered at index %d (register it on every rank first)", idx);
-    if (nargs < 0 || nargs > KY_AM_MAX_ARGS) return kyi_fail(KY_ERR_ARG, call, "%d arguments; at most %d", nargs, KY_AM_MAX_ARGS);
+        return kyi_fail(KY_ERR_NO_HANDLER, call,
+                        "no handler is registered at index %d (register it on every rank first)", idx);
+    if (nargs < 0 || nargs > KY_AM_MAX_ARGS)
+        return kyi_fail(KY_ERR_ARG, call, "%d arguments; at most %d", nargs, KY_AM_MAX_ARGS);
     if (nargs && !args) return kyi_fail(KY_ERR_ARG, call, "args is NULL with nargs %d", nargs);
     return KY_OK;
 }
 
 /* Send one request or reply message. From a handler: deferred (the engine must not block). */
-static int send_msg(const char *call, int rank, const kyi_hdr_t *hdr, const void *payload, int pdev, size_t np,
-                    int deferred)
+static int send_msg(const char *call, int rank, const kyi_hdr_t *hdr, const void *payload, int pdev,
+                    size_t np, int deferred)
 {
     size_t len = sizeof *hdr + np;
     char stackbuf[512];
@@ -98,12 +110,14 @@ static int send_msg(const char *call, int rank, const kyi_hdr_t *hdr, const void
     memcpy(buf, hdr, sizeof *hdr);
     int st = np ? kyi_local_copy(call, buf + sizeof *hdr, -1, payload, pdev, np) : KY_OK;
     if (!st) {
-        if (deferred) st = kyi_send_deferred(buf, len, rank, 0, kyi_comm.req);
+        if (deferred)
+            st = kyi_send_deferred(buf, len, rank, 0, kyi_comm.req);
         else {
             MPI_Request r;
             if (MPI_Isend(buf, (int)len, MPI_BYTE, rank, 0, kyi_comm.req, &r) != MPI_SUCCESS)
                 st = kyi_fail(KY_ERR_MPI, call, "MPI_Isend to rank %d failed", rank);
-            else st = kyi_wait_reqs(call, rank, 1, &r);
+            else
+                st = kyi_wait_reqs(call, rank, 1, &r);
         }
     }
     if (buf != stackbuf) free(buf);
@@ -137,7 +151,9 @@ static int am_medium(const char *call, int rank, int idx, const void *payload, s
 {
     KYI_CHECK(check_am(call, rank, idx, args, nargs));
     if (KYI_SIZE_LOOKS_NEGATIVE(n)) return kyi_fail(KY_ERR_ARG, call, "size %zu looks negative", n);
-    if (n > kyi_comm.am_medium_max) return kyi_fail(KY_ERR_ARG, call, "medium payload of %zu bytes exceeds KY_AM_MEDIUM_MAX (%zu)", n, kyi_comm.am_medium_max);
+    if (n > kyi_comm.am_medium_max)
+        return kyi_fail(KY_ERR_ARG, call, "medium payload of %zu bytes exceeds KY_AM_MEDIUM_MAX (%zu)", n,
+                        kyi_comm.am_medium_max);
     if (n && !payload) return kyi_fail(KY_ERR_ARG, call, "payload is NULL");
     kyi_hdr_t h;
     fill(&h, idx, args, nargs, KYI_F_MEDIUM | KYI_F_EAGER | (reply ? KYI_F_REPLY : 0));
@@ -161,7 +177,8 @@ static int am_long(const char *call, int rank, int idx, const void *payload, siz
     if (path != KY_PATH_MPI) {
         /* Write the payload straight into the target's piece, then send only the header. */
         kyi_count(path, n);
-        KYI_CHECK(kyi_local_copy(call, (char *)s->mapped[rank] + off, kyi_mapped_dev(s, rank), payload, pdev, n));
+        KYI_CHECK(
+            kyi_local_copy(call, (char *)s->mapped[rank] + off, kyi_mapped_dev(s, rank), payload, pdev, n));
         atomic_thread_fence(memory_order_seq_cst);
         h.flags |= KYI_F_PLACED;
         return send_msg(call, rank, &h, NULL, -1, 0, reply);
@@ -183,8 +200,10 @@ static int am_long(const char *call, int rank, int idx, const void *payload, siz
         char *piece = malloc(len);
         if (!piece) return kyi_fail(KY_ERR_NOMEM, call, "no memory for a %zu-byte reply", len);
         st = kyi_local_copy(call, piece, -1, (const char *)payload + i * h.chunk, pdev, len);
-        if (st) free(piece);
-        else st = kyi_send_deferred_owned(piece, len, rank, (int)h.tag, kyi_comm.data);
+        if (st)
+            free(piece);
+        else
+            st = kyi_send_deferred_owned(piece, len, rank, (int)h.tag, kyi_comm.data);
     }
     return st;
 }
@@ -197,8 +216,8 @@ int ky_am_medium(int rank, int idx, const void *payload, size_t n, const uint64_
 {
     return am_medium("ky_am_medium", rank, idx, payload, n, args, nargs, 0);
 }
-int ky_am_long(int rank, int idx, const void *payload, size_t n, ky_seg_t seg, size_t off, const uint64_t *args,
-               int nargs)
+int ky_am_long(int rank, int idx, const void *payload, size_t n, ky_seg_t seg, size_t off,
+               const uint64_t *args, int nargs)
 {
     return am_long("ky_am_long", rank, idx, payload, n, seg, off, args, nargs, 0);
 }
@@ -215,7 +234,8 @@ int ky_am_reply_short(ky_am_token_t t, int idx, const uint64_t *args, int nargs)
     KYI_CHECK(reply_check("ky_am_reply_short", t));
     return am_short("ky_am_reply_short", t->src, idx, args, nargs, 1);
 }
-int ky_am_reply_medium(ky_am_token_t t, int idx, const void *payload, size_t n, const uint64_t *args, int nargs)
+int ky_am_reply_medium(ky_am_token_t t, int idx, const void *payload, size_t n, const uint64_t *args,
+                       int nargs)
 {
     KYI_CHECK(reply_check("ky_am_reply_medium", t));
     return am_medium("ky_am_reply_medium", t->src, idx, payload, n, args, nargs, 1);
@@ -237,7 +257,8 @@ void kyi_serve_am(const kyi_hdr_t *h, void *payload, size_t np, int src)
     if (h->flags & KYI_F_LONG) {
         struct kyi_seg *s = kyi_seg_lookup(h->seg);
         if (!s || h->off > s->bytes || h->n > s->bytes - h->off) {
-            KYI_WARN(KYI_SUB_COMM, "long active message from rank %d outside segment %u: dropped", src, h->seg);
+            KYI_WARN(KYI_SUB_COMM, "long active message from rank %d outside segment %u: dropped", src,
+                     h->seg);
             ok = 0;
         }
         int dev = ok && s->memkind == KY_MEM_GPU ? s->device : -1;
@@ -253,8 +274,9 @@ void kyi_serve_am(const kyi_hdr_t *h, void *payload, size_t np, int src)
         }
     }
     if (!fn) {
-        KYI_WARN(KYI_SUB_COMM, "active message from rank %d for handler %u, which is not registered here: dropped",
-                 src, h->handler);
+        KYI_WARN(KYI_SUB_COMM,
+                 "active message from rank %d for handler %u, which is not registered here: dropped", src,
+                 h->handler);
     } else if (ok) {
         struct kyi_am_token tok = {src, 1};
         fn(&tok, data, (h->flags & (KYI_F_LONG | KYI_F_MEDIUM)) ? h->n : 0, h->args, h->nargs);

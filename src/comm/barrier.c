@@ -22,8 +22,10 @@ int ky_barrier_notify(void)
         st = kyi_fail(KY_ERR_STATE, call, "another thread notified concurrently");
     } else {
         kyi_hb_release(KYI_HB_BARRIER); /* comm.h: this thread's accesses precede what is served after it */
-        if (MPI_Ibarrier(kyi_comm.bar, &bar_req) != MPI_SUCCESS) st = kyi_fail(KY_ERR_MPI, call, "MPI_Ibarrier failed");
-        else bar_active = 1;
+        if (MPI_Ibarrier(kyi_comm.bar, &bar_req) != MPI_SUCCESS)
+            st = kyi_fail(KY_ERR_MPI, call, "MPI_Ibarrier failed");
+        else
+            bar_active = 1;
     }
     pthread_mutex_unlock(&bar_lock);
     return st;

@@ -32,7 +32,11 @@ static void stage_put(void *buf)
     if (pool_n == pool_cap) {
         int cap = pool_cap ? 2 * pool_cap : 16;
         void **p = realloc(pool, sizeof(void *) * cap);
-        if (!p) { pthread_mutex_unlock(&pool_lock); kyi_gpu_host_free(buf); return; }
+        if (!p) {
+            pthread_mutex_unlock(&pool_lock);
+            kyi_gpu_host_free(buf);
+            return;
+        }
         pool = p;
         pool_cap = cap;
     }
@@ -57,7 +61,10 @@ size_t kyi_bulk_chunk(int local_dev, int remote_is_gpu)
     return kyi_comm.stage_chunk;
 }
 
-size_t kyi_bulk_nchunks(size_t n, size_t chunk) { return n == 0 ? 0 : (n + chunk - 1) / chunk; }
+size_t kyi_bulk_nchunks(size_t n, size_t chunk)
+{
+    return n == 0 ? 0 : (n + chunk - 1) / chunk;
+}
 
 int kyi_bulk_post_host(int send, void *buf, size_t n, size_t chunk, int peer, int tag, MPI_Comm c,
                        MPI_Request *reqs)
@@ -80,8 +87,10 @@ static int bulk_host(const char *call, int send, void *buf, size_t n, size_t chu
     MPI_Request one, *reqs = k == 1 ? &one : malloc(sizeof(MPI_Request) * k);
     if (!reqs) return kyi_fail(KY_ERR_NOMEM, call, "no memory for %zu requests", k);
     int st = kyi_bulk_post_host(send, buf, n, chunk, peer, tag, c, reqs);
-    if (st) st = kyi_fail(st, call, "posting %zu bulk messages to rank %d failed", k, peer);
-    else st = kyi_wait_reqs(call, peer, (int)k, reqs);
+    if (st)
+        st = kyi_fail(st, call, "posting %zu bulk messages to rank %d failed", k, peer);
+    else
+        st = kyi_wait_reqs(call, peer, (int)k, reqs);
     if (reqs != &one) free(reqs);
     return st;
 }
@@ -115,10 +124,14 @@ int kyi_bulk_send(const char *call, const void *src, int src_dev, size_t n, size
         int slot = (int)(i % depth);
         size_t len = (i + 1 == k) ? n - i * chunk : chunk;
         if ((st = kyi_wait_reqs(call, peer, 1, &reqs[slot]))) goto out;
-        if ((st = kyi_gpu_copy(src_dev, bufs[slot], (const char *)src + i * chunk, len)))
-            { st = kyi_fail(st, call, "staging %zu bytes from GPU %d: %s", len, src_dev, kyi_gpu_last_error()); goto out; }
-        if (MPI_Isend(bufs[slot], (int)len, MPI_BYTE, peer, tag, c, &reqs[slot]) != MPI_SUCCESS)
-            { st = kyi_fail(KY_ERR_MPI, call, "MPI_Isend of a staged chunk to rank %d failed", peer); goto out; }
+        if ((st = kyi_gpu_copy(src_dev, bufs[slot], (const char *)src + i * chunk, len))) {
+            st = kyi_fail(st, call, "staging %zu bytes from GPU %d: %s", len, src_dev, kyi_gpu_last_error());
+            goto out;
+        }
+        if (MPI_Isend(bufs[slot], (int)len, MPI_BYTE, peer, tag, c, &reqs[slot]) != MPI_SUCCESS) {
+            st = kyi_fail(KY_ERR_MPI, call, "MPI_Isend of a staged chunk to rank %d failed", peer);
+            goto out;
+        }
         atomic_fetch_add_explicit(&kyi_stats.staged_chunks, 1, memory_order_relaxed);
     }
     st = kyi_wait_reqs(call, peer, depth, reqs);
@@ -145,8 +158,10 @@ int kyi_bulk_recv(const char *call, void *dst, int dst_dev, size_t n, size_t chu
         int slot = (int)(i % depth);
         size_t len = (i + 1 == k) ? n - i * chunk : chunk;
         if ((st = kyi_wait_reqs(call, peer, 1, &reqs[slot]))) goto out;
-        if ((st = kyi_gpu_copy(dst_dev, (char *)dst + i * chunk, bufs[slot], len)))
-            { st = kyi_fail(st, call, "unstaging %zu bytes to GPU %d: %s", len, dst_dev, kyi_gpu_last_error()); goto out; }
+        if ((st = kyi_gpu_copy(dst_dev, (char *)dst + i * chunk, bufs[slot], len))) {
+            st = kyi_fail(st, call, "unstaging %zu bytes to GPU %d: %s", len, dst_dev, kyi_gpu_last_error());
+            goto out;
+        }
         atomic_fetch_add_explicit(&kyi_stats.staged_chunks, 1, memory_order_relaxed);
         size_t next = i + depth;
         if (next < k) {

@@ -23,24 +23,24 @@ struct kyi_plan;
 struct kyi_seg {
     uint32_t id;
     int memkind;
-    int device;            /* CUDA device of this rank's piece (GPU segments) */
-    void *base;            /* this rank's piece */
+    int device; /* CUDA device of this rank's piece (GPU segments) */
+    void *base; /* this rank's piece */
     size_t bytes;
-    int owned;             /* Kyoyu allocated base */
-    int shm_fd;            /* host pieces in shared memory */
-    size_t *size_of;       /* [nranks] */
-    int *dev_of;           /* [nranks] device of each rank's piece (GPU) */
-    void **mapped;         /* [nranks] address of each rank's piece in this process, NULL if not mapped */
+    int owned;       /* Kyoyu allocated base */
+    int shm_fd;      /* host pieces in shared memory */
+    size_t *size_of; /* [nranks] */
+    int *dev_of;     /* [nranks] device of each rank's piece (GPU) */
+    void **mapped;   /* [nranks] address of each rank's piece in this process, NULL if not mapped */
     pthread_mutex_t plan_lock;
-    void *plans;           /* hash buckets of cached plans (plan.c) */
+    void *plans; /* hash buckets of cached plans (plan.c) */
 };
 
 typedef struct {
     int progress_thread;
-    MPI_Comm req;       /* requests and active messages, served by the target's progress engine */
-    MPI_Comm rep;       /* replies and bulk data, target -> initiator, tag per operation */
-    MPI_Comm data;      /* bulk data initiator -> target, tag per operation */
-    MPI_Comm bar;       /* split-phase barrier */
+    MPI_Comm req;  /* requests and active messages, served by the target's progress engine */
+    MPI_Comm rep;  /* replies and bulk data, target -> initiator, tag per operation */
+    MPI_Comm data; /* bulk data initiator -> target, tag per operation */
+    MPI_Comm bar;  /* split-phase barrier */
     int tag_ub;
     atomic_uint tag_next;
     size_t eager, am_medium_max, stage_chunk;
@@ -106,16 +106,16 @@ int kyi_local_copy(const char *call, void *dst, int dst_dev, const void *src, in
 /* handle.c: non-blocking operations */
 typedef struct kyi_handle {
     int nreq;
-    MPI_Request *req;        /* req_inline, or an allocated array for many chunks */
+    MPI_Request *req; /* req_inline, or an allocated array for many chunks */
     MPI_Request req_inline[4];
     kyi_gpu_op_t *gop;
-    int64_t rstatus;         /* remote status received into here (acks) */
-    int status;              /* final status once done */
+    int64_t rstatus; /* remote status received into here (acks) */
+    int status;      /* final status once done */
     int done;
-    int linked;               /* on the outstanding list (under its lock) */
-    atomic_int refs;          /* the user's, the outstanding list's, and a ky_quiet in progress */
-    int rank;                /* target, for fence */
-    void *tmp, *tmp2;        /* buffers freed on completion */
+    int linked;                         /* on the outstanding list (under its lock) */
+    atomic_int refs;                    /* the user's, the outstanding list's, and a ky_quiet in progress */
+    int rank;                           /* target, for fence */
+    void *tmp, *tmp2;                   /* buffers freed on completion */
     int (*finish)(struct kyi_handle *); /* runs once after the requests completed (unpack, checks) */
     void *finish_arg;
     size_t finish_n;
@@ -154,8 +154,8 @@ int kyi_send_deferred_owned(void *buf, size_t n, int dest, int tag, MPI_Comm com
 int kyi_progress_deferred(void);
 /* Send buf (not copied) from a handler; once sent the engine calls release(ctx) (buffer pools, memory that
  * must not change while it is read). */
-int kyi_send_deferred_release(const void *buf, size_t n, int dest, int tag, MPI_Comm comm, void (*release)(void *),
-                              void *ctx);
+int kyi_send_deferred_release(const void *buf, size_t n, int dest, int tag, MPI_Comm comm,
+                              void (*release)(void *), void *ctx);
 unsigned kyi_new_tag(void);
 
 #endif

@@ -12,9 +12,11 @@ int ky_dev_seg(ky_seg_t seg, ky_dev_seg_t *out)
     KYI_CHECK(kyi_check_target(call, kyi_rt.rank, seg));
     if (!out) return kyi_fail(KY_ERR_ARG, call, "out is NULL");
     if (seg->memkind != KY_MEM_GPU)
-        return kyi_fail(KY_ERR_ARG, call, "segment %u is host memory: the device calls need a GPU segment", seg->id);
+        return kyi_fail(KY_ERR_ARG, call, "segment %u is host memory: the device calls need a GPU segment",
+                        seg->id);
     if (kyi_rt.nranks > KY_DEV_MAX_RANKS)
-        return kyi_fail(KY_ERR_ARG, call, "%d ranks: the device view holds at most %d", kyi_rt.nranks, KY_DEV_MAX_RANKS);
+        return kyi_fail(KY_ERR_ARG, call, "%d ranks: the device view holds at most %d", kyi_rt.nranks,
+                        KY_DEV_MAX_RANKS);
     memset(out, 0, sizeof *out);
     out->rank = kyi_rt.rank;
     out->nranks = kyi_rt.nranks;

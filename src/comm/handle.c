@@ -14,7 +14,10 @@ static pthread_mutex_t complete_lock = PTHREAD_MUTEX_INITIALIZER;
 kyi_handle_t *kyi_handle_new(const char *call, int rank)
 {
     kyi_handle_t *h = calloc(1, sizeof *h);
-    if (!h) { kyi_fail(KY_ERR_NOMEM, call, "no memory for a handle"); return NULL; }
+    if (!h) {
+        kyi_fail(KY_ERR_NOMEM, call, "no memory for a handle");
+        return NULL;
+    }
     h->call = call;
     h->rank = rank;
     atomic_init(&h->refs, 1);
@@ -27,8 +30,10 @@ int kyi_handle_done(kyi_handle_t *h, int status, ky_handle_t *out)
 {
     h->done = 1;
     h->status = status;
-    if (out) *out = (ky_handle_t)h;
-    else free(h);
+    if (out)
+        *out = (ky_handle_t)h;
+    else
+        free(h);
     return status;
 }
 
@@ -40,10 +45,15 @@ static void release(kyi_handle_t *h)
 static void unlink_handle(kyi_handle_t *h)
 {
     pthread_mutex_lock(&out_lock);
-    if (!h->linked) { pthread_mutex_unlock(&out_lock); return; } /* never started, or already unlinked */
+    if (!h->linked) {
+        pthread_mutex_unlock(&out_lock);
+        return;
+    } /* never started, or already unlinked */
     h->linked = 0;
-    if (h->prev) h->prev->next = h->next;
-    else if (out_head == h) out_head = h->next;
+    if (h->prev)
+        h->prev->next = h->next;
+    else if (out_head == h)
+        out_head = h->next;
     if (h->next) h->next->prev = h->prev;
     h->prev = h->next = NULL;
     pthread_mutex_unlock(&out_lock);
@@ -72,12 +82,18 @@ static int finish(kyi_handle_t *h)
         h->gop = NULL;
         if (st) st = kyi_fail(st, h->call, "GPU copy failed: %s", kyi_gpu_last_error());
     }
-    if (!st && h->finish) st = h->finish(h);
-    else if (!st && h->rstatus) st = kyi_fail((int)h->rstatus, h->call, "rank %d refused the request", h->rank);
+    if (!st && h->finish)
+        st = h->finish(h);
+    else if (!st && h->rstatus)
+        st = kyi_fail((int)h->rstatus, h->call, "rank %d refused the request", h->rank);
     free(h->tmp);
     free(h->tmp2);
     h->tmp = h->tmp2 = NULL;
-    if (h->req != h->req_inline) { free(h->req); h->req = h->req_inline; h->nreq = 0; }
+    if (h->req != h->req_inline) {
+        free(h->req);
+        h->req = h->req_inline;
+        h->nreq = 0;
+    }
     h->done = 1;
     h->status = st;
     unlink_handle(h);
@@ -88,7 +104,11 @@ static int finish(kyi_handle_t *h)
 static int poll_handle(kyi_handle_t *h, int *status)
 {
     pthread_mutex_lock(&complete_lock);
-    if (h->done) { *status = h->status; pthread_mutex_unlock(&complete_lock); return 1; }
+    if (h->done) {
+        *status = h->status;
+        pthread_mutex_unlock(&complete_lock);
+        return 1;
+    }
     int done = 1;
     if (h->nreq && kyi_test_reqs(h->nreq, h->req, &done)) done = 1;
     if (done && h->gop) done = kyi_gpu_op_test(h->gop) != 1;
@@ -176,11 +196,15 @@ static int complete_outstanding(const char *call, int rank)
     }
 }
 
-int ky_quiet(void) { return complete_outstanding("ky_quiet", -1); }
+int ky_quiet(void)
+{
+    return complete_outstanding("ky_quiet", -1);
+}
 
 int ky_fence(int rank)
 {
     KYI_CHECK(kyi_require_init("ky_fence"));
-    if (rank < -1 || rank >= kyi_rt.nranks) return kyi_fail(KY_ERR_ARG, "ky_fence", "rank %d is not -1 or in 0..%d", rank, kyi_rt.nranks - 1);
+    if (rank < -1 || rank >= kyi_rt.nranks)
+        return kyi_fail(KY_ERR_ARG, "ky_fence", "rank %d is not -1 or in 0..%d", rank, kyi_rt.nranks - 1);
     return complete_outstanding("ky_fence", rank);
 }

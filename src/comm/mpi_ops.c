@@ -13,7 +13,10 @@ static int reserve_reqs(kyi_handle_t *h, size_t n)
 {
     if (n <= 4) return KY_OK;
     h->req = malloc(sizeof(MPI_Request) * n);
-    if (!h->req) { h->req = h->req_inline; return kyi_fail(KY_ERR_NOMEM, h->call, "no memory for %zu requests", n); }
+    if (!h->req) {
+        h->req = h->req_inline;
+        return kyi_fail(KY_ERR_NOMEM, h->call, "no memory for %zu requests", n);
+    }
     for (size_t i = 0; i < n; i++) h->req[i] = MPI_REQUEST_NULL;
     return KY_OK;
 }
@@ -30,7 +33,10 @@ int kyi_mpi_put(kyi_handle_t *h, kyi_hdr_t *hdr, const void *src, int src_dev, i
         hdr->flags |= KYI_F_EAGER;
         memcpy(buf, hdr, sizeof *hdr);
         int st = kyi_local_copy(h->call, buf + sizeof *hdr, -1, src, src_dev, n);
-        if (st) { free(buf); return st; }
+        if (st) {
+            free(buf);
+            return st;
+        }
         h->tmp = buf;
         MPI_Irecv(&h->rstatus, sizeof h->rstatus, MPI_BYTE, rank, (int)hdr->tag, kyi_comm.rep, &h->req[0]);
         MPI_Isend(buf, (int)(sizeof *hdr + n), MPI_BYTE, rank, 0, kyi_comm.req, &h->req[1]);

@@ -57,7 +57,11 @@ void kyi_plan_add(struct kyi_seg *s, const uint64_t *key, int nkey, const kyi_pl
     pthread_mutex_lock(&s->plan_lock);
     if (!s->plans) s->plans = calloc(KYI_PLAN_BUCKETS, sizeof(struct kyi_plan *));
     struct kyi_plan **b = (struct kyi_plan **)s->plans;
-    if (!b) { pthread_mutex_unlock(&s->plan_lock); free(p); return; }
+    if (!b) {
+        pthread_mutex_unlock(&s->plan_lock);
+        free(p);
+        return;
+    }
     unsigned i = hash(key, nkey);
     p->next = b[i];
     b[i] = p;

@@ -9,8 +9,8 @@
 
 typedef struct {
     ky_path_t path;
-    int local_dev;   /* device of the caller's buffer, -1 host */
-    size_t bytes;    /* payload */
+    int local_dev; /* device of the caller's buffer, -1 host */
+    size_t bytes;  /* payload */
 } kyi_plan_info_t;
 
 /* 1 and *out filled if the key is cached. Counts hits and misses in the statistics. */

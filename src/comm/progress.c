@@ -47,11 +47,14 @@ int kyi_send_deferred_owned(void *copy, size_t n, int dest, int tag, MPI_Comm co
     return kyi_send_deferred_release(copy, n, dest, tag, comm, free, copy);
 }
 
-int kyi_send_deferred_release(const void *buf, size_t n, int dest, int tag, MPI_Comm comm, void (*release)(void *),
-                              void *ctx)
+int kyi_send_deferred_release(const void *buf, size_t n, int dest, int tag, MPI_Comm comm,
+                              void (*release)(void *), void *ctx)
 {
     deferred_t *d = malloc(sizeof *d);
-    if (!d) { release(ctx); return kyi_fail(KY_ERR_NOMEM, "kyi_send_deferred", "no memory"); }
+    if (!d) {
+        release(ctx);
+        return kyi_fail(KY_ERR_NOMEM, "kyi_send_deferred", "no memory");
+    }
     d->buf = (void *)buf;
     d->release = release;
     d->ctx = ctx;
@@ -104,13 +107,15 @@ static int poll_once(void)
         MPI_Get_count(&st, MPI_BYTE, &count);
         if ((size_t)count > rbuf_cap) {
             char *nb = realloc(rbuf, count);
-            if (!nb) kyi_fatal("rank %d: progress engine: no memory for a %d-byte request", kyi_rt.rank, count);
+            if (!nb)
+                kyi_fatal("rank %d: progress engine: no memory for a %d-byte request", kyi_rt.rank, count);
             rbuf = nb;
             rbuf_cap = count;
         }
         MPI_Mrecv(rbuf, count, MPI_BYTE, &msg, &st);
         if ((size_t)count < sizeof(kyi_hdr_t)) {
-            KYI_WARN(KYI_SUB_COMM, "dropping a %d-byte message from rank %d: shorter than a header", count, st.MPI_SOURCE);
+            KYI_WARN(KYI_SUB_COMM, "dropping a %d-byte message from rank %d: shorter than a header", count,
+                     st.MPI_SOURCE);
             continue;
         }
         kyi_hdr_t *h = (kyi_hdr_t *)rbuf;
@@ -146,8 +151,10 @@ static void *progress_main(void *arg)
         int n = poll_once();
         pthread_mutex_unlock(&poll_lock);
         if (n < 0) break;
-        if (n > 0) kyi_waiter_progress(&w);
-        else kyi_waiter_pause(&w);
+        if (n > 0)
+            kyi_waiter_progress(&w);
+        else
+            kyi_waiter_pause(&w);
     }
     /* Drain replies still in flight before the thread ends. */
     while (kyi_progress_deferred() > 0) kyi_waiter_pause(&w);

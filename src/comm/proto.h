@@ -9,22 +9,22 @@
 #include "kyoyu/comm.h"
 
 enum {
-    KYI_OP_PUT = 1,      /* write n bytes at off; ack */
-    KYI_OP_GET,          /* read n bytes at off; status then data */
-    KYI_OP_MEMSET,       /* aux = byte; ack */
-    KYI_OP_PUT_STRIDED,  /* packed payload unpacked at off with args = dst strides, counts; ack */
-    KYI_OP_GET_STRIDED,  /* packed at the target with args = src strides, counts; status then data */
-    KYI_OP_AM,           /* active message: handler, args, payload (medium or long) */
-    KYI_OP_STOP          /* progress thread: leave (sent by a rank to itself at finalize) */
+    KYI_OP_PUT = 1,     /* write n bytes at off; ack */
+    KYI_OP_GET,         /* read n bytes at off; status then data */
+    KYI_OP_MEMSET,      /* aux = byte; ack */
+    KYI_OP_PUT_STRIDED, /* packed payload unpacked at off with args = dst strides, counts; ack */
+    KYI_OP_GET_STRIDED, /* packed at the target with args = src strides, counts; status then data */
+    KYI_OP_AM,          /* active message: handler, args, payload (medium or long) */
+    KYI_OP_STOP         /* progress thread: leave (sent by a rank to itself at finalize) */
 };
 
 enum {
-    KYI_F_EAGER = 1,     /* payload follows the header in the same message */
-    KYI_F_REPLY = 2,     /* AM: this is a reply */
-    KYI_F_LONG = 4,      /* AM: payload goes into segment `seg` at `off` */
-    KYI_F_PLACED = 8,    /* AM long: payload already written by the initiator (shm/IPC) */
-    KYI_F_MEDIUM = 16,   /* AM: payload delivered in a temporary buffer */
-    KYI_F_ACK = 32       /* send a status back on rep/tag */
+    KYI_F_EAGER = 1,   /* payload follows the header in the same message */
+    KYI_F_REPLY = 2,   /* AM: this is a reply */
+    KYI_F_LONG = 4,    /* AM: payload goes into segment `seg` at `off` */
+    KYI_F_PLACED = 8,  /* AM long: payload already written by the initiator (shm/IPC) */
+    KYI_F_MEDIUM = 16, /* AM: payload delivered in a temporary buffer */
+    KYI_F_ACK = 32     /* send a status back on rep/tag */
 };
 
 typedef struct {
@@ -36,8 +36,8 @@ typedef struct {
     uint32_t seg;
     uint32_t tag;
     uint64_t off;
-    uint64_t n;          /* payload bytes */
-    uint64_t chunk;      /* bulk chunk size */
+    uint64_t n;     /* payload bytes */
+    uint64_t chunk; /* bulk chunk size */
     uint64_t aux;
     uint64_t args[KY_AM_MAX_ARGS];
 } kyi_hdr_t;

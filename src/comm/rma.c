@@ -62,7 +62,8 @@ static int rma_start(const char *call, int is_put, void *buf, int rank, ky_seg_t
     return kyi_handle_launch(h, st, out);
 }
 
-/* KY_TRACE spans: a blocking call's lasts until its data has landed, a non-blocking call's until it is issued */
+/* KY_TRACE spans: a blocking call's lasts until its data has landed, a non-blocking call's until it is issued
+ */
 static int put_start(const char *call, int rank, ky_seg_t s, size_t off, const void *src, size_t n,
                      ky_handle_t *out)
 {
@@ -72,7 +73,8 @@ static int put_start(const char *call, int rank, ky_seg_t s, size_t off, const v
     return st;
 }
 
-static int get_start(const char *call, void *dst, int rank, ky_seg_t s, size_t off, size_t n, ky_handle_t *out)
+static int get_start(const char *call, void *dst, int rank, ky_seg_t s, size_t off, size_t n,
+                     ky_handle_t *out)
 {
     uint64_t t0 = KYI_TRACE_T0();
     int st = rma_start(call, 0, dst, rank, s, off, n, out);

@@ -42,11 +42,16 @@ struct kyi_seg *kyi_seg_lookup(uint32_t id)
 static int alloc_piece(const char *call, struct kyi_seg *s, void *base, size_t bytes)
 {
     s->shm_fd = -1;
-    if (base) { s->base = base; return KY_OK; }
+    if (base) {
+        s->base = base;
+        return KY_OK;
+    }
     s->owned = 1;
     if (s->memkind == KY_MEM_GPU) {
         int st = kyi_gpu_malloc(s->device, bytes ? bytes : 1, &s->base);
-        if (st) return kyi_fail(st, call, "cannot allocate %zu bytes on GPU %d: %s", bytes, s->device, kyi_gpu_last_error());
+        if (st)
+            return kyi_fail(st, call, "cannot allocate %zu bytes on GPU %d: %s", bytes, s->device,
+                            kyi_gpu_last_error());
         return KY_OK;
     }
     char name[64];
@@ -57,7 +62,9 @@ static int alloc_piece(const char *call, struct kyi_seg *s, void *base, size_t b
     if (ftruncate(fd, (off_t)len)) {
         close(fd);
         shm_unlink(name);
-        return kyi_fail(KY_ERR_NOMEM, call, "cannot size shared memory %s to %zu bytes: %m (is /dev/shm large enough?)", name, len);
+        return kyi_fail(KY_ERR_NOMEM, call,
+                        "cannot size shared memory %s to %zu bytes: %m (is /dev/shm large enough?)", name,
+                        len);
     }
     void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED) {
@@ -73,7 +80,8 @@ static int alloc_piece(const char *call, struct kyi_seg *s, void *base, size_t b
 static void free_piece(struct kyi_seg *s)
 {
     if (!s->owned || !s->base) return;
-    if (s->memkind == KY_MEM_GPU) kyi_gpu_free(s->base);
+    if (s->memkind == KY_MEM_GPU)
+        kyi_gpu_free(s->base);
     else {
         munmap(s->base, s->bytes ? s->bytes : 1);
         if (s->shm_fd >= 0) close(s->shm_fd);
@@ -91,7 +99,10 @@ static int map_peers(const char *call, struct kyi_seg *s, const seg_info_t *info
     int st = KY_OK;
     if (s->memkind == KY_MEM_GPU) {
         ipc = calloc(nl, sizeof *ipc);
-        if (!ipc) { free(world_of); return kyi_fail(KY_ERR_NOMEM, call, "no memory"); }
+        if (!ipc) {
+            free(world_of);
+            return kyi_fail(KY_ERR_NOMEM, call, "no memory");
+        }
         kyi_gpu_ipc_t mine;
         memset(&mine, 0, sizeof mine);
         int ok = info[kyi_rt.rank].shareable && kyi_gpu_ipc_export(s->base, &mine) == KY_OK;
@@ -104,9 +115,11 @@ static int map_peers(const char *call, struct kyi_seg *s, const seg_info_t *info
             if (r == kyi_rt.rank || !info[r].shareable) continue;
             if (!kyi_gpu_can_access_peer(mydev, info[r].device)) continue;
             void *p = NULL;
-            if (kyi_gpu_ipc_open(&ipc[l], mydev, &p) == KY_OK) s->mapped[r] = p;
-            else KYI_INFO(KYI_SUB_COMM, "segment %u: cannot open rank %d's GPU piece by IPC (%s); using MPI", s->id, r,
-                          kyi_gpu_last_error());
+            if (kyi_gpu_ipc_open(&ipc[l], mydev, &p) == KY_OK)
+                s->mapped[r] = p;
+            else
+                KYI_INFO(KYI_SUB_COMM, "segment %u: cannot open rank %d's GPU piece by IPC (%s); using MPI",
+                         s->id, r, kyi_gpu_last_error());
         }
     } else {
         for (int l = 0; l < nl; l++) {
@@ -115,7 +128,10 @@ static int map_peers(const char *call, struct kyi_seg *s, const seg_info_t *info
             char name[64];
             shm_name(name, sizeof name, s->id, r);
             int fd = shm_open(name, O_RDWR, 0600);
-            if (fd < 0) { KYI_INFO(KYI_SUB_COMM, "segment %u: shm_open(%s): %m; using MPI", s->id, name); continue; }
+            if (fd < 0) {
+                KYI_INFO(KYI_SUB_COMM, "segment %u: shm_open(%s): %m; using MPI", s->id, name);
+                continue;
+            }
             void *p = mmap(NULL, info[r].bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
             close(fd);
             if (p != MAP_FAILED) s->mapped[r] = p;
@@ -136,8 +152,10 @@ static void unmap_peers(struct kyi_seg *s)
 {
     for (int r = 0; r < kyi_rt.nranks; r++) {
         if (r == kyi_rt.rank || !s->mapped[r]) continue;
-        if (s->memkind == KY_MEM_GPU) kyi_gpu_ipc_close(s->mapped[r]);
-        else munmap(s->mapped[r], s->size_of[r]);
+        if (s->memkind == KY_MEM_GPU)
+            kyi_gpu_ipc_close(s->mapped[r]);
+        else
+            munmap(s->mapped[r], s->size_of[r]);
         s->mapped[r] = NULL;
     }
 }
@@ -159,14 +177,22 @@ int ky_seg_create(void *base, size_t bytes, ky_memkind_t memkind, int device, ky
     KYI_CHECK(kyi_require_init(call));
     /* Argument errors are agreed on collectively so that no rank is left alone in the collective. */
     int bad = 0;
-    if (!out) bad = kyi_fail(KY_ERR_ARG, call, "out is NULL");
-    else if (memkind != KY_MEM_HOST && memkind != KY_MEM_GPU) bad = kyi_fail(KY_ERR_ARG, call, "memkind %d is neither KY_MEM_HOST nor KY_MEM_GPU", memkind);
-    else if (KYI_SIZE_LOOKS_NEGATIVE(bytes)) bad = kyi_fail(KY_ERR_ARG, call, "size %zu looks negative", bytes);
-    else if (memkind == KY_MEM_GPU && kyi_gpu_count() <= 0) bad = kyi_fail(KY_ERR_UNSUPPORTED, call, "GPU segment requested but %s", kyi_gpu_built() ? "no GPU is visible" : "Kyoyu was built without CUDA");
+    if (!out)
+        bad = kyi_fail(KY_ERR_ARG, call, "out is NULL");
+    else if (memkind != KY_MEM_HOST && memkind != KY_MEM_GPU)
+        bad = kyi_fail(KY_ERR_ARG, call, "memkind %d is neither KY_MEM_HOST nor KY_MEM_GPU", memkind);
+    else if (KYI_SIZE_LOOKS_NEGATIVE(bytes))
+        bad = kyi_fail(KY_ERR_ARG, call, "size %zu looks negative", bytes);
+    else if (memkind == KY_MEM_GPU && kyi_gpu_count() <= 0)
+        bad = kyi_fail(KY_ERR_UNSUPPORTED, call, "GPU segment requested but %s",
+                       kyi_gpu_built() ? "no GPU is visible" : "Kyoyu was built without CUDA");
     else if (memkind == KY_MEM_GPU) {
         if (device < 0) device = kyi_my_device() >= 0 ? kyi_my_device() : 0;
-        if (device >= kyi_gpu_count()) bad = kyi_fail(KY_ERR_ARG, call, "device %d does not exist (%d visible)", device, kyi_gpu_count());
-        else if (base && kyi_gpu_ptr_device(base) != device) bad = kyi_fail(KY_ERR_ARG, call, "base %p is not memory of GPU %d", base, device);
+        if (device >= kyi_gpu_count())
+            bad =
+                kyi_fail(KY_ERR_ARG, call, "device %d does not exist (%d visible)", device, kyi_gpu_count());
+        else if (base && kyi_gpu_ptr_device(base) != device)
+            bad = kyi_fail(KY_ERR_ARG, call, "base %p is not memory of GPU %d", base, device);
     }
     int worst;
     MPI_Allreduce(&bad, &worst, 1, MPI_INT, MPI_MIN, kyi_rt.world);
@@ -176,7 +202,11 @@ int ky_seg_create(void *base, size_t bytes, ky_memkind_t memkind, int device, ky
     seg_info_t mine = {bytes, memkind, device, 0, 0};
     seg_info_t *info = malloc(sizeof *info * kyi_rt.nranks);
     struct kyi_seg *s = calloc(1, sizeof *s);
-    if (!info || !s) { free(info); free(s); return kyi_fail(KY_ERR_NOMEM, call, "no memory"); }
+    if (!info || !s) {
+        free(info);
+        free(s);
+        return kyi_fail(KY_ERR_NOMEM, call, "no memory");
+    }
     s->size_of = calloc(kyi_rt.nranks, sizeof(size_t));
     s->dev_of = calloc(kyi_rt.nranks, sizeof(int));
     s->mapped = calloc(kyi_rt.nranks, sizeof(void *));
@@ -188,10 +218,13 @@ int ky_seg_create(void *base, size_t bytes, ky_memkind_t memkind, int device, ky
     s->id = kyi_comm.seg_next++;
     pthread_rwlock_unlock(&kyi_comm.seg_lock);
     int st = (!s->size_of || !s->dev_of || !s->mapped) ? kyi_fail(KY_ERR_NOMEM, call, "no memory") : KY_OK;
-    if (!st && s->id >= KYI_MAX_SEGS) st = kyi_fail(KY_ERR_NOMEM, call, "more than %d segments were created", KYI_MAX_SEGS);
+    if (!st && s->id >= KYI_MAX_SEGS)
+        st = kyi_fail(KY_ERR_NOMEM, call, "more than %d segments were created", KYI_MAX_SEGS);
     if (!st) st = alloc_piece(call, s, base, bytes);
-    /* Host pieces are shareable when Kyoyu put them in shared memory; GPU pieces when they are cudaMalloc'ed. */
-    mine.shareable = !st && (memkind == KY_MEM_GPU ? !kyi_comm.force_gpu_mpi : (s->shm_fd >= 0 && !kyi_comm.force_host_mpi));
+    /* Host pieces are shareable when Kyoyu put them in shared memory; GPU pieces when they are cudaMalloc'ed.
+     */
+    mine.shareable = !st && (memkind == KY_MEM_GPU ? !kyi_comm.force_gpu_mpi
+                                                   : (s->shm_fd >= 0 && !kyi_comm.force_host_mpi));
     int fail = st;
     MPI_Allreduce(&st, &fail, 1, MPI_INT, MPI_MIN, kyi_rt.world);
     if (fail) {
@@ -221,7 +254,8 @@ int ky_seg_create(void *base, size_t bytes, ky_memkind_t memkind, int device, ky
     pthread_rwlock_unlock(&kyi_comm.seg_lock);
     /* Nobody may send requests for this segment before every rank has registered it. */
     MPI_Barrier(kyi_rt.world);
-    KYI_INFO(KYI_SUB_COMM, "segment %u: %zu bytes of %s memory at %p", s->id, bytes, memkind == KY_MEM_GPU ? "GPU" : "host", s->base);
+    KYI_INFO(KYI_SUB_COMM, "segment %u: %zu bytes of %s memory at %p", s->id, bytes,
+             memkind == KY_MEM_GPU ? "GPU" : "host", s->base);
     *out = s;
     return st;
 }
@@ -244,7 +278,8 @@ static int seg_destroy(struct kyi_seg *s)
 int ky_seg_destroy(ky_seg_t seg)
 {
     KYI_CHECK(kyi_require_init("ky_seg_destroy"));
-    if (!seg || kyi_seg_lookup(seg->id) != seg) return kyi_fail(KY_ERR_ARG, "ky_seg_destroy", "not a live segment");
+    if (!seg || kyi_seg_lookup(seg->id) != seg)
+        return kyi_fail(KY_ERR_ARG, "ky_seg_destroy", "not a live segment");
     return seg_destroy(seg);
 }
 
@@ -260,7 +295,8 @@ int kyi_seg_destroy_all(void)
 int ky_seg_local(ky_seg_t seg, void **base, size_t *bytes)
 {
     KYI_CHECK(kyi_require_init("ky_seg_local"));
-    if (!seg || kyi_seg_lookup(seg->id) != seg) return kyi_fail(KY_ERR_ARG, "ky_seg_local", "not a live segment");
+    if (!seg || kyi_seg_lookup(seg->id) != seg)
+        return kyi_fail(KY_ERR_ARG, "ky_seg_local", "not a live segment");
     if (base) *base = seg->base;
     if (bytes) *bytes = seg->bytes;
     return KY_OK;
@@ -289,7 +325,8 @@ int kyi_check_range(const char *call, int rank, ky_seg_t seg, size_t off, size_t
     if (KYI_SIZE_LOOKS_NEGATIVE(n)) return kyi_fail(KY_ERR_ARG, call, "size %zu looks negative", n);
     size_t size = seg->size_of[rank];
     if (off > size || n > size - off)
-        return kyi_fail(KY_ERR_RANGE, call, "offset %zu + %zu bytes outside segment %u of rank %d (%zu bytes)", off, n,
-                        seg->id, rank, size);
+        return kyi_fail(KY_ERR_RANGE, call,
+                        "offset %zu + %zu bytes outside segment %u of rank %d (%zu bytes)", off, n, seg->id,
+                        rank, size);
     return KY_OK;
 }

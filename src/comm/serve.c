@@ -12,26 +12,31 @@ static int check(const kyi_hdr_t *h, int src, struct kyi_seg **out, size_t exten
 {
     struct kyi_seg *s = kyi_seg_lookup(h->seg);
     if (!s) {
-        KYI_WARN(KYI_SUB_COMM, "request from rank %d names segment %u, which does not exist here", src, h->seg);
+        KYI_WARN(KYI_SUB_COMM, "request from rank %d names segment %u, which does not exist here", src,
+                 h->seg);
         return KY_ERR_RANGE;
     }
     if (h->off > s->bytes || extent > s->bytes - h->off) {
-        KYI_WARN(KYI_SUB_COMM, "request from rank %d: offset %llu + %zu bytes outside segment %u (%zu bytes)", src,
-                 (unsigned long long)h->off, extent, h->seg, s->bytes);
+        KYI_WARN(KYI_SUB_COMM, "request from rank %d: offset %llu + %zu bytes outside segment %u (%zu bytes)",
+                 src, (unsigned long long)h->off, extent, h->seg, s->bytes);
         return KY_ERR_RANGE;
     }
     *out = s;
     return KY_OK;
 }
 
-static int seg_dev(const struct kyi_seg *s) { return s->memkind == KY_MEM_GPU ? s->device : -1; }
+static int seg_dev(const struct kyi_seg *s)
+{
+    return s->memkind == KY_MEM_GPU ? s->device : -1;
+}
 
 static void ack(const kyi_hdr_t *h, int src, int64_t status)
 {
     kyi_send_deferred(&status, sizeof status, src, (int)h->tag, kyi_comm.rep);
 }
 
-/* A large get that failed: its status, then the empty chunks the initiator has already posted receives for. */
+/* A large get that failed: its status, then the empty chunks the initiator has already posted receives for.
+ */
 static void refuse_bulk(const kyi_hdr_t *h, int src, int64_t status)
 {
     ack(h, src, status);
@@ -47,7 +52,8 @@ static void serve_put(const kyi_hdr_t *h, void *payload, int src)
     if (h->flags & KYI_F_EAGER) {
         if (!st && h->n) st = kyi_local_copy(call, (char *)s->base + h->off, seg_dev(s), payload, -1, h->n);
     } else if (!st) {
-        st = kyi_bulk_recv(call, (char *)s->base + h->off, seg_dev(s), h->n, h->chunk, src, (int)h->tag, kyi_comm.data);
+        st = kyi_bulk_recv(call, (char *)s->base + h->off, seg_dev(s), h->n, h->chunk, src, (int)h->tag,
+                           kyi_comm.data);
     } else {
         kyi_bulk_discard(call, h->n, h->chunk, src, (int)h->tag, kyi_comm.data);
     }
@@ -61,17 +67,26 @@ static void serve_get(const kyi_hdr_t *h, int src)
     int st = check(h, src, &s, h->n);
     if (h->n <= kyi_comm.eager && !st) {
         char *buf = malloc(sizeof(int64_t) + h->n);
-        if (!buf) { ack(h, src, KY_ERR_NOMEM); return; }
+        if (!buf) {
+            ack(h, src, KY_ERR_NOMEM);
+            return;
+        }
         *(int64_t *)buf = st;
         st = kyi_local_copy(call, buf + sizeof(int64_t), -1, (char *)s->base + h->off, seg_dev(s), h->n);
-        if (st) { free(buf); ack(h, src, st); return; }
+        if (st) {
+            free(buf);
+            ack(h, src, st);
+            return;
+        }
         kyi_send_deferred(buf, sizeof(int64_t) + h->n, src, (int)h->tag, kyi_comm.rep);
         free(buf);
         return;
     }
     if (st) {
-        if (h->n <= kyi_comm.eager) ack(h, src, st);
-        else refuse_bulk(h, src, st);
+        if (h->n <= kyi_comm.eager)
+            ack(h, src, st);
+        else
+            refuse_bulk(h, src, st);
         return;
     }
     ack(h, src, st);
@@ -86,7 +101,10 @@ static void serve_memset(const kyi_hdr_t *h, int src)
         if (s->memkind == KY_MEM_GPU) {
             kyi_gpu_op_t *op = NULL;
             st = kyi_gpu_memset_async(s->device, (char *)s->base + h->off, (int)h->aux, h->n, &op);
-            if (!st) { st = kyi_gpu_op_wait(op); kyi_gpu_op_free(op); }
+            if (!st) {
+                st = kyi_gpu_op_wait(op);
+                kyi_gpu_op_free(op);
+            }
         } else {
             memset((char *)s->base + h->off, (int)h->aux, h->n);
         }
@@ -112,8 +130,10 @@ static void serve_put_strided(const kyi_hdr_t *h, void *payload, int src)
     if (!(h->flags & KYI_F_EAGER)) {
         packed = st ? NULL : malloc(h->n ? h->n : 1);
         if (!st && !packed) st = KY_ERR_NOMEM;
-        if (st) kyi_bulk_discard(call, h->n, h->chunk, src, (int)h->tag, kyi_comm.data);
-        else st = kyi_bulk_recv(call, packed, -1, h->n, h->chunk, src, (int)h->tag, kyi_comm.data);
+        if (st)
+            kyi_bulk_discard(call, h->n, h->chunk, src, (int)h->tag, kyi_comm.data);
+        else
+            st = kyi_bulk_recv(call, packed, -1, h->n, h->chunk, src, (int)h->tag, kyi_comm.data);
     }
     if (!st) st = kyi_unpack(call, (char *)s->base + h->off, seg_dev(s), stride, packed, count, h->levels);
     if (packed != payload) free(packed);
@@ -130,12 +150,15 @@ static void serve_get_strided(const kyi_hdr_t *h, int src)
     if (!st && kyi_strided_bytes(count, h->levels) != h->n) st = KY_ERR_ARG;
     char *buf = st ? NULL : malloc(sizeof(int64_t) + (h->n ? h->n : 1));
     if (!st && !buf) st = KY_ERR_NOMEM;
-    if (!st) st = kyi_pack(call, buf + sizeof(int64_t), (char *)s->base + h->off, seg_dev(s), stride, count, h->levels);
+    if (!st)
+        st = kyi_pack(call, buf + sizeof(int64_t), (char *)s->base + h->off, seg_dev(s), stride, count,
+                      h->levels);
     if (st && h->n > kyi_comm.eager) {
         refuse_bulk(h, src, st);
     } else if (st || h->n > kyi_comm.eager) {
         ack(h, src, st);
-        if (!st) kyi_bulk_send(call, buf + sizeof(int64_t), -1, h->n, h->chunk, src, (int)h->tag, kyi_comm.rep);
+        if (!st)
+            kyi_bulk_send(call, buf + sizeof(int64_t), -1, h->n, h->chunk, src, (int)h->tag, kyi_comm.rep);
     } else {
         *(int64_t *)buf = KY_OK;
         kyi_send_deferred(buf, sizeof(int64_t) + h->n, src, (int)h->tag, kyi_comm.rep);
@@ -152,14 +175,26 @@ void kyi_serve(const kyi_hdr_t *h, void *payload, size_t np, int src)
         return;
     }
     switch (h->op) {
-    case KYI_OP_PUT: serve_put(h, payload, src); break;
-    case KYI_OP_GET: serve_get(h, src); break;
-    case KYI_OP_MEMSET: serve_memset(h, src); break;
-    case KYI_OP_PUT_STRIDED: serve_put_strided(h, payload, src); break;
-    case KYI_OP_GET_STRIDED: serve_get_strided(h, src); break;
-    case KYI_OP_AM: kyi_serve_am(h, payload, np, src); break;
-    default:
-        KYI_WARN(KYI_SUB_COMM, "unknown request %u from rank %d dropped", h->op, src);
-        if (h->flags & KYI_F_ACK) ack(h, src, KY_ERR_INTERNAL);
+        case KYI_OP_PUT:
+            serve_put(h, payload, src);
+            break;
+        case KYI_OP_GET:
+            serve_get(h, src);
+            break;
+        case KYI_OP_MEMSET:
+            serve_memset(h, src);
+            break;
+        case KYI_OP_PUT_STRIDED:
+            serve_put_strided(h, payload, src);
+            break;
+        case KYI_OP_GET_STRIDED:
+            serve_get_strided(h, src);
+            break;
+        case KYI_OP_AM:
+            kyi_serve_am(h, payload, np, src);
+            break;
+        default:
+            KYI_WARN(KYI_SUB_COMM, "unknown request %u from rank %d dropped", h->op, src);
+            if (h->flags & KYI_F_ACK) ack(h, src, KY_ERR_INTERNAL);
     }
 }

@@ -13,8 +13,8 @@ void kyi_serve_am(const kyi_hdr_t *h, void *payload, size_t np, int src);
 size_t kyi_strided_bytes(const size_t count[], int levels);
 size_t kyi_strided_extent(const size_t stride[], const size_t count[], int levels);
 /* Host strided-to-strided copy (both sides strided). */
-void kyi_copy_strided_host(char *dst, const size_t ds[], const char *src, const size_t ss[], const size_t count[],
-                           int levels);
+void kyi_copy_strided_host(char *dst, const size_t ds[], const char *src, const size_t ss[],
+                           const size_t count[], int levels);
 /* Host-only pack (strided -> contiguous) and unpack (contiguous -> strided). */
 void kyi_pack_host(void *dst, const void *src, const size_t src_stride[], const size_t count[], int levels);
 void kyi_unpack_host(void *dst, const size_t dst_stride[], const void *src, const size_t count[], int levels);

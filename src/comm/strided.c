@@ -11,14 +11,16 @@
 #include "comm/serve.h"
 #include "runtime/trace.h"
 
-static int check_shape(const char *call, const size_t ls[], const size_t rs[], const size_t count[], int levels)
+static int check_shape(const char *call, const size_t ls[], const size_t rs[], const size_t count[],
+                       int levels)
 {
     if (levels < 0 || levels > KY_STRIDED_MAX_LEVELS)
         return kyi_fail(KY_ERR_ARG, call, "levels %d is not in 0..%d", levels, KY_STRIDED_MAX_LEVELS);
     if (!count) return kyi_fail(KY_ERR_ARG, call, "count is NULL");
     if (levels > 0 && (!ls || !rs)) return kyi_fail(KY_ERR_ARG, call, "a stride array is NULL");
     for (int i = 0; i <= levels; i++)
-        if (KYI_SIZE_LOOKS_NEGATIVE(count[i])) return kyi_fail(KY_ERR_ARG, call, "count[%d] = %zu looks negative", i, count[i]);
+        if (KYI_SIZE_LOOKS_NEGATIVE(count[i]))
+            return kyi_fail(KY_ERR_ARG, call, "count[%d] = %zu looks negative", i, count[i]);
     for (int i = 0; i < levels; i++)
         if (KYI_SIZE_LOOKS_NEGATIVE(ls[i]) || KYI_SIZE_LOOKS_NEGATIVE(rs[i]))
             return kyi_fail(KY_ERR_ARG, call, "stride[%d] looks negative", i);
@@ -35,7 +37,10 @@ static int plan(const char *call, int op, int rank, ky_seg_t s, size_t off, cons
     key[nk++] = off;
     key[nk++] = (uint64_t)(uintptr_t)local;
     for (int i = 0; i <= levels; i++) key[nk++] = count[i];
-    for (int i = 0; i < levels; i++) { key[nk++] = ls[i]; key[nk++] = rs[i]; }
+    for (int i = 0; i < levels; i++) {
+        key[nk++] = ls[i];
+        key[nk++] = rs[i];
+    }
     if (kyi_plan_find(s, key, nk, info)) return KY_OK;
     KYI_CHECK(kyi_check_range(call, rank, s, off, kyi_strided_extent(rs, count, levels)));
     info->path = kyi_path(rank, s);
@@ -75,7 +80,10 @@ static int prologue(const char *call, int op, int rank, ky_seg_t s, size_t off, 
     *empty = 0;
     KYI_CHECK(kyi_check_target(call, rank, s));
     KYI_CHECK(check_shape(call, ls, rs, count, levels));
-    if (kyi_strided_bytes(count, levels) == 0) { *empty = 1; return KY_OK; }
+    if (kyi_strided_bytes(count, levels) == 0) {
+        *empty = 1;
+        return KY_OK;
+    }
     if (!local) return kyi_fail(KY_ERR_ARG, call, "%s is NULL", op == KYI_OP_PUT_STRIDED ? "src" : "dst");
     return plan(call, op, rank, s, off, local, ls, rs, count, levels, info);
 }
@@ -85,14 +93,16 @@ static int put_strided(const char *call, int rank, ky_seg_t s, size_t off, const
 {
     kyi_plan_info_t info;
     int empty;
-    KYI_CHECK(prologue(call, KYI_OP_PUT_STRIDED, rank, s, off, src, ss, ds, count, levels, out, &info, &empty));
+    KYI_CHECK(
+        prologue(call, KYI_OP_PUT_STRIDED, rank, s, off, src, ss, ds, count, levels, out, &info, &empty));
     if (empty) return KY_OK;
     kyi_handle_t *h = kyi_handle_new(call, rank);
     if (!h) return KY_ERR_NOMEM;
     int st;
     if (info.path != KY_PATH_MPI) {
         kyi_count(info.path, info.bytes);
-        st = direct(h, (char *)s->mapped[rank] + off, kyi_mapped_dev(s, rank), ds, src, info.local_dev, ss, count, levels);
+        st = direct(h, (char *)s->mapped[rank] + off, kyi_mapped_dev(s, rank), ds, src, info.local_dev, ss,
+                    count, levels);
     } else {
         char *packed = malloc(info.bytes);
         st = packed ? kyi_pack(call, packed, src, info.local_dev, ss, count, levels)
@@ -107,14 +117,21 @@ static int put_strided(const char *call, int rank, ky_seg_t s, size_t off, const
             st = kyi_mpi_put(h, &hdr, packed, -1, s->memkind == KY_MEM_GPU);
         }
         /* Eager requests copied the payload; larger ones send from `packed` until they complete. */
-        if (!st && info.bytes > kyi_comm.eager) h->tmp2 = packed;
-        else free(packed);
+        if (!st && info.bytes > kyi_comm.eager)
+            h->tmp2 = packed;
+        else
+            free(packed);
     }
     return kyi_handle_launch(h, st, out);
 }
 
 /* What a strided get over MPI needs after the reply arrived: where and how to unpack. */
-struct gdesc { void *dst; int ddev, levels; size_t ds[3], count[4], n; int eager; };
+struct gdesc {
+    void *dst;
+    int ddev, levels;
+    size_t ds[3], count[4], n;
+    int eager;
+};
 
 static int finish_get_strided(kyi_handle_t *h)
 {
@@ -124,10 +141,16 @@ static int finish_get_strided(kyi_handle_t *h)
     const char *packed;
     if (d->eager) {
         int64_t rs = *(int64_t *)h->tmp;
-        if (rs) { st = kyi_fail((int)rs, h->call, "rank %d refused the request", h->rank); goto out; }
+        if (rs) {
+            st = kyi_fail((int)rs, h->call, "rank %d refused the request", h->rank);
+            goto out;
+        }
         packed = (char *)h->tmp + sizeof(int64_t);
     } else {
-        if (h->rstatus) { st = kyi_fail((int)h->rstatus, h->call, "rank %d refused the request", h->rank); goto out; }
+        if (h->rstatus) {
+            st = kyi_fail((int)h->rstatus, h->call, "rank %d refused the request", h->rank);
+            goto out;
+        }
         packed = h->tmp2;
     }
     st = kyi_unpack(h->call, d->dst, d->ddev, d->ds, packed, d->count, d->levels);
@@ -142,18 +165,23 @@ static int get_strided(const char *call, void *dst, const size_t ds[], int rank,
 {
     kyi_plan_info_t info;
     int empty;
-    KYI_CHECK(prologue(call, KYI_OP_GET_STRIDED, rank, s, off, dst, ds, ss, count, levels, out, &info, &empty));
+    KYI_CHECK(
+        prologue(call, KYI_OP_GET_STRIDED, rank, s, off, dst, ds, ss, count, levels, out, &info, &empty));
     if (empty) return KY_OK;
     kyi_handle_t *h = kyi_handle_new(call, rank);
     if (!h) return KY_ERR_NOMEM;
     int st;
     if (info.path != KY_PATH_MPI) {
         kyi_count(info.path, info.bytes);
-        st = direct(h, dst, info.local_dev, ds, (char *)s->mapped[rank] + off, kyi_mapped_dev(s, rank), ss, count, levels);
+        st = direct(h, dst, info.local_dev, ds, (char *)s->mapped[rank] + off, kyi_mapped_dev(s, rank), ss,
+                    count, levels);
         return kyi_handle_launch(h, st, out);
     }
     struct gdesc *d = calloc(1, sizeof *d);
-    if (!d) { free(h); return kyi_fail(KY_ERR_NOMEM, call, "no memory"); }
+    if (!d) {
+        free(h);
+        return kyi_fail(KY_ERR_NOMEM, call, "no memory");
+    }
     d->dst = dst;
     d->ddev = info.local_dev;
     d->levels = levels;
@@ -173,7 +201,8 @@ static int get_strided(const char *call, void *dst, const size_t ds[], int rank,
         st = kyi_mpi_get(h, &hdr, NULL, -1, s->memkind == KY_MEM_GPU);
     } else {
         char *packed = malloc(info.bytes);
-        if (!packed) st = kyi_fail(KY_ERR_NOMEM, call, "no memory for %zu bytes", info.bytes);
+        if (!packed)
+            st = kyi_fail(KY_ERR_NOMEM, call, "no memory for %zu bytes", info.bytes);
         else {
             st = kyi_mpi_get(h, &hdr, packed, -1, s->memkind == KY_MEM_GPU);
             h->tmp2 = packed; /* received into, unpacked by finish_get_strided */
@@ -194,8 +223,9 @@ static int64_t strided_bytes(const size_t count[], int levels)
     return n;
 }
 
-static int put_strided_span(const char *call, int rank, ky_seg_t s, size_t off, const size_t ds[], const void *src,
-                            const size_t ss[], const size_t count[], int levels, ky_handle_t *out)
+static int put_strided_span(const char *call, int rank, ky_seg_t s, size_t off, const size_t ds[],
+                            const void *src, const size_t ss[], const size_t count[], int levels,
+                            ky_handle_t *out)
 {
     uint64_t t0 = KYI_TRACE_T0();
     int st = put_strided(call, rank, s, off, ds, src, ss, count, levels, out);
@@ -215,27 +245,31 @@ static int get_strided_span(const char *call, void *dst, const size_t ds[], int 
 int ky_put_strided(int rank, ky_seg_t seg, size_t off, const size_t dst_stride[], const void *src,
                    const size_t src_stride[], const size_t count[], int levels)
 {
-    return put_strided_span("ky_put_strided", rank, seg, off, dst_stride, src, src_stride, count, levels, NULL);
+    return put_strided_span("ky_put_strided", rank, seg, off, dst_stride, src, src_stride, count, levels,
+                            NULL);
 }
 
 int ky_put_strided_nb(int rank, ky_seg_t seg, size_t off, const size_t dst_stride[], const void *src,
                       const size_t src_stride[], const size_t count[], int levels, ky_handle_t *h)
 {
     if (!h) return kyi_fail(KY_ERR_ARG, "ky_put_strided_nb", "handle pointer is NULL");
-    return put_strided_span("ky_put_strided_nb", rank, seg, off, dst_stride, src, src_stride, count, levels, h);
+    return put_strided_span("ky_put_strided_nb", rank, seg, off, dst_stride, src, src_stride, count, levels,
+                            h);
 }
 
 int ky_get_strided(void *dst, const size_t dst_stride[], int rank, ky_seg_t seg, size_t off,
                    const size_t src_stride[], const size_t count[], int levels)
 {
-    return get_strided_span("ky_get_strided", dst, dst_stride, rank, seg, off, src_stride, count, levels, NULL);
+    return get_strided_span("ky_get_strided", dst, dst_stride, rank, seg, off, src_stride, count, levels,
+                            NULL);
 }
 
 int ky_get_strided_nb(void *dst, const size_t dst_stride[], int rank, ky_seg_t seg, size_t off,
                       const size_t src_stride[], const size_t count[], int levels, ky_handle_t *h)
 {
     if (!h) return kyi_fail(KY_ERR_ARG, "ky_get_strided_nb", "handle pointer is NULL");
-    return get_strided_span("ky_get_strided_nb", dst, dst_stride, rank, seg, off, src_stride, count, levels, h);
+    return get_strided_span("ky_get_strided_nb", dst, dst_stride, rank, seg, off, src_stride, count, levels,
+                            h);
 }
 
 /* Vector transfers: every piece is started non-blocking, then all are completed. */
@@ -257,7 +291,8 @@ static int vector(const char *call, int put, int rank, ky_seg_t seg, size_t n, c
     return first ? first : st;
 }
 
-int ky_putv(int rank, ky_seg_t seg, size_t n, const size_t dst_off[], const void *const src[], const size_t len[])
+int ky_putv(int rank, ky_seg_t seg, size_t n, const size_t dst_off[], const void *const src[],
+            const size_t len[])
 {
     return vector("ky_putv", 1, rank, seg, n, dst_off, (void *const *)src, len);
 }

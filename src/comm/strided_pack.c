@@ -22,16 +22,16 @@ size_t kyi_strided_extent(const size_t stride[], const size_t count[], int level
 
 /* Block copy specialised for the small power-of-two blocks of element-strided faces: a memcpy call per
  * 8-byte element costs several times the element itself. */
-#define KYI_COPY_LOOP(T)                                                                                    \
-    for (size_t k = 0; k < c3; k++)                                                                         \
-        for (size_t j = 0; j < c2; j++) {                                                                   \
-            char *d_ = dst + k * d2 + j * d1;                                                               \
-            const char *s_ = src + k * s2 + j * s1;                                                         \
-            for (size_t i = 0; i < c1; i++) {                                                               \
-                T v_;                                                                                       \
-                memcpy(&v_, s_ + i * s0, sizeof v_);                                                        \
-                memcpy(d_ + i * d0, &v_, sizeof v_);                                                        \
-            }                                                                                               \
+#define KYI_COPY_LOOP(T)                             \
+    for (size_t k = 0; k < c3; k++)                  \
+        for (size_t j = 0; j < c2; j++) {            \
+            char *d_ = dst + k * d2 + j * d1;        \
+            const char *s_ = src + k * s2 + j * s1;  \
+            for (size_t i = 0; i < c1; i++) {        \
+                T v_;                                \
+                memcpy(&v_, s_ + i * s0, sizeof v_); \
+                memcpy(d_ + i * d0, &v_, sizeof v_); \
+            }                                        \
         }
 
 /* Dense strides of the packed (contiguous) side of a layout. */
@@ -45,17 +45,22 @@ static void dense_strides(const size_t count[], int levels, size_t out[3])
 }
 
 void kyi_copy_strided_host(char *dst, const size_t ds[], const char *src, const size_t ss[],
-                              const size_t count[], int levels)
+                           const size_t count[], int levels)
 {
     size_t c1 = levels >= 1 ? count[1] : 1, c2 = levels >= 2 ? count[2] : 1, c3 = levels >= 3 ? count[3] : 1;
     size_t d0 = levels >= 1 ? ds[0] : 0, d1 = levels >= 2 ? ds[1] : 0, d2 = levels >= 3 ? ds[2] : 0;
     size_t s0 = levels >= 1 ? ss[0] : 0, s1 = levels >= 2 ? ss[1] : 0, s2 = levels >= 3 ? ss[2] : 0;
     switch (count[0]) {
-    case 1: KYI_COPY_LOOP(uint8_t) return;
-    case 2: KYI_COPY_LOOP(uint16_t) return;
-    case 4: KYI_COPY_LOOP(uint32_t) return;
-    case 8: KYI_COPY_LOOP(uint64_t) return;
-    default: break;
+        case 1:
+            KYI_COPY_LOOP(uint8_t) return;
+        case 2:
+            KYI_COPY_LOOP(uint16_t) return;
+        case 4:
+            KYI_COPY_LOOP(uint32_t) return;
+        case 8:
+            KYI_COPY_LOOP(uint64_t) return;
+        default:
+            break;
     }
     for (size_t k = 0; k < c3; k++)
         for (size_t j = 0; j < c2; j++)
@@ -65,7 +70,8 @@ void kyi_copy_strided_host(char *dst, const size_t ds[], const char *src, const 
 
 /* One strided side, the other dense (packed): pack = strided source, unpack = strided destination. */
 static int copy_one_side(const char *call, void *dst, const size_t *dst_stride, const void *src,
-                         const size_t *src_stride, int dev, const size_t count[], int levels, const char *what)
+                         const size_t *src_stride, int dev, const size_t count[], int levels,
+                         const char *what)
 {
     size_t dense[3];
     dense_strides(count, levels, dense);
@@ -76,7 +82,10 @@ static int copy_one_side(const char *call, void *dst, const size_t *dst_stride, 
     }
     kyi_gpu_op_t *op = NULL;
     int st = kyi_gpu_copy_strided_async(dev, dst, ds, src, ss, count, levels, &op);
-    if (!st) { st = kyi_gpu_op_wait(op); kyi_gpu_op_free(op); }
+    if (!st) {
+        st = kyi_gpu_op_wait(op);
+        kyi_gpu_op_free(op);
+    }
     if (st) return kyi_fail(st, call, "%s GPU %d: %s", what, dev, kyi_gpu_last_error());
     return KY_OK;
 }

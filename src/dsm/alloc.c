@@ -16,9 +16,12 @@ const kyi_alloc_t *kyi_alloc_find(size_t off)
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
         const kyi_alloc_t *a = &kyi_dsm.allocs[mid];
-        if (off < a->off) hi = mid;
-        else if (off >= a->off + a->bytes) lo = mid + 1;
-        else return a;
+        if (off < a->off)
+            hi = mid;
+        else if (off >= a->off + a->bytes)
+            lo = mid + 1;
+        else
+            return a;
     }
     return NULL;
 }
@@ -115,8 +118,9 @@ static int open_home_pages(const kyi_alloc_t *a)
 /* Allocate [off, off+bytes) in the table (table_lock held for writing by the caller); *made receives a copy
  * for open_home_pages, which the caller runs once it has released table_lock (it takes stripe locks, which
  * are taken before table_lock everywhere else). */
-static void *add_alloc(const char *call, size_t off, size_t bytes, size_t user_bytes, int collective, int home,
-                       int *page_home, kyi_map_t *map, const kyi_dsm_store_t *store, kyi_alloc_t *made)
+static void *add_alloc(const char *call, size_t off, size_t bytes, size_t user_bytes, int collective,
+                       int home, int *page_home, kyi_map_t *map, const kyi_dsm_store_t *store,
+                       kyi_alloc_t *made)
 {
     kyi_alloc_t a = {off, bytes, user_bytes, collective, home, page_home, map, {0}};
     if (store) a.store = *store;
@@ -140,8 +144,9 @@ static int agree(const char *call, const long *vals, int n)
     MPI_Allreduce(neg, mn, n, MPI_LONG, MPI_MAX, kyi_rt.world);
     for (int i = 0; i < n; i++)
         if (mx[i] != -mn[i])
-            return kyi_fail(KY_ERR_ARG, call, "ranks passed different arguments (argument %d ranges %ld..%ld)", i + 1,
-                            -mn[i], mx[i]);
+            return kyi_fail(KY_ERR_ARG, call,
+                            "ranks passed different arguments (argument %d ranges %ld..%ld)", i + 1, -mn[i],
+                            mx[i]);
     return KY_OK;
 }
 
@@ -155,9 +160,11 @@ static void *coll_alloc(const char *call, size_t bytes, int home, int *page_home
     void *p = NULL;
     kyi_alloc_t made;
     if (off == (size_t)-1)
-        kyi_fail(KY_ERR_NOMEM, call, "%zu bytes do not fit in the global space's collective half (KY_GAS_SIZE=%zu)",
-                 bytes, kyi_dsm.size);
-    else p = add_alloc(call, off, rounded, bytes, 1, home, page_home, map, store, &made);
+        kyi_fail(KY_ERR_NOMEM, call,
+                 "%zu bytes do not fit in the global space's collective half (KY_GAS_SIZE=%zu)", bytes,
+                 kyi_dsm.size);
+    else
+        p = add_alloc(call, off, rounded, bytes, 1, home, page_home, map, store, &made);
     if (!p && off == (size_t)-1) free(page_home), free(map);
     pthread_rwlock_unlock(&kyi_dsm.table_lock);
     if (p && open_home_pages(&made) < 0) p = NULL;
@@ -229,8 +236,10 @@ void *ky_mapalloc(const int dims[], const int divs[], size_t elem, int first, in
     }
     for (int d = 0; d < nd; d++) {
         if (dims[d] <= 0 || divs[d] <= 0) {
-            kyi_fail(KY_ERR_ARG, call, "dimension %d: extent %d and divisions %d must be positive (divs ends with -1 "
-                     "after as many entries as dims)", d, dims[d], divs[d]);
+            kyi_fail(KY_ERR_ARG, call,
+                     "dimension %d: extent %d and divisions %d must be positive (divs ends with -1 "
+                     "after as many entries as dims)",
+                     d, dims[d], divs[d]);
             return NULL;
         }
         total *= (size_t)dims[d];
@@ -240,14 +249,17 @@ void *ky_mapalloc(const int dims[], const int divs[], size_t elem, int first, in
         return NULL;
     }
     if (!elem || first < 0 || count <= 0 || first + count > kyi_rt.nranks) {
-        kyi_fail(KY_ERR_ARG, call, "element size %zu, ranks %d..%d: need elem > 0 and ranks within 0..%d", elem,
-                 first, first + count - 1, kyi_rt.nranks - 1);
+        kyi_fail(KY_ERR_ARG, call, "element size %zu, ranks %d..%d: need elem > 0 and ranks within 0..%d",
+                 elem, first, first + count - 1, kyi_rt.nranks - 1);
         return NULL;
     }
     size_t bytes = total * elem;
     long v[3 + 2 * 15] = {(long)bytes, first, count};
     int nv = 3;
-    for (int d = 0; d < nd && nv + 2 <= 8; d++) { v[nv++] = dims[d]; v[nv++] = divs[d]; }
+    for (int d = 0; d < nd && nv + 2 <= 8; d++) {
+        v[nv++] = dims[d];
+        v[nv++] = divs[d];
+    }
     if (agree(call, v, nv)) return NULL;
     size_t npg = (bytes + kyi_dsm.page - 1) >> kyi_dsm.page_shift;
     int *ph = malloc((npg ? npg : 1) * sizeof *ph);
@@ -285,9 +297,11 @@ void *ky_alloc_local(size_t bytes)
     void *p = NULL;
     kyi_alloc_t made;
     if (off == (size_t)-1)
-        kyi_fail(KY_ERR_NOMEM, call, "%zu bytes do not fit in this rank's local slice (%zu bytes; raise KY_GAS_SIZE)",
-                 bytes, kyi_dsm.slice_size);
-    else p = add_alloc(call, off, rounded, bytes, 0, kyi_rt.rank, NULL, NULL, NULL, &made);
+        kyi_fail(KY_ERR_NOMEM, call,
+                 "%zu bytes do not fit in this rank's local slice (%zu bytes; raise KY_GAS_SIZE)", bytes,
+                 kyi_dsm.slice_size);
+    else
+        p = add_alloc(call, off, rounded, bytes, 0, kyi_rt.rank, NULL, NULL, NULL, &made);
     pthread_rwlock_unlock(&kyi_dsm.table_lock);
     if (p && open_home_pages(&made) < 0) p = NULL;
     return p;
@@ -302,7 +316,8 @@ static void release_pages(size_t pg, size_t n)
     memset(kyi_dsm.mixed + pg, 0, n);
     size_t off = pg << kyi_dsm.page_shift, len = n << kyi_dsm.page_shift;
     for (int v = 0; v < 3; v++)
-        fallocate(kyi_dsm.memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)(v * kyi_dsm.size + off), (off_t)len);
+        fallocate(kyi_dsm.memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)(v * kyi_dsm.size + off),
+                  (off_t)len);
     pthread_mutex_lock(&kyi_dsm.lists_lock);
     kyi_vec_t *lists[] = {&kyi_dsm.held, &kyi_dsm.dirty, &kyi_dsm.written, &kyi_dsm.freed};
     for (int l = 0; l < 4; l++) {

@@ -37,8 +37,16 @@
 #include "dsm/store.h"
 
 /* HOME_OPEN: writable without a snapshot, in an interval opened by ky_sync_nofetch. */
-enum { KYI_PG_NONE = 0, KYI_PG_RO, KYI_PG_RW, KYI_PG_FETCHING, KYI_PG_HOME_RO, KYI_PG_HOME_RW, KYI_PG_HOME_OPEN,
-       KYI_PG_HOME_FREE };
+enum {
+    KYI_PG_NONE = 0,
+    KYI_PG_RO,
+    KYI_PG_RW,
+    KYI_PG_FETCHING,
+    KYI_PG_HOME_RO,
+    KYI_PG_HOME_RW,
+    KYI_PG_HOME_OPEN,
+    KYI_PG_HOME_FREE
+};
 static inline int kyi_pg_is_home(int s)
 {
     return s == KYI_PG_HOME_RO || s == KYI_PG_HOME_RW || s == KYI_PG_HOME_OPEN || s == KYI_PG_HOME_FREE;
@@ -47,27 +55,35 @@ static inline int kyi_pg_is_home(int s)
 enum { KYI_SNAP_OFF = 0, KYI_SNAP_ALL = 1, KYI_SNAP_SHARED = 2 };
 
 /* Active-message indices of the DSM (the range reserved for upper layers). */
-enum { KYI_AM_DSM_FETCH = 200, KYI_AM_DSM_DIFF, KYI_AM_DSM_PUSH, KYI_AM_DSM_FADD, KYI_AM_DSM_LOCK,
-       KYI_AM_DSM_UNLOCK, KYI_AM_DSM_GRANT, KYI_AM_DSM_CAS };
+enum {
+    KYI_AM_DSM_FETCH = 200,
+    KYI_AM_DSM_DIFF,
+    KYI_AM_DSM_PUSH,
+    KYI_AM_DSM_FADD,
+    KYI_AM_DSM_LOCK,
+    KYI_AM_DSM_UNLOCK,
+    KYI_AM_DSM_GRANT,
+    KYI_AM_DSM_CAS
+};
 
 /* The element mapping of a ky_mapalloc allocation (mSMS): who owns each element, whatever page it is on. */
 typedef struct {
     int nd, dims[15], divs[15];
     size_t elem;
     int first, count;
-    int inner_dim;           /* the innermost dimension cut into several blocks (-1: none, one owner) */
-    size_t inner;            /* elements per index of inner_dim (product of the extents inside it) */
+    int inner_dim; /* the innermost dimension cut into several blocks (-1: none, one owner) */
+    size_t inner;  /* elements per index of inner_dim (product of the extents inside it) */
 } kyi_map_t;
 
 /* One allocation. Collective ones are known to every rank; local ones only to their home. */
 typedef struct {
-    size_t off, bytes;      /* byte offset in the global space; bytes rounded up to pages */
-    size_t user_bytes;      /* what the caller asked for: faults past it are reported */
+    size_t off, bytes; /* byte offset in the global space; bytes rounded up to pages */
+    size_t user_bytes; /* what the caller asked for: faults past it are reported */
     int collective;
-    int home;               /* single home, or -1: per-page table */
-    int *page_home;         /* [bytes / page] for ky_mapalloc */
-    kyi_map_t *map;         /* ky_mapalloc: the element owners (owner.c) */
-    kyi_dsm_store_t store;  /* store.read != NULL: homed in another layer's memory (store.h) */
+    int home;              /* single home, or -1: per-page table */
+    int *page_home;        /* [bytes / page] for ky_mapalloc */
+    kyi_map_t *map;        /* ky_mapalloc: the element owners (owner.c) */
+    kyi_dsm_store_t store; /* store.read != NULL: homed in another layer's memory (store.h) */
 } kyi_alloc_t;
 
 /* kyi_page_home of a page of a store allocation: no rank is its home in the DSM's sense. */
@@ -83,51 +99,52 @@ typedef struct {
 
 typedef struct {
     int ready;
-    char *base;              /* app view */
-    char *svc;               /* service view: data | snapshots | twins */
+    char *base; /* app view */
+    char *svc;  /* service view: data | snapshots | twins */
     size_t size, page, page_shift, npages;
     int memfd;
-    int snapshot;            /* KY_DSM_SNAPSHOT (KYI_SNAP_*): 0 when off */
-    uint32_t shared_window;  /* KY_DSM_SHARED_WINDOW (sticky: 2, the allocation's grace) */
-    int sticky;              /* KY_DSM_SHARED_WINDOW < 0: a page once fetched stays guarded until freed */
-    uint32_t *fetched_at;    /* [npages] in the meta part: interval of the last fetch of a home page (or of
-                              * its allocation); same-node readers write it under the home's stripe lock */
-    uint8_t *state;          /* [npages], in the shared meta part (peer.c) */
-    uint8_t *sending;        /* [npages] zero-copy replies in flight from a home page (serve.c) */
-    _Atomic long replies;    /* zero-copy and pooled replies not yet released (finalize waits for them) */
-    uint8_t *mixed;          /* [npages] 1: the page holds elements of several owners (ky_mapalloc, owner.c) */
-    _Atomic uint64_t acquires; /* lock acquisitions begun: a fetch that overlaps one is done again (locks.c) */
+    int snapshot;           /* KY_DSM_SNAPSHOT (KYI_SNAP_*): 0 when off */
+    uint32_t shared_window; /* KY_DSM_SHARED_WINDOW (sticky: 2, the allocation's grace) */
+    int sticky;             /* KY_DSM_SHARED_WINDOW < 0: a page once fetched stays guarded until freed */
+    uint32_t *fetched_at;   /* [npages] in the meta part: interval of the last fetch of a home page (or of
+                             * its allocation); same-node readers write it under the home's stripe lock */
+    uint8_t *state;         /* [npages], in the shared meta part (peer.c) */
+    uint8_t *sending;       /* [npages] zero-copy replies in flight from a home page (serve.c) */
+    _Atomic long replies;   /* zero-copy and pooled replies not yet released (finalize waits for them) */
+    uint8_t *mixed;         /* [npages] 1: the page holds elements of several owners (ky_mapalloc, owner.c) */
+    _Atomic uint64_t
+        acquires; /* lock acquisitions begun: a fetch that overlaps one is done again (locks.c) */
     pthread_mutex_t release_lock; /* lock acquire/release flushes and publishes, one at a time (locks.c) */
-    pthread_mutex_t *stripe; /* [KYI_DSM_STRIPES] process-shared: same-node ranks take them too */
-    pthread_cond_t *fetched; /* [KYI_DSM_STRIPES] */
-    struct kyi_meta *meta;   /* this rank's meta part (epoch, stripes, states) */
+    pthread_mutex_t *stripe;      /* [KYI_DSM_STRIPES] process-shared: same-node ranks take them too */
+    pthread_cond_t *fetched;      /* [KYI_DSM_STRIPES] */
+    struct kyi_meta *meta;        /* this rank's meta part (epoch, stripes, states) */
     size_t meta_bytes;
-    struct kyi_peer *peer;   /* [nranks] same-node homes mapped here for direct reads (peer.c), or NULL */
-    int direct;              /* KY_DSM_DIRECT */
+    struct kyi_peer *peer; /* [nranks] same-node homes mapped here for direct reads (peer.c), or NULL */
+    int direct;            /* KY_DSM_DIRECT */
     /* allocations: collective ones from the bottom half, local ones from this rank's slice */
     pthread_rwlock_t table_lock;
-    kyi_alloc_t *allocs;     /* sorted by off */
+    kyi_alloc_t *allocs; /* sorted by off */
     size_t nallocs, cap_allocs;
     size_t coll_end, slice_size;
-    int nstores;             /* live store allocations (collective, so every rank has the same number) */
-    ky_team_t team;          /* a copy of the world team for the synchronisations' barriers (sync.c) */
+    int nstores;    /* live store allocations (collective, so every rank has the same number) */
+    ky_team_t team; /* a copy of the world team for the synchronisations' barriers (sync.c) */
     /* page lists (under lists_lock) */
     pthread_mutex_t lists_lock;
-    kyi_vec_t held;          /* cached pages homed elsewhere (RO or RW) */
-    kyi_vec_t dirty;         /* cached pages in RW with a twin */
-    kyi_vec_t written;       /* home pages in HOME_RW */
-    kyi_vec_t freed;         /* home pages in HOME_FREE */
+    kyi_vec_t held;    /* cached pages homed elsewhere (RO or RW) */
+    kyi_vec_t dirty;   /* cached pages in RW with a twin */
+    kyi_vec_t written; /* home pages in HOME_RW */
+    kyi_vec_t freed;   /* home pages in HOME_FREE */
     /* write notices (sync.c): pages this rank changed since the last barrier, as a home or by a diff */
-    int notices;             /* snapshots on every home page (KY_DSM_SNAPSHOT=1): barriers use notices */
-    int notices_all;         /* something changed that the list cannot name: the next barrier drops all */
-    kyi_vec_t noticed;       /* (under lists_lock) */
-    uint8_t *notice_mark;    /* [npages] scratch of a barrier: pages some other rank changed */
+    int notices;          /* snapshots on every home page (KY_DSM_SNAPSHOT=1): barriers use notices */
+    int notices_all;      /* something changed that the list cannot name: the next barrier drops all */
+    kyi_vec_t noticed;    /* (under lists_lock) */
+    uint8_t *notice_mark; /* [npages] scratch of a barrier: pages some other rank changed */
     /* intervals */
     pthread_mutex_t epoch_lock;
-    uint64_t epoch;          /* synchronisations this rank completed */
-    void *deferred;          /* fetch requests from a later interval (serve.c) */
-    _Atomic uint64_t synced; /* synchronisations this rank finished (the last step included) */
-    int open_interval;       /* some home pages are HOME_OPEN (ky_sync_nofetch) */
+    uint64_t epoch;               /* synchronisations this rank completed */
+    void *deferred;               /* fetch requests from a later interval (serve.c) */
+    _Atomic uint64_t synced;      /* synchronisations this rank finished (the last step included) */
+    int open_interval;            /* some home pages are HOME_OPEN (ky_sync_nofetch) */
     _Atomic int nostore_interval; /* ky_sync_nostore: no home stores until the next synchronisation (the
                                    * progress thread reads it while serving) */
 } kyi_dsm_t;
@@ -143,14 +160,35 @@ typedef struct {
 extern kyi_dsm_stats_t kyi_dsm_stats;
 #define KYI_DSM_COUNT(field, n) atomic_fetch_add_explicit(&kyi_dsm_stats.field, (n), memory_order_relaxed)
 
-static inline size_t kyi_pg(const void *p) { return (size_t)((const char *)p - kyi_dsm.base) >> kyi_dsm.page_shift; }
-static inline char *kyi_pg_data(size_t pg) { return kyi_dsm.svc + (pg << kyi_dsm.page_shift); }
-static inline char *kyi_pg_snap(size_t pg) { return kyi_dsm.svc + kyi_dsm.size + (pg << kyi_dsm.page_shift); }
-static inline char *kyi_pg_twin(size_t pg) { return kyi_dsm.svc + 2 * kyi_dsm.size + (pg << kyi_dsm.page_shift); }
+static inline size_t kyi_pg(const void *p)
+{
+    return (size_t)((const char *)p - kyi_dsm.base) >> kyi_dsm.page_shift;
+}
+static inline char *kyi_pg_data(size_t pg)
+{
+    return kyi_dsm.svc + (pg << kyi_dsm.page_shift);
+}
+static inline char *kyi_pg_snap(size_t pg)
+{
+    return kyi_dsm.svc + kyi_dsm.size + (pg << kyi_dsm.page_shift);
+}
+static inline char *kyi_pg_twin(size_t pg)
+{
+    return kyi_dsm.svc + 2 * kyi_dsm.size + (pg << kyi_dsm.page_shift);
+}
 /* Where a fetch lands: the data slot, or (scratch) the snapshot slot, which a cached page does not use. */
-static inline char *kyi_pg_dst(size_t pg, int scratch) { return scratch ? kyi_pg_snap(pg) : kyi_pg_data(pg); }
-static inline char *kyi_pg_app(size_t pg) { return kyi_dsm.base + (pg << kyi_dsm.page_shift); }
-static inline pthread_mutex_t *kyi_pg_lock(size_t pg) { return &kyi_dsm.stripe[pg % KYI_DSM_STRIPES]; }
+static inline char *kyi_pg_dst(size_t pg, int scratch)
+{
+    return scratch ? kyi_pg_snap(pg) : kyi_pg_data(pg);
+}
+static inline char *kyi_pg_app(size_t pg)
+{
+    return kyi_dsm.base + (pg << kyi_dsm.page_shift);
+}
+static inline pthread_mutex_t *kyi_pg_lock(size_t pg)
+{
+    return &kyi_dsm.stripe[pg % KYI_DSM_STRIPES];
+}
 static inline int kyi_in_gas(const void *p)
 {
     return kyi_dsm.ready && (const char *)p >= kyi_dsm.base && (const char *)p < kyi_dsm.base + kyi_dsm.size;
@@ -199,19 +237,22 @@ int kyi_touch_page(const char *call, size_t pg, int write);
 
 /* peer.c: the meta part of the memfd and same-node homes read directly */
 typedef struct kyi_meta {
-    _Atomic uint64_t epoch;  /* mirror of kyi_dsm.epoch for same-node readers */
+    _Atomic uint64_t epoch; /* mirror of kyi_dsm.epoch for same-node readers */
     char pad[56];
     pthread_mutex_t stripe[KYI_DSM_STRIPES];
     pthread_cond_t fetched[KYI_DSM_STRIPES];
 } kyi_meta_t;
 typedef struct kyi_peer {
-    char *map;               /* data | snapshots of the peer, read-only */
-    kyi_meta_t *meta;        /* the peer's meta part, read-write (its stripe locks) */
+    char *map;        /* data | snapshots of the peer, read-only */
+    kyi_meta_t *meta; /* the peer's meta part, read-write (its stripe locks) */
     uint8_t *state;
     uint32_t *fetched_at;
 } kyi_peer_t;
 /* This rank's interval as a home (what same-node readers see). */
-static inline uint64_t kyi_home_epoch(void) { return atomic_load_explicit(&kyi_dsm.meta->epoch, memory_order_relaxed); }
+static inline uint64_t kyi_home_epoch(void)
+{
+    return atomic_load_explicit(&kyi_dsm.meta->epoch, memory_order_relaxed);
+}
 
 /* fetched_at: bit 31 set when a rank fetched the page (not only allocated it); the rest is the interval. */
 #define KYI_FETCHED 0x80000000u
@@ -226,7 +267,10 @@ static inline int kyi_pg_guarded(size_t pg, uint64_t epoch)
     return (((uint32_t)epoch - f) & ~KYI_FETCHED) <= kyi_dsm.shared_window;
 }
 /* The fetched_at entry of a fetch in interval epoch (an allocation stores the bare interval). */
-static inline uint32_t kyi_fetch_mark(uint64_t epoch) { return ((uint32_t)epoch & ~KYI_FETCHED) | KYI_FETCHED; }
+static inline uint32_t kyi_fetch_mark(uint64_t epoch)
+{
+    return ((uint32_t)epoch & ~KYI_FETCHED) | KYI_FETCHED;
+}
 
 /* Size of the meta part for npages pages. */
 size_t kyi_meta_size(size_t npages);
@@ -249,8 +293,8 @@ typedef struct {
     MPI_Request req;
     int home;
     size_t pg, n;
-    int direct;              /* already copied by kyi_peer_read */
-    int scratch;             /* into the pages' snapshot slots (an overload merges them under the page locks) */
+    int direct;  /* already copied by kyi_peer_read */
+    int scratch; /* into the pages' snapshot slots (an overload merges them under the page locks) */
 } kyi_fetch_t;
 int kyi_fetch_start(const char *call, kyi_fetch_t *f, int home, size_t pg, size_t n, int scratch);
 int kyi_fetch_wait(const char *call, kyi_fetch_t *f, int nf);
@@ -299,7 +343,8 @@ void kyi_map_mark_mixed(const kyi_map_t *m, size_t pg0, size_t user_bytes);
 int kyi_map_owner(const kyi_map_t *m, size_t e);
 
 /* store.c: pages of store allocations (store.h) */
-/* Fill the data slots of pages [pg, pg+n) (store pages, possibly of several allocations) from their stores. */
+/* Fill the data slots of pages [pg, pg+n) (store pages, possibly of several allocations) from their stores.
+ */
 int kyi_store_fetch(const char *call, size_t pg, size_t n, int scratch);
 /* ky_home_of of byte `off` of the space, in a store allocation: the store's answer. */
 int kyi_store_home(const char *call, size_t off);
@@ -314,9 +359,10 @@ int kyi_store_flush(const char *call, kyi_store_runs_t **runs);
 
 /* sync.c */
 /* Send the diffs of every dirty cached page to their homes and wait until applied; the changes of store
- * pages are written too, or, with `defer`, handed back for the caller to write (kyi_store_flush). keep: the pages stay
- * cached read-only with the written data (lock release); else (ky_barrier, collective) they are left
- * mapped writable in state RO for the caller's invalidation, which must follow before any thread runs. */
+ * pages are written too, or, with `defer`, handed back for the caller to write (kyi_store_flush). keep: the
+ * pages stay cached read-only with the written data (lock release); else (ky_barrier, collective) they are
+ * left mapped writable in state RO for the caller's invalidation, which must follow before any thread runs.
+ */
 int kyi_flush_diffs(const char *call, int keep, kyi_store_runs_t **defer);
 /* Cached pages of other homes: NONE (invalidate). */
 void kyi_invalidate_all(int dropped, int collective);

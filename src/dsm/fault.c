@@ -51,7 +51,8 @@ static void chain(int sig, siginfo_t *si, void *ctx)
     int has_prev = ((prev_action.sa_flags & SA_SIGINFO) && prev_action.sa_sigaction) ||
                    (!(prev_action.sa_flags & SA_SIGINFO) && prev_action.sa_handler != SIG_DFL &&
                     prev_action.sa_handler != SIG_IGN);
-    snprintf(msg, sizeof msg, "rank %d: segmentation fault at address %p (outside the Kyoyu global address space)%s\n",
+    snprintf(msg, sizeof msg,
+             "rank %d: segmentation fault at address %p (outside the Kyoyu global address space)%s\n",
              kyi_rt.rank, si->si_addr, has_prev ? "; passing it to the previously installed handler" : "");
     if (!has_prev) {
         die_with_default(sig, msg);
@@ -59,8 +60,10 @@ static void chain(int sig, siginfo_t *si, void *ctx)
     }
     ssize_t w = write(2, msg, strlen(msg));
     (void)w;
-    if (prev_action.sa_flags & SA_SIGINFO) prev_action.sa_sigaction(sig, si, ctx);
-    else prev_action.sa_handler(sig);
+    if (prev_action.sa_flags & SA_SIGINFO)
+        prev_action.sa_sigaction(sig, si, ctx);
+    else
+        prev_action.sa_handler(sig);
 }
 
 /* A home page's first write in an interval: keep the synchronised version in a snapshot if the page is
@@ -85,11 +88,11 @@ int kyi_open_for_write(size_t pg)
         open_home_page(pg, kyi_home_epoch());
         return kyi_protect(pg, 1, PROT_READ | PROT_WRITE);
     }
-    /* Listed as dirty before it becomes writable: a sibling thread that stores to the page once it is writable
-     * and then releases a lock must find it in the dirty list (its flush then waits here, on the stripe lock,
-     * and sends the store). Made writable first, the page was missing from that list, the sibling's release
-     * sent nothing, and the store went home only with this thread's next flush: after the next holder of
-     * the lock had read the old value (one lost update in about twenty 4-rank stress runs). */
+    /* Listed as dirty before it becomes writable: a sibling thread that stores to the page once it is
+     * writable and then releases a lock must find it in the dirty list (its flush then waits here, on the
+     * stripe lock, and sends the store). Made writable first, the page was missing from that list, the
+     * sibling's release sent nothing, and the store went home only with this thread's next flush: after the
+     * next holder of the lock had read the old value (one lost update in about twenty 4-rank stress runs). */
     kyi_page_copy(kyi_pg_twin(pg), kyi_pg_data(pg), kyi_dsm.page);
     kyi_dsm.state[pg] = KYI_PG_RW;
     pthread_mutex_lock(&kyi_dsm.lists_lock);
@@ -151,7 +154,10 @@ int kyi_install_checked(size_t pg, int write, const uint64_t *acq)
     return write ? kyi_open_for_write(pg) : KY_OK;
 }
 
-int kyi_install(size_t pg, int write) { return kyi_install_checked(pg, write, NULL); }
+int kyi_install(size_t pg, int write)
+{
+    return kyi_install_checked(pg, write, NULL);
+}
 
 int kyi_touch_page(const char *call, size_t pg, int write)
 {
@@ -175,7 +181,8 @@ int kyi_touch_page(const char *call, size_t pg, int write)
             pthread_rwlock_unlock(&kyi_dsm.table_lock);
             if (home == -1 || home == kyi_rt.rank) {
                 pthread_mutex_unlock(lk);
-                return kyi_fail(KY_ERR_RANGE, call, "address %p is in the global space but not in a live allocation",
+                return kyi_fail(KY_ERR_RANGE, call,
+                                "address %p is in the global space but not in a live allocation",
                                 (void *)kyi_pg_app(pg));
             }
             kyi_dsm.state[pg] = KYI_PG_FETCHING;
@@ -203,8 +210,10 @@ int kyi_touch_page(const char *call, size_t pg, int write)
              * and the mapping lags the state: a new local allocation's pages set read-only by
              * open_home_pages after a sibling's open_home_run had opened them (a store then faulted forever).
              * Make the mapping match the state (same result when it already does). */
-            int writable = s == KYI_PG_RW || s == KYI_PG_HOME_RW || s == KYI_PG_HOME_FREE || s == KYI_PG_HOME_OPEN;
-            if (write && writable) st = kyi_protect(pg, 1, PROT_READ | PROT_WRITE);
+            int writable =
+                s == KYI_PG_RW || s == KYI_PG_HOME_RW || s == KYI_PG_HOME_FREE || s == KYI_PG_HOME_OPEN;
+            if (write && writable)
+                st = kyi_protect(pg, 1, PROT_READ | PROT_WRITE);
             else if (!write && (writable || s == KYI_PG_RO || s == KYI_PG_HOME_RO))
                 st = kyi_protect(pg, 1, writable ? PROT_READ | PROT_WRITE : PROT_READ);
         }
@@ -225,14 +234,17 @@ static void on_segv(int sig, siginfo_t *si, void *ctx)
     int write = fault_is_write(ctx);
     int s = kyi_dsm.state[pg];
     if (write == -1) write = (s == KYI_PG_RO || s == KYI_PG_HOME_RO) ? 1 : 0;
-    if (write) KYI_DSM_COUNT(write_faults, 1);
-    else KYI_DSM_COUNT(read_faults, 1);
+    if (write)
+        KYI_DSM_COUNT(write_faults, 1);
+    else
+        KYI_DSM_COUNT(read_faults, 1);
     int st = kyi_touch_page("page fault", pg, write);
     KYI_DSM_COUNT(coherence_ns, kyi_now_ns() - t0);
     KYI_TRACE_SPAN("dsm", write ? "page fault (write)" : "page fault (read)", tt, (int64_t)pg, -1);
     if (st < 0) {
         char msg[600];
-        snprintf(msg, sizeof msg, "rank %d: segmentation fault at address %p inside the Kyoyu global address space: %s\n",
+        snprintf(msg, sizeof msg,
+                 "rank %d: segmentation fault at address %p inside the Kyoyu global address space: %s\n",
                  kyi_rt.rank, addr, ky_last_error());
         die_with_default(sig, msg);
     }
@@ -243,10 +255,12 @@ int kyi_fault_install(void)
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_segv;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER; /* NODEFER: a fault on another page while serving one */
+    sa.sa_flags =
+        SA_SIGINFO | SA_RESTART | SA_NODEFER; /* NODEFER: a fault on another page while serving one */
     sigemptyset(&sa.sa_mask);
     if (sigaction(SIGSEGV, &sa, &prev_action))
-        return kyi_fail(KY_ERR_SYSTEM, "ky_init", "installing the SIGSEGV handler of the global space failed");
+        return kyi_fail(KY_ERR_SYSTEM, "ky_init",
+                        "installing the SIGSEGV handler of the global space failed");
     installed = 1;
     return KY_OK;
 }

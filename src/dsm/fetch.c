@@ -26,7 +26,8 @@ int kyi_dsm_wait(const char *call, int peer, MPI_Request *r, int *count)
 int kyi_fetch_start(const char *call, kyi_fetch_t *f, int home, size_t pg, size_t n, int scratch)
 {
     size_t bytes = n << kyi_dsm.page_shift;
-    if (bytes > (size_t)1 << 30) return kyi_fail(KY_ERR_INTERNAL, call, "fetch of %zu bytes in one message", bytes);
+    if (bytes > (size_t)1 << 30)
+        return kyi_fail(KY_ERR_INTERNAL, call, "fetch of %zu bytes in one message", bytes);
     f->home = home;
     f->pg = pg;
     f->n = n;
@@ -43,7 +44,8 @@ int kyi_fetch_start(const char *call, kyi_fetch_t *f, int home, size_t pg, size_
         return KY_OK;
     }
     int tag = (int)kyi_new_tag();
-    if (MPI_Irecv(kyi_pg_dst(pg, scratch), (int)bytes, MPI_BYTE, home, tag, kyi_comm.rep, &f->req) != MPI_SUCCESS)
+    if (MPI_Irecv(kyi_pg_dst(pg, scratch), (int)bytes, MPI_BYTE, home, tag, kyi_comm.rep, &f->req) !=
+        MPI_SUCCESS)
         return kyi_fail(KY_ERR_MPI, call, "MPI_Irecv for pages from rank %d failed", home);
     pthread_mutex_lock(&kyi_dsm.epoch_lock);
     uint64_t epoch = kyi_dsm.epoch;
@@ -64,13 +66,16 @@ int kyi_fetch_wait(const char *call, kyi_fetch_t *f, int nf)
         int count = 0;
         size_t bytes = f[i].n << kyi_dsm.page_shift;
         int st = KY_OK;
-        if (f[i].direct) count = (int)bytes;
-        else st = kyi_dsm_wait(call, f[i].home, &f[i].req, &count);
+        if (f[i].direct)
+            count = (int)bytes;
+        else
+            st = kyi_dsm_wait(call, f[i].home, &f[i].req, &count);
         if (!st && (size_t)count != bytes) {
             int64_t remote = 0;
             if (count == 8) memcpy(&remote, kyi_pg_dst(f[i].pg, f[i].scratch), 8);
             st = kyi_fail(count == 8 ? (int)remote : KY_ERR_INTERNAL, call,
-                          "rank %d refused pages at %p (+%zu bytes): %s", f[i].home, (void *)kyi_pg_app(f[i].pg), bytes,
+                          "rank %d refused pages at %p (+%zu bytes): %s", f[i].home,
+                          (void *)kyi_pg_app(f[i].pg), bytes,
                           count == 8 ? "not in a live allocation homed there" : "short reply");
         }
         if (!st) {

@@ -19,15 +19,18 @@ typedef struct waiter {
 } waiter_t;
 
 typedef struct {
-    int holder;       /* -1 free */
+    int holder; /* -1 free */
     waiter_t *head, *tail;
 } lockq_t;
 
 static pthread_mutex_t mgr_lock = PTHREAD_MUTEX_INITIALIZER;
-static lockq_t *mgr;           /* [KY_DSM_LOCKS / nranks + 1] locks this rank manages */
+static lockq_t *mgr;                       /* [KY_DSM_LOCKS / nranks + 1] locks this rank manages */
 static atomic_int held_here[KY_DSM_LOCKS]; /* acquisitions by this rank not yet released */
 
-static lockq_t *managed(int id) { return &mgr[id / kyi_rt.nranks]; }
+static lockq_t *managed(int id)
+{
+    return &mgr[id / kyi_rt.nranks];
+}
 
 static void grant(int rank, int tag)
 {
@@ -57,8 +60,10 @@ static void on_lock(ky_am_token_t t, void *payload, size_t nb, const uint64_t *a
     waiter_t *w = malloc(sizeof *w);
     if (w) {
         *w = (waiter_t){src, tag, NULL};
-        if (q->tail) q->tail->next = w;
-        else q->head = w;
+        if (q->tail)
+            q->tail->next = w;
+        else
+            q->head = w;
         q->tail = w;
     }
     pthread_mutex_unlock(&mgr_lock);
@@ -100,7 +105,8 @@ int kyi_locks_register(void)
 static int check_id(const char *call, int id)
 {
     KYI_CHECK(kyi_require_dsm(call));
-    if (id < 0 || id >= KY_DSM_LOCKS) return kyi_fail(KY_ERR_ARG, call, "lock id %d is not in 0..%d", id, KY_DSM_LOCKS - 1);
+    if (id < 0 || id >= KY_DSM_LOCKS)
+        return kyi_fail(KY_ERR_ARG, call, "lock id %d is not in 0..%d", id, KY_DSM_LOCKS - 1);
     return KY_OK;
 }
 
@@ -144,8 +150,14 @@ static int acquire_traced(const char *call, int id, int try_only)
 
 static int release(int id);
 
-int ky_lock(int id) { return acquire_traced("ky_lock", id, 0); }
-int ky_trylock(int id) { return acquire_traced("ky_trylock", id, 1); }
+int ky_lock(int id)
+{
+    return acquire_traced("ky_lock", id, 0);
+}
+int ky_trylock(int id)
+{
+    return acquire_traced("ky_trylock", id, 1);
+}
 
 int ky_unlock(int id)
 {
@@ -160,7 +172,8 @@ static int release(int id)
     static const char *call = "ky_unlock";
     KYI_CHECK(check_id(call, id));
     int h = atomic_load(&held_here[id]);
-    while (h > 0 && !atomic_compare_exchange_weak(&held_here[id], &h, h - 1)) {}
+    while (h > 0 && !atomic_compare_exchange_weak(&held_here[id], &h, h - 1)) {
+    }
     if (h <= 0) return kyi_fail(KY_ERR_STATE, call, "lock %d is not held by this rank", id);
     uint64_t t0 = kyi_now_ns();
     /* Every write of this rank so far, whoever's thread made it, is at its home and published before the
@@ -181,14 +194,15 @@ int ky_fetch_add(long *p, long v, long *old)
     static const char *call = "ky_fetch_add";
     KYI_CHECK(kyi_require_dsm(call));
     if (!kyi_in_gas(p) || ((uintptr_t)p & 7))
-        return kyi_fail(KY_ERR_ARG, call, "%p is not an 8-byte aligned address in the global space", (void *)p);
+        return kyi_fail(KY_ERR_ARG, call, "%p is not an 8-byte aligned address in the global space",
+                        (void *)p);
     size_t off = (size_t)((char *)p - kyi_dsm.base);
     pthread_rwlock_rdlock(&kyi_dsm.table_lock);
     int home = kyi_page_home(off >> kyi_dsm.page_shift, NULL);
     pthread_rwlock_unlock(&kyi_dsm.table_lock);
     if (home == KYI_HOME_STORE)
-        return kyi_fail(KY_ERR_UNSUPPORTED, call, "%p is in an array's DSM view: fetch_add needs a DSM home (ky_alloc)",
-                        (void *)p);
+        return kyi_fail(KY_ERR_UNSUPPORTED, call,
+                        "%p is in an array's DSM view: fetch_add needs a DSM home (ky_alloc)", (void *)p);
     if (home < 0) return kyi_fail(KY_ERR_RANGE, call, "%p is not in a live allocation", (void *)p);
     long was;
     if (home == kyi_rt.rank) {
@@ -201,7 +215,8 @@ int ky_fetch_add(long *p, long v, long *old)
         uint64_t args[3] = {off, (uint64_t)v, (uint64_t)tag};
         KYI_CHECK(ky_am_short(home, KYI_AM_DSM_FADD, args, 3));
         KYI_CHECK(kyi_dsm_wait(call, home, &r, NULL));
-        if (reply[0] < 0) return kyi_fail((int)reply[0], call, "rank %d refused the atomic at %p", home, (void *)p);
+        if (reply[0] < 0)
+            return kyi_fail((int)reply[0], call, "rank %d refused the atomic at %p", home, (void *)p);
         was = (long)reply[1];
     }
     /* A changed word is this rank's write notice (the home could note it only after its own barrier's
@@ -217,16 +232,19 @@ int ky_compare_swap(void *p, size_t bytes, uint64_t expected, uint64_t desired, 
     KYI_CHECK(kyi_require_dsm(call));
     if (bytes != 4 && bytes != 8) return kyi_fail(KY_ERR_ARG, call, "word size %zu: 4 or 8 bytes", bytes);
     if (!kyi_in_gas(p) || ((uintptr_t)p & (bytes - 1)))
-        return kyi_fail(KY_ERR_ARG, call, "%p is not a %zu-byte aligned address in the global space", p, bytes);
+        return kyi_fail(KY_ERR_ARG, call, "%p is not a %zu-byte aligned address in the global space", p,
+                        bytes);
     if (bytes == 4 && (expected >> 32 || desired >> 32))
-        return kyi_fail(KY_ERR_ARG, call, "4-byte compare-and-swap of values wider than 32 bits (%#llx, %#llx)",
+        return kyi_fail(KY_ERR_ARG, call,
+                        "4-byte compare-and-swap of values wider than 32 bits (%#llx, %#llx)",
                         (unsigned long long)expected, (unsigned long long)desired);
     size_t off = (size_t)((char *)p - kyi_dsm.base);
     pthread_rwlock_rdlock(&kyi_dsm.table_lock);
     int home = kyi_page_home(off >> kyi_dsm.page_shift, NULL);
     pthread_rwlock_unlock(&kyi_dsm.table_lock);
     if (home == KYI_HOME_STORE)
-        return kyi_fail(KY_ERR_UNSUPPORTED, call, "%p is in an array's DSM view: atomics need a DSM home (ky_alloc)", p);
+        return kyi_fail(KY_ERR_UNSUPPORTED, call,
+                        "%p is in an array's DSM view: atomics need a DSM home (ky_alloc)", p);
     if (home < 0) return kyi_fail(KY_ERR_RANGE, call, "%p is not in a live allocation", p);
     uint64_t found;
     if (home == kyi_rt.rank) {
@@ -240,7 +258,8 @@ int ky_compare_swap(void *p, size_t bytes, uint64_t expected, uint64_t desired, 
         uint64_t args[5] = {off, bytes, expected, desired, (uint64_t)tag};
         KYI_CHECK(ky_am_short(home, KYI_AM_DSM_CAS, args, 5));
         KYI_CHECK(kyi_dsm_wait(call, home, &r, NULL));
-        if (reply[0] < 0) return kyi_fail((int)reply[0], call, "rank %d refused the compare-and-swap at %p", home, p);
+        if (reply[0] < 0)
+            return kyi_fail((int)reply[0], call, "rank %d refused the compare-and-swap at %p", home, p);
         found = (uint64_t)reply[1];
     }
     if (found == expected) kyi_notice(off >> kyi_dsm.page_shift); /* swapped: as for fetch-add */
@@ -258,8 +277,10 @@ int ky_dsm_stats(ky_dsm_stats_t *o)
     o->read_faults = s->read_faults, o->write_faults = s->write_faults;
     o->pages_fetched = s->pages_fetched, o->bytes_fetched = s->bytes_fetched;
     o->pages_preloaded = s->pages_preloaded, o->pages_overloaded = s->pages_overloaded;
-    o->pages_pushed = s->pages_pushed, o->twins = s->twins, o->diffs = s->diffs, o->diff_bytes = s->diff_bytes;
-    o->home_snapshots = s->home_snapshots, o->pages_served = s->pages_served, o->bytes_served = s->bytes_served;
+    o->pages_pushed = s->pages_pushed, o->twins = s->twins, o->diffs = s->diffs,
+    o->diff_bytes = s->diff_bytes;
+    o->home_snapshots = s->home_snapshots, o->pages_served = s->pages_served,
+    o->bytes_served = s->bytes_served;
     o->invalidations = s->invalidations, o->drops = s->drops, o->barriers = s->barriers, o->syncs = s->syncs;
     o->lock_acquires = s->lock_acquires, o->unguarded_reads = s->unguarded_reads;
     o->coherence_s = (double)s->coherence_ns * 1e-9;
@@ -278,15 +299,18 @@ int ky_dsm_stats_print(void)
     ky_dsm_stats_t s;
     KYI_CHECK(ky_dsm_stats(&s));
     fprintf(stderr,
-            "kyoyu dsm rank %d: faults r %llu w %llu | fetched %llu pages %.3f MB | preloaded %llu overloaded %llu "
-            "pushed %llu | twins %llu diffs %llu (%.3f MB) | home snapshots %llu unguarded reads %llu | served %llu pages | invalidated %llu "
+            "kyoyu dsm rank %d: faults r %llu w %llu | fetched %llu pages %.3f MB | preloaded %llu "
+            "overloaded %llu "
+            "pushed %llu | twins %llu diffs %llu (%.3f MB) | home snapshots %llu unguarded reads %llu | "
+            "served %llu pages | invalidated %llu "
             "dropped %llu | barriers %llu syncs %llu locks %llu | coherence %.3f s\n",
             kyi_rt.rank, (unsigned long long)s.read_faults, (unsigned long long)s.write_faults,
             (unsigned long long)s.pages_fetched, s.bytes_fetched / 1e6, (unsigned long long)s.pages_preloaded,
-            (unsigned long long)s.pages_overloaded, (unsigned long long)s.pages_pushed, (unsigned long long)s.twins,
-            (unsigned long long)s.diffs, s.diff_bytes / 1e6, (unsigned long long)s.home_snapshots,
-            (unsigned long long)s.unguarded_reads, (unsigned long long)s.pages_served, (unsigned long long)s.invalidations, (unsigned long long)s.drops,
-            (unsigned long long)s.barriers, (unsigned long long)s.syncs, (unsigned long long)s.lock_acquires,
-            s.coherence_s);
+            (unsigned long long)s.pages_overloaded, (unsigned long long)s.pages_pushed,
+            (unsigned long long)s.twins, (unsigned long long)s.diffs, s.diff_bytes / 1e6,
+            (unsigned long long)s.home_snapshots, (unsigned long long)s.unguarded_reads,
+            (unsigned long long)s.pages_served, (unsigned long long)s.invalidations,
+            (unsigned long long)s.drops, (unsigned long long)s.barriers, (unsigned long long)s.syncs,
+            (unsigned long long)s.lock_acquires, s.coherence_s);
     return KY_OK;
 }

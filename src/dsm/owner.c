@@ -123,7 +123,8 @@ static int mark_run(void *ctx, size_t off, size_t len, int owner)
     mark_t *k = ctx;
     size_t first = off >> kyi_dsm.page_shift, last = (off + len - 1) >> kyi_dsm.page_shift;
     /* a run beginning inside a page that an earlier run of another owner touched makes that page mixed */
-    if (k->last_owner >= 0 && first == k->last_pg && owner != k->last_owner) kyi_dsm.mixed[k->pg0 + first] = 1;
+    if (k->last_owner >= 0 && first == k->last_pg && owner != k->last_owner)
+        kyi_dsm.mixed[k->pg0 + first] = 1;
     k->last_pg = last, k->last_owner = owner;
     return 0;
 }

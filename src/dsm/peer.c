@@ -70,7 +70,8 @@ void kyi_peers_open(void)
             continue;
         }
         void *map = mmap(NULL, 2 * kyi_dsm.size, PROT_READ, MAP_SHARED | MAP_NORESERVE, fd, 0);
-        void *meta = mmap(NULL, kyi_dsm.meta_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)(3 * kyi_dsm.size));
+        void *meta =
+            mmap(NULL, kyi_dsm.meta_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)(3 * kyi_dsm.size));
         close(fd);
         if (map == MAP_FAILED || meta == MAP_FAILED) {
             if (map != MAP_FAILED) munmap(map, 2 * kyi_dsm.size);
@@ -80,7 +81,8 @@ void kyi_peers_open(void)
         kyi_dsm.peer[r].map = map;
         kyi_dsm.peer[r].meta = meta;
         kyi_dsm.peer[r].state = (uint8_t *)((kyi_meta_t *)meta + 1);
-        kyi_dsm.peer[r].fetched_at = (uint32_t *)(kyi_dsm.peer[r].state + ((2 * kyi_dsm.npages + 7) & ~(size_t)7));
+        kyi_dsm.peer[r].fetched_at =
+            (uint32_t *)(kyi_dsm.peer[r].state + ((2 * kyi_dsm.npages + 7) & ~(size_t)7));
         opened++;
     }
     free(all);
@@ -128,7 +130,8 @@ int kyi_peer_read(int home, size_t pg, size_t n, int scratch)
         __atomic_store_n(&p->fetched_at[q], kyi_fetch_mark(theirs), __ATOMIC_RELAXED);
         if (s == KYI_PG_HOME_FREE) KYI_DSM_COUNT(unguarded_reads, 1);
         /* the synchronised version: the snapshot of a page the home wrote since, else its data */
-        const char *src = p->map + (s == KYI_PG_HOME_RW && kyi_dsm.snapshot ? kyi_dsm.size : 0) + (q << kyi_dsm.page_shift);
+        const char *src =
+            p->map + (s == KYI_PG_HOME_RW && kyi_dsm.snapshot ? kyi_dsm.size : 0) + (q << kyi_dsm.page_shift);
         kyi_page_copy(kyi_pg_dst(q, scratch), src, kyi_dsm.page);
         pthread_mutex_unlock(lk);
     }

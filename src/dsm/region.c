@@ -10,16 +10,19 @@
 #define KYI_RUN_MAX_PAGES(page) (((size_t)64 << 20) / (page)) /* one message at most 64 MiB */
 
 /* The sorted, distinct pages of the region (rows of region[ndim-1] elements). */
-static int region_pages(const char *call, const void *base, const size_t glb[], const size_t region[], int ndim,
-                        size_t elem, kyi_vec_t *out)
+static int region_pages(const char *call, const void *base, const size_t glb[], const size_t region[],
+                        int ndim, size_t elem, kyi_vec_t *out)
 {
     memset(out, 0, sizeof *out);
     if (!base || !glb || !region || ndim < 1 || ndim > 8 || !elem)
-        return kyi_fail(KY_ERR_ARG, call, "need base, glb and region arrays, 1 <= ndim <= 8 (got %d), elem > 0", ndim);
+        return kyi_fail(KY_ERR_ARG, call,
+                        "need base, glb and region arrays, 1 <= ndim <= 8 (got %d), elem > 0", ndim);
     size_t stride[8], rows = 1;
     stride[ndim - 1] = elem;
     for (int d = ndim - 1; d >= 0; d--) {
-        if (region[d] > glb[d]) return kyi_fail(KY_ERR_ARG, call, "region[%d] = %zu exceeds glb[%d] = %zu", d, region[d], d, glb[d]);
+        if (region[d] > glb[d])
+            return kyi_fail(KY_ERR_ARG, call, "region[%d] = %zu exceeds glb[%d] = %zu", d, region[d], d,
+                            glb[d]);
         if (d > 0) stride[d - 1] = stride[d] * glb[d];
         if (d < ndim - 1) rows *= region[d];
         if (!region[d]) return KY_OK;
@@ -29,8 +32,8 @@ static int region_pages(const char *call, const void *base, const size_t glb[], 
     for (int d = 0; d < ndim; d++) last += (region[d] - 1) * stride[d];
     last += elem - 1;
     if (!kyi_in_gas(first) || !kyi_in_gas(last))
-        return kyi_fail(KY_ERR_RANGE, call, "region %p .. %p is not inside the global address space", (const void *)first,
-                        (const void *)last);
+        return kyi_fail(KY_ERR_RANGE, call, "region %p .. %p is not inside the global address space",
+                        (const void *)first, (const void *)last);
     size_t idx[8] = {0};
     for (size_t r = 0; r < rows; r++) {
         const char *p = first;
@@ -57,7 +60,8 @@ static int page_homes(const char *call, const kyi_vec_t *pages, int *home)
     }
     pthread_rwlock_unlock(&kyi_dsm.table_lock);
     if (bad >= 0)
-        return kyi_fail(KY_ERR_RANGE, call, "page at %p is not in a live allocation", (void *)kyi_pg_app(pages->v[bad]));
+        return kyi_fail(KY_ERR_RANGE, call, "page at %p is not in a live allocation",
+                        (void *)kyi_pg_app(pages->v[bad]));
     return KY_OK;
 }
 
@@ -76,8 +80,8 @@ static int fetch_marked(const char *call, const kyi_vec_t *pages, const int *hom
         size_t j = i + 1;
         /* new (1) and refreshed (2) pages land in their data slots, refreshed dirty pages holding this rank's
          * own elements (3) in their scratch slots: one kind a run */
-        while (j < pages->len && want[j] == want[i] && home[j] == home[i] && pages->v[j] == pages->v[j - 1] + 1 &&
-               j - i < max)
+        while (j < pages->len && want[j] == want[i] && home[j] == home[i] &&
+               pages->v[j] == pages->v[j - 1] + 1 && j - i < max)
             j++;
         st = kyi_fetch_start(call, &f[nf], home[i], pages->v[i], j - i, want[i] == 3);
         if (!st) nf++;
@@ -114,8 +118,8 @@ static void refresh_page(size_t pg, int scratch)
     }
 }
 
-static int load(const char *call, void *base, const size_t glb[], const size_t region[], int ndim, size_t elem, int rw,
-                int refresh)
+static int load(const char *call, void *base, const size_t glb[], const size_t region[], int ndim,
+                size_t elem, int rw, int refresh)
 {
     KYI_CHECK(kyi_require_dsm(call));
     uint64_t t0 = kyi_now_ns();
@@ -168,9 +172,12 @@ static int load(const char *call, void *base, const size_t glb[], const size_t r
         size_t pg = pages.v[i];
         pthread_mutex_lock(kyi_pg_lock(pg));
         if (want[i] == 1) {
-            if (st) kyi_dsm.state[pg] = KYI_PG_NONE;
-            else if (fresh.len) kyi_dsm.state[pg] = KYI_PG_RO;
-            else st = kyi_install(pg, rw);
+            if (st)
+                kyi_dsm.state[pg] = KYI_PG_NONE;
+            else if (fresh.len)
+                kyi_dsm.state[pg] = KYI_PG_RO;
+            else
+                st = kyi_install(pg, rw);
             pthread_cond_broadcast(&kyi_dsm.fetched[pg % KYI_DSM_STRIPES]);
         } else if (!st) {
             refresh_page(pg, want[i] == 3);
@@ -184,8 +191,10 @@ static int load(const char *call, void *base, const size_t glb[], const size_t r
         free(fresh.v);
     }
     if (!st) {
-        if (refresh) KYI_DSM_COUNT(pages_overloaded, nref + nnew);
-        else KYI_DSM_COUNT(pages_preloaded, nnew);
+        if (refresh)
+            KYI_DSM_COUNT(pages_overloaded, nref + nnew);
+        else
+            KYI_DSM_COUNT(pages_preloaded, nnew);
     }
     free(home);
     pthread_mutex_unlock(&kyi_dsm.release_lock);
@@ -217,8 +226,10 @@ int ky_push_array(void *base, const size_t glb[], const size_t region[], int ndi
     int st = home ? page_homes(call, &pages, home) : kyi_fail(KY_ERR_NOMEM, call, "no memory");
     for (size_t i = 0; i < pages.len && !st; i++)
         if (home[i] == KYI_HOME_STORE)
-            st = kyi_fail(KY_ERR_UNSUPPORTED, call, "%p is in an array's DSM view, whose homes are the blocks: "
-                          "nothing to push (ky_array_put moves data into blocks)", (void *)kyi_pg_app(pages.v[i]));
+            st = kyi_fail(KY_ERR_UNSUPPORTED, call,
+                          "%p is in an array's DSM view, whose homes are the blocks: "
+                          "nothing to push (ky_array_put moves data into blocks)",
+                          (void *)kyi_pg_app(pages.v[i]));
     size_t max = KYI_RUN_MAX_PAGES(kyi_dsm.page);
     for (size_t i = 0; i < pages.len && !st && to_rank != kyi_rt.rank;) {
         if (home[i] != kyi_rt.rank) {
@@ -226,7 +237,8 @@ int ky_push_array(void *base, const size_t glb[], const size_t region[], int ndi
             continue;
         }
         size_t j = i + 1;
-        while (j < pages.len && home[j] == kyi_rt.rank && pages.v[j] == pages.v[j - 1] + 1 && j - i < max) j++;
+        while (j < pages.len && home[j] == kyi_rt.rank && pages.v[j] == pages.v[j - 1] + 1 && j - i < max)
+            j++;
         size_t n = j - i, bytes = n << kyi_dsm.page_shift;
         char *buf = malloc(bytes);
         if (!buf) {
@@ -251,7 +263,8 @@ int ky_push_array(void *base, const size_t glb[], const size_t region[], int ndi
         int st3 = kyi_dsm_wait(call, to_rank, &ra, NULL);
         free(buf);
         if (!st) st = st2 ? st2 : st3;
-        if (!st && ack < 0) st = kyi_fail((int)ack, call, "rank %d could not install the pushed pages", to_rank);
+        if (!st && ack < 0)
+            st = kyi_fail((int)ack, call, "rank %d could not install the pushed pages", to_rank);
         if (!st) KYI_DSM_COUNT(pages_pushed, n);
         i = j;
     }

@@ -48,10 +48,12 @@ void kyi_serve_copy(char *dst, size_t pg, size_t n)
         if (kyi_dsm.state[pg + i] == KYI_PG_HOME_OPEN && !kyi_dsm.nostore_interval) {
             static atomic_int warned;
             if (!atomic_exchange(&warned, 1))
-                KYI_WARN(KYI_SUB_DSM, "a page was fetched in an interval opened by ky_sync_nofetch; the reply may "
-                                      "contain writes made after the synchronisation (logged once)");
+                KYI_WARN(KYI_SUB_DSM,
+                         "a page was fetched in an interval opened by ky_sync_nofetch; the reply may "
+                         "contain writes made after the synchronisation (logged once)");
         }
-        kyi_page_copy(dst + (i << kyi_dsm.page_shift), from_snap ? kyi_pg_snap(pg + i) : kyi_pg_data(pg + i), kyi_dsm.page);
+        kyi_page_copy(dst + (i << kyi_dsm.page_shift), from_snap ? kyi_pg_snap(pg + i) : kyi_pg_data(pg + i),
+                      kyi_dsm.page);
         pthread_mutex_unlock(lk);
     }
 }
@@ -143,7 +145,8 @@ static int direct_source(size_t pg)
 {
     int s = kyi_dsm.state[pg];
     if (!kyi_dsm.snapshot || __atomic_load_n(&kyi_dsm.sending[pg], __ATOMIC_RELAXED) >= 200) return 0;
-    if (s == KYI_PG_HOME_RO || ((s == KYI_PG_HOME_OPEN || s == KYI_PG_HOME_FREE) && kyi_dsm.nostore_interval)) return 1;
+    if (s == KYI_PG_HOME_RO || ((s == KYI_PG_HOME_OPEN || s == KYI_PG_HOME_FREE) && kyi_dsm.nostore_interval))
+        return 1;
     return s == KYI_PG_HOME_RW ? 2 : 0;
 }
 
@@ -254,7 +257,8 @@ static int64_t diff_records(const char *p, size_t nb, int apply, int to_snapshot
             for (size_t i = 0; i < len / 8; i++) changed += (size_t)__builtin_popcount(bits[i]);
             payload = len / 8 + changed;
         }
-        if (!apply && (p + payload > end || (size_t)off + len > kyi_dsm.page || !homed_here(pg, 1))) return KY_ERR_RANGE;
+        if (!apply && (p + payload > end || (size_t)off + len > kyi_dsm.page || !homed_here(pg, 1)))
+            return KY_ERR_RANGE;
         if (apply) {
             pthread_mutex_lock(kyi_pg_lock(pg));
             kyi_wait_unsent(pg);
@@ -290,7 +294,8 @@ static void on_diff(ky_am_token_t t, void *payload, size_t nb, const uint64_t *a
         diff_records(payload, nb, 1, 1);
     } else if (!st) {
         pending_diff_t *d = malloc(sizeof *d + nb);
-        if (!d) st = KY_ERR_NOMEM;
+        if (!d)
+            st = KY_ERR_NOMEM;
         else {
             d->n = nb;
             d->epoch = na > 2 ? a[2] : 0;
@@ -384,7 +389,8 @@ static void on_push(ky_am_token_t t, void *payload, size_t nb, const uint64_t *a
     pending_push_t *p = malloc(sizeof *p + (bytes ? bytes : 1));
     MPI_Request r;
     if (!p) st = KY_ERR_NOMEM;
-    if (MPI_Irecv(p ? p->data : (char *)&st, p ? (int)bytes : 0, MPI_BYTE, src, (int)a[2], kyi_comm.data, &r) ||
+    if (MPI_Irecv(p ? p->data : (char *)&st, p ? (int)bytes : 0, MPI_BYTE, src, (int)a[2], kyi_comm.data,
+                  &r) ||
         kyi_dsm_wait("ky_push_array (receiving)", src, &r, NULL))
         st = KY_ERR_MPI;
     if (!st && (pg >= kyi_dsm.npages || n > kyi_dsm.npages - pg)) st = KY_ERR_RANGE;
@@ -428,14 +434,16 @@ uint64_t kyi_cas_local(size_t off, size_t bytes, uint64_t expected, uint64_t des
     char *p = kyi_dsm.svc + off;
     if (bytes == 4) {
         uint32_t e = (uint32_t)expected;
-        __atomic_compare_exchange_n((uint32_t *)p, &e, (uint32_t)desired, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+        __atomic_compare_exchange_n((uint32_t *)p, &e, (uint32_t)desired, 0, __ATOMIC_SEQ_CST,
+                                    __ATOMIC_SEQ_CST);
         old = e;
     } else {
         uint64_t e = expected;
         __atomic_compare_exchange_n((uint64_t *)p, &e, desired, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
         old = e;
     }
-    if (old == (bytes == 4 ? (uint32_t)expected : expected) && kyi_dsm.snapshot && kyi_dsm.state[pg] == KYI_PG_HOME_RW)
+    if (old == (bytes == 4 ? (uint32_t)expected : expected) && kyi_dsm.snapshot &&
+        kyi_dsm.state[pg] == KYI_PG_HOME_RW)
         kyi_page_copy(kyi_pg_snap(pg) + (off & (kyi_dsm.page - 1)), p, bytes);
     pthread_mutex_unlock(kyi_pg_lock(pg));
     return old;
@@ -451,7 +459,8 @@ static void on_cas(ky_am_token_t t, void *payload, size_t nb, const uint64_t *a,
     if ((bytes != 4 && bytes != 8) || off + bytes > kyi_dsm.size || (off & (bytes - 1)) ||
         !homed_here(off >> kyi_dsm.page_shift, 1))
         reply[0] = KY_ERR_RANGE;
-    else reply[1] = (int64_t)kyi_cas_local(off, bytes, a[2], a[3]);
+    else
+        reply[1] = (int64_t)kyi_cas_local(off, bytes, a[2], a[3]);
     kyi_send_deferred(reply, sizeof reply, src, (int)a[4], kyi_comm.rep);
 }
 
@@ -461,8 +470,10 @@ static void on_fadd(ky_am_token_t t, void *payload, size_t nb, const uint64_t *a
     int src = ky_am_source(t);
     size_t off = a[0];
     int64_t reply[2] = {KY_OK, 0};
-    if (off + 8 > kyi_dsm.size || (off & 7) || !homed_here(off >> kyi_dsm.page_shift, 1)) reply[0] = KY_ERR_RANGE;
-    else reply[1] = kyi_fadd_local(off, (int64_t)a[1]);
+    if (off + 8 > kyi_dsm.size || (off & 7) || !homed_here(off >> kyi_dsm.page_shift, 1))
+        reply[0] = KY_ERR_RANGE;
+    else
+        reply[1] = kyi_fadd_local(off, (int64_t)a[1]);
     kyi_send_deferred(reply, sizeof reply, src, (int)a[2], kyi_comm.rep);
 }
 

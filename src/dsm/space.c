@@ -41,7 +41,8 @@ int kyi_require_dsm(const char *call)
 {
     KYI_CHECK(kyi_require_init(call));
     if (!kyi_dsm.ready)
-        return kyi_fail(KY_ERR_UNSUPPORTED, call, "the global address space is not available: %s", unavailable);
+        return kyi_fail(KY_ERR_UNSUPPORTED, call, "the global address space is not available: %s",
+                        unavailable);
     return KY_OK;
 }
 
@@ -109,8 +110,8 @@ static char *reserve(size_t size, uintptr_t hint)
 {
     for (int t = 0; t < 32; t++) {
         uintptr_t want = hint + (uintptr_t)t * 2 * size;
-        void *p = mmap((void *)want, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE,
-                       -1, 0);
+        void *p = mmap((void *)want, size, PROT_NONE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
         int ok = p == (void *)want;
         if (p != MAP_FAILED && !ok) munmap(p, size); /* old kernels treat the address as a hint */
         int all = 0;
@@ -126,13 +127,15 @@ int kyi_dsm_init(void)
     memset(&kyi_dsm_stats, 0, sizeof kyi_dsm_stats);
     if (!kyi_comm.progress_thread) {
         /* A home computing outside Kyoyu calls would never answer a fault. */
-        snprintf(unavailable, sizeof unavailable, "it needs the progress thread (KY_PROGRESS_THREAD=0 is set)");
+        snprintf(unavailable, sizeof unavailable,
+                 "it needs the progress thread (KY_PROGRESS_THREAD=0 is set)");
         return KY_OK;
     }
     size_t os = (size_t)sysconf(_SC_PAGESIZE);
     size_t page = kyi_setting_size(KYI_SET_PAGE_SIZE);
     if (page < os || (page & (page - 1))) {
-        KYI_WARN(KYI_SUB_DSM, "KY_PAGE_SIZE=%zu is not a power of two >= the OS page (%zu); using 64K", page, os);
+        KYI_WARN(KYI_SUB_DSM, "KY_PAGE_SIZE=%zu is not a power of two >= the OS page (%zu); using 64K", page,
+                 os);
         page = 65536 < os ? os : 65536;
     }
     size_t size = kyi_setting_size(KYI_SET_GAS_SIZE);
@@ -145,7 +148,10 @@ int kyi_dsm_init(void)
     kyi_dsm.size = size;
     kyi_dsm.npages = size / page;
     long snap = kyi_setting_long(KYI_SET_DSM_SNAPSHOT);
-    kyi_dsm.snapshot = kyi_rt.nranks < 2 ? KYI_SNAP_OFF : snap <= 0 ? KYI_SNAP_OFF : snap == 1 ? KYI_SNAP_ALL : KYI_SNAP_SHARED;
+    kyi_dsm.snapshot = kyi_rt.nranks < 2 ? KYI_SNAP_OFF
+                       : snap <= 0       ? KYI_SNAP_OFF
+                       : snap == 1       ? KYI_SNAP_ALL
+                                         : KYI_SNAP_SHARED;
     long win = kyi_setting_long(KYI_SET_DSM_SHARED_WINDOW);
     kyi_dsm.sticky = win < 0;
     /* Write notices need every home write seen: under KY_DSM_SNAPSHOT=2 pages nobody fetched are written
@@ -163,19 +169,22 @@ int kyi_dsm_init(void)
         fd = (int)memfd_create("kyoyu-gas", MFD_CLOEXEC);
         kyi_dsm.npages = size / page;
         kyi_dsm.meta_bytes = kyi_meta_size(kyi_dsm.npages);
-        if (fd < 0 || ftruncate(fd, (off_t)(3 * size + kyi_dsm.meta_bytes))) why = "memfd_create/ftruncate failed";
+        if (fd < 0 || ftruncate(fd, (off_t)(3 * size + kyi_dsm.meta_bytes)))
+            why = "memfd_create/ftruncate failed";
     }
     if (!why && mmap(base, size, PROT_NONE, MAP_SHARED | MAP_FIXED | MAP_NORESERVE, fd, 0) != base)
         why = "mapping the global range failed";
     void *svc = MAP_FAILED;
     if (!why) {
-        svc = mmap(NULL, 3 * size + kyi_dsm.meta_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+        svc = mmap(NULL, 3 * size + kyi_dsm.meta_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE,
+                   fd, 0);
         if (svc == MAP_FAILED) why = "mapping the service view failed";
     }
     int ok = !why, all = 0;
     MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, kyi_rt.world);
     if (!all) {
-        snprintf(unavailable, sizeof unavailable, "%s (KY_GAS_SIZE=%zu)", why ? why : "another rank failed", size);
+        snprintf(unavailable, sizeof unavailable, "%s (KY_GAS_SIZE=%zu)", why ? why : "another rank failed",
+                 size);
         KYI_WARN(KYI_SUB_DSM, "the global address space is not available: %s; ky_alloc and friends will fail",
                  unavailable);
         if (svc != MAP_FAILED) munmap(svc, 3 * size + kyi_dsm.meta_bytes);
@@ -184,8 +193,10 @@ int kyi_dsm_init(void)
         return KY_OK; /* the lower layers still work */
     }
     /* one byte a page, touched only where allocations are */
-    void *mixed = mmap(NULL, kyi_dsm.npages, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (mixed == MAP_FAILED) return kyi_fail(KY_ERR_SYSTEM, "ky_init", "no memory for the page table of the global space");
+    void *mixed = mmap(NULL, kyi_dsm.npages, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (mixed == MAP_FAILED)
+        return kyi_fail(KY_ERR_SYSTEM, "ky_init", "no memory for the page table of the global space");
     kyi_dsm.mixed = mixed;
     kyi_dsm.base = base;
     kyi_dsm.svc = svc;
@@ -203,8 +214,11 @@ int kyi_dsm_init(void)
     /* The synchronisations' own team (sync.c): their barriers never mix with the program's collectives on
      * KY_TEAM_WORLD, which another thread of a rank may be running meanwhile. */
     KYI_CHECK(ky_team_split(KY_TEAM_WORLD, 0, kyi_rt.rank, &kyi_dsm.team));
-    KYI_INFO(KYI_SUB_DSM, "global space at %p, %zu bytes, pages of %zu bytes, snapshots %s", (void *)base, size,
-             page, kyi_dsm.snapshot == KYI_SNAP_ALL ? "on every home page" : kyi_dsm.snapshot ? "on shared home pages" : "off");
+    KYI_INFO(KYI_SUB_DSM, "global space at %p, %zu bytes, pages of %zu bytes, snapshots %s", (void *)base,
+             size, page,
+             kyi_dsm.snapshot == KYI_SNAP_ALL ? "on every home page"
+             : kyi_dsm.snapshot               ? "on shared home pages"
+                                              : "off");
     return KY_OK;
 }
 
@@ -243,9 +257,15 @@ int kyi_dsm_finalize(void)
     return KY_OK;
 }
 
-int ky_is_global(const void *p) { return kyi_in_gas(p); }
+int ky_is_global(const void *p)
+{
+    return kyi_in_gas(p);
+}
 
-size_t ky_page_size(void) { return kyi_dsm.ready ? kyi_dsm.page : 0; }
+size_t ky_page_size(void)
+{
+    return kyi_dsm.ready ? kyi_dsm.page : 0;
+}
 
 int ky_gas_range(void **base, size_t *bytes)
 {

@@ -21,7 +21,9 @@ static int find_store(const char *call, size_t off, store_alloc_t *out)
     int ok = a && a->store.read;
     if (ok) *out = (store_alloc_t){a->store, a->off, a->bytes, a->user_bytes};
     pthread_rwlock_unlock(&kyi_dsm.table_lock);
-    if (!ok) return kyi_fail(KY_ERR_RANGE, call, "address %p is not in a live array view", (void *)(kyi_dsm.base + off));
+    if (!ok)
+        return kyi_fail(KY_ERR_RANGE, call, "address %p is not in a live array view",
+                        (void *)(kyi_dsm.base + off));
     return KY_OK;
 }
 
@@ -64,8 +66,8 @@ typedef struct {
     size_t off, len;
 } rec_t;
 
-static int add_rec(const char *call, kyi_store_runs_t **runs, const kyi_dsm_store_t *store, size_t off, size_t len,
-                   const char *bytes)
+static int add_rec(const char *call, kyi_store_runs_t **runs, const kyi_dsm_store_t *store, size_t off,
+                   size_t len, const char *bytes)
 {
     size_t need = sizeof(rec_t) + ((len + 7) & ~(size_t)7);
     kyi_store_runs_t *r = *runs;
@@ -121,8 +123,14 @@ static int store_diff(const char *call, kyi_store_runs_t **out, size_t pg, int o
     return KY_OK;
 }
 
-int kyi_store_diff(const char *call, kyi_store_runs_t **out, size_t pg) { return store_diff(call, out, pg, 0); }
-int kyi_store_diff_owned(const char *call, kyi_store_runs_t **out, size_t pg) { return store_diff(call, out, pg, 1); }
+int kyi_store_diff(const char *call, kyi_store_runs_t **out, size_t pg)
+{
+    return store_diff(call, out, pg, 0);
+}
+int kyi_store_diff_owned(const char *call, kyi_store_runs_t **out, size_t pg)
+{
+    return store_diff(call, out, pg, 1);
+}
 
 int kyi_store_flush(const char *call, kyi_store_runs_t **runs)
 {

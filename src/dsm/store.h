@@ -26,7 +26,7 @@ typedef struct kyi_dsm_store {
     /* The rank that holds byte off (ky_home_of). */
     int (*home_of)(void *ctx, size_t off);
     void *ctx;
-    size_t grain;            /* element size: diffs are whole elements */
+    size_t grain; /* element size: diffs are whole elements */
 } kyi_dsm_store_t;
 
 /* Collective over all ranks (like ky_alloc): `bytes` of the global space backed by `store`, the same

@@ -20,13 +20,13 @@ typedef struct {
 } outbuf_t;
 
 typedef struct {
-    outbuf_t *out;           /* [nranks] message being filled */
+    outbuf_t *out; /* [nranks] message being filled */
     MPI_Request *acks;
     int64_t *ack_val;
     int nacks, cap;
     size_t max;
     int release;
-    uint64_t epoch;          /* the interval these changes belong to (the home applies them when it ends) */
+    uint64_t epoch; /* the interval these changes belong to (the home applies them when it ends) */
     const char *call;
 } diffset_t;
 
@@ -42,7 +42,8 @@ static int send_out(diffset_t *d, int home)
         d->acks = r, d->ack_val = v, d->cap = cap;
     }
     int tag = (int)kyi_new_tag();
-    if (MPI_Irecv(&d->ack_val[d->nacks], 8, MPI_BYTE, home, tag, kyi_comm.rep, &d->acks[d->nacks]) != MPI_SUCCESS)
+    if (MPI_Irecv(&d->ack_val[d->nacks], 8, MPI_BYTE, home, tag, kyi_comm.rep, &d->acks[d->nacks]) !=
+        MPI_SUCCESS)
         return kyi_fail(KY_ERR_MPI, d->call, "MPI_Irecv for a diff acknowledgement failed");
     d->nacks++;
     uint64_t args[3] = {(uint64_t)tag, (uint64_t)d->release, d->epoch};
@@ -56,7 +57,8 @@ static int add_run(diffset_t *d, int home, size_t pg, size_t off, size_t len, co
 {
     while (len) {
         outbuf_t *o = &d->out[home];
-        if (!o->buf && !(o->buf = malloc(d->max))) return kyi_fail(KY_ERR_NOMEM, d->call, "no memory for diffs");
+        if (!o->buf && !(o->buf = malloc(d->max)))
+            return kyi_fail(KY_ERR_NOMEM, d->call, "no memory for diffs");
         if (o->len + 16 + 64 > d->max) KYI_CHECK(send_out(d, home));
         size_t room = d->max - o->len - 16, n = len < room ? len : room;
         uint64_t p = pg;
@@ -112,7 +114,8 @@ static int diff_page(diffset_t *d, int home, size_t pg)
 
 static int diff_page_contents(diffset_t *d, int home, size_t pg)
 {
-    const unsigned char *a = (const unsigned char *)kyi_pg_data(pg), *b = (const unsigned char *)kyi_pg_twin(pg);
+    const unsigned char *a = (const unsigned char *)kyi_pg_data(pg),
+                        *b = (const unsigned char *)kyi_pg_twin(pg);
     size_t chunk = kyi_dsm.page < CHUNK ? kyi_dsm.page : CHUNK;
     unsigned char bits[CHUNK / 8];
     int any = 0;
@@ -194,7 +197,8 @@ static int diffset_finish(diffset_t *d, int st)
     for (int r = 0; r < kyi_rt.nranks && !st && d->out; r++) st = send_out(d, r);
     for (int i = 0; i < d->nacks; i++) {
         int s = kyi_dsm_wait(d->call, -1, &d->acks[i], NULL);
-        if (!s && d->ack_val[i] < 0) s = kyi_fail((int)d->ack_val[i], d->call, "a home refused a diff (page freed?)");
+        if (!s && d->ack_val[i] < 0)
+            s = kyi_fail((int)d->ack_val[i], d->call, "a home refused a diff (page freed?)");
         if (s && !st) st = s;
     }
     for (int r = 0; r < kyi_rt.nranks && d->out; r++) free(d->out[r].buf);
@@ -237,8 +241,10 @@ int kyi_flush_diffs(const char *call, int keep, kyi_store_runs_t **defer)
             pthread_rwlock_rdlock(&kyi_dsm.table_lock);
             int home = kyi_page_home(pg, NULL);
             pthread_rwlock_unlock(&kyi_dsm.table_lock);
-            if (home == KYI_HOME_STORE) st = kyi_store_diff(call, &store_runs, pg); /* written below, unlocked */
-            else st = home < 0 ? KY_OK : diff_page(&d, home, pg);                 /* freed meanwhile: nothing */
+            if (home == KYI_HOME_STORE)
+                st = kyi_store_diff(call, &store_runs, pg); /* written below, unlocked */
+            else
+                st = home < 0 ? KY_OK : diff_page(&d, home, pg); /* freed meanwhile: nothing */
             kyi_dsm.state[pg] = KYI_PG_RO;
             if (!keep && kyi_dsm.notices) kyi_vec_push(&flushed, pg); /* barrier: its thread alone */
         }
@@ -312,7 +318,8 @@ int kyi_flush_owned(const char *call, kyi_store_runs_t **defer)
             st = o.st;
         }
         pthread_rwlock_unlock(&kyi_dsm.table_lock);
-        if (rw && home == KYI_HOME_STORE) st = kyi_store_diff_owned(call, defer, pg); /* written after arrival */
+        if (rw && home == KYI_HOME_STORE)
+            st = kyi_store_diff_owned(call, defer, pg); /* written after arrival */
         pthread_mutex_unlock(kyi_pg_lock(pg));
     }
     free(dirty.v);
@@ -353,8 +360,10 @@ int kyi_acquire_invalidate(const char *call)
                 pthread_rwlock_rdlock(&kyi_dsm.table_lock);
                 int home = kyi_page_home(pg, NULL);
                 pthread_rwlock_unlock(&kyi_dsm.table_lock);
-                if (home == KYI_HOME_STORE) st = kyi_store_diff(call, &store_runs, pg);
-                else if (home >= 0) st = diff_page(&d, home, pg);
+                if (home == KYI_HOME_STORE)
+                    st = kyi_store_diff(call, &store_runs, pg);
+                else if (home >= 0)
+                    st = diff_page(&d, home, pg);
                 kyi_dsm.state[pg] = KYI_PG_FETCHING;
                 kyi_vec_push(&gone, pg);
             } else {
@@ -408,8 +417,10 @@ void kyi_invalidate_all(int dropped, int collective)
         pthread_mutex_unlock(kyi_pg_lock(pg));
     }
     free(held.v);
-    if (dropped) KYI_DSM_COUNT(drops, n);
-    else KYI_DSM_COUNT(invalidations, n);
+    if (dropped)
+        KYI_DSM_COUNT(drops, n);
+    else
+        KYI_DSM_COUNT(invalidations, n);
 }
 
 /* ---- write notices ----------------------------------------------------------------------------------- */
@@ -443,12 +454,11 @@ void kyi_notices_trim(void)
     }
 }
 
-
 typedef struct {
-    int64_t *count;   /* [nranks]: pages each rank changed, -1 if it cannot name them */
-    uint64_t *pages;  /* [nranks][max] */
+    int64_t *count;  /* [nranks]: pages each rank changed, -1 if it cannot name them */
+    uint64_t *pages; /* [nranks][max] */
     int64_t max;
-    int all;          /* drop every cached page */
+    int all; /* drop every cached page */
 } notices_t;
 
 static int cmp_u64(const void *a, const void *b)
@@ -487,8 +497,10 @@ static int gather_notices(const char *call, notices_t *n)
     int st = ky_allgather(&mine, sizeof mine, n->count, kyi_dsm.team);
     if (st) n->all = 1;
     for (int r = 0; r < nr && !st; r++) {
-        if (n->count[r] < 0) n->all = 1;
-        else if (n->count[r] > n->max) n->max = n->count[r];
+        if (n->count[r] < 0)
+            n->all = 1;
+        else if (n->count[r] > n->max)
+            n->max = n->count[r];
     }
     if (!st && !n->all && n->max > 0) {
         uint64_t *out = calloc((size_t)n->max, sizeof *out);
@@ -511,7 +523,8 @@ static int gather_notices(const char *call, notices_t *n)
 static int invalidate_noticed(const char *call, notices_t *n)
 {
     if (!kyi_dsm.notice_mark) {
-        void *m = mmap(NULL, kyi_dsm.npages, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        void *m = mmap(NULL, kyi_dsm.npages, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (m == MAP_FAILED) return kyi_fail(KY_ERR_NOMEM, call, "no memory for the write notices' marks");
         kyi_dsm.notice_mark = m;
     }
@@ -573,7 +586,8 @@ static int synchronise(const char *call, int mode)
         /* Array views (store.h): their homes, the blocks, keep no synchronised version, so a rank's changes
          * may land only once every rank has arrived (nobody reads the view of this interval any more), and
          * must be complete before anybody reads again. Every rank knows whether views exist (collective). */
-        int s = kyi_store_flush(call, &late), s2 = ky_team_barrier(kyi_dsm.team); /* the puts were waited for */
+        int s = kyi_store_flush(call, &late),
+            s2 = ky_team_barrier(kyi_dsm.team); /* the puts were waited for */
         if (!st) st = s;
         if (!st2) st2 = s2;
     }
@@ -606,8 +620,10 @@ static int synchronise(const char *call, int mode)
         pthread_mutex_unlock(&kyi_dsm.lists_lock);
     }
     kyi_sync_done();
-    if (mode == MODE_BARRIER) KYI_DSM_COUNT(barriers, 1);
-    else KYI_DSM_COUNT(syncs, 1);
+    if (mode == MODE_BARRIER)
+        KYI_DSM_COUNT(barriers, 1);
+    else
+        KYI_DSM_COUNT(syncs, 1);
     KYI_DSM_COUNT(coherence_ns, kyi_now_ns() - t0);
     return st ? st : st2;
 }
@@ -621,8 +637,23 @@ static int traced(const char *call, int mode)
     return st;
 }
 
-int ky_barrier(void) { return traced("ky_barrier", MODE_BARRIER); }
-int ky_sync(void) { return traced("ky_sync", MODE_SYNC); }
-int ky_sync_drop(void) { return traced("ky_sync_drop", MODE_DROP); }
-int ky_sync_nofetch(void) { return traced("ky_sync_nofetch", MODE_NOFETCH); }
-int ky_sync_nostore(void) { return traced("ky_sync_nostore", MODE_NOSTORE); }
+int ky_barrier(void)
+{
+    return traced("ky_barrier", MODE_BARRIER);
+}
+int ky_sync(void)
+{
+    return traced("ky_sync", MODE_SYNC);
+}
+int ky_sync_drop(void)
+{
+    return traced("ky_sync_drop", MODE_DROP);
+}
+int ky_sync_nofetch(void)
+{
+    return traced("ky_sync_nofetch", MODE_NOFETCH);
+}
+int ky_sync_nostore(void)
+{
+    return traced("ky_sync_nostore", MODE_NOSTORE);
+}

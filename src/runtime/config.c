@@ -33,8 +33,9 @@ typedef struct {
     /* Allowed values, '|' between alternatives: a word ("auto") or an integer range ("1..128", "-1.." with
      * no upper bound). NULL: any value of the type (file names, sizes). Checked once, at load. */
     const char *allowed;
-    const char *value; /* in effect: the environment's, or the default when the environment's is not allowed */
-    const char *bad;   /* the environment's value when it was not allowed (and so ignored), else NULL */
+    const char
+        *value;      /* in effect: the environment's, or the default when the environment's is not allowed */
+    const char *bad; /* the environment's value when it was not allowed (and so ignored), else NULL */
 } kyi_cfg_t;
 
 static kyi_cfg_t kyi_cfg[KYI_SET_COUNT] = {
@@ -92,26 +93,27 @@ static int valid(const kyi_cfg_t *c, const char *v)
     size_t z;
     char *end;
     switch (c->type) {
-    case KYI_CFG_LONG:
-        if (parse_long(v, &l)) return 0;
-        break;
-    case KYI_CFG_DOUBLE:
-        strtod(v, &end);
-        if (end == v) return 0;
-        while (isspace((unsigned char)*end)) end++;
-        if (*end) return 0;
-        break;
-    case KYI_CFG_SIZE:
-        if (parse_size(v, &z)) return 0;
-        break;
-    case KYI_CFG_LIST:
-        for (const char *p = v;;) {
-            size_t n = strcspn(p, ",");
-            if (c->allowed && !allowed_one(c->allowed, p, n)) return 0;
-            if (!p[n]) return 1;
-            p += n + 1;
-        }
-    case KYI_CFG_STR: break;
+        case KYI_CFG_LONG:
+            if (parse_long(v, &l)) return 0;
+            break;
+        case KYI_CFG_DOUBLE:
+            strtod(v, &end);
+            if (end == v) return 0;
+            while (isspace((unsigned char)*end)) end++;
+            if (*end) return 0;
+            break;
+        case KYI_CFG_SIZE:
+            if (parse_size(v, &z)) return 0;
+            break;
+        case KYI_CFG_LIST:
+            for (const char *p = v;;) {
+                size_t n = strcspn(p, ",");
+                if (c->allowed && !allowed_one(c->allowed, p, n)) return 0;
+                if (!p[n]) return 1;
+                p += n + 1;
+            }
+        case KYI_CFG_STR:
+            break;
     }
     return !c->allowed || allowed_one(c->allowed, v, strlen(v));
 }
@@ -124,8 +126,10 @@ static void load_once(void)
         c->value = c->def;
         c->bad = NULL;
         if (v && *v) {
-            if (valid(c, v)) c->value = v;
-            else c->bad = v;
+            if (valid(c, v))
+                c->value = v;
+            else
+                c->bad = v;
         }
     }
 }
@@ -138,11 +142,16 @@ static void describe_allowed(const kyi_cfg_t *c, char *out, size_t cap)
     size_t o = 0;
     int nalt = 0, k = 0;
     out[0] = 0;
-    if (!c->allowed) { snprintf(out, cap, "%s", what[c->type]); return; }
+    if (!c->allowed) {
+        snprintf(out, cap, "%s", what[c->type]);
+        return;
+    }
     for (const char *a = c->allowed; *a; a++) nalt += *a == '|';
     nalt++;
-    if (c->type == KYI_CFG_LIST) o += (size_t)snprintf(out + o, cap - o, "a comma list of ");
-    else if (nalt > 1 && !strstr(c->allowed, "..|")) o += (size_t)snprintf(out + o, cap - o, "one of ");
+    if (c->type == KYI_CFG_LIST)
+        o += (size_t)snprintf(out + o, cap - o, "a comma list of ");
+    else if (nalt > 1 && !strstr(c->allowed, "..|"))
+        o += (size_t)snprintf(out + o, cap - o, "one of ");
     for (const char *a = c->allowed; *a && o < cap; k++) {
         size_t len = strcspn(a, "|");
         const char *dots = memchr(a, '.', len);
@@ -150,10 +159,11 @@ static void describe_allowed(const kyi_cfg_t *c, char *out, size_t cap)
         if (dots && dots[1] == '.') {
             int has_lo = dots > a, has_hi = dots + 2 < a + len;
             if (has_lo && has_hi)
-                o += (size_t)snprintf(out + o, cap - o, "%san integer from %.*s to %.*s", sep, (int)(dots - a), a,
-                                      (int)(a + len - dots - 2), dots + 2);
+                o += (size_t)snprintf(out + o, cap - o, "%san integer from %.*s to %.*s", sep,
+                                      (int)(dots - a), a, (int)(a + len - dots - 2), dots + 2);
             else if (has_lo)
-                o += (size_t)snprintf(out + o, cap - o, "%san integer of at least %.*s", sep, (int)(dots - a), a);
+                o += (size_t)snprintf(out + o, cap - o, "%san integer of at least %.*s", sep, (int)(dots - a),
+                                      a);
             else
                 o += (size_t)snprintf(out + o, cap - o, "%san integer of at most %.*s", sep,
                                       (int)(a + len - dots - 2), dots + 2);
@@ -195,11 +205,19 @@ static int parse_size(const char *s, size_t *out)
     if (end == s || v < 0) return -1;
     while (isspace((unsigned char)*end)) end++;
     switch (toupper((unsigned char)*end)) {
-    case 'K': v *= 1024.0; break;
-    case 'M': v *= 1024.0 * 1024; break;
-    case 'G': v *= 1024.0 * 1024 * 1024; break;
-    case 0: break;
-    default: return -1;
+        case 'K':
+            v *= 1024.0;
+            break;
+        case 'M':
+            v *= 1024.0 * 1024;
+            break;
+        case 'G':
+            v *= 1024.0 * 1024 * 1024;
+            break;
+        case 0:
+            break;
+        default:
+            return -1;
     }
     *out = (size_t)v;
     return 0;
@@ -207,7 +225,10 @@ static int parse_size(const char *s, size_t *out)
 
 /* load_once checked every value against its type, so these parses cannot fail (a default that does not
  * parse is caught by the settings tests). */
-long kyi_setting_long(kyi_setting_t id) { return strtol(get(id)->value, NULL, 0); }
+long kyi_setting_long(kyi_setting_t id)
+{
+    return strtol(get(id)->value, NULL, 0);
+}
 
 long kyi_setting_long_once(kyi_setting_t id, long *slot)
 {
@@ -219,7 +240,10 @@ long kyi_setting_long_once(kyi_setting_t id, long *slot)
     return v;
 }
 
-double kyi_setting_double(kyi_setting_t id) { return strtod(get(id)->value, NULL); }
+double kyi_setting_double(kyi_setting_t id)
+{
+    return strtod(get(id)->value, NULL);
+}
 
 size_t kyi_setting_size(kyi_setting_t id)
 {
@@ -228,9 +252,15 @@ size_t kyi_setting_size(kyi_setting_t id)
     return v;
 }
 
-const char *kyi_setting_str(kyi_setting_t id) { return get(id)->value; }
+const char *kyi_setting_str(kyi_setting_t id)
+{
+    return get(id)->value;
+}
 
-const char *kyi_setting_name(kyi_setting_t id) { return get(id)->name; }
+const char *kyi_setting_name(kyi_setting_t id)
+{
+    return get(id)->name;
+}
 
 int kyi_setting_is(kyi_setting_t id, const char *word)
 {
@@ -240,17 +270,6 @@ int kyi_setting_is(kyi_setting_t id, const char *word)
                   c->allowed ? c->allowed : "any");
     return !strcmp(c->value, word);
 }
-
-static kyi_setting_t must_find(const char *name)
-{
-    kyi_cfg_t *c = find(name);
-    if (!c) kyi_fatal("internal: setting %s is not in the configuration table", name);
-    return (kyi_setting_t)(c - kyi_cfg);
-}
-long kyi_config_long(const char *name) { return kyi_setting_long(must_find(name)); }
-size_t kyi_config_size(const char *name) { return kyi_setting_size(must_find(name)); }
-double kyi_config_double(const char *name) { return kyi_setting_double(must_find(name)); }
-const char *kyi_config_str(const char *name) { return kyi_setting_str(must_find(name)); }
 
 void kyi_config_warn_unknown(int rank)
 {
@@ -270,10 +289,11 @@ void kyi_config_warn_unknown(int rank)
         if (n >= sizeof name) n = sizeof name - 1;
         memcpy(name, *e, n);
         name[n] = 0;
-        if (!strncmp(name, "KY_TEST_", 8) || !strncmp(name, "KY_BENCH_", 9)) continue; /* tests' and benchmarks' own */
+        if (!strncmp(name, "KY_TEST_", 8) || !strncmp(name, "KY_BENCH_", 9))
+            continue; /* tests' and benchmarks' own */
         if (!find(name))
-            KYI_WARN(KYI_SUB_RUNTIME, "unknown setting %s in the environment is ignored (kyrun --info lists them all)",
-                     name);
+            KYI_WARN(KYI_SUB_RUNTIME,
+                     "unknown setting %s in the environment is ignored (kyrun --info lists them all)", name);
     }
 }
 
@@ -296,7 +316,10 @@ int ky_config_print(FILE *out)
         const kyi_cfg_t *c = &kyi_cfg[i];
         int set = getenv(c->name) && *getenv(c->name);
         fprintf(out, "%-24s = %-10s %-8s (default %s%s)\n    %s\n", c->name, c->value, types[c->type], c->def,
-                c->bad ? "; the environment's value is not allowed" : set ? ", set in environment" : "", c->doc);
+                c->bad ? "; the environment's value is not allowed"
+                : set  ? ", set in environment"
+                       : "",
+                c->doc);
         if (c->bad) {
             char allowed[512];
             describe_allowed(c, allowed, sizeof allowed);

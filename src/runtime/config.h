@@ -30,20 +30,13 @@ long kyi_setting_long(kyi_setting_t id);
 #define KYI_CONFIG_UNREAD LONG_MIN
 long kyi_setting_long_once(kyi_setting_t id, long *slot);
 double kyi_setting_double(kyi_setting_t id);
-size_t kyi_setting_size(kyi_setting_t id);   /* accepts 4096, 64K, 8M, 1G */
+size_t kyi_setting_size(kyi_setting_t id); /* accepts 4096, 64K, 8M, 1G */
 const char *kyi_setting_str(kyi_setting_t id);
 /* 1 if the setting's value is `word`; the word must be one the table allows for it (a word it does not
  * allow is a bug in the caller and ends the job), so a misspelt comparison cannot silently be false. */
 int kyi_setting_is(kyi_setting_t id, const char *word);
 /* The setting's name ("KY_PATH_HOST"), for messages. */
 const char *kyi_setting_name(kyi_setting_t id);
-/* The old look-ups by name, kept only while code is moved to the enum: a name not in the table ends the job. */
-#define KYI_BY_NAME_DEPRECATED __attribute__((deprecated("use kyi_setting_*(KYI_SET_<ID>), runtime/settings.def")))
-long kyi_config_long(const char *name) KYI_BY_NAME_DEPRECATED;
-size_t kyi_config_size(const char *name) KYI_BY_NAME_DEPRECATED;
-double kyi_config_double(const char *name) KYI_BY_NAME_DEPRECATED;
-const char *kyi_config_str(const char *name) KYI_BY_NAME_DEPRECATED;
-
 /* Warn (once, rank 0 only when rank >= 0) about KY_* variables in the environment that are not in the table,
  * and about values the table does not allow (the default is in effect for those). */
 void kyi_config_warn_unknown(int rank);

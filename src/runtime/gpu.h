@@ -39,7 +39,7 @@ int kyi_gpu_host_unregister(void *p);
 /* CUDA IPC: export a cudaMalloc'ed pointer (the handle names the allocation; `offset` is p's distance from
  * the allocation base) and open it in another process of the node. */
 typedef struct {
-    unsigned char bytes[64];  /* cudaIpcMemHandle_t */
+    unsigned char bytes[64]; /* cudaIpcMemHandle_t */
     uint64_t offset;
 } kyi_gpu_ipc_t;
 int kyi_gpu_ipc_export(const void *p, kyi_gpu_ipc_t *h);

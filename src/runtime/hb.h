@@ -22,8 +22,14 @@ void AnnotateIgnoreReadsBegin(const char *file, int line);
 void AnnotateIgnoreReadsEnd(const char *file, int line);
 void AnnotateIgnoreWritesBegin(const char *file, int line);
 void AnnotateIgnoreWritesEnd(const char *file, int line);
-static inline void kyi_hb_release(void *token) { __tsan_release(token); }
-static inline void kyi_hb_acquire(void *token) { __tsan_acquire(token); }
+static inline void kyi_hb_release(void *token)
+{
+    __tsan_release(token);
+}
+static inline void kyi_hb_acquire(void *token)
+{
+    __tsan_acquire(token);
+}
 /* Page contents (the DSM's data, twins and snapshots, and what the application reads and writes through
  * them) are ordered by page protections and faults, which TSan does not model: the code that moves them
  * runs between these, and only the bookkeeping around it (states, lists, locks) is checked. */
@@ -38,8 +44,14 @@ static inline void kyi_hb_ignore_end(void)
     AnnotateIgnoreReadsEnd(__FILE__, __LINE__);
 }
 #else
-static inline void kyi_hb_release(void *token) { (void)token; }
-static inline void kyi_hb_acquire(void *token) { (void)token; }
+static inline void kyi_hb_release(void *token)
+{
+    (void)token;
+}
+static inline void kyi_hb_acquire(void *token)
+{
+    (void)token;
+}
 static inline void kyi_hb_ignore_begin(void) {}
 static inline void kyi_hb_ignore_end(void) {}
 #endif

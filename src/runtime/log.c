@@ -18,9 +18,12 @@ static pthread_mutex_t kyi_log_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int parse_subsys(const char *s)
 {
-    static const struct { const char *name; int bit; } names[] = {
-        {"runtime", KYI_SUB_RUNTIME}, {"comm", KYI_SUB_COMM}, {"coll", KYI_SUB_COLL}, {"dsm", KYI_SUB_DSM},
-        {"array", KYI_SUB_ARRAY},     {"io", KYI_SUB_IO},     {"gpu", KYI_SUB_GPU}};
+    static const struct {
+        const char *name;
+        int bit;
+    } names[] = {{"runtime", KYI_SUB_RUNTIME}, {"comm", KYI_SUB_COMM},   {"coll", KYI_SUB_COLL},
+                 {"dsm", KYI_SUB_DSM},         {"array", KYI_SUB_ARRAY}, {"io", KYI_SUB_IO},
+                 {"gpu", KYI_SUB_GPU}};
     /* The settings table has checked every name; each item of the comma list is matched whole. */
     int mask = 0;
     for (const char *p = s ? s : ""; *p;) {
@@ -41,27 +44,42 @@ static void open_file(const char *pattern)
     gethostname(host, sizeof host);
     host[sizeof host - 1] = 0;
     for (const char *p = pattern; *p && o + 64 < sizeof path; p++) {
-        if (p[0] == '%' && p[1] == 'h') { o += snprintf(path + o, sizeof path - o, "%s", host); p++; }
-        else if (p[0] == '%' && p[1] == 'p') { o += snprintf(path + o, sizeof path - o, "%d", (int)getpid()); p++; }
-        else path[o++] = *p;
+        if (p[0] == '%' && p[1] == 'h') {
+            o += snprintf(path + o, sizeof path - o, "%s", host);
+            p++;
+        } else if (p[0] == '%' && p[1] == 'p') {
+            o += snprintf(path + o, sizeof path - o, "%d", (int)getpid());
+            p++;
+        } else
+            path[o++] = *p;
     }
     path[o] = 0;
     FILE *f = fopen(path, "a");
-    if (f) { setvbuf(f, NULL, _IOLBF, 0); kyi_log_out = f; }
+    if (f) {
+        setvbuf(f, NULL, _IOLBF, 0);
+        kyi_log_out = f;
+    }
 }
 
 void kyi_log_setup(void)
 {
-    if (kyi_setting_is(KYI_SET_DEBUG, "none")) kyi_log_level = KYI_LOG_NONE;
-    else if (kyi_setting_is(KYI_SET_DEBUG, "info")) kyi_log_level = KYI_LOG_INFO;
-    else if (kyi_setting_is(KYI_SET_DEBUG, "trace")) kyi_log_level = KYI_LOG_TRACE;
-    else kyi_log_level = KYI_LOG_WARN;
+    if (kyi_setting_is(KYI_SET_DEBUG, "none"))
+        kyi_log_level = KYI_LOG_NONE;
+    else if (kyi_setting_is(KYI_SET_DEBUG, "info"))
+        kyi_log_level = KYI_LOG_INFO;
+    else if (kyi_setting_is(KYI_SET_DEBUG, "trace"))
+        kyi_log_level = KYI_LOG_TRACE;
+    else
+        kyi_log_level = KYI_LOG_WARN;
     kyi_log_mask = parse_subsys(kyi_setting_str(KYI_SET_DEBUG_SUBSYS));
     const char *file = kyi_setting_str(KYI_SET_DEBUG_FILE);
     if (file && *file && !kyi_log_out) open_file(file);
 }
 
-int kyi_log_enabled(int level, int subsys) { return level <= kyi_log_level && (subsys & kyi_log_mask); }
+int kyi_log_enabled(int level, int subsys)
+{
+    return level <= kyi_log_level && (subsys & kyi_log_mask);
+}
 
 static void vlog(FILE *out, const char *tag, const char *fmt, va_list ap)
 {

@@ -15,7 +15,10 @@
 
 kyi_rt_t kyi_rt;
 
-const char *ky_version(void) { return "0.1.0"; }
+const char *ky_version(void)
+{
+    return "0.1.0";
+}
 
 int kyi_require_init(const char *call)
 {
@@ -23,7 +26,10 @@ int kyi_require_init(const char *call)
     return kyi_fail(KY_ERR_NOT_INIT, call, "called before ky_init or after ky_finalize");
 }
 
-int kyi_my_device(void) { return kyi_rt.ngpus > 0 ? kyi_rt.gpus[0] : -1; }
+int kyi_my_device(void)
+{
+    return kyi_rt.ngpus > 0 ? kyi_rt.gpus[0] : -1;
+}
 
 /* Number every node by its lowest world rank so node ids are 0..nnodes-1 in rank order. */
 static int number_nodes(MPI_Comm world, MPI_Comm node_comm, int *node_of, int *nnodes)
@@ -71,9 +77,11 @@ static void bind_gpus(void)
         per_rank = visible;
     }
     if ((long)kyi_rt.hw_local_nranks * per_rank > visible && kyi_rt.hw_local_rank == 0)
-        KYI_WARN(KYI_SUB_RUNTIME, "%d local ranks x %ld GPUs each exceeds the %d GPUs of this host: GPUs are shared",
+        KYI_WARN(KYI_SUB_RUNTIME,
+                 "%d local ranks x %ld GPUs each exceeds the %d GPUs of this host: GPUs are shared",
                  kyi_rt.hw_local_nranks, per_rank, visible);
-    for (long i = 0; i < per_rank; i++) kyi_rt.gpus[kyi_rt.ngpus++] = (int)((kyi_rt.hw_local_rank * per_rank + i) % visible);
+    for (long i = 0; i < per_rank; i++)
+        kyi_rt.gpus[kyi_rt.ngpus++] = (int)((kyi_rt.hw_local_rank * per_rank + i) % visible);
 }
 
 int kyi_rt_init(int *argc, char ***argv)
@@ -92,14 +100,18 @@ int kyi_rt_init(int *argc, char ***argv)
             return kyi_fail(KY_ERR_MPI, call, "MPI_Init_thread failed");
         kyi_rt.mpi_owned = 1;
         if (provided < MPI_THREAD_MULTIPLE)
-            KYI_WARN(KYI_SUB_RUNTIME, "MPI provides thread level %d, not MPI_THREAD_MULTIPLE; calls from "
-                     "several threads and the progress thread are serialised by Kyoyu", provided);
+            KYI_WARN(KYI_SUB_RUNTIME,
+                     "MPI provides thread level %d, not MPI_THREAD_MULTIPLE; calls from "
+                     "several threads and the progress thread are serialised by Kyoyu",
+                     provided);
     } else {
         int provided;
         MPI_Query_thread(&provided);
         if (provided < MPI_THREAD_MULTIPLE)
-            KYI_WARN(KYI_SUB_RUNTIME, "the application initialised MPI with thread level %d, not "
-                     "MPI_THREAD_MULTIPLE; Kyoyu's progress thread needs it", provided);
+            KYI_WARN(KYI_SUB_RUNTIME,
+                     "the application initialised MPI with thread level %d, not "
+                     "MPI_THREAD_MULTIPLE; Kyoyu's progress thread needs it",
+                     provided);
     }
     MPI_Comm_dup(MPI_COMM_WORLD, &kyi_rt.world);
     MPI_Comm_set_errhandler(kyi_rt.world, MPI_ERRORS_RETURN);
@@ -155,8 +167,9 @@ int kyi_rt_init(int *argc, char ***argv)
      * may not use OpenMP at all, and the engine keeps spinning. */
     const char *omp = getenv("OMP_NUM_THREADS");
     int omp_threads = omp ? atoi(omp) : 0;
-    kyi_rt.cores_busy = kyi_rt.oversubscribed ||
-                        (omp_threads > 0 && kyi_rt.hw_local_nranks * (omp_threads + threads_per_rank - 1) > count_cpus());
+    kyi_rt.cores_busy =
+        kyi_rt.oversubscribed ||
+        (omp_threads > 0 && kyi_rt.hw_local_nranks * (omp_threads + threads_per_rank - 1) > count_cpus());
     /* one rank alone gets no requests from others: its progress thread has nothing to spin for (a spinning
      * one cost host CG 3x on a 2-core machine that other processes also used) */
     if (n == 1) kyi_rt.cores_busy = 1;
@@ -166,7 +179,8 @@ int kyi_rt_init(int *argc, char ***argv)
     bind_gpus();
     int mine[KYI_MAX_GPUS_PER_RANK];
     for (int i = 0; i < KYI_MAX_GPUS_PER_RANK; i++) mine[i] = i < kyi_rt.ngpus ? kyi_rt.gpus[i] : -1;
-    MPI_Allgather(mine, KYI_MAX_GPUS_PER_RANK, MPI_INT, kyi_rt.gpu_of, KYI_MAX_GPUS_PER_RANK, MPI_INT, kyi_rt.world);
+    MPI_Allgather(mine, KYI_MAX_GPUS_PER_RANK, MPI_INT, kyi_rt.gpu_of, KYI_MAX_GPUS_PER_RANK, MPI_INT,
+                  kyi_rt.world);
 
     kyi_rt.initialized = 1;
     kyi_config_warn_unknown(kyi_rt.rank);
@@ -192,13 +206,16 @@ int kyi_rt_finalize(void)
     return KY_OK;
 }
 
-int ky_initialized(void) { return kyi_rt.initialized; }
+int ky_initialized(void)
+{
+    return kyi_rt.initialized;
+}
 
-#define KYI_TOPO_GETTER(fn, field)                      \
-    int fn(void)                                        \
-    {                                                   \
-        KYI_CHECK(kyi_require_init(#fn));               \
-        return kyi_rt.field;                            \
+#define KYI_TOPO_GETTER(fn, field)        \
+    int fn(void)                          \
+    {                                     \
+        KYI_CHECK(kyi_require_init(#fn)); \
+        return kyi_rt.field;              \
     }
 KYI_TOPO_GETTER(ky_rank, rank)
 KYI_TOPO_GETTER(ky_nranks, nranks)

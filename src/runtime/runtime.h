@@ -14,23 +14,23 @@ extern "C" {
 
 typedef struct {
     int initialized;
-    int mpi_owned;         /* ky_init called MPI_Init_thread, so ky_finalize calls MPI_Finalize */
+    int mpi_owned; /* ky_init called MPI_Init_thread, so ky_finalize calls MPI_Finalize */
     int rank, nranks;
-    int node, nnodes;      /* logical nodes (KY_NODE_SPLIT=rank: one per rank) */
+    int node, nnodes; /* logical nodes (KY_NODE_SPLIT=rank: one per rank) */
     int local_rank, local_nranks;
     int hw_local_rank, hw_local_nranks; /* on the physical host, whatever KY_NODE_SPLIT says: GPU binding */
-    int *node_of;          /* [nranks] logical node of every rank */
-    int *hw_node_of;       /* [nranks] physical host of every rank */
-    int *gpu_of;           /* [nranks * KYI_MAX_GPUS_PER_RANK] device ordinals of every rank's GPUs, -1 none */
-    MPI_Comm world;        /* private duplicate of MPI_COMM_WORLD for runtime collectives */
-    MPI_Comm node_comm;    /* ranks of this logical node */
+    int *node_of;                       /* [nranks] logical node of every rank */
+    int *hw_node_of;                    /* [nranks] physical host of every rank */
+    int *gpu_of;        /* [nranks * KYI_MAX_GPUS_PER_RANK] device ordinals of every rank's GPUs, -1 none */
+    MPI_Comm world;     /* private duplicate of MPI_COMM_WORLD for runtime collectives */
+    MPI_Comm node_comm; /* ranks of this logical node */
     int ngpus;
     int gpus[KYI_MAX_GPUS_PER_RANK];
-    int oversubscribed;    /* more busy threads than cores on this host: never spin */
-    int cores_busy;        /* with the OpenMP threads the program asked for (OMP_NUM_THREADS) the rank's threads
-                            * and progress threads outnumber the cores: the idle progress thread does not spin */
-    int cpus;              /* cores this process may run on */
-    int omp_threads;       /* OMP_NUM_THREADS as the program set it; 0: unset */
+    int oversubscribed; /* more busy threads than cores on this host: never spin */
+    int cores_busy;     /* with the OpenMP threads the program asked for (OMP_NUM_THREADS) the rank's threads
+                         * and progress threads outnumber the cores: the idle progress thread does not spin */
+    int cpus;           /* cores this process may run on */
+    int omp_threads;    /* OMP_NUM_THREADS as the program set it; 0: unset */
     char host[64];
 } kyi_rt_t;
 
@@ -45,8 +45,8 @@ int kyi_my_device(void);
  * growing interval; past KY_TIMEOUT, abort the job with "rank R: call: timed out after T s waiting for
  * WHAT". */
 typedef struct {
-    uint64_t first_ns;   /* when the wait began: the timeout counts from here */
-    uint64_t start_ns;   /* last progress: the spin phase counts from here */
+    uint64_t first_ns; /* when the wait began: the timeout counts from here */
+    uint64_t start_ns; /* last progress: the spin phase counts from here */
     uint64_t next_check_ns;
     unsigned rounds;
     const char *call;

@@ -12,26 +12,45 @@ static __thread char kyi_last_msg[512];
 const char *ky_strerror(int status)
 {
     switch (status) {
-    case KY_OK: return "success";
-    case KY_PENDING: return "operation not yet complete";
-    case KY_ERR_ARG: return "invalid argument";
-    case KY_ERR_RANGE: return "access outside a registered segment";
-    case KY_ERR_NOT_INIT: return "Kyoyu is not initialised";
-    case KY_ERR_NOMEM: return "out of memory";
-    case KY_ERR_MPI: return "MPI call failed";
-    case KY_ERR_CUDA: return "CUDA call failed";
-    case KY_ERR_NO_HANDLER: return "no active-message handler registered at that index";
-    case KY_ERR_TIMEOUT: return "timed out (KY_TIMEOUT)";
-    case KY_ERR_UNSUPPORTED: return "not supported in this build or on this machine";
-    case KY_ERR_STATE: return "call not allowed in the current state";
-    case KY_ERR_SYSTEM: return "operating-system call failed";
-    case KY_ERR_INTERNAL: return "internal error in Kyoyu";
-    case KY_ERR_IO: return "file input/output failed";
-    default: return "unknown status code";
+        case KY_OK:
+            return "success";
+        case KY_PENDING:
+            return "operation not yet complete";
+        case KY_ERR_ARG:
+            return "invalid argument";
+        case KY_ERR_RANGE:
+            return "access outside a registered segment";
+        case KY_ERR_NOT_INIT:
+            return "Kyoyu is not initialised";
+        case KY_ERR_NOMEM:
+            return "out of memory";
+        case KY_ERR_MPI:
+            return "MPI call failed";
+        case KY_ERR_CUDA:
+            return "CUDA call failed";
+        case KY_ERR_NO_HANDLER:
+            return "no active-message handler registered at that index";
+        case KY_ERR_TIMEOUT:
+            return "timed out (KY_TIMEOUT)";
+        case KY_ERR_UNSUPPORTED:
+            return "not supported in this build or on this machine";
+        case KY_ERR_STATE:
+            return "call not allowed in the current state";
+        case KY_ERR_SYSTEM:
+            return "operating-system call failed";
+        case KY_ERR_INTERNAL:
+            return "internal error in Kyoyu";
+        case KY_ERR_IO:
+            return "file input/output failed";
+        default:
+            return "unknown status code";
     }
 }
 
-const char *ky_last_error(void) { return kyi_last_msg; }
+const char *ky_last_error(void)
+{
+    return kyi_last_msg;
+}
 
 int kyi_fail(int status, const char *call, const char *fmt, ...)
 {

@@ -40,7 +40,10 @@ static int64_t offset_ns; /* rank 0's clock minus this rank's */
 static pthread_t main_thread;
 static __thread tbuf_t *mine;
 #define MAX_NAMED 16
-static struct { int track; const char *name; } named[MAX_NAMED];
+static struct {
+    int track;
+    const char *name;
+} named[MAX_NAMED];
 static int nnamed;
 
 uint64_t kyi_trace_now(void)
@@ -64,7 +67,8 @@ static tbuf_t *my_buf(void)
     return b;
 }
 
-void kyi_trace_event(const char *cat, const char *name, uint64_t t0, uint64_t t1, int track, int64_t n, int peer)
+void kyi_trace_event(const char *cat, const char *name, uint64_t t0, uint64_t t1, int track, int64_t n,
+                     int peer)
 {
     if (!kyi_trace_on) return;
     tbuf_t *b = my_buf();
@@ -80,7 +84,8 @@ void kyi_trace_event(const char *cat, const char *name, uint64_t t0, uint64_t t1
         b->ev = e;
         b->cap = c;
     }
-    b->ev[b->len++] = (ev_t){cat, name, t0, t1 > t0 ? t1 : t0, n, track == KYI_TRACK_THREAD ? b->tid : track, peer};
+    b->ev[b->len++] =
+        (ev_t){cat, name, t0, t1 > t0 ? t1 : t0, n, track == KYI_TRACK_THREAD ? b->tid : track, peer};
 }
 
 void kyi_trace_track_name(int track, const char *name)
@@ -145,38 +150,53 @@ static char *serialize(uint64_t origin, size_t *len)
     size_t cap = 1 << 16, n = 0;
     char *s = malloc(cap);
     int pid = kyi_rt.rank;
-#define EMIT(...)                                                                                        \
-    do {                                                                                                 \
-        int w_;                                                                                          \
-        while (s && (w_ = snprintf(s + n, cap - n, __VA_ARGS__)) >= (int)(cap - n)) {                    \
-            char *g_ = realloc(s, cap * 2);                                                              \
-            if (!g_) { free(s); s = NULL; break; }                                                       \
-            s = g_;                                                                                      \
-            cap *= 2;                                                                                    \
-        }                                                                                                \
-        if (s) n += (size_t)w_;                                                                          \
+#define EMIT(...)                                                                     \
+    do {                                                                              \
+        int w_;                                                                       \
+        while (s && (w_ = snprintf(s + n, cap - n, __VA_ARGS__)) >= (int)(cap - n)) { \
+            char *g_ = realloc(s, cap * 2);                                           \
+            if (!g_) {                                                                \
+                free(s);                                                              \
+                s = NULL;                                                             \
+                break;                                                                \
+            }                                                                         \
+            s = g_;                                                                   \
+            cap *= 2;                                                                 \
+        }                                                                             \
+        if (s) n += (size_t)w_;                                                       \
     } while (0)
-    EMIT("{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %d, \"args\": {\"name\": \"rank %d (%s)\"}},\n", pid, pid,
-         kyi_rt.host);
-    EMIT("{\"ph\": \"M\", \"name\": \"process_sort_index\", \"pid\": %d, \"args\": {\"sort_index\": %d}},\n", pid, pid);
+    EMIT(
+        "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %d, \"args\": {\"name\": \"rank %d (%s)\"}},\n",
+        pid, pid, kyi_rt.host);
+    EMIT("{\"ph\": \"M\", \"name\": \"process_sort_index\", \"pid\": %d, \"args\": {\"sort_index\": %d}},\n",
+         pid, pid);
     uint64_t dropped = 0;
     for (tbuf_t *b = bufs; b; b = b->next) {
-        EMIT("{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %d, \"tid\": %d, \"args\": {\"name\": \"%s\"}},\n", pid,
-             b->tid, b->tid == 0 ? "main thread" : "other thread (progress)");
+        EMIT(
+            "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %d, \"tid\": %d, \"args\": {\"name\": "
+            "\"%s\"}},\n",
+            pid, b->tid, b->tid == 0 ? "main thread" : "other thread (progress)");
         dropped += b->dropped;
     }
     for (int i = 0; i < nnamed; i++)
-        EMIT("{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %d, \"tid\": %d, \"args\": {\"name\": \"%s\"}},\n", pid,
-             named[i].track, named[i].name);
+        EMIT(
+            "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %d, \"tid\": %d, \"args\": {\"name\": "
+            "\"%s\"}},\n",
+            pid, named[i].track, named[i].name);
     if (dropped)
-        EMIT("{\"ph\": \"i\", \"s\": \"p\", \"name\": \"%llu events dropped (KY_TRACE_MAX)\", \"pid\": %d, \"tid\": 0, \"ts\": 0},\n",
-             (unsigned long long)dropped, pid);
+        EMIT(
+            "{\"ph\": \"i\", \"s\": \"p\", \"name\": \"%llu events dropped (KY_TRACE_MAX)\", \"pid\": %d, "
+            "\"tid\": 0, \"ts\": 0},\n",
+            (unsigned long long)dropped, pid);
     for (tbuf_t *b = bufs; b; b = b->next)
         for (size_t k = 0; k < b->len; k++) {
             const ev_t *e = &b->ev[k];
-            double ts = ((double)((int64_t)(e->t0 - origin) + offset_ns)) / 1e3, dur = (double)(e->t1 - e->t0) / 1e3;
-            EMIT("{\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"%s\", \"pid\": %d, \"tid\": %d, \"ts\": %.3f, \"dur\": %.3f",
-                 e->cat, e->name, pid, e->track, ts, dur);
+            double ts = ((double)((int64_t)(e->t0 - origin) + offset_ns)) / 1e3,
+                   dur = (double)(e->t1 - e->t0) / 1e3;
+            EMIT(
+                "{\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"%s\", \"pid\": %d, \"tid\": %d, \"ts\": %.3f, "
+                "\"dur\": %.3f",
+                e->cat, e->name, pid, e->track, ts, dur);
             if (e->n >= 0 || e->peer >= 0) {
                 EMIT(", \"args\": {");
                 if (e->n >= 0) EMIT("\"n\": %lld%s", (long long)e->n, e->peer >= 0 ? ", " : "");
@@ -213,7 +233,10 @@ void kyi_trace_finalize(void)
     char *all = NULL;
     size_t tot = 0;
     if (me == 0 && lens && displs) {
-        for (int r = 0; r < n; r++) { displs[r] = (int)tot; tot += (size_t)lens[r]; }
+        for (int r = 0; r < n; r++) {
+            displs[r] = (int)tot;
+            tot += (size_t)lens[r];
+        }
         all = malloc(tot + 1);
     }
     MPI_Gatherv(s, mylen, MPI_CHAR, all, lens, displs, MPI_CHAR, 0, kyi_rt.world);
@@ -228,10 +251,12 @@ void kyi_trace_finalize(void)
             char when[64];
             gmtime_r(&sec, &tmv);
             strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tmv);
-            fprintf(f, "{\"displayTimeUnit\": \"ns\", \"otherData\": {\"origin_utc\": \"%s.%09lluZ\", "
-                       "\"origin_unix_ns\": %llu, \"ranks\": %d, \"clock\": \"time of day, aligned on rank 0\"},\n"
-                       "\"traceEvents\": [\n", when, (unsigned long long)(origin % 1000000000ull),
-                    (unsigned long long)origin, n);
+            fprintf(
+                f,
+                "{\"displayTimeUnit\": \"ns\", \"otherData\": {\"origin_utc\": \"%s.%09lluZ\", "
+                "\"origin_unix_ns\": %llu, \"ranks\": %d, \"clock\": \"time of day, aligned on rank 0\"},\n"
+                "\"traceEvents\": [\n",
+                when, (unsigned long long)(origin % 1000000000ull), (unsigned long long)origin, n);
             fwrite(all, 1, tot, f);
             fprintf(f, "{\"ph\": \"M\", \"name\": \"trace_end\", \"pid\": 0, \"args\": {}}\n]}\n");
             fclose(f);

@@ -20,7 +20,8 @@ enum { KYI_TRACK_THREAD = -1, KYI_TRACK_GPU = 1000 };
 /* Nanoseconds of the time of day (CLOCK_REALTIME) on this rank; aligned to rank 0 when written. */
 uint64_t kyi_trace_now(void);
 /* Record [t0, t1) on `track` (KYI_TRACK_THREAD: the calling thread's; KYI_TRACK_GPU + k: GPU stream k). */
-void kyi_trace_event(const char *cat, const char *name, uint64_t t0, uint64_t t1, int track, int64_t n, int peer);
+void kyi_trace_event(const char *cat, const char *name, uint64_t t0, uint64_t t1, int track, int64_t n,
+                     int peer);
 /* Name a track of this rank (GPU streams; threads are named by themselves). */
 void kyi_trace_track_name(int track, const char *name);
 
@@ -30,12 +31,14 @@ void kyi_trace_track_name(int track, const char *name);
 #define KYI_TRACE_ON kyi_trace_on
 #endif
 #define KYI_TRACE_T0() (KYI_TRACE_ON ? kyi_trace_now() : 0)
-#define KYI_TRACE_SPAN(cat, name, t0, n, peer)                                                           \
-    do {                                                                                                 \
-        if (KYI_TRACE_ON) kyi_trace_event((cat), (name), (t0), kyi_trace_now(), KYI_TRACK_THREAD, (n), (peer)); \
+#define KYI_TRACE_SPAN(cat, name, t0, n, peer)                                                    \
+    do {                                                                                          \
+        if (KYI_TRACE_ON)                                                                         \
+            kyi_trace_event((cat), (name), (t0), kyi_trace_now(), KYI_TRACK_THREAD, (n), (peer)); \
     } while (0)
 
-/* Collective (runtime init / finalize): agree whether tracing is on, measure clock offsets; gather and write. */
+/* Collective (runtime init / finalize): agree whether tracing is on, measure clock offsets; gather and write.
+ */
 int kyi_trace_init(void);
 void kyi_trace_finalize(void);
 

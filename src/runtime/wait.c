@@ -22,7 +22,8 @@ uint64_t kyi_now_ns(void)
  * polls throttles MPI transfers that only progress while someone polls; the progress engine spins without
  * end by default. Oversubscribed hosts never spin. */
 /* The settings below are read once, by whichever waiting thread comes first (the progress thread and the
- * program's threads wait at once): relaxed atomics, since any of the racing readers computes the same value. */
+ * program's threads wait at once): relaxed atomics, since any of the racing readers computes the same value.
+ */
 static uint64_t spin_ns(int engine)
 {
     static long cached[2] = {KYI_CONFIG_UNREAD, KYI_CONFIG_UNREAD};
@@ -76,12 +77,14 @@ void kyi_waiter_pause(kyi_waiter_t *w)
         if (timeout > 0 && now - w->first_ns > (uint64_t)(timeout * 1e9)) {
             double t = (now - w->first_ns) / 1e9;
             if (w->peer >= 0)
-                kyi_fatal("rank %d: %s: timed out after %.0f s waiting for %s of rank %d (KY_TIMEOUT=%g); that "
-                          "rank may have died, hung, or not made the matching call",
-                          kyi_rt.rank, w->call, t, w->what, w->peer, timeout);
-            kyi_fatal("rank %d: %s: timed out after %.0f s waiting for %s (KY_TIMEOUT=%g); a rank may have died, "
-                      "hung, or not made the matching call",
-                      kyi_rt.rank, w->call, t, w->what, timeout);
+                kyi_fatal(
+                    "rank %d: %s: timed out after %.0f s waiting for %s of rank %d (KY_TIMEOUT=%g); that "
+                    "rank may have died, hung, or not made the matching call",
+                    kyi_rt.rank, w->call, t, w->what, w->peer, timeout);
+            kyi_fatal(
+                "rank %d: %s: timed out after %.0f s waiting for %s (KY_TIMEOUT=%g); a rank may have died, "
+                "hung, or not made the matching call",
+                kyi_rt.rank, w->call, t, w->what, timeout);
         }
         w->next_check_ns = now + 10000000ull; /* look at the clock budget every 10 ms */
     }

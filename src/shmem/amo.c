@@ -22,26 +22,46 @@ static uint64_t amo_local(int op, void *p, size_t size, uint64_t v, uint64_t con
     if (size == 4) {
         uint32_t *q = p, x = (uint32_t)v, c = (uint32_t)cond;
         switch (op) {
-        case KYI_AMO_FETCH: return __atomic_load_n(q, __ATOMIC_SEQ_CST);
-        case KYI_AMO_SET: __atomic_store_n(q, x, __ATOMIC_SEQ_CST); return 0;
-        case KYI_AMO_SWAP: return __atomic_exchange_n(q, x, __ATOMIC_SEQ_CST);
-        case KYI_AMO_CSWAP: __atomic_compare_exchange_n(q, &c, x, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); return c;
-        case KYI_AMO_ADD: return __atomic_fetch_add(q, x, __ATOMIC_SEQ_CST);
-        case KYI_AMO_AND: return __atomic_fetch_and(q, x, __ATOMIC_SEQ_CST);
-        case KYI_AMO_OR: return __atomic_fetch_or(q, x, __ATOMIC_SEQ_CST);
-        default: return __atomic_fetch_xor(q, x, __ATOMIC_SEQ_CST);
+            case KYI_AMO_FETCH:
+                return __atomic_load_n(q, __ATOMIC_SEQ_CST);
+            case KYI_AMO_SET:
+                __atomic_store_n(q, x, __ATOMIC_SEQ_CST);
+                return 0;
+            case KYI_AMO_SWAP:
+                return __atomic_exchange_n(q, x, __ATOMIC_SEQ_CST);
+            case KYI_AMO_CSWAP:
+                __atomic_compare_exchange_n(q, &c, x, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+                return c;
+            case KYI_AMO_ADD:
+                return __atomic_fetch_add(q, x, __ATOMIC_SEQ_CST);
+            case KYI_AMO_AND:
+                return __atomic_fetch_and(q, x, __ATOMIC_SEQ_CST);
+            case KYI_AMO_OR:
+                return __atomic_fetch_or(q, x, __ATOMIC_SEQ_CST);
+            default:
+                return __atomic_fetch_xor(q, x, __ATOMIC_SEQ_CST);
         }
     }
     uint64_t *q = p;
     switch (op) {
-    case KYI_AMO_FETCH: return __atomic_load_n(q, __ATOMIC_SEQ_CST);
-    case KYI_AMO_SET: __atomic_store_n(q, v, __ATOMIC_SEQ_CST); return 0;
-    case KYI_AMO_SWAP: return __atomic_exchange_n(q, v, __ATOMIC_SEQ_CST);
-    case KYI_AMO_CSWAP: __atomic_compare_exchange_n(q, &cond, v, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); return cond;
-    case KYI_AMO_ADD: return __atomic_fetch_add(q, v, __ATOMIC_SEQ_CST);
-    case KYI_AMO_AND: return __atomic_fetch_and(q, v, __ATOMIC_SEQ_CST);
-    case KYI_AMO_OR: return __atomic_fetch_or(q, v, __ATOMIC_SEQ_CST);
-    default: return __atomic_fetch_xor(q, v, __ATOMIC_SEQ_CST);
+        case KYI_AMO_FETCH:
+            return __atomic_load_n(q, __ATOMIC_SEQ_CST);
+        case KYI_AMO_SET:
+            __atomic_store_n(q, v, __ATOMIC_SEQ_CST);
+            return 0;
+        case KYI_AMO_SWAP:
+            return __atomic_exchange_n(q, v, __ATOMIC_SEQ_CST);
+        case KYI_AMO_CSWAP:
+            __atomic_compare_exchange_n(q, &cond, v, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+            return cond;
+        case KYI_AMO_ADD:
+            return __atomic_fetch_add(q, v, __ATOMIC_SEQ_CST);
+        case KYI_AMO_AND:
+            return __atomic_fetch_and(q, v, __ATOMIC_SEQ_CST);
+        case KYI_AMO_OR:
+            return __atomic_fetch_or(q, v, __ATOMIC_SEQ_CST);
+        default:
+            return __atomic_fetch_xor(q, v, __ATOMIC_SEQ_CST);
     }
 }
 
@@ -106,8 +126,8 @@ int kyi_shmem_amo(const char *call, int op, void *dest, size_t size, uint64_t va
         if (!kyi_comm.progress_thread) ky_poll();
     } else {
         amo_wait_t w = {0, KY_OK, 0};
-        uint64_t a[6] = {(uint64_t)which, off, (uint64_t)op | (uint64_t)size << 8, value, cond,
-                         (uint64_t)(uintptr_t)&w};
+        uint64_t a[6] = {(uint64_t)which, off,  (uint64_t)op | (uint64_t)size << 8,
+                         value,           cond, (uint64_t)(uintptr_t)&w};
         int st = ky_am_short(pe, KYI_AM_SHMEM_AMO, a, 6);
         if (st) return kyi_shmem_failed(st, call);
         wait_flag(call, "the answer to an atomic", pe, &w.done);
@@ -120,115 +140,144 @@ int kyi_shmem_amo(const char *call, int op, void *dest, size_t size, uint64_t va
     return KY_OK;
 }
 
-/* ---- typed atomics ---------------------------------------------------------------------------------------- */
+/* ---- typed atomics ----------------------------------------------------------------------------------------
+ */
 
 /* T <-> the 64-bit word the core moves (float and double by their bits, integers zero-extended). */
-#define TO_U64(T, x) ({ T x_ = (x); uint64_t u_ = 0; memcpy(&u_, &x_, sizeof x_); u_; })
-#define FROM_U64(T, u) ({ uint64_t u_ = (u); T x_; memcpy(&x_, &u_, sizeof x_); x_; })
-
-#define AMO_CALL(NAME, T, OPNAME, OP, dest, v, c)                                                            \
-    ({                                                                                                       \
-        uint64_t o_ = 0;                                                                                     \
-        if (!kyi_shmem_ready("shmem_" #NAME "_" OPNAME))                                                     \
-            kyi_shmem_amo("shmem_" #NAME "_" OPNAME, OP, (void *)(dest), sizeof(T), TO_U64(T, v), TO_U64(T, c), pe, &o_); \
-        FROM_U64(T, o_);                                                                                     \
+#define TO_U64(T, x)                 \
+    ({                               \
+        T x_ = (x);                  \
+        uint64_t u_ = 0;             \
+        memcpy(&u_, &x_, sizeof x_); \
+        u_;                          \
+    })
+#define FROM_U64(T, u)               \
+    ({                               \
+        uint64_t u_ = (u);           \
+        T x_;                        \
+        memcpy(&x_, &u_, sizeof x_); \
+        x_;                          \
     })
 
-#define DEF_AMO(NAME, T)                                                                                     \
-    T shmem_##NAME##_atomic_compare_swap(T *dest, T cond, T value, int pe)                                   \
-    {                                                                                                        \
-        return AMO_CALL(NAME, T, "atomic_compare_swap", KYI_AMO_CSWAP, dest, value, cond);                   \
-    }                                                                                                        \
-    T shmem_##NAME##_atomic_fetch_inc(T *dest, int pe)                                                       \
-    {                                                                                                        \
-        return AMO_CALL(NAME, T, "atomic_fetch_inc", KYI_AMO_ADD, dest, (T)1, (T)0);                         \
-    }                                                                                                        \
-    void shmem_##NAME##_atomic_inc(T *dest, int pe) { AMO_CALL(NAME, T, "atomic_inc", KYI_AMO_ADD, dest, (T)1, (T)0); } \
-    T shmem_##NAME##_atomic_fetch_add(T *dest, T value, int pe)                                              \
-    {                                                                                                        \
-        return AMO_CALL(NAME, T, "atomic_fetch_add", KYI_AMO_ADD, dest, value, (T)0);                        \
-    }                                                                                                        \
-    void shmem_##NAME##_atomic_add(T *dest, T value, int pe)                                                 \
-    {                                                                                                        \
-        AMO_CALL(NAME, T, "atomic_add", KYI_AMO_ADD, dest, value, (T)0);                                     \
-    }                                                                                                        \
-    void shmem_##NAME##_atomic_compare_swap_nbi(T *fetch, T *dest, T cond, T value, int pe)                  \
-    {                                                                                                        \
-        *fetch = AMO_CALL(NAME, T, "atomic_compare_swap_nbi", KYI_AMO_CSWAP, dest, value, cond);             \
-    }                                                                                                        \
-    void shmem_##NAME##_atomic_fetch_inc_nbi(T *fetch, T *dest, int pe)                                      \
-    {                                                                                                        \
-        *fetch = AMO_CALL(NAME, T, "atomic_fetch_inc_nbi", KYI_AMO_ADD, dest, (T)1, (T)0);                   \
-    }                                                                                                        \
-    void shmem_##NAME##_atomic_fetch_add_nbi(T *fetch, T *dest, T value, int pe)                             \
-    {                                                                                                        \
-        *fetch = AMO_CALL(NAME, T, "atomic_fetch_add_nbi", KYI_AMO_ADD, dest, value, (T)0);                  \
+#define AMO_CALL(NAME, T, OPNAME, OP, dest, v, c)                                                 \
+    ({                                                                                            \
+        uint64_t o_ = 0;                                                                          \
+        if (!kyi_shmem_ready("shmem_" #NAME "_" OPNAME))                                          \
+            kyi_shmem_amo("shmem_" #NAME "_" OPNAME, OP, (void *)(dest), sizeof(T), TO_U64(T, v), \
+                          TO_U64(T, c), pe, &o_);                                                 \
+        FROM_U64(T, o_);                                                                          \
+    })
+
+#define DEF_AMO(NAME, T)                                                                         \
+    T shmem_##NAME##_atomic_compare_swap(T *dest, T cond, T value, int pe)                       \
+    {                                                                                            \
+        return AMO_CALL(NAME, T, "atomic_compare_swap", KYI_AMO_CSWAP, dest, value, cond);       \
+    }                                                                                            \
+    T shmem_##NAME##_atomic_fetch_inc(T *dest, int pe)                                           \
+    {                                                                                            \
+        return AMO_CALL(NAME, T, "atomic_fetch_inc", KYI_AMO_ADD, dest, (T)1, (T)0);             \
+    }                                                                                            \
+    void shmem_##NAME##_atomic_inc(T *dest, int pe)                                              \
+    {                                                                                            \
+        AMO_CALL(NAME, T, "atomic_inc", KYI_AMO_ADD, dest, (T)1, (T)0);                          \
+    }                                                                                            \
+    T shmem_##NAME##_atomic_fetch_add(T *dest, T value, int pe)                                  \
+    {                                                                                            \
+        return AMO_CALL(NAME, T, "atomic_fetch_add", KYI_AMO_ADD, dest, value, (T)0);            \
+    }                                                                                            \
+    void shmem_##NAME##_atomic_add(T *dest, T value, int pe)                                     \
+    {                                                                                            \
+        AMO_CALL(NAME, T, "atomic_add", KYI_AMO_ADD, dest, value, (T)0);                         \
+    }                                                                                            \
+    void shmem_##NAME##_atomic_compare_swap_nbi(T *fetch, T *dest, T cond, T value, int pe)      \
+    {                                                                                            \
+        *fetch = AMO_CALL(NAME, T, "atomic_compare_swap_nbi", KYI_AMO_CSWAP, dest, value, cond); \
+    }                                                                                            \
+    void shmem_##NAME##_atomic_fetch_inc_nbi(T *fetch, T *dest, int pe)                          \
+    {                                                                                            \
+        *fetch = AMO_CALL(NAME, T, "atomic_fetch_inc_nbi", KYI_AMO_ADD, dest, (T)1, (T)0);       \
+    }                                                                                            \
+    void shmem_##NAME##_atomic_fetch_add_nbi(T *fetch, T *dest, T value, int pe)                 \
+    {                                                                                            \
+        *fetch = AMO_CALL(NAME, T, "atomic_fetch_add_nbi", KYI_AMO_ADD, dest, value, (T)0);      \
     }
 SHMEMI_AMO_TYPES(DEF_AMO)
 
-#define DEF_AMO_EXT(NAME, T)                                                                                 \
-    T shmem_##NAME##_atomic_fetch(const T *source, int pe)                                                   \
-    {                                                                                                        \
-        return AMO_CALL(NAME, T, "atomic_fetch", KYI_AMO_FETCH, source, (T)0, (T)0);                         \
-    }                                                                                                        \
-    void shmem_##NAME##_atomic_set(T *dest, T value, int pe)                                                 \
-    {                                                                                                        \
-        AMO_CALL(NAME, T, "atomic_set", KYI_AMO_SET, dest, value, (T)0);                                     \
-    }                                                                                                        \
-    T shmem_##NAME##_atomic_swap(T *dest, T value, int pe)                                                   \
-    {                                                                                                        \
-        return AMO_CALL(NAME, T, "atomic_swap", KYI_AMO_SWAP, dest, value, (T)0);                            \
-    }                                                                                                        \
-    void shmem_##NAME##_atomic_fetch_nbi(T *fetch, const T *source, int pe)                                  \
-    {                                                                                                        \
-        *fetch = AMO_CALL(NAME, T, "atomic_fetch_nbi", KYI_AMO_FETCH, source, (T)0, (T)0);                   \
-    }                                                                                                        \
-    void shmem_##NAME##_atomic_swap_nbi(T *fetch, T *dest, T value, int pe)                                  \
-    {                                                                                                        \
-        *fetch = AMO_CALL(NAME, T, "atomic_swap_nbi", KYI_AMO_SWAP, dest, value, (T)0);                      \
+#define DEF_AMO_EXT(NAME, T)                                                               \
+    T shmem_##NAME##_atomic_fetch(const T *source, int pe)                                 \
+    {                                                                                      \
+        return AMO_CALL(NAME, T, "atomic_fetch", KYI_AMO_FETCH, source, (T)0, (T)0);       \
+    }                                                                                      \
+    void shmem_##NAME##_atomic_set(T *dest, T value, int pe)                               \
+    {                                                                                      \
+        AMO_CALL(NAME, T, "atomic_set", KYI_AMO_SET, dest, value, (T)0);                   \
+    }                                                                                      \
+    T shmem_##NAME##_atomic_swap(T *dest, T value, int pe)                                 \
+    {                                                                                      \
+        return AMO_CALL(NAME, T, "atomic_swap", KYI_AMO_SWAP, dest, value, (T)0);          \
+    }                                                                                      \
+    void shmem_##NAME##_atomic_fetch_nbi(T *fetch, const T *source, int pe)                \
+    {                                                                                      \
+        *fetch = AMO_CALL(NAME, T, "atomic_fetch_nbi", KYI_AMO_FETCH, source, (T)0, (T)0); \
+    }                                                                                      \
+    void shmem_##NAME##_atomic_swap_nbi(T *fetch, T *dest, T value, int pe)                \
+    {                                                                                      \
+        *fetch = AMO_CALL(NAME, T, "atomic_swap_nbi", KYI_AMO_SWAP, dest, value, (T)0);    \
     }
 SHMEMI_AMO_EXT_TYPES(DEF_AMO_EXT)
 
-#define DEF_AMO_BIT1(NAME, T, OPN, OP)                                                                       \
-    T shmem_##NAME##_atomic_fetch_##OPN(T *dest, T value, int pe)                                            \
-    {                                                                                                        \
-        return AMO_CALL(NAME, T, "atomic_fetch_" #OPN, OP, dest, value, (T)0);                               \
-    }                                                                                                        \
-    void shmem_##NAME##_atomic_##OPN(T *dest, T value, int pe)                                               \
-    {                                                                                                        \
-        AMO_CALL(NAME, T, "atomic_" #OPN, OP, dest, value, (T)0);                                            \
-    }                                                                                                        \
-    void shmem_##NAME##_atomic_fetch_##OPN##_nbi(T *fetch, T *dest, T value, int pe)                         \
-    {                                                                                                        \
-        *fetch = AMO_CALL(NAME, T, "atomic_fetch_" #OPN "_nbi", OP, dest, value, (T)0);                      \
+#define DEF_AMO_BIT1(NAME, T, OPN, OP)                                                  \
+    T shmem_##NAME##_atomic_fetch_##OPN(T *dest, T value, int pe)                       \
+    {                                                                                   \
+        return AMO_CALL(NAME, T, "atomic_fetch_" #OPN, OP, dest, value, (T)0);          \
+    }                                                                                   \
+    void shmem_##NAME##_atomic_##OPN(T *dest, T value, int pe)                          \
+    {                                                                                   \
+        AMO_CALL(NAME, T, "atomic_" #OPN, OP, dest, value, (T)0);                       \
+    }                                                                                   \
+    void shmem_##NAME##_atomic_fetch_##OPN##_nbi(T *fetch, T *dest, T value, int pe)    \
+    {                                                                                   \
+        *fetch = AMO_CALL(NAME, T, "atomic_fetch_" #OPN "_nbi", OP, dest, value, (T)0); \
     }
-#define DEF_AMO_BIT(NAME, T)                                                                                 \
-    DEF_AMO_BIT1(NAME, T, and, KYI_AMO_AND) DEF_AMO_BIT1(NAME, T, or, KYI_AMO_OR)                            \
-    DEF_AMO_BIT1(NAME, T, xor, KYI_AMO_XOR)
+#define DEF_AMO_BIT(NAME, T)                \
+    DEF_AMO_BIT1(NAME, T, and, KYI_AMO_AND) \
+    DEF_AMO_BIT1(NAME, T, or, KYI_AMO_OR) DEF_AMO_BIT1(NAME, T, xor, KYI_AMO_XOR)
 SHMEMI_AMO_BIT_TYPES(DEF_AMO_BIT)
 
-#define DEF_AMO_OLD(NAME, T)                                                                                 \
-    T shmem_##NAME##_cswap(T *dest, T cond, T value, int pe)                                                 \
-    {                                                                                                        \
-        return AMO_CALL(NAME, T, "cswap", KYI_AMO_CSWAP, dest, value, cond);                                 \
-    }                                                                                                        \
-    T shmem_##NAME##_finc(T *dest, int pe) { return AMO_CALL(NAME, T, "finc", KYI_AMO_ADD, dest, (T)1, (T)0); } \
-    void shmem_##NAME##_inc(T *dest, int pe) { AMO_CALL(NAME, T, "inc", KYI_AMO_ADD, dest, (T)1, (T)0); }    \
-    T shmem_##NAME##_fadd(T *dest, T value, int pe)                                                          \
-    {                                                                                                        \
-        return AMO_CALL(NAME, T, "fadd", KYI_AMO_ADD, dest, value, (T)0);                                    \
-    }                                                                                                        \
-    void shmem_##NAME##_add(T *dest, T value, int pe) { AMO_CALL(NAME, T, "add", KYI_AMO_ADD, dest, value, (T)0); }
-#define DEF_AMO_OLD_EXT(NAME, T)                                                                             \
-    T shmem_##NAME##_swap(T *dest, T value, int pe)                                                          \
-    {                                                                                                        \
-        return AMO_CALL(NAME, T, "swap", KYI_AMO_SWAP, dest, value, (T)0);                                   \
-    }                                                                                                        \
-    T shmem_##NAME##_fetch(const T *source, int pe)                                                          \
-    {                                                                                                        \
-        return AMO_CALL(NAME, T, "fetch", KYI_AMO_FETCH, source, (T)0, (T)0);                                \
-    }                                                                                                        \
-    void shmem_##NAME##_set(T *dest, T value, int pe) { AMO_CALL(NAME, T, "set", KYI_AMO_SET, dest, value, (T)0); }
+#define DEF_AMO_OLD(NAME, T)                                                 \
+    T shmem_##NAME##_cswap(T *dest, T cond, T value, int pe)                 \
+    {                                                                        \
+        return AMO_CALL(NAME, T, "cswap", KYI_AMO_CSWAP, dest, value, cond); \
+    }                                                                        \
+    T shmem_##NAME##_finc(T *dest, int pe)                                   \
+    {                                                                        \
+        return AMO_CALL(NAME, T, "finc", KYI_AMO_ADD, dest, (T)1, (T)0);     \
+    }                                                                        \
+    void shmem_##NAME##_inc(T *dest, int pe)                                 \
+    {                                                                        \
+        AMO_CALL(NAME, T, "inc", KYI_AMO_ADD, dest, (T)1, (T)0);             \
+    }                                                                        \
+    T shmem_##NAME##_fadd(T *dest, T value, int pe)                          \
+    {                                                                        \
+        return AMO_CALL(NAME, T, "fadd", KYI_AMO_ADD, dest, value, (T)0);    \
+    }                                                                        \
+    void shmem_##NAME##_add(T *dest, T value, int pe)                        \
+    {                                                                        \
+        AMO_CALL(NAME, T, "add", KYI_AMO_ADD, dest, value, (T)0);            \
+    }
+#define DEF_AMO_OLD_EXT(NAME, T)                                              \
+    T shmem_##NAME##_swap(T *dest, T value, int pe)                           \
+    {                                                                         \
+        return AMO_CALL(NAME, T, "swap", KYI_AMO_SWAP, dest, value, (T)0);    \
+    }                                                                         \
+    T shmem_##NAME##_fetch(const T *source, int pe)                           \
+    {                                                                         \
+        return AMO_CALL(NAME, T, "fetch", KYI_AMO_FETCH, source, (T)0, (T)0); \
+    }                                                                         \
+    void shmem_##NAME##_set(T *dest, T value, int pe)                         \
+    {                                                                         \
+        AMO_CALL(NAME, T, "set", KYI_AMO_SET, dest, value, (T)0);             \
+    }
 DEF_AMO_OLD(int, int)
 DEF_AMO_OLD(long, long)
 DEF_AMO_OLD(longlong, long long)
@@ -238,7 +287,10 @@ DEF_AMO_OLD_EXT(longlong, long long)
 DEF_AMO_OLD_EXT(float, float)
 DEF_AMO_OLD_EXT(double, double)
 
-long(shmem_swap)(long *dest, long value, int pe) /* (parenthesised: C11 makes shmem_swap a generic macro) */ { return AMO_CALL(long, long, "swap", KYI_AMO_SWAP, dest, value, 0L); }
+long(shmem_swap)(long *dest, long value, int pe) /* (parenthesised: C11 makes shmem_swap a generic macro) */
+{
+    return AMO_CALL(long, long, "swap", KYI_AMO_SWAP, dest, value, 0L);
+}
 
 /* ---- locks: a compare-and-swap on the lock word of PE 0 (holder's PE + 1 while held) ------------------- */
 
@@ -250,7 +302,8 @@ void shmem_set_lock(long *lock)
     kyi_waiter_init(&w, call, "a lock held by another PE", 0);
     for (;;) {
         uint64_t old = 1;
-        if (kyi_shmem_amo(call, KYI_AMO_CSWAP, lock, sizeof(long), (uint64_t)kyi_shmem.me + 1, 0, 0, &old)) return;
+        if (kyi_shmem_amo(call, KYI_AMO_CSWAP, lock, sizeof(long), (uint64_t)kyi_shmem.me + 1, 0, 0, &old))
+            return;
         if (old == 0) return;
         if (!kyi_comm.progress_thread) ky_poll();
         kyi_waiter_pause(&w);
@@ -262,7 +315,8 @@ int shmem_test_lock(long *lock)
     static const char *call = "shmem_test_lock";
     if (kyi_shmem_ready(call)) return 1;
     uint64_t old = 1;
-    if (kyi_shmem_amo(call, KYI_AMO_CSWAP, lock, sizeof(long), (uint64_t)kyi_shmem.me + 1, 0, 0, &old)) return 1;
+    if (kyi_shmem_amo(call, KYI_AMO_CSWAP, lock, sizeof(long), (uint64_t)kyi_shmem.me + 1, 0, 0, &old))
+        return 1;
     return old != 0;
 }
 
@@ -273,40 +327,64 @@ void shmem_clear_lock(long *lock)
     /* What the holder wrote under the lock is complete before the next holder can get it. */
     if (kyi_shmem_quiet(call)) return;
     uint64_t old = 0;
-    if (kyi_shmem_amo(call, KYI_AMO_CSWAP, lock, sizeof(long), 0, (uint64_t)kyi_shmem.me + 1, 0, &old)) return;
+    if (kyi_shmem_amo(call, KYI_AMO_CSWAP, lock, sizeof(long), 0, (uint64_t)kyi_shmem.me + 1, 0, &old))
+        return;
     if (old != (uint64_t)kyi_shmem.me + 1)
         kyi_shmem_fail(KY_ERR_STATE, call, "lock %p is not held by this PE (holder: %s)", (void *)lock,
                        old ? "another PE" : "none");
 }
 
-/* ---- waits on local memory ------------------------------------------------------------------------------ */
+/* ---- waits on local memory ------------------------------------------------------------------------------
+ */
 
 int kyi_shmem_cmp(const void *ivar, size_t size, int is_signed, int cmp, uint64_t value, int *holds)
 {
     uint64_t u;
     switch (size) {
-    case 1: u = __atomic_load_n((const uint8_t *)ivar, __ATOMIC_ACQUIRE); break;
-    case 2: u = __atomic_load_n((const uint16_t *)ivar, __ATOMIC_ACQUIRE); break;
-    case 4: u = __atomic_load_n((const uint32_t *)ivar, __ATOMIC_ACQUIRE); break;
-    default: u = __atomic_load_n((const uint64_t *)ivar, __ATOMIC_ACQUIRE); break;
+        case 1:
+            u = __atomic_load_n((const uint8_t *)ivar, __ATOMIC_ACQUIRE);
+            break;
+        case 2:
+            u = __atomic_load_n((const uint16_t *)ivar, __ATOMIC_ACQUIRE);
+            break;
+        case 4:
+            u = __atomic_load_n((const uint32_t *)ivar, __ATOMIC_ACQUIRE);
+            break;
+        default:
+            u = __atomic_load_n((const uint64_t *)ivar, __ATOMIC_ACQUIRE);
+            break;
     }
     int c;
     if (is_signed) {
         int sh = 64 - 8 * (int)size;
-        int64_t a = sh ? (int64_t)(u << sh) >> sh : (int64_t)u, b = sh ? (int64_t)(value << sh) >> sh : (int64_t)value;
+        int64_t a = sh ? (int64_t)(u << sh) >> sh : (int64_t)u,
+                b = sh ? (int64_t)(value << sh) >> sh : (int64_t)value;
         c = a < b ? -1 : a > b;
     } else {
         uint64_t m = size == 8 ? ~0ULL : ((1ULL << (8 * size)) - 1), b = value & m;
         c = u < b ? -1 : u > b;
     }
     switch (cmp) {
-    case SHMEM_CMP_EQ: *holds = c == 0; return KY_OK;
-    case SHMEM_CMP_NE: *holds = c != 0; return KY_OK;
-    case SHMEM_CMP_GT: *holds = c > 0; return KY_OK;
-    case SHMEM_CMP_LE: *holds = c <= 0; return KY_OK;
-    case SHMEM_CMP_LT: *holds = c < 0; return KY_OK;
-    case SHMEM_CMP_GE: *holds = c >= 0; return KY_OK;
-    default: return KY_ERR_ARG;
+        case SHMEM_CMP_EQ:
+            *holds = c == 0;
+            return KY_OK;
+        case SHMEM_CMP_NE:
+            *holds = c != 0;
+            return KY_OK;
+        case SHMEM_CMP_GT:
+            *holds = c > 0;
+            return KY_OK;
+        case SHMEM_CMP_LE:
+            *holds = c <= 0;
+            return KY_OK;
+        case SHMEM_CMP_LT:
+            *holds = c < 0;
+            return KY_OK;
+        case SHMEM_CMP_GE:
+            *holds = c >= 0;
+            return KY_OK;
+        default:
+            return KY_ERR_ARG;
     }
 }
 
@@ -319,7 +397,8 @@ int kyi_shmem_wait(const char *call, const void *ivar, size_t size, int is_signe
     for (;;) {
         int holds;
         if (kyi_shmem_cmp(ivar, size, is_signed, cmp, value, &holds))
-            return kyi_shmem_fail(KY_ERR_ARG, call, "comparison %d is not one of the SHMEM_CMP_* values", cmp);
+            return kyi_shmem_fail(KY_ERR_ARG, call, "comparison %d is not one of the SHMEM_CMP_* values",
+                                  cmp);
         if (holds) return KY_OK;
         if (!kyi_comm.progress_thread && ky_poll() > 0) continue;
         kyi_waiter_pause(&w);
@@ -327,25 +406,26 @@ int kyi_shmem_wait(const char *call, const void *ivar, size_t size, int is_signe
 }
 
 #define IS_SIGNED(T) (!((T)-1 > (T)0)) /* without -Wtype-limits noise for unsigned T */
-#define DEF_P2P(NAME, T)                                                                                     \
-    void shmem_##NAME##_wait_until(T *ivar, int cmp, T cmp_value)                                            \
-    {                                                                                                        \
-        kyi_shmem_wait("shmem_" #NAME "_wait_until", ivar, sizeof(T), IS_SIGNED(T), cmp,                     \
-                       (uint64_t)(int64_t)cmp_value);                                                        \
-    }                                                                                                        \
-    int shmem_##NAME##_test(T *ivar, int cmp, T cmp_value)                                                   \
-    {                                                                                                        \
-        int holds = 0;                                                                                       \
-        if (kyi_shmem_ready("shmem_" #NAME "_test")) return 0;                                               \
-        if (kyi_shmem_cmp(ivar, sizeof(T), IS_SIGNED(T), cmp, (uint64_t)(int64_t)cmp_value, &holds))         \
-            kyi_shmem_fail(KY_ERR_ARG, "shmem_" #NAME "_test", "comparison %d is not a SHMEM_CMP_* value", cmp); \
-        if (!holds && !kyi_comm.progress_thread) ky_poll();                                                  \
-        return holds;                                                                                        \
-    }                                                                                                        \
-    void shmem_##NAME##_wait(T *ivar, T cmp_value)                                                           \
-    {                                                                                                        \
-        kyi_shmem_wait("shmem_" #NAME "_wait", ivar, sizeof(T), IS_SIGNED(T), SHMEM_CMP_NE,                  \
-                       (uint64_t)(int64_t)cmp_value);                                                        \
+#define DEF_P2P(NAME, T)                                                                                   \
+    void shmem_##NAME##_wait_until(T *ivar, int cmp, T cmp_value)                                          \
+    {                                                                                                      \
+        kyi_shmem_wait("shmem_" #NAME "_wait_until", ivar, sizeof(T), IS_SIGNED(T), cmp,                   \
+                       (uint64_t)(int64_t)cmp_value);                                                      \
+    }                                                                                                      \
+    int shmem_##NAME##_test(T *ivar, int cmp, T cmp_value)                                                 \
+    {                                                                                                      \
+        int holds = 0;                                                                                     \
+        if (kyi_shmem_ready("shmem_" #NAME "_test")) return 0;                                             \
+        if (kyi_shmem_cmp(ivar, sizeof(T), IS_SIGNED(T), cmp, (uint64_t)(int64_t)cmp_value, &holds))       \
+            kyi_shmem_fail(KY_ERR_ARG, "shmem_" #NAME "_test", "comparison %d is not a SHMEM_CMP_* value", \
+                           cmp);                                                                           \
+        if (!holds && !kyi_comm.progress_thread) ky_poll();                                                \
+        return holds;                                                                                      \
+    }                                                                                                      \
+    void shmem_##NAME##_wait(T *ivar, T cmp_value)                                                         \
+    {                                                                                                      \
+        kyi_shmem_wait("shmem_" #NAME "_wait", ivar, sizeof(T), IS_SIGNED(T), SHMEM_CMP_NE,                \
+                       (uint64_t)(int64_t)cmp_value);                                                      \
     }
 SHMEMI_P2P_TYPES(DEF_P2P)
 

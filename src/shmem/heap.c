@@ -108,11 +108,12 @@ static int agree(const char *call, const char *what, uint64_t a, uint64_t b)
     int st = ky_allreduce(v, r, 4, KY_INT64, KY_MAX, KY_TEAM_WORLD);
     if (st) return kyi_shmem_failed(st, call);
     if (r[0] != -r[1] || r[2] != -r[3])
-        return kyi_shmem_fail(KY_ERR_ARG, call,
-                              "PEs passed different %s (this PE: %llu, %llu; largest %lld, %lld; smallest %lld, "
-                              "%lld): heap calls must be symmetric",
-                              what, (unsigned long long)a, (unsigned long long)b, (long long)r[0], (long long)r[2],
-                              (long long)-r[1], (long long)-r[3]);
+        return kyi_shmem_fail(
+            KY_ERR_ARG, call,
+            "PEs passed different %s (this PE: %llu, %llu; largest %lld, %lld; smallest %lld, "
+            "%lld): heap calls must be symmetric",
+            what, (unsigned long long)a, (unsigned long long)b, (long long)r[0], (long long)r[2],
+            (long long)-r[1], (long long)-r[3]);
     return KY_OK;
 }
 
@@ -130,8 +131,8 @@ static void *alloc(const char *call, size_t size, size_t align, int zero)
     pthread_mutex_unlock(&heap_lock);
     if (off == SIZE_MAX) {
         /* The standard's answer is NULL; every PE gets it alike, since every PE ran the same first fit. */
-        kyi_fail(KY_ERR_NOMEM, call, "%zu bytes do not fit in the symmetric heap (KY_SHMEM_HEAP_SIZE = %zu)", size,
-                 kyi_shmem.size[KYI_SHM_HEAP]);
+        kyi_fail(KY_ERR_NOMEM, call, "%zu bytes do not fit in the symmetric heap (KY_SHMEM_HEAP_SIZE = %zu)",
+                 size, kyi_shmem.size[KYI_SHM_HEAP]);
         KYI_WARN(KYI_SUB_COMM, "%s", ky_last_error());
         return NULL;
     }
@@ -145,21 +146,33 @@ static void *alloc(const char *call, size_t size, size_t align, int zero)
     return p;
 }
 
-void *shmem_malloc(size_t size) { return alloc("shmem_malloc", size, HEAP_ALIGN, 0); }
+void *shmem_malloc(size_t size)
+{
+    return alloc("shmem_malloc", size, HEAP_ALIGN, 0);
+}
 void *shmem_malloc_with_hints(size_t size, long hints)
 {
     (void)hints; /* every block already serves atomics and signals alike */
     return alloc("shmem_malloc_with_hints", size, HEAP_ALIGN, 0);
 }
-void *shmem_align(size_t alignment, size_t size) { return alloc("shmem_align", size, alignment, 0); }
+void *shmem_align(size_t alignment, size_t size)
+{
+    return alloc("shmem_align", size, alignment, 0);
+}
 void *shmem_calloc(size_t count, size_t size)
 {
     size_t bytes;
     if (kyi_shmem_ready("shmem_calloc") || kyi_shmem_bytes("shmem_calloc", count, size, &bytes)) return NULL;
     return alloc("shmem_calloc", bytes, HEAP_ALIGN, 1);
 }
-void *shmalloc(size_t size) { return alloc("shmalloc", size, HEAP_ALIGN, 0); }
-void *shmemalign(size_t alignment, size_t size) { return alloc("shmemalign", size, alignment, 0); }
+void *shmalloc(size_t size)
+{
+    return alloc("shmalloc", size, HEAP_ALIGN, 0);
+}
+void *shmemalign(size_t alignment, size_t size)
+{
+    return alloc("shmemalign", size, alignment, 0);
+}
 
 /* Offset of a heap block's start, or an error naming the call. */
 static int block_of(const char *call, void *ptr, size_t *off, long *idx)
@@ -186,8 +199,14 @@ static void release(const char *call, void *ptr)
     pthread_mutex_unlock(&heap_lock);
 }
 
-void shmem_free(void *ptr) { release("shmem_free", ptr); }
-void shfree(void *ptr) { release("shfree", ptr); }
+void shmem_free(void *ptr)
+{
+    release("shmem_free", ptr);
+}
+void shfree(void *ptr)
+{
+    release("shfree", ptr);
+}
 
 static void *resize(const char *call, void *ptr, size_t size)
 {
@@ -234,5 +253,11 @@ static void *resize(const char *call, void *ptr, size_t size)
     return out;
 }
 
-void *shmem_realloc(void *ptr, size_t size) { return resize("shmem_realloc", ptr, size); }
-void *shrealloc(void *ptr, size_t size) { return resize("shrealloc", ptr, size); }
+void *shmem_realloc(void *ptr, size_t size)
+{
+    return resize("shmem_realloc", ptr, size);
+}
+void *shrealloc(void *ptr, size_t size)
+{
+    return resize("shrealloc", ptr, size);
+}

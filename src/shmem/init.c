@@ -18,7 +18,10 @@ kyi_shmem_t kyi_shmem;
 static __thread int last_status;
 static __thread int returning; /* inside a call that returns its status (kyi_shmem_returning) */
 
-void kyi_shmem_returning(int on) { returning += on ? 1 : -1; }
+void kyi_shmem_returning(int on)
+{
+    returning += on ? 1 : -1;
+}
 static char abort_msg[512];
 
 int kyi_shmem_failed(int status, const char *call)
@@ -78,18 +81,19 @@ int kyi_shmem_xlate(const char *call, const char *what, const void *addr, size_t
         if (!b || a < b || a >= b + kyi_shmem.size[w]) continue;
         size_t o = (size_t)(a - b);
         if (n > kyi_shmem.size[w] - o)
-            return kyi_shmem_fail(KY_ERR_RANGE, call, "%s %p + %zu bytes runs past the end of the %s (%zu bytes)",
-                                  what, addr, n, w == KYI_SHM_HEAP ? "symmetric heap" : "data segment",
-                                  kyi_shmem.size[w]);
+            return kyi_shmem_fail(KY_ERR_RANGE, call,
+                                  "%s %p + %zu bytes runs past the end of the %s (%zu bytes)", what, addr, n,
+                                  w == KYI_SHM_HEAP ? "symmetric heap" : "data segment", kyi_shmem.size[w]);
         *which = w;
         *off = o;
         return KY_OK;
     }
-    return kyi_shmem_fail(KY_ERR_ARG, call,
-                          "%s %p (for PE %d) is not symmetric: neither in the symmetric heap [%p, %p) nor in the "
-                          "program's global data [%p, %p)",
-                          what, addr, pe, (void *)kyi_shmem.base[0], (void *)(kyi_shmem.base[0] + kyi_shmem.size[0]),
-                          (void *)kyi_shmem.base[1], (void *)(kyi_shmem.base[1] + kyi_shmem.size[1]));
+    return kyi_shmem_fail(
+        KY_ERR_ARG, call,
+        "%s %p (for PE %d) is not symmetric: neither in the symmetric heap [%p, %p) nor in the "
+        "program's global data [%p, %p)",
+        what, addr, pe, (void *)kyi_shmem.base[0], (void *)(kyi_shmem.base[0] + kyi_shmem.size[0]),
+        (void *)kyi_shmem.base[1], (void *)(kyi_shmem.base[1] + kyi_shmem.size[1]));
 }
 
 void *kyi_shmem_peer_addr(int which, size_t off, int pe)
@@ -133,10 +137,14 @@ static int start(const char *call)
     kyi_shmem.npes = ky_nranks();
     size_t heap = kyi_setting_size(KYI_SET_SHMEM_HEAP_SIZE);
     int st = ky_seg_create(NULL, heap, KY_MEM_HOST, -1, &kyi_shmem.seg[KYI_SHM_HEAP]);
-    if (!st) st = ky_seg_local(kyi_shmem.seg[KYI_SHM_HEAP], (void **)&kyi_shmem.base[KYI_SHM_HEAP], &kyi_shmem.size[KYI_SHM_HEAP]);
+    if (!st)
+        st = ky_seg_local(kyi_shmem.seg[KYI_SHM_HEAP], (void **)&kyi_shmem.base[KYI_SHM_HEAP],
+                          &kyi_shmem.size[KYI_SHM_HEAP]);
     char *range[2] = {NULL, NULL};
     dl_iterate_phdr(find_data, range);
-    if (!st) st = ky_seg_create(range[0], (size_t)(range[1] - range[0]), KY_MEM_HOST, -1, &kyi_shmem.seg[KYI_SHM_DATA]);
+    if (!st)
+        st = ky_seg_create(range[0], (size_t)(range[1] - range[0]), KY_MEM_HOST, -1,
+                           &kyi_shmem.seg[KYI_SHM_DATA]);
     if (!st) {
         kyi_shmem.base[KYI_SHM_DATA] = range[0];
         kyi_shmem.size[KYI_SHM_DATA] = (size_t)(range[1] - range[0]);
@@ -211,12 +219,27 @@ void shmem_global_exit(int status)
     abort();
 }
 
-int shmem_my_pe(void) { return kyi_shmem_ready("shmem_my_pe") ? -1 : kyi_shmem.me; }
-int shmem_n_pes(void) { return kyi_shmem_ready("shmem_n_pes") ? -1 : kyi_shmem.npes; }
-int _my_pe(void) { return shmem_my_pe(); }
-int _num_pes(void) { return shmem_n_pes(); }
+int shmem_my_pe(void)
+{
+    return kyi_shmem_ready("shmem_my_pe") ? -1 : kyi_shmem.me;
+}
+int shmem_n_pes(void)
+{
+    return kyi_shmem_ready("shmem_n_pes") ? -1 : kyi_shmem.npes;
+}
+int _my_pe(void)
+{
+    return shmem_my_pe();
+}
+int _num_pes(void)
+{
+    return shmem_n_pes();
+}
 
-int shmem_pe_accessible(int pe) { return kyi_shmem.initialized && pe >= 0 && pe < kyi_shmem.npes; }
+int shmem_pe_accessible(int pe)
+{
+    return kyi_shmem.initialized && pe >= 0 && pe < kyi_shmem.npes;
+}
 
 int shmem_addr_accessible(const void *addr, int pe)
 {
@@ -247,7 +270,10 @@ void shmem_info_get_name(char *name)
     if (name) snprintf(name, SHMEM_MAX_NAME_LEN, "%s", SHMEM_VENDOR_STRING);
 }
 
-void shmem_pcontrol(const int level, ...) { (void)level; }
+void shmem_pcontrol(const int level, ...)
+{
+    (void)level;
+}
 
 int shmemx_error_mode(int mode)
 {

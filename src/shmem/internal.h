@@ -16,7 +16,7 @@ enum { KYI_SHM_HEAP = 0, KYI_SHM_DATA = 1, KYI_SHM_NSEGS = 2 };
 
 typedef struct {
     int initialized;
-    int own_ky;             /* shmem_init called ky_init, so shmem_finalize calls ky_finalize */
+    int own_ky; /* shmem_init called ky_init, so shmem_finalize calls ky_finalize */
     int me, npes;
     ky_seg_t seg[KYI_SHM_NSEGS];
     char *base[KYI_SHM_NSEGS];
@@ -50,8 +50,16 @@ int kyi_shmem_quiet(const char *call);
 int kyi_shmem_rma(const char *call, int put, void *remote, void *local, size_t n, int pe, int nbi);
 
 /* amo.c: one atomic of size 4 or 8 bytes; returns the old value in *old (may be NULL). */
-enum { KYI_AMO_FETCH, KYI_AMO_SET, KYI_AMO_SWAP, KYI_AMO_CSWAP, KYI_AMO_ADD, KYI_AMO_AND, KYI_AMO_OR,
-       KYI_AMO_XOR };
+enum {
+    KYI_AMO_FETCH,
+    KYI_AMO_SET,
+    KYI_AMO_SWAP,
+    KYI_AMO_CSWAP,
+    KYI_AMO_ADD,
+    KYI_AMO_AND,
+    KYI_AMO_OR,
+    KYI_AMO_XOR
+};
 int kyi_shmem_amo(const char *call, int op, void *dest, size_t size, uint64_t value, uint64_t cond, int pe,
                   uint64_t *old);
 int kyi_shmem_amo_init(void);
@@ -65,8 +73,8 @@ void kyi_shmem_heap_finalize(void);
 void *kyi_shmem_heap_reserve(size_t bytes);
 
 /* rma.c: nelems elements of size bytes at strides (in elements) between remote and local, blocking */
-int kyi_shmem_strided(const char *call, int put, void *remote, ptrdiff_t rstride, void *local, ptrdiff_t lstride,
-                      size_t nelems, size_t size, int pe);
+int kyi_shmem_strided(const char *call, int put, void *remote, ptrdiff_t rstride, void *local,
+                      ptrdiff_t lstride, size_t nelems, size_t size, int pe);
 
 /* coll.c: a strided set of world PEs (an active set or a team): member i is start + i * stride; idx is the
  * caller's index. The barrier goes through the set's pSync (quiet: complete this PE's puts first). */

@@ -28,7 +28,8 @@ static int track(const char *call, ky_handle_t h)
         size_t k = 0;
         for (size_t i = 0; i < nnbi; i++) {
             int st = ky_test(nbi[i]);
-            if (st == KY_PENDING) nbi[k++] = nbi[i];
+            if (st == KY_PENDING)
+                nbi[k++] = nbi[i];
             else if (st < 0) {
                 nnbi = k;
                 atomic_store(&nbi_any, nnbi);
@@ -99,17 +100,20 @@ void shmem_fence(void)
     if (st) kyi_shmem_failed(st, "shmem_fence");
 }
 
-/* ---- contiguous ----------------------------------------------------------------------------------------- */
+/* ---- contiguous -----------------------------------------------------------------------------------------
+ */
 
 int kyi_shmem_rma(const char *call, int put, void *remote, void *local, size_t n, int pe, int nb)
 {
     int which;
     size_t off;
-    if (KYI_SIZE_LOOKS_NEGATIVE(n)) return kyi_shmem_fail(KY_ERR_ARG, call, "%zu bytes looks like a negative count", n);
+    if (KYI_SIZE_LOOKS_NEGATIVE(n))
+        return kyi_shmem_fail(KY_ERR_ARG, call, "%zu bytes looks like a negative count", n);
     if (!n) { /* nothing moves: any address will do (the standard allows NULL), the PE must still exist */
         KYI_CHECK(kyi_shmem_ready(call));
         if (pe < 0 || pe >= kyi_shmem.npes)
-            return kyi_shmem_fail(KY_ERR_ARG, call, "target PE %d is out of range 0..%d", pe, kyi_shmem.npes - 1);
+            return kyi_shmem_fail(KY_ERR_ARG, call, "target PE %d is out of range 0..%d", pe,
+                                  kyi_shmem.npes - 1);
         return KY_OK;
     }
     KYI_CHECK(kyi_shmem_xlate(call, put ? "dest" : "source", remote, n, pe, &which, &off));
@@ -121,8 +125,10 @@ int kyi_shmem_rma(const char *call, int put, void *remote, void *local, size_t n
     if (p && kyi_ptr_dev(local) < 0) {
         if (put) {
             memcpy(p, local, n);
-            if (nb) atomic_store_explicit(&fence_owed, 1, memory_order_relaxed);
-            else atomic_thread_fence(memory_order_seq_cst); /* before any later flag write, as comm's puts */
+            if (nb)
+                atomic_store_explicit(&fence_owed, 1, memory_order_relaxed);
+            else
+                atomic_thread_fence(memory_order_seq_cst); /* before any later flag write, as comm's puts */
         } else {
             atomic_thread_fence(memory_order_seq_cst); /* after any earlier flag read, as comm's gets */
             memcpy(local, p, n);
@@ -143,8 +149,8 @@ int kyi_shmem_rma(const char *call, int put, void *remote, void *local, size_t n
     return st ? kyi_shmem_failed(st, call) : KY_OK;
 }
 
-static void rma_n(const char *call, int put, void *remote, const void *local, size_t nelems, size_t size, int pe,
-                  int nb)
+static void rma_n(const char *call, int put, void *remote, const void *local, size_t nelems, size_t size,
+                  int pe, int nb)
 {
     size_t bytes;
     if (kyi_shmem_bytes(call, nelems, size, &bytes)) return;
@@ -153,14 +159,14 @@ static void rma_n(const char *call, int put, void *remote, const void *local, si
 
 /* ---- strided ------------------------------------------------------------------------------------------- */
 
-static void strided(const char *call, int put, void *remote, ptrdiff_t rstride, void *local, ptrdiff_t lstride,
-                    size_t nelems, size_t size, int pe)
+static void strided(const char *call, int put, void *remote, ptrdiff_t rstride, void *local,
+                    ptrdiff_t lstride, size_t nelems, size_t size, int pe)
 {
     kyi_shmem_strided(call, put, remote, rstride, local, lstride, nelems, size, pe);
 }
 
-int kyi_shmem_strided(const char *call, int put, void *remote, ptrdiff_t rstride, void *local, ptrdiff_t lstride,
-                      size_t nelems, size_t size, int pe)
+int kyi_shmem_strided(const char *call, int put, void *remote, ptrdiff_t rstride, void *local,
+                      ptrdiff_t lstride, size_t nelems, size_t size, int pe)
 {
     KYI_CHECK(kyi_shmem_ready(call));
     if (!nelems) return KY_OK;
@@ -184,112 +190,120 @@ int kyi_shmem_strided(const char *call, int put, void *remote, ptrdiff_t rstride
     return st ? kyi_shmem_failed(st, call) : KY_OK;
 }
 
-/* ---- put with signal ------------------------------------------------------------------------------------ */
+/* ---- put with signal ------------------------------------------------------------------------------------
+ */
 
 static void put_signal(const char *call, void *dest, const void *source, size_t nelems, size_t size,
                        uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     if (kyi_shmem_ready(call)) return;
     if (sig_op != SHMEM_SIGNAL_SET && sig_op != SHMEM_SIGNAL_ADD) {
-        kyi_shmem_fail(KY_ERR_ARG, call, "sig_op %d is neither SHMEM_SIGNAL_SET nor SHMEM_SIGNAL_ADD", sig_op);
+        kyi_shmem_fail(KY_ERR_ARG, call, "sig_op %d is neither SHMEM_SIGNAL_SET nor SHMEM_SIGNAL_ADD",
+                       sig_op);
         return;
     }
     size_t bytes;
     if (kyi_shmem_bytes(call, nelems, size, &bytes)) return;
     /* The blocking put is in the target's memory when it returns, so the signal cannot overtake it. */
     if (kyi_shmem_rma(call, 1, dest, (void *)source, bytes, pe, 0)) return;
-    kyi_shmem_amo(call, sig_op == SHMEM_SIGNAL_SET ? KYI_AMO_SET : KYI_AMO_ADD, sig_addr, 8, signal, 0, pe, NULL);
+    kyi_shmem_amo(call, sig_op == SHMEM_SIGNAL_SET ? KYI_AMO_SET : KYI_AMO_ADD, sig_addr, 8, signal, 0, pe,
+                  NULL);
 }
 
-uint64_t shmem_signal_fetch(const uint64_t *sig_addr) { return __atomic_load_n(sig_addr, __ATOMIC_ACQUIRE); }
+uint64_t shmem_signal_fetch(const uint64_t *sig_addr)
+{
+    return __atomic_load_n(sig_addr, __ATOMIC_ACQUIRE);
+}
 
 /* ---- the typed and sized names ------------------------------------------------------------------------- */
 
-#define DEF_RMA(NAME, T)                                                                                     \
-    void shmem_##NAME##_put(T *dest, const T *source, size_t nelems, int pe)                                 \
-    {                                                                                                        \
-        rma_n("shmem_" #NAME "_put", 1, dest, source, nelems, sizeof(T), pe, 0);                             \
-    }                                                                                                        \
-    void shmem_##NAME##_get(T *dest, const T *source, size_t nelems, int pe)                                 \
-    {                                                                                                        \
-        rma_n("shmem_" #NAME "_get", 0, (void *)source, dest, nelems, sizeof(T), pe, 0);                     \
-    }                                                                                                        \
-    void shmem_##NAME##_put_nbi(T *dest, const T *source, size_t nelems, int pe)                             \
-    {                                                                                                        \
-        rma_n("shmem_" #NAME "_put_nbi", 1, dest, source, nelems, sizeof(T), pe, 1);                         \
-    }                                                                                                        \
-    void shmem_##NAME##_get_nbi(T *dest, const T *source, size_t nelems, int pe)                             \
-    {                                                                                                        \
-        rma_n("shmem_" #NAME "_get_nbi", 0, (void *)source, dest, nelems, sizeof(T), pe, 1);                 \
-    }                                                                                                        \
-    void shmem_##NAME##_p(T *dest, T value, int pe)                                                          \
-    {                                                                                                        \
-        rma_n("shmem_" #NAME "_p", 1, dest, &value, 1, sizeof(T), pe, 0);                                    \
-    }                                                                                                        \
-    T shmem_##NAME##_g(const T *source, int pe)                                                              \
-    {                                                                                                        \
-        T v;                                                                                                 \
-        memset(&v, 0, sizeof v);                                                                             \
-        rma_n("shmem_" #NAME "_g", 0, (void *)source, &v, 1, sizeof(T), pe, 0);                              \
-        return v;                                                                                            \
-    }                                                                                                        \
-    void shmem_##NAME##_iput(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)  \
-    {                                                                                                        \
-        strided("shmem_" #NAME "_iput", 1, dest, dst, (void *)source, sst, nelems, sizeof(T), pe);           \
-    }                                                                                                        \
-    void shmem_##NAME##_iget(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)  \
-    {                                                                                                        \
-        strided("shmem_" #NAME "_iget", 0, (void *)source, sst, dest, dst, nelems, sizeof(T), pe);           \
-    }                                                                                                        \
-    void shmem_##NAME##_put_signal(T *dest, const T *source, size_t nelems, uint64_t *sig_addr,              \
-                                   uint64_t signal, int sig_op, int pe)                                      \
-    {                                                                                                        \
-        put_signal("shmem_" #NAME "_put_signal", dest, source, nelems, sizeof(T), sig_addr, signal, sig_op,  \
-                   pe);                                                                                      \
-    }                                                                                                        \
-    void shmem_##NAME##_put_signal_nbi(T *dest, const T *source, size_t nelems, uint64_t *sig_addr,          \
-                                       uint64_t signal, int sig_op, int pe)                                  \
-    {                                                                                                        \
-        put_signal("shmem_" #NAME "_put_signal_nbi", dest, source, nelems, sizeof(T), sig_addr, signal,      \
-                   sig_op, pe);                                                                              \
+#define DEF_RMA(NAME, T)                                                                                    \
+    void shmem_##NAME##_put(T *dest, const T *source, size_t nelems, int pe)                                \
+    {                                                                                                       \
+        rma_n("shmem_" #NAME "_put", 1, dest, source, nelems, sizeof(T), pe, 0);                            \
+    }                                                                                                       \
+    void shmem_##NAME##_get(T *dest, const T *source, size_t nelems, int pe)                                \
+    {                                                                                                       \
+        rma_n("shmem_" #NAME "_get", 0, (void *)source, dest, nelems, sizeof(T), pe, 0);                    \
+    }                                                                                                       \
+    void shmem_##NAME##_put_nbi(T *dest, const T *source, size_t nelems, int pe)                            \
+    {                                                                                                       \
+        rma_n("shmem_" #NAME "_put_nbi", 1, dest, source, nelems, sizeof(T), pe, 1);                        \
+    }                                                                                                       \
+    void shmem_##NAME##_get_nbi(T *dest, const T *source, size_t nelems, int pe)                            \
+    {                                                                                                       \
+        rma_n("shmem_" #NAME "_get_nbi", 0, (void *)source, dest, nelems, sizeof(T), pe, 1);                \
+    }                                                                                                       \
+    void shmem_##NAME##_p(T *dest, T value, int pe)                                                         \
+    {                                                                                                       \
+        rma_n("shmem_" #NAME "_p", 1, dest, &value, 1, sizeof(T), pe, 0);                                   \
+    }                                                                                                       \
+    T shmem_##NAME##_g(const T *source, int pe)                                                             \
+    {                                                                                                       \
+        T v;                                                                                                \
+        memset(&v, 0, sizeof v);                                                                            \
+        rma_n("shmem_" #NAME "_g", 0, (void *)source, &v, 1, sizeof(T), pe, 0);                             \
+        return v;                                                                                           \
+    }                                                                                                       \
+    void shmem_##NAME##_iput(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) \
+    {                                                                                                       \
+        strided("shmem_" #NAME "_iput", 1, dest, dst, (void *)source, sst, nelems, sizeof(T), pe);          \
+    }                                                                                                       \
+    void shmem_##NAME##_iget(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) \
+    {                                                                                                       \
+        strided("shmem_" #NAME "_iget", 0, (void *)source, sst, dest, dst, nelems, sizeof(T), pe);          \
+    }                                                                                                       \
+    void shmem_##NAME##_put_signal(T *dest, const T *source, size_t nelems, uint64_t *sig_addr,             \
+                                   uint64_t signal, int sig_op, int pe)                                     \
+    {                                                                                                       \
+        put_signal("shmem_" #NAME "_put_signal", dest, source, nelems, sizeof(T), sig_addr, signal, sig_op, \
+                   pe);                                                                                     \
+    }                                                                                                       \
+    void shmem_##NAME##_put_signal_nbi(T *dest, const T *source, size_t nelems, uint64_t *sig_addr,         \
+                                       uint64_t signal, int sig_op, int pe)                                 \
+    {                                                                                                       \
+        put_signal("shmem_" #NAME "_put_signal_nbi", dest, source, nelems, sizeof(T), sig_addr, signal,     \
+                   sig_op, pe);                                                                             \
     }
 SHMEMI_RMA_TYPES(DEF_RMA)
 
-#define DEF_SIZED(BITS, BYTES)                                                                               \
-    void shmem_put##BITS(void *dest, const void *source, size_t nelems, int pe)                              \
-    {                                                                                                        \
-        rma_n("shmem_put" #BITS, 1, dest, source, nelems, BYTES, pe, 0);                                     \
-    }                                                                                                        \
-    void shmem_get##BITS(void *dest, const void *source, size_t nelems, int pe)                              \
-    {                                                                                                        \
-        rma_n("shmem_get" #BITS, 0, (void *)source, dest, nelems, BYTES, pe, 0);                             \
-    }                                                                                                        \
-    void shmem_put##BITS##_nbi(void *dest, const void *source, size_t nelems, int pe)                        \
-    {                                                                                                        \
-        rma_n("shmem_put" #BITS "_nbi", 1, dest, source, nelems, BYTES, pe, 1);                              \
-    }                                                                                                        \
-    void shmem_get##BITS##_nbi(void *dest, const void *source, size_t nelems, int pe)                        \
-    {                                                                                                        \
-        rma_n("shmem_get" #BITS "_nbi", 0, (void *)source, dest, nelems, BYTES, pe, 1);                      \
-    }                                                                                                        \
-    void shmem_iput##BITS(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) \
-    {                                                                                                        \
-        strided("shmem_iput" #BITS, 1, dest, dst, (void *)source, sst, nelems, BYTES, pe);                   \
-    }                                                                                                        \
-    void shmem_iget##BITS(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) \
-    {                                                                                                        \
-        strided("shmem_iget" #BITS, 0, (void *)source, sst, dest, dst, nelems, BYTES, pe);                   \
-    }                                                                                                        \
-    void shmem_put##BITS##_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr,         \
-                                  uint64_t signal, int sig_op, int pe)                                       \
-    {                                                                                                        \
-        put_signal("shmem_put" #BITS "_signal", dest, source, nelems, BYTES, sig_addr, signal, sig_op, pe);  \
-    }                                                                                                        \
-    void shmem_put##BITS##_signal_nbi(void *dest, const void *source, size_t nelems, uint64_t *sig_addr,     \
-                                      uint64_t signal, int sig_op, int pe)                                   \
-    {                                                                                                        \
-        put_signal("shmem_put" #BITS "_signal_nbi", dest, source, nelems, BYTES, sig_addr, signal, sig_op,   \
-                   pe);                                                                                      \
+#define DEF_SIZED(BITS, BYTES)                                                                              \
+    void shmem_put##BITS(void *dest, const void *source, size_t nelems, int pe)                             \
+    {                                                                                                       \
+        rma_n("shmem_put" #BITS, 1, dest, source, nelems, BYTES, pe, 0);                                    \
+    }                                                                                                       \
+    void shmem_get##BITS(void *dest, const void *source, size_t nelems, int pe)                             \
+    {                                                                                                       \
+        rma_n("shmem_get" #BITS, 0, (void *)source, dest, nelems, BYTES, pe, 0);                            \
+    }                                                                                                       \
+    void shmem_put##BITS##_nbi(void *dest, const void *source, size_t nelems, int pe)                       \
+    {                                                                                                       \
+        rma_n("shmem_put" #BITS "_nbi", 1, dest, source, nelems, BYTES, pe, 1);                             \
+    }                                                                                                       \
+    void shmem_get##BITS##_nbi(void *dest, const void *source, size_t nelems, int pe)                       \
+    {                                                                                                       \
+        rma_n("shmem_get" #BITS "_nbi", 0, (void *)source, dest, nelems, BYTES, pe, 1);                     \
+    }                                                                                                       \
+    void shmem_iput##BITS(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,      \
+                          int pe)                                                                           \
+    {                                                                                                       \
+        strided("shmem_iput" #BITS, 1, dest, dst, (void *)source, sst, nelems, BYTES, pe);                  \
+    }                                                                                                       \
+    void shmem_iget##BITS(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,      \
+                          int pe)                                                                           \
+    {                                                                                                       \
+        strided("shmem_iget" #BITS, 0, (void *)source, sst, dest, dst, nelems, BYTES, pe);                  \
+    }                                                                                                       \
+    void shmem_put##BITS##_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr,        \
+                                  uint64_t signal, int sig_op, int pe)                                      \
+    {                                                                                                       \
+        put_signal("shmem_put" #BITS "_signal", dest, source, nelems, BYTES, sig_addr, signal, sig_op, pe); \
+    }                                                                                                       \
+    void shmem_put##BITS##_signal_nbi(void *dest, const void *source, size_t nelems, uint64_t *sig_addr,    \
+                                      uint64_t signal, int sig_op, int pe)                                  \
+    {                                                                                                       \
+        put_signal("shmem_put" #BITS "_signal_nbi", dest, source, nelems, BYTES, sig_addr, signal, sig_op,  \
+                   pe);                                                                                     \
     }
 SHMEMI_SIZES(DEF_SIZED)
 
@@ -314,8 +328,8 @@ void shmem_putmem_signal(void *dest, const void *source, size_t nelems, uint64_t
 {
     put_signal("shmem_putmem_signal", dest, source, nelems, 1, sig_addr, signal, sig_op, pe);
 }
-void shmem_putmem_signal_nbi(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal,
-                             int sig_op, int pe)
+void shmem_putmem_signal_nbi(void *dest, const void *source, size_t nelems, uint64_t *sig_addr,
+                             uint64_t signal, int sig_op, int pe)
 {
     put_signal("shmem_putmem_signal_nbi", dest, source, nelems, 1, sig_addr, signal, sig_op, pe);
 }

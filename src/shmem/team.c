@@ -1,10 +1,10 @@
-/* shmem layer: teams. A team is a strided set of world PEs (start, stride, size: what shmem_team_split_strided
- * can make; negative strides too) with its own symmetric sync words, taken from a table of slots that
- * shmem_init carves at the start of the heap (so at the same offset on every PE). A split agrees on a slot
- * free on every member of the parent (an OR of the members' masks, gathered by gets between two barriers of
- * the parent), so teams that share a PE never share a slot. SHMEM_TEAM_WORLD's collectives are coll's (not
- * these words); SHMEM_TEAM_SHARED is the PEs of this logical node when they form a strided set (else this PE
- * alone). */
+/* shmem layer: teams. A team is a strided set of world PEs (start, stride, size: what
+ * shmem_team_split_strided can make; negative strides too) with its own symmetric sync words, taken from a
+ * table of slots that shmem_init carves at the start of the heap (so at the same offset on every PE). A split
+ * agrees on a slot free on every member of the parent (an OR of the members' masks, gathered by gets between
+ * two barriers of the parent), so teams that share a PE never share a slot. SHMEM_TEAM_WORLD's collectives
+ * are coll's (not these words); SHMEM_TEAM_SHARED is the PEs of this logical node when they form a strided
+ * set (else this PE alone). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,10 +21,13 @@ struct shmemi_team {
 
 shmem_team_t shmemi_team_shared = SHMEM_TEAM_INVALID;
 static struct shmemi_team shared;
-static long *slots;       /* [SLOTS][SLOT_LONGS], symmetric */
-static uint64_t used;     /* slots this PE's teams hold; 0 the world's, 1 the shared team's */
+static long *slots;   /* [SLOTS][SLOT_LONGS], symmetric */
+static uint64_t used; /* slots this PE's teams hold; 0 the world's, 1 the shared team's */
 
-static long *slot_words(int slot) { return slots + (size_t)slot * SLOT_LONGS; }
+static long *slot_words(int slot)
+{
+    return slots + (size_t)slot * SLOT_LONGS;
+}
 
 /* The live teams of this PE, so a handle that is not one is an error, not a wild read. */
 static struct shmemi_team *live[SLOTS];
@@ -40,15 +43,18 @@ static int is_live(shmem_team_t t)
 int kyi_shmem_team_init(void)
 {
     slots = kyi_shmem_heap_reserve(SLOTS * SLOT_LONGS * sizeof(long));
-    if (!slots) return kyi_fail(KY_ERR_NOMEM, "shmem_init", "no room in the symmetric heap for the team table");
+    if (!slots)
+        return kyi_fail(KY_ERR_NOMEM, "shmem_init", "no room in the symmetric heap for the team table");
     for (size_t i = 0; i < SLOTS * SLOT_LONGS; i++) slots[i] = SHMEM_SYNC_VALUE;
     used = 3;
     /* the node's PEs, if strided */
     int me = kyi_shmem.me, first = -1, second = -1, n = 0, last = -1, strided = 1;
     for (int p = 0; p < kyi_shmem.npes; p++) {
         if (ky_node_of(p) != ky_node()) continue;
-        if (first < 0) first = p;
-        else if (second < 0) second = p;
+        if (first < 0)
+            first = p;
+        else if (second < 0)
+            second = p;
         if (n >= 2 && p - last != second - first) strided = 0;
         last = p;
         n++;
@@ -64,7 +70,10 @@ int kyi_shmem_team_init(void)
     return KY_OK;
 }
 
-void kyi_shmem_team_finalize(void) { shmemi_team_shared = SHMEM_TEAM_INVALID; }
+void kyi_shmem_team_finalize(void)
+{
+    shmemi_team_shared = SHMEM_TEAM_INVALID;
+}
 
 int kyi_shmem_team(const char *call, shmem_team_t team, kyi_aset_t *a, long **psync, int *world)
 {
@@ -80,7 +89,8 @@ int kyi_shmem_team(const char *call, shmem_team_t team, kyi_aset_t *a, long **ps
     }
     if (team == SHMEM_TEAM_INVALID) return kyi_shmem_fail(KY_ERR_ARG, call, "the team is SHMEM_TEAM_INVALID");
     if (!is_live(team))
-        return kyi_shmem_fail(KY_ERR_ARG, call, "%p is not a team of this PE (destroyed, or never made)", (void *)team);
+        return kyi_shmem_fail(KY_ERR_ARG, call, "%p is not a team of this PE (destroyed, or never made)",
+                              (void *)team);
     *a = team->a;
     *psync = slot_words(team->slot);
     *world = 0;
@@ -119,7 +129,8 @@ int shmem_team_sync(shmem_team_t team)
     long *ps;
     int w;
     kyi_shmem_returning(1);
-    int r = kyi_shmem_team("shmem_team_sync", team, &a, &ps, &w) || kyi_aset_barrier("shmem_team_sync", &a, ps, 0);
+    int r = kyi_shmem_team("shmem_team_sync", team, &a, &ps, &w) ||
+            kyi_aset_barrier("shmem_team_sync", &a, ps, 0);
     kyi_shmem_returning(0);
     return r ? -1 : 0;
 }
@@ -131,7 +142,8 @@ void shmemi_sync_set(int PE_start, int logPE_stride, int PE_size, long *pSync)
 
 int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team)
 {
-    if (src_team == SHMEM_TEAM_INVALID || dest_team == SHMEM_TEAM_INVALID || !kyi_shmem.initialized) return -1;
+    if (src_team == SHMEM_TEAM_INVALID || dest_team == SHMEM_TEAM_INVALID || !kyi_shmem.initialized)
+        return -1;
     int w = kyi_shmem_team_world_pe(src_team, src_pe);
     if (w < 0) return -1;
     if (dest_team == SHMEM_TEAM_WORLD) return w;
@@ -157,16 +169,16 @@ void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe)
     return w < 0 ? NULL : shmem_ptr(dest, w);
 }
 
-static int split_strided(shmem_team_t parent, int start, int stride, int size, const shmem_team_config_t *config,
-                         long config_mask, shmem_team_t *new_team);
+static int split_strided(shmem_team_t parent, int start, int stride, int size,
+                         const shmem_team_config_t *config, long config_mask, shmem_team_t *new_team);
 static int split_2d(shmem_team_t parent, int xrange, const shmem_team_config_t *xaxis_config, long xaxis_mask,
                     shmem_team_t *xaxis_team, const shmem_team_config_t *yaxis_config, long yaxis_mask,
                     shmem_team_t *yaxis_team);
 
 /* Both return their errors (-1, logged), never the job's end: a split the program cannot make is its to
  * handle (a team of no PEs, a parent this PE is not in). */
-int shmem_team_split_strided(shmem_team_t parent, int start, int stride, int size, const shmem_team_config_t *config,
-                             long config_mask, shmem_team_t *new_team)
+int shmem_team_split_strided(shmem_team_t parent, int start, int stride, int size,
+                             const shmem_team_config_t *config, long config_mask, shmem_team_t *new_team)
 {
     kyi_shmem_returning(1);
     int r = split_strided(parent, start, stride, size, config, config_mask, new_team);
@@ -174,18 +186,19 @@ int shmem_team_split_strided(shmem_team_t parent, int start, int stride, int siz
     return r;
 }
 
-int shmem_team_split_2d(shmem_team_t parent, int xrange, const shmem_team_config_t *xaxis_config, long xaxis_mask,
-                        shmem_team_t *xaxis_team, const shmem_team_config_t *yaxis_config, long yaxis_mask,
-                        shmem_team_t *yaxis_team)
+int shmem_team_split_2d(shmem_team_t parent, int xrange, const shmem_team_config_t *xaxis_config,
+                        long xaxis_mask, shmem_team_t *xaxis_team, const shmem_team_config_t *yaxis_config,
+                        long yaxis_mask, shmem_team_t *yaxis_team)
 {
     kyi_shmem_returning(1);
-    int r = split_2d(parent, xrange, xaxis_config, xaxis_mask, xaxis_team, yaxis_config, yaxis_mask, yaxis_team);
+    int r =
+        split_2d(parent, xrange, xaxis_config, xaxis_mask, xaxis_team, yaxis_config, yaxis_mask, yaxis_team);
     kyi_shmem_returning(0);
     return r;
 }
 
-static int split_strided(shmem_team_t parent, int start, int stride, int size, const shmem_team_config_t *config,
-                         long config_mask, shmem_team_t *new_team)
+static int split_strided(shmem_team_t parent, int start, int stride, int size,
+                         const shmem_team_config_t *config, long config_mask, shmem_team_t *new_team)
 {
     static const char *call = "shmem_team_split_strided";
     if (!new_team) return kyi_shmem_fail(KY_ERR_ARG, call, "new_team is NULL"), -1;
@@ -196,8 +209,10 @@ static int split_strided(shmem_team_t parent, int start, int stride, int size, c
     if (kyi_shmem_team(call, parent, &p, &ps, &w)) return -1;
     long last = start + (long)(size - 1) * stride;
     if (size < 1 || stride == 0 || start < 0 || start >= p.size || last < 0 || last >= p.size)
-        return kyi_shmem_fail(KY_ERR_ARG, call, "start %d, stride %d, size %d do not name PEs of the parent team (0..%d)",
-                              start, stride, size, p.size - 1), -1;
+        return kyi_shmem_fail(KY_ERR_ARG, call,
+                              "start %d, stride %d, size %d do not name PEs of the parent team (0..%d)",
+                              start, stride, size, p.size - 1),
+               -1;
     /* the slot: free on every member of the parent */
     long *scratch = ps + SHMEM_SYNC_SIZE;
     __atomic_store_n(&scratch[0], (long)used, __ATOMIC_RELEASE);
@@ -213,7 +228,8 @@ static int split_strided(shmem_team_t parent, int start, int stride, int size, c
     for (int s = 2; s < SLOTS && slot < 0; s++)
         if (!(all & (1ull << s))) slot = s;
     if (slot < 0)
-        return kyi_shmem_fail(KY_ERR_NOMEM, call, "all %d team slots are taken on some member of the parent team", SLOTS),
+        return kyi_shmem_fail(KY_ERR_NOMEM, call,
+                              "all %d team slots are taken on some member of the parent team", SLOTS),
                -1;
     kyi_aset_t a = {kyi_aset_member(&p, start), stride * p.stride, size, -1};
     int off = kyi_shmem.me - a.start;

@@ -42,18 +42,26 @@ int ky_cg(ky_csr_t A, const double *b, double *x, const ky_cg_opts_t *opts, ky_c
     ky_cg_result_t mine;
     if (!res) res = &mine;
     memset(res, 0, sizeof *res);
-    if (opts) o = *opts;
-    else ky_cg_opts_default(&o);
+    if (opts)
+        o = *opts;
+    else
+        ky_cg_opts_default(&o);
     int st = KY_OK;
-    if (!A) st = kyi_fail(KY_ERR_ARG, call, "matrix is NULL");
-    else if (A->nloc > 0 && (!b || !x)) st = kyi_fail(KY_ERR_ARG, call, "b or x is NULL");
-    else if (o.scheme < 0 || o.scheme >= KY_CG_SCHEME_COUNT) st = kyi_fail(KY_ERR_ARG, call, "unknown scheme %d", o.scheme);
-    else if (o.max_iters < 1) st = kyi_fail(KY_ERR_ARG, call, "max_iters %d < 1", o.max_iters);
-    else if (!(o.rtol >= 0) || !isfinite(o.rtol)) st = kyi_fail(KY_ERR_ARG, call, "rtol %g is not >= 0", o.rtol);
+    if (!A)
+        st = kyi_fail(KY_ERR_ARG, call, "matrix is NULL");
+    else if (A->nloc > 0 && (!b || !x))
+        st = kyi_fail(KY_ERR_ARG, call, "b or x is NULL");
+    else if (o.scheme < 0 || o.scheme >= KY_CG_SCHEME_COUNT)
+        st = kyi_fail(KY_ERR_ARG, call, "unknown scheme %d", o.scheme);
+    else if (o.max_iters < 1)
+        st = kyi_fail(KY_ERR_ARG, call, "max_iters %d < 1", o.max_iters);
+    else if (!(o.rtol >= 0) || !isfinite(o.rtol))
+        st = kyi_fail(KY_ERR_ARG, call, "rtol %g is not >= 0", o.rtol);
     else if (o.allgather_algo < 0 || o.allgather_algo >= KY_ALGO_COUNT)
         st = kyi_fail(KY_ERR_ARG, call, "allgather algorithm %d unknown", o.allgather_algo);
     else if (o.scheme == KY_CG_GRAPH && A->memkind != KY_MEM_GPU)
-        st = kyi_fail(KY_ERR_UNSUPPORTED, call, "scheme 'graph' captures CUDA kernels: the matrix must be on the GPU");
+        st = kyi_fail(KY_ERR_UNSUPPORTED, call,
+                      "scheme 'graph' captures CUDA kernels: the matrix must be on the GPU");
     if (!A) return st;
     KYI_CHECK(kyi_sp_agree(call, st));
     uint64_t t0 = KYI_TRACE_T0();
@@ -71,10 +79,14 @@ int ky_cg(ky_csr_t A, const double *b, double *x, const ky_cg_opts_t *opts, ky_c
 
 static int vec_dot2(ky_csr_t A, const double *x, const double *z, double out[2])
 {
-    if (A->memkind == KY_MEM_GPU) KYI_CHECK(kyi_sp_gpu_dot2(x, z, A->nloc, out));
+    if (A->memkind == KY_MEM_GPU)
+        KYI_CHECK(kyi_sp_gpu_dot2(x, z, A->nloc, out));
     else {
         double a = 0, b = 0;
-        for (int64_t i = 0; i < A->nloc; i++) { a += x[i] * z[i]; b += z[i] * z[i]; }
+        for (int64_t i = 0; i < A->nloc; i++) {
+            a += x[i] * z[i];
+            b += z[i] * z[i];
+        }
         out[0] = a;
         out[1] = b;
     }
@@ -95,18 +107,22 @@ static int vec_fill(ky_csr_t A, double *x, double v)
     return KY_OK;
 }
 
-int ky_npb_cg_run(ky_csr_t A, char cls, const ky_cg_opts_t *opts, double *zeta, int *verified, double *seconds,
-                  ky_cg_result_t *res)
+int ky_npb_cg_run(ky_csr_t A, char cls, const ky_cg_opts_t *opts, double *zeta, int *verified,
+                  double *seconds, ky_cg_result_t *res)
 {
     const char *call = "ky_npb_cg_run";
     KYI_CHECK(kyi_require_init(call));
     ky_npb_class_t c;
     if (!A || !zeta || !verified) return kyi_fail(KY_ERR_ARG, call, "matrix, zeta or verified is NULL");
     KYI_CHECK(ky_npb_class(cls, &c));
-    if (A->n != c.na) return kyi_fail(KY_ERR_ARG, call, "matrix has %lld rows, class %c has %lld", (long long)A->n, c.cls, (long long)c.na);
+    if (A->n != c.na)
+        return kyi_fail(KY_ERR_ARG, call, "matrix has %lld rows, class %c has %lld", (long long)A->n, c.cls,
+                        (long long)c.na);
     ky_cg_opts_t o;
-    if (opts) o = *opts;
-    else ky_cg_opts_default(&o);
+    if (opts)
+        o = *opts;
+    else
+        ky_cg_opts_default(&o);
     o.max_iters = 25; /* NPB's cgitmax */
     o.rtol = 0;
     o.x0_zero = 1;
@@ -147,8 +163,12 @@ int ky_npb_cg_run(ky_csr_t A, char cls, const ky_cg_opts_t *opts, double *zeta, 
         if (it >= 1) {
             *zeta = c.shift + 1.0 / d[0];
             sum.iterations += r.iterations;
-            sum.t_spmv += r.t_spmv; sum.t_dot += r.t_dot; sum.t_axpy += r.t_axpy;
-            sum.t_exchange += r.t_exchange; sum.t_allreduce += r.t_allreduce; sum.t_total += r.t_total;
+            sum.t_spmv += r.t_spmv;
+            sum.t_dot += r.t_dot;
+            sum.t_axpy += r.t_axpy;
+            sum.t_exchange += r.t_exchange;
+            sum.t_allreduce += r.t_allreduce;
+            sum.t_total += r.t_total;
             sum.launches_per_iter = r.launches_per_iter;
             sum.syncs_per_iter = r.syncs_per_iter;
             sum.rel_residual = r.rel_residual;
@@ -159,8 +179,15 @@ int ky_npb_cg_run(ky_csr_t A, char cls, const ky_cg_opts_t *opts, double *zeta, 
         /* NPB reports its timer of rank 0's view; take the slowest rank so every rank prints one number */
         st = ky_allreduce(KY_IN_PLACE, &t, 1, KY_DOUBLE, KY_MAX, KY_TEAM_WORLD);
     }
-    if (A->memkind == KY_MEM_GPU) { kyi_sp_gpu_free(x); kyi_sp_gpu_free(z); kyi_sp_gpu_free(az); }
-    else { free(x); free(z); free(az); }
+    if (A->memkind == KY_MEM_GPU) {
+        kyi_sp_gpu_free(x);
+        kyi_sp_gpu_free(z);
+        kyi_sp_gpu_free(az);
+    } else {
+        free(x);
+        free(z);
+        free(az);
+    }
     KYI_INFO(KYI_SUB_RUNTIME, "NPB CG class %c: last rnorm %.13e", c.cls, rnorm);
     *verified = st == KY_OK && fabs(*zeta - c.zeta_ref) <= 1e-10;
     if (seconds) *seconds = t;

@@ -16,7 +16,8 @@
 
 /* ||r|| / ||r0|| below which a non-positive p'Ap is rounding noise of a converged solve */
 #define ROUNDOFF 1e-14
-#define ROUNDOFF_PIPELINED 1e-6 /* pipelined CG's attainable accuracy: seen from 1e-7 on the seed's stand-ins */
+#define ROUNDOFF_PIPELINED \
+    1e-6              /* pipelined CG's attainable accuracy: seen from 1e-7 on the seed's stand-ins */
 #define OMP_MIN 50000 /* below this many entries a parallel region costs more than it saves */
 
 static double dot(const double *a, const double *b, int64_t n)
@@ -35,13 +36,13 @@ static int breakdown_check(double denom, const ky_cg_opts_t *o)
 }
 
 /* a phase's time into res (the seed's Figs. 9-10) and, with KY_TRACE, a span named for the phase */
-#define TIC(tm)                                                                                          \
-    double tm##_0 = kyi_sp_now();                                                                        \
+#define TIC(tm)                   \
+    double tm##_0 = kyi_sp_now(); \
     uint64_t tm##_t = KYI_TRACE_T0()
-#define TOC(tm, acc)                                                                                     \
-    do {                                                                                                 \
-        (acc) += kyi_sp_now() - tm##_0;                                                                  \
-        KYI_TRACE_SPAN("cg", phase_name(&(acc), res), tm##_t, -1, -1);                                   \
+#define TOC(tm, acc)                                                   \
+    do {                                                               \
+        (acc) += kyi_sp_now() - tm##_0;                                \
+        KYI_TRACE_SPAN("cg", phase_name(&(acc), res), tm##_t, -1, -1); \
     } while (0)
 
 static const char *phase_name(const double *acc, const ky_cg_result_t *res)
@@ -63,7 +64,11 @@ static int classic(kyi_csr_t *A, kyi_sp_plan_t *P, const double *b, double *x, c
     double *r = malloc(sizeof(double) * (size_t)(n + 1)), *q = malloc(sizeof(double) * (size_t)(n + 1));
     int st = r && q ? KY_OK : kyi_fail(KY_ERR_NOMEM, call, "work vectors of %lld entries", (long long)n);
     st = kyi_sp_agree(call, st);
-    if (st != KY_OK) { free(r); free(q); return st; }
+    if (st != KY_OK) {
+        free(r);
+        free(q);
+        return st;
+    }
     double t0 = kyi_sp_now(), red[1];
     /* r = b - A x */
     if (o->x0_zero) {
@@ -81,9 +86,13 @@ static int classic(kyi_csr_t *A, kyi_sp_plan_t *P, const double *b, double *x, c
     res->norm0 = sqrt(rr);
     res->rel_residual = rr > 0 ? 1.0 : 0.0;
     if (rr == 0.0 || !isfinite(rr)) {
-        free(r); free(q);
+        free(r);
+        free(q);
         res->t_total = kyi_sp_now() - t0;
-        if (!isfinite(rr)) { res->breakdown = 1; return kyi_fail(KY_ERR_ARG, call, "initial residual is not finite"); }
+        if (!isfinite(rr)) {
+            res->breakdown = 1;
+            return kyi_fail(KY_ERR_ARG, call, "initial residual is not finite");
+        }
         res->converged = 1;
         return KY_OK;
     }
@@ -107,7 +116,9 @@ static int classic(kyi_csr_t *A, kyi_sp_plan_t *P, const double *b, double *x, c
         }
         if (breakdown_check(pq, o)) {
             res->breakdown = 1;
-            st = kyi_fail(KY_ERR_ARG, call, "CG breakdown at iteration %d: p'Ap = %g (the matrix is not positive definite)", k, pq);
+            st = kyi_fail(KY_ERR_ARG, call,
+                          "CG breakdown at iteration %d: p'Ap = %g (the matrix is not positive definite)", k,
+                          pq);
             break;
         }
         double alpha = rr / pq;
@@ -134,7 +145,10 @@ static int classic(kyi_csr_t *A, kyi_sp_plan_t *P, const double *b, double *x, c
             st = kyi_fail(KY_ERR_ARG, call, "CG breakdown at iteration %d: residual is not finite", k);
             break;
         }
-        if (o->rtol > 0 && (res->rel_residual < o->rtol || res->rel_residual <= 1e-15)) { res->converged = 1; break; }
+        if (o->rtol > 0 && (res->rel_residual < o->rtol || res->rel_residual <= 1e-15)) {
+            res->converged = 1;
+            break;
+        }
         double beta = rr_new / rr;
         rr = rr_new;
         TIC(tp);
@@ -154,27 +168,29 @@ static int pipelined(kyi_csr_t *A, kyi_sp_plan_t *P, const double *b, double *x,
     const char *call = "ky_cg";
     int64_t n = A->nloc;
     size_t bytes = sizeof(double) * (size_t)(n + 1);
-    double *r = malloc(bytes), *w = malloc(bytes), *m = malloc(bytes), *z = calloc(1, bytes), *s = calloc(1, bytes),
-           *p = calloc(1, bytes);
+    double *r = malloc(bytes), *w = malloc(bytes), *m = malloc(bytes), *z = calloc(1, bytes),
+           *s = calloc(1, bytes), *p = calloc(1, bytes);
     double red[2], *loc = P->loc_off + P->ext[0];
     ky_coll_plan_t ar = NULL;
-    int st = r && w && m && z && s && p ? KY_OK : kyi_fail(KY_ERR_NOMEM, call, "work vectors of %lld entries", (long long)n);
+    int st = r && w && m && z && s && p
+                 ? KY_OK
+                 : kyi_fail(KY_ERR_NOMEM, call, "work vectors of %lld entries", (long long)n);
     st = kyi_sp_agree(call, st);
     if (st == KY_OK) st = ky_allreduce_init(KY_IN_PLACE, red, 2, KY_DOUBLE, KY_SUM, KY_TEAM_WORLD, &ar);
     if (st != KY_OK) goto out;
     double t0 = kyi_sp_now();
     int buf = 0;
-#define SPMV_EXT(vec, outv)                                                                               \
-    do {                                                                                                  \
-        buf = (int)((P->epoch + 1) & 1);                                                                  \
-        loc = P->ext[buf] + P->loc_off;                                                                   \
-        memcpy(loc, (vec), sizeof(double) * (size_t)n);                                                   \
-        TIC(tx);                                                                                          \
-        st = kyi_sp_exchange(A, P, buf, NULL);                                                            \
-        TOC(tx, res->t_exchange);                                                                         \
-        TIC(ts);                                                                                          \
-        if (st == KY_OK) kyi_sp_spmv_cpu(A, P->col, P->ext[buf], (outv));                                 \
-        TOC(ts, res->t_spmv);                                                                             \
+#define SPMV_EXT(vec, outv)                                               \
+    do {                                                                  \
+        buf = (int)((P->epoch + 1) & 1);                                  \
+        loc = P->ext[buf] + P->loc_off;                                   \
+        memcpy(loc, (vec), sizeof(double) * (size_t)n);                   \
+        TIC(tx);                                                          \
+        st = kyi_sp_exchange(A, P, buf, NULL);                            \
+        TOC(tx, res->t_exchange);                                         \
+        TIC(ts);                                                          \
+        if (st == KY_OK) kyi_sp_spmv_cpu(A, P->col, P->ext[buf], (outv)); \
+        TOC(ts, res->t_spmv);                                             \
     } while (0)
     if (o->x0_zero) {
         memset(x, 0, sizeof(double) * (size_t)n);
@@ -210,7 +226,10 @@ static int pipelined(kyi_csr_t *A, kyi_sp_plan_t *P, const double *b, double *x,
         double gamma = red[0], delta = red[1];
         if (i == 0) {
             res->norm0 = sqrt(gamma);
-            if (gamma == 0.0) { res->converged = 1; break; }
+            if (gamma == 0.0) {
+                res->converged = 1;
+                break;
+            }
         }
         res->rel_residual = sqrt(gamma) / res->norm0;
         if (!isfinite(gamma)) {
@@ -218,11 +237,15 @@ static int pipelined(kyi_csr_t *A, kyi_sp_plan_t *P, const double *b, double *x,
             st = kyi_fail(KY_ERR_ARG, call, "CG breakdown at iteration %d: residual is not finite", i);
             break;
         }
-        if (o->rtol > 0 && res->rel_residual < o->rtol) { res->converged = 1; break; }
+        if (o->rtol > 0 && res->rel_residual < o->rtol) {
+            res->converged = 1;
+            break;
+        }
         if (i == o->max_iters) break;
         double beta = i > 0 ? gamma / gamma_old : 0.0;
         double denom = i > 0 ? delta - beta * gamma / alpha_old : delta;
-        if (i > 0 && breakdown_check(denom, o)) { /* the recurrences drifted: restart the directions (beta = 0) */
+        if (i > 0 &&
+            breakdown_check(denom, o)) { /* the recurrences drifted: restart the directions (beta = 0) */
             beta = 0.0;
             denom = delta;
         }
@@ -235,7 +258,9 @@ static int pipelined(kyi_csr_t *A, kyi_sp_plan_t *P, const double *b, double *x,
         }
         if (breakdown_check(denom, o)) {
             res->breakdown = 1;
-            st = kyi_fail(KY_ERR_ARG, call, "CG breakdown at iteration %d: p'Ap = %g (the matrix is not positive definite)", i + 1, denom);
+            st = kyi_fail(KY_ERR_ARG, call,
+                          "CG breakdown at iteration %d: p'Ap = %g (the matrix is not positive definite)",
+                          i + 1, denom);
             break;
         }
         double alpha = gamma / denom;
@@ -257,7 +282,12 @@ static int pipelined(kyi_csr_t *A, kyi_sp_plan_t *P, const double *b, double *x,
     res->t_total = kyi_sp_now() - t0;
 out:
     if (ar) ky_coll_free(ar);
-    free(r); free(w); free(m); free(z); free(s); free(p);
+    free(r);
+    free(w);
+    free(m);
+    free(z);
+    free(s);
+    free(p);
     return st;
 }
 

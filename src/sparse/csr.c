@@ -69,7 +69,7 @@ int kyi_sp_agree(const char *call, int status)
     int mine = status < 0 ? status : KY_OK, all = mine;
     int s = ky_allreduce(&mine, &all, 1, KY_INT32, KY_MIN, KY_TEAM_WORLD);
     if (s != KY_OK) return s;
-    if (mine < 0) return mine;  /* this rank's own message stays */
+    if (mine < 0) return mine; /* this rank's own message stays */
     if (all < 0) return kyi_fail(all, call, "another rank failed (its message names the cause)");
     return KY_OK;
 }
@@ -121,16 +121,23 @@ int kyi_sp_from_rows(const char *call, kyi_rows_t *rows, const ky_csr_opts_t *op
     /* every rank's first row, to check the tiling and answer owner queries */
     int64_t mine[2] = {rows->row_lo, rows->rowptr[nloc]};
     int64_t *pairs = malloc(2 * sizeof(int64_t) * (size_t)p);
-    if (!pairs) { st = kyi_fail(KY_ERR_NOMEM, call, "partition"); goto fail; }
+    if (!pairs) {
+        st = kyi_fail(KY_ERR_NOMEM, call, "partition");
+        goto fail;
+    }
     st = ky_allgather(mine, sizeof mine, pairs, KY_TEAM_WORLD);
     if (st == KY_OK) {
         int64_t nnz = 0;
-        for (int r = 0; r < p; r++) { lo_all[r] = pairs[2 * r]; nnz += pairs[2 * r + 1]; }
+        for (int r = 0; r < p; r++) {
+            lo_all[r] = pairs[2 * r];
+            nnz += pairs[2 * r + 1];
+        }
         lo_all[p] = rows->n;
         A->nnz = nnz;
         for (int r = 0; r < p && st == KY_OK; r++)
             if (lo_all[r] > lo_all[r + 1] || (r == 0 && lo_all[0] != 0))
-                st = kyi_fail(KY_ERR_ARG, call, "row ranges do not tile [0, %lld) in rank order (rank %d starts at %lld)",
+                st = kyi_fail(KY_ERR_ARG, call,
+                              "row ranges do not tile [0, %lld) in rank order (rank %d starts at %lld)",
                               (long long)rows->n, r, (long long)lo_all[r]);
         if (st == KY_OK && lo_all[kyi_rt.rank + 1] != rows->row_hi)
             st = kyi_fail(KY_ERR_ARG, call, "this rank's rows end at %lld but the next rank starts at %lld",
@@ -154,7 +161,8 @@ int kyi_sp_from_rows(const char *call, kyi_rows_t *rows, const ky_csr_opts_t *op
     A->val = rows->val;
     memset(rows, 0, sizeof *rows);
     A->rp32 = malloc(sizeof(int) * (size_t)(nloc + 1));
-    if (!A->rp32) st = kyi_fail(KY_ERR_NOMEM, call, "row pointers");
+    if (!A->rp32)
+        st = kyi_fail(KY_ERR_NOMEM, call, "row pointers");
     else
         for (int64_t i = 0; i <= nloc; i++) A->rp32[i] = (int)A->rowptr[i];
     if (st == KY_OK && A->memkind == KY_MEM_GPU) st = kyi_sp_gpu_upload(A);
@@ -252,8 +260,8 @@ int ky_csr_local(ky_csr_t A, const int64_t **rowptr, const int64_t **colidx, con
 int ky_csr_rows_of(ky_csr_t A, int rank, int64_t *lo, int64_t *hi)
 {
     if (!A || rank < 0 || rank >= kyi_rt.nranks || !lo || !hi)
-        return kyi_fail(KY_ERR_ARG, "ky_csr_rows_of", "matrix NULL, rank %d outside [0, %d) or NULL output", rank,
-                        kyi_rt.nranks);
+        return kyi_fail(KY_ERR_ARG, "ky_csr_rows_of", "matrix NULL, rank %d outside [0, %d) or NULL output",
+                        rank, kyi_rt.nranks);
     *lo = A->starts[rank];
     *hi = A->starts[rank + 1];
     return KY_OK;

@@ -21,8 +21,10 @@ static int owner_of(const kyi_csr_t *A, int64_t g)
     int lo = 0, hi = kyi_rt.nranks - 1;
     while (lo < hi) { /* last rank whose start <= g (empty ranks skipped) */
         int mid = (lo + hi + 1) / 2;
-        if (A->starts[mid] <= g) lo = mid;
-        else hi = mid - 1;
+        if (A->starts[mid] <= g)
+            lo = mid;
+        else
+            hi = mid - 1;
     }
     return lo;
 }
@@ -44,8 +46,10 @@ static int vec_alloc(kyi_csr_t *A, int64_t n, double **out)
 static void vec_free(kyi_csr_t *A, void *p)
 {
     if (!p) return;
-    if (A->memkind == KY_MEM_GPU) kyi_sp_gpu_free(p);
-    else free(p);
+    if (A->memkind == KY_MEM_GPU)
+        kyi_sp_gpu_free(p);
+    else
+        free(p);
 }
 
 void kyi_sp_plan_free(kyi_csr_t *A, kyi_sp_plan_t *P)
@@ -53,8 +57,10 @@ void kyi_sp_plan_free(kyi_csr_t *A, kyi_sp_plan_t *P)
     if (!P) return;
     for (int b = 0; b < 2; b++) {
         if (P->ag[b]) ky_coll_free(P->ag[b]);
-        if (P->seg[b]) ky_seg_destroy(P->seg[b]);
-        else vec_free(A, P->ext[b]);
+        if (P->seg[b])
+            ky_seg_destroy(P->seg[b]);
+        else
+            vec_free(A, P->ext[b]);
     }
     if (P->flagseg) ky_seg_destroy(P->flagseg);
     vec_free(A, P->sendbuf);
@@ -85,7 +91,8 @@ static int plan_allgather(kyi_csr_t *A, kyi_sp_plan_t *P, const char *call)
     P->next = maxloc * p;
     P->loc_off = maxloc * me;
     P->nbuf = 1;
-    if (P->next > INT32_MAX) st = kyi_fail(KY_ERR_ARG, call, "gathered vector of %lld entries exceeds 2^31", (long long)P->next);
+    if (P->next > INT32_MAX)
+        st = kyi_fail(KY_ERR_ARG, call, "gathered vector of %lld entries exceeds 2^31", (long long)P->next);
     P->col = malloc(sizeof(int) * (size_t)(A->lnnz > 0 ? A->lnnz : 1));
     if (st == KY_OK && !P->col) st = kyi_fail(KY_ERR_NOMEM, call, "column map");
     for (int64_t k = 0; st == KY_OK && k < A->lnnz; k++) {
@@ -115,7 +122,8 @@ static int plan_halo(kyi_csr_t *A, kyi_sp_plan_t *P, const char *call)
     cnt = calloc((size_t)p, sizeof *cnt);
     C = calloc((size_t)p * (size_t)p, sizeof *C);
     P->col = malloc(sizeof(int) * (size_t)(A->lnnz > 0 ? A->lnnz : 1));
-    if (!ghosts || !cnt || !C || !P->col) st = kyi_fail(KY_ERR_NOMEM, call, "halo plan of %lld nonzeros", (long long)A->lnnz);
+    if (!ghosts || !cnt || !C || !P->col)
+        st = kyi_fail(KY_ERR_NOMEM, call, "halo plan of %lld nonzeros", (long long)A->lnnz);
     if (st == KY_OK) {
         for (int64_t k = 0; k < A->lnnz; k++)
             if (A->gcol[k] < A->row_lo || A->gcol[k] >= A->row_hi) ghosts[ng++] = A->gcol[k];
@@ -129,7 +137,8 @@ static int plan_halo(kyi_csr_t *A, kyi_sp_plan_t *P, const char *call)
         if (P->next > INT32_MAX) st = kyi_fail(KY_ERR_ARG, call, "extended vector exceeds 2^31 entries");
         for (int64_t k = 0; st == KY_OK && k < A->lnnz; k++) {
             int64_t g = A->gcol[k];
-            if (g >= A->row_lo && g < A->row_hi) P->col[k] = (int)(g - A->row_lo);
+            if (g >= A->row_lo && g < A->row_hi)
+                P->col[k] = (int)(g - A->row_lo);
             else {
                 int64_t *f = bsearch(&g, ghosts, (size_t)ng, sizeof *ghosts, cmp_i64);
                 P->col[k] = (int)(A->nloc + (f - ghosts));
@@ -145,12 +154,14 @@ static int plan_halo(kyi_csr_t *A, kyi_sp_plan_t *P, const char *call)
     for (int r = 0; r < p; r++) nreq += C[(size_t)r * p + me];
     st = ky_seg_create(NULL, sizeof(int64_t) * (size_t)(nreq > 0 ? nreq : 1), KY_MEM_HOST, 0, &reqseg);
     if (st != KY_OK) goto out;
-    {   /* my ghost lists into their owners' request segments, at my place among the owner's receivers */
+    { /* my ghost lists into their owners' request segments, at my place among the owner's receivers */
         int64_t pos = 0;
         for (int s = 0; s < p && st == KY_OK; s++) {
             int64_t c = C[(size_t)me * p + s], off = 0;
             for (int r = 0; r < me; r++) off += C[(size_t)r * p + s];
-            if (c > 0) st = ky_put(s, reqseg, sizeof(int64_t) * (size_t)off, ghosts + pos, sizeof(int64_t) * (size_t)c);
+            if (c > 0)
+                st = ky_put(s, reqseg, sizeof(int64_t) * (size_t)off, ghosts + pos,
+                            sizeof(int64_t) * (size_t)c);
             pos += c;
         }
     }
@@ -182,7 +193,8 @@ static int plan_halo(kyi_csr_t *A, kyi_sp_plan_t *P, const char *call)
                 int64_t dst = A->starts[r + 1] - A->starts[r]; /* receiver's ghosts start after its piece */
                 for (int s = 0; s < me; s++) dst += C[(size_t)r * p + s];
                 P->send_dst[i] = sizeof(double) * (uint64_t)dst;
-                for (int64_t k = 0; k < c; k++) P->send_idx[P->send_off[i] + k] = (int)(req[roff + k] - A->row_lo);
+                for (int64_t k = 0; k < c; k++)
+                    P->send_idx[P->send_off[i] + k] = (int)(req[roff + k] - A->row_lo);
                 i++;
             }
             roff += c;
@@ -230,7 +242,7 @@ int kyi_sp_plan_get(kyi_csr_t *A, int kind, kyi_sp_plan_t **out)
     int st = kind == KYI_XCH_ALLGATHER ? plan_allgather(A, P, call) : plan_halo(A, P, call);
     if (st == KY_OK && A->memkind == KY_MEM_GPU) st = kyi_sp_gpu_plan_upload(A, P);
     st = kyi_sp_agree(call, st);
-    A->plan[kind] = P;  /* even on failure: destroy frees what was made, collectively */
+    A->plan[kind] = P; /* even on failure: destroy frees what was made, collectively */
     if (st != KY_OK) return st;
     *out = P;
     return KY_OK;
@@ -244,7 +256,8 @@ int kyi_sp_plan_set_algo(kyi_csr_t *A, kyi_sp_plan_t *P, int algo)
     P->ag[0] = NULL;
     P->algo = algo;
     KYI_CHECK(ky_coll_set_algo(KY_COLL_ALLGATHER, (ky_coll_algo_t)algo));
-    int st = ky_allgather_init(KY_IN_PLACE, sizeof(double) * (size_t)P->maxloc, P->ext[0], KY_TEAM_WORLD, &P->ag[0]);
+    int st = ky_allgather_init(KY_IN_PLACE, sizeof(double) * (size_t)P->maxloc, P->ext[0], KY_TEAM_WORLD,
+                               &P->ag[0]);
     ky_coll_set_algo(KY_COLL_ALLGATHER, KY_ALGO_AUTO);
     (void)A;
     return st;

@@ -32,14 +32,18 @@ static int64_t poisson_row_nnz(int64_t m, int points, int64_t i)
 
 int kyi_sp_gen_poisson(const char *call, int64_t m, int points, int part, kyi_rows_t *rows)
 {
-    if (m < 1 || m > 2000) return kyi_fail(KY_ERR_ARG, call, "poisson grid side %lld not in 1..2000", (long long)m);
+    if (m < 1 || m > 2000)
+        return kyi_fail(KY_ERR_ARG, call, "poisson grid side %lld not in 1..2000", (long long)m);
     int64_t n = m * m * m;
     int p = kyi_rt.nranks, me = kyi_rt.rank;
     int64_t *starts = malloc(sizeof(int64_t) * ((size_t)p + 1)), *cnt = NULL;
     if (!starts) return kyi_fail(KY_ERR_NOMEM, call, "partition");
     if (part == KY_PART_NNZ) {
         cnt = malloc(sizeof(int64_t) * (size_t)n);
-        if (!cnt) { free(starts); return kyi_fail(KY_ERR_NOMEM, call, "row counts"); }
+        if (!cnt) {
+            free(starts);
+            return kyi_fail(KY_ERR_NOMEM, call, "row counts");
+        }
         for (int64_t i = 0; i < n; i++) cnt[i] = poisson_row_nnz(m, points, i);
     }
     kyi_sp_partition(n, cnt, part, p, starts);
@@ -70,15 +74,19 @@ int kyi_sp_gen_poisson(const char *call, int64_t m, int points, int part, kyi_ro
 /* ---- stand-ins ---------------------------------------------------------------------------------------- */
 
 /* The seed's Table 5 (University of Florida collection): N and nnz. */
-static const struct { const char *name; int64_t n, nnz; } standins[] = {
-    {"nasa2910", 2910, 174296},   {"s1rmq4m1", 5489, 281111}, {"nd3k", 9000, 3279690},
-    {"Pres_Poisson", 14822, 715804}, {"nd6k", 18000, 6897316}, {"smt", 25710, 3753184},
+static const struct {
+    const char *name;
+    int64_t n, nnz;
+} standins[] = {
+    {"nasa2910", 2910, 174296},      {"s1rmq4m1", 5489, 281111}, {"nd3k", 9000, 3279690},
+    {"Pres_Poisson", 14822, 715804}, {"nd6k", 18000, 6897316},   {"smt", 25710, 3753184},
 };
 
 /* A symmetric off-diagonal value in [-1, -0.1] from the pair (hash), so both triangles agree. */
 static double pair_val(int64_t a, int64_t b)
 {
-    uint64_t h = (uint64_t)(a < b ? a : b) * 0x9E3779B97F4A7C15ull ^ (uint64_t)(a < b ? b : a) * 0xC2B2AE3D27D4EB4Full;
+    uint64_t h =
+        (uint64_t)(a < b ? a : b) * 0x9E3779B97F4A7C15ull ^ (uint64_t)(a < b ? b : a) * 0xC2B2AE3D27D4EB4Full;
     h ^= h >> 29;
     h *= 0xBF58476D1CE4E5B9ull;
     h ^= h >> 32;
@@ -93,14 +101,27 @@ static int64_t standin_row(int64_t n, int64_t w, int64_t extra, int64_t i, int64
 {
     int64_t k = 0, d = 0;
     double diag = 1.0;
-    if (i - w - 1 >= 0 && i - w - 1 < extra) { col[k] = i - w - 1; val[k] = pair_val(i, i - w - 1); diag -= val[k++]; }
+    if (i - w - 1 >= 0 && i - w - 1 < extra) {
+        col[k] = i - w - 1;
+        val[k] = pair_val(i, i - w - 1);
+        diag -= val[k++];
+    }
     for (int64_t j = i - w > 0 ? i - w : 0; j <= i + w && j < n; j++) {
-        if (j == i) { d = k; col[k] = j; val[k++] = 0; continue; }
+        if (j == i) {
+            d = k;
+            col[k] = j;
+            val[k++] = 0;
+            continue;
+        }
         col[k] = j;
         val[k] = pair_val(i, j);
         diag -= val[k++];
     }
-    if (i < extra) { col[k] = i + w + 1; val[k] = pair_val(i, i + w + 1); diag -= val[k++]; }
+    if (i < extra) {
+        col[k] = i + w + 1;
+        val[k] = pair_val(i, i + w + 1);
+        diag -= val[k++];
+    }
     val[d] = (1.0 + 1e-6) * (diag - 1.0); /* condition number near 2e6, like a real matrix */
     return k;
 }
@@ -111,13 +132,18 @@ int kyi_sp_gen_standin(const char *call, const char *name, int part, kyi_rows_t 
     for (size_t s = 0; s < sizeof standins / sizeof standins[0]; s++)
         if (strcmp(name, standins[s].name) == 0) which = (int)s;
     if (which < 0)
-        return kyi_fail(KY_ERR_ARG, call, "unknown stand-in '%s' (nasa2910, s1rmq4m1, nd3k, Pres_Poisson, nd6k, smt)", name);
+        return kyi_fail(KY_ERR_ARG, call,
+                        "unknown stand-in '%s' (nasa2910, s1rmq4m1, nd3k, Pres_Poisson, nd6k, smt)", name);
     int64_t n = standins[which].n, target = standins[which].nnz, w = 0;
     while (n + (w + 1) * (2 * n - (w + 1) - 1) <= target) w++;
     int64_t extra = (target - (n + w * (2 * n - w - 1))) / 2;
     int p = kyi_rt.nranks, me = kyi_rt.rank;
     int64_t *starts = malloc(sizeof(int64_t) * ((size_t)p + 1)), *cnt = malloc(sizeof(int64_t) * (size_t)n);
-    if (!starts || !cnt) { free(starts); free(cnt); return kyi_fail(KY_ERR_NOMEM, call, "partition"); }
+    if (!starts || !cnt) {
+        free(starts);
+        free(cnt);
+        return kyi_fail(KY_ERR_NOMEM, call, "partition");
+    }
     for (int64_t i = 0; i < n; i++) {
         int64_t a = i - w > 0 ? i - w : 0, b = i + w < n - 1 ? i + w : n - 1;
         cnt[i] = b - a + 1 + (i < extra) + (i - w - 1 >= 0 && i - w - 1 < extra);
@@ -146,7 +172,8 @@ int ky_csr_generate(const char *spec, const ky_csr_opts_t *opts, ky_csr_t *out)
     int part = opts ? opts->part : KY_PART_ROWS, st;
     const char *arg = spec ? strchr(spec, ':') : NULL;
     if (!spec || !arg || !arg[1]) {
-        st = kyi_fail(KY_ERR_ARG, call, "'%s' is not poisson7:N, poisson27:N, npb:CLASS or standin:NAME", spec ? spec : "(null)");
+        st = kyi_fail(KY_ERR_ARG, call, "'%s' is not poisson7:N, poisson27:N, npb:CLASS or standin:NAME",
+                      spec ? spec : "(null)");
     } else if (strncmp(spec, "poisson7:", 9) == 0 || strncmp(spec, "poisson27:", 10) == 0) {
         char *end;
         long long m = strtoll(arg + 1, &end, 10);
@@ -158,7 +185,8 @@ int ky_csr_generate(const char *spec, const ky_csr_opts_t *opts, ky_csr_t *out)
     } else if (strncmp(spec, "standin:", 8) == 0) {
         st = kyi_sp_gen_standin(call, arg + 1, part, &rows);
     } else {
-        st = kyi_fail(KY_ERR_ARG, call, "'%s' is not poisson7:N, poisson27:N, npb:CLASS or standin:NAME", spec);
+        st = kyi_fail(KY_ERR_ARG, call, "'%s' is not poisson7:N, poisson27:N, npb:CLASS or standin:NAME",
+                      spec);
     }
     st = kyi_sp_agree(call, st);
     if (st != KY_OK) {

@@ -25,7 +25,8 @@ static int entries_push(entries_t *e, int64_t i, int64_t j, double v, int64_t li
 {
     if (e->n == e->cap) {
         int64_t c = e->cap ? 2 * e->cap : 1024;
-        int64_t *ni = realloc(e->i, sizeof(int64_t) * (size_t)c), *nj = ni ? realloc(e->j, sizeof(int64_t) * (size_t)c) : NULL;
+        int64_t *ni = realloc(e->i, sizeof(int64_t) * (size_t)c),
+                *nj = ni ? realloc(e->j, sizeof(int64_t) * (size_t)c) : NULL;
         if (ni) e->i = ni;
         if (nj) e->j = nj;
         double *nv = nj ? realloc(e->v, sizeof(double) * (size_t)c) : NULL;
@@ -62,15 +63,26 @@ static int parse_banner(const char *file, char *ln, int *symmetric)
 {
     char obj[64] = "", fmt[64] = "", field[64] = "", sym[64] = "";
     int k = sscanf(ln, "%%%%MatrixMarket %63s %63s %63s %63s", obj, fmt, field, sym);
-    if (k < 4) return kyi_fail(KY_ERR_ARG, CALL, "%s:1: malformed banner (want %%%%MatrixMarket matrix coordinate real general|symmetric)", file);
-    if (strcasecmp(obj, "matrix") != 0) return kyi_fail(KY_ERR_ARG, CALL, "%s:1: object '%s' is not a matrix", file, obj);
+    if (k < 4)
+        return kyi_fail(
+            KY_ERR_ARG, CALL,
+            "%s:1: malformed banner (want %%%%MatrixMarket matrix coordinate real general|symmetric)", file);
+    if (strcasecmp(obj, "matrix") != 0)
+        return kyi_fail(KY_ERR_ARG, CALL, "%s:1: object '%s' is not a matrix", file, obj);
     if (strcasecmp(fmt, "coordinate") != 0)
         return kyi_fail(KY_ERR_ARG, CALL, "%s:1: format '%s' not supported (coordinate only)", file, fmt);
-    if (strcasecmp(field, "real") != 0 && strcasecmp(field, "integer") != 0 && strcasecmp(field, "double") != 0)
-        return kyi_fail(KY_ERR_ARG, CALL, "%s:1: field '%s' not supported (real or integer only: CG needs real values)", file, field);
-    if (strcasecmp(sym, "general") == 0) *symmetric = 0;
-    else if (strcasecmp(sym, "symmetric") == 0) *symmetric = 1;
-    else return kyi_fail(KY_ERR_ARG, CALL, "%s:1: symmetry '%s' not supported (general or symmetric only)", file, sym);
+    if (strcasecmp(field, "real") != 0 && strcasecmp(field, "integer") != 0 &&
+        strcasecmp(field, "double") != 0)
+        return kyi_fail(KY_ERR_ARG, CALL,
+                        "%s:1: field '%s' not supported (real or integer only: CG needs real values)", file,
+                        field);
+    if (strcasecmp(sym, "general") == 0)
+        *symmetric = 0;
+    else if (strcasecmp(sym, "symmetric") == 0)
+        *symmetric = 1;
+    else
+        return kyi_fail(KY_ERR_ARG, CALL, "%s:1: symmetry '%s' not supported (general or symmetric only)",
+                        file, sym);
     return KY_OK;
 }
 
@@ -95,15 +107,31 @@ static int parse_file(const char *file, entries_t *e, int64_t *n_out, int *sym_o
         if (!have_size) {
             errno = 0;
             m = strtoll(p, &q, 10);
-            if (q != p) { p = q; n = strtoll(p, &q, 10); }
-            if (q != p) { p = q; nnz = strtoll(p, &q, 10); }
+            if (q != p) {
+                p = q;
+                n = strtoll(p, &q, 10);
+            }
+            if (q != p) {
+                p = q;
+                nnz = strtoll(p, &q, 10);
+            }
             if (q == p || errno || m < 0 || n < 0 || nnz < 0) {
-                st = kyi_fail(KY_ERR_ARG, CALL, "%s:%lld: malformed size line (want 'rows cols entries')", file, (long long)line);
+                st = kyi_fail(KY_ERR_ARG, CALL, "%s:%lld: malformed size line (want 'rows cols entries')",
+                              file, (long long)line);
                 break;
             }
             while (*q && isspace((unsigned char)*q)) q++;
-            if (*q) { st = kyi_fail(KY_ERR_ARG, CALL, "%s:%lld: unexpected text after the size line's three numbers", file, (long long)line); break; }
-            if (m != n) { st = kyi_fail(KY_ERR_ARG, CALL, "%s:%lld: matrix is %lld x %lld, not square", file, (long long)line, (long long)m, (long long)n); break; }
+            if (*q) {
+                st =
+                    kyi_fail(KY_ERR_ARG, CALL, "%s:%lld: unexpected text after the size line's three numbers",
+                             file, (long long)line);
+                break;
+            }
+            if (m != n) {
+                st = kyi_fail(KY_ERR_ARG, CALL, "%s:%lld: matrix is %lld x %lld, not square", file,
+                              (long long)line, (long long)m, (long long)n);
+                break;
+            }
             have_size = 1;
             continue;
         }
@@ -111,29 +139,46 @@ static int parse_file(const char *file, entries_t *e, int64_t *n_out, int *sym_o
         int64_t i = strtoll(p, &q, 10), j = 0;
         double v = 0;
         int ok = q != p;
-        if (ok) { p = q; j = strtoll(p, &q, 10); ok = q != p; }
-        if (ok) { p = q; v = strtod(p, &q); ok = q != p; }
-        if (ok) { while (*q && isspace((unsigned char)*q)) q++; ok = *q == 0; }
+        if (ok) {
+            p = q;
+            j = strtoll(p, &q, 10);
+            ok = q != p;
+        }
+        if (ok) {
+            p = q;
+            v = strtod(p, &q);
+            ok = q != p;
+        }
+        if (ok) {
+            while (*q && isspace((unsigned char)*q)) q++;
+            ok = *q == 0;
+        }
         if (!ok || errno == EINVAL) {
-            st = kyi_fail(KY_ERR_ARG, CALL, "%s:%lld: malformed entry (want 'row col value')", file, (long long)line);
+            st = kyi_fail(KY_ERR_ARG, CALL, "%s:%lld: malformed entry (want 'row col value')", file,
+                          (long long)line);
             break;
         }
         if (i < 1 || i > n || j < 1 || j > n) {
-            st = kyi_fail(KY_ERR_ARG, CALL, "%s:%lld: index (%lld, %lld) out of range 1..%lld", file, (long long)line,
-                          (long long)i, (long long)j, (long long)n);
+            st = kyi_fail(KY_ERR_ARG, CALL, "%s:%lld: index (%lld, %lld) out of range 1..%lld", file,
+                          (long long)line, (long long)i, (long long)j, (long long)n);
             break;
         }
         if (got == nnz) {
-            st = kyi_fail(KY_ERR_ARG, CALL, "%s:%lld: more entries than the %lld the size line declares", file, (long long)line, (long long)nnz);
+            st = kyi_fail(KY_ERR_ARG, CALL, "%s:%lld: more entries than the %lld the size line declares",
+                          file, (long long)line, (long long)nnz);
             break;
         }
         got++;
         st = entries_push(e, i - 1, j - 1, v, line);
     }
-    if (st == KY_OK && ferror(f)) st = kyi_fail(KY_ERR_ARG, CALL, "%s:%lld: read error: %s", file, (long long)line, strerror(errno));
-    if (st == KY_OK && !have_size) st = kyi_fail(KY_ERR_ARG, CALL, "%s:%lld: no size line (empty or truncated file)", file, (long long)line);
+    if (st == KY_OK && ferror(f))
+        st = kyi_fail(KY_ERR_ARG, CALL, "%s:%lld: read error: %s", file, (long long)line, strerror(errno));
+    if (st == KY_OK && !have_size)
+        st = kyi_fail(KY_ERR_ARG, CALL, "%s:%lld: no size line (empty or truncated file)", file,
+                      (long long)line);
     if (st == KY_OK && got < nnz)
-        st = kyi_fail(KY_ERR_ARG, CALL, "%s:%lld: file ends after %lld of the %lld entries declared (truncated)", file,
+        st = kyi_fail(KY_ERR_ARG, CALL,
+                      "%s:%lld: file ends after %lld of the %lld entries declared (truncated)", file,
                       (long long)line, (long long)got, (long long)nnz);
     free(ln);
     fclose(f);
@@ -146,8 +191,10 @@ static const entries_t *g_sort;
 static int cmp_mirror(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    int64_t xi = g_sort->i[x] > g_sort->j[x] ? g_sort->i[x] : g_sort->j[x], xj = g_sort->i[x] ^ g_sort->j[x] ^ xi;
-    int64_t yi = g_sort->i[y] > g_sort->j[y] ? g_sort->i[y] : g_sort->j[y], yj = g_sort->i[y] ^ g_sort->j[y] ^ yi;
+    int64_t xi = g_sort->i[x] > g_sort->j[x] ? g_sort->i[x] : g_sort->j[x],
+            xj = g_sort->i[x] ^ g_sort->j[x] ^ xi;
+    int64_t yi = g_sort->i[y] > g_sort->j[y] ? g_sort->i[y] : g_sort->j[y],
+            yj = g_sort->i[y] ^ g_sort->j[y] ^ yi;
     if (xi != yi) return xi < yi ? -1 : 1;
     if (xj != yj) return xj < yj ? -1 : 1;
     return x < y ? -1 : x > y;
@@ -166,8 +213,10 @@ static int check_symmetric(const char *file, entries_t *e)
 {
     int64_t lower = 0, upper = 0;
     for (int64_t k = 0; k < e->n; k++) {
-        if (e->i[k] > e->j[k]) lower++;
-        else if (e->i[k] < e->j[k]) upper++;
+        if (e->i[k] > e->j[k])
+            lower++;
+        else if (e->i[k] < e->j[k])
+            upper++;
     }
     if (lower == 0 || upper == 0) return KY_OK;
     int64_t *ord = malloc(sizeof(int64_t) * (size_t)e->n);
@@ -184,16 +233,25 @@ static int check_symmetric(const char *file, entries_t *e)
         int64_t y = b - a == 2 ? ord[a + 1] : -1;
         if (y >= 0 && e->i[y] == e->j[x]) {
             if (e->v[x] != e->v[y])
-                st = kyi_fail(KY_ERR_ARG, CALL, "%s:%lld: declared symmetric but (%lld, %lld) = %g here and (%lld, %lld) = %g at line %lld",
-                              file, (long long)e->line[y], (long long)e->i[y] + 1, (long long)e->j[y] + 1, e->v[y],
-                              (long long)e->i[x] + 1, (long long)e->j[x] + 1, e->v[x], (long long)e->line[x]);
-            else e->i[e->i[y] < e->j[y] ? y : x] = -1; /* keep the lower copy */
+                st = kyi_fail(KY_ERR_ARG, CALL,
+                              "%s:%lld: declared symmetric but (%lld, %lld) = %g here and (%lld, %lld) = %g "
+                              "at line %lld",
+                              file, (long long)e->line[y], (long long)e->i[y] + 1, (long long)e->j[y] + 1,
+                              e->v[y], (long long)e->i[x] + 1, (long long)e->j[x] + 1, e->v[x],
+                              (long long)e->line[x]);
+            else
+                e->i[e->i[y] < e->j[y] ? y : x] = -1; /* keep the lower copy */
         } else if (b - a == 1) {
-            st = kyi_fail(KY_ERR_ARG, CALL, "%s:%lld: declared symmetric but (%lld, %lld) has no mirror entry (the file stores both triangles)",
+            st = kyi_fail(KY_ERR_ARG, CALL,
+                          "%s:%lld: declared symmetric but (%lld, %lld) has no mirror entry (the file stores "
+                          "both triangles)",
                           file, (long long)e->line[x], (long long)e->i[x] + 1, (long long)e->j[x] + 1);
         } else {
-            st = kyi_fail(KY_ERR_ARG, CALL, "%s:%lld: declared symmetric but (%lld, %lld) appears %lld times counting its mirror",
-                          file, (long long)e->line[ord[b - 1]], (long long)e->i[x] + 1, (long long)e->j[x] + 1, (long long)(b - a));
+            st = kyi_fail(
+                KY_ERR_ARG, CALL,
+                "%s:%lld: declared symmetric but (%lld, %lld) appears %lld times counting its mirror", file,
+                (long long)e->line[ord[b - 1]], (long long)e->i[x] + 1, (long long)e->j[x] + 1,
+                (long long)(b - a));
         }
         a = b;
     }
@@ -206,7 +264,11 @@ static int own_rows(entries_t *e, int64_t n, int sym, int part, kyi_rows_t *rows
 {
     int p = kyi_rt.nranks, me = kyi_rt.rank;
     int64_t *cnt = calloc((size_t)n + 1, sizeof *cnt), *starts = malloc(sizeof(int64_t) * ((size_t)p + 1));
-    if (!cnt || !starts) { free(cnt); free(starts); return kyi_fail(KY_ERR_NOMEM, CALL, "row counts"); }
+    if (!cnt || !starts) {
+        free(cnt);
+        free(starts);
+        return kyi_fail(KY_ERR_NOMEM, CALL, "row counts");
+    }
     for (int64_t k = 0; k < e->n; k++) {
         if (e->i[k] < 0) continue;
         cnt[e->i[k]]++;
@@ -224,7 +286,11 @@ static int own_rows(entries_t *e, int64_t n, int sym, int part, kyi_rows_t *rows
     rows->col = malloc(sizeof(int64_t) * (size_t)(tot + 1));
     rows->val = malloc(sizeof(double) * (size_t)(tot + 1));
     int64_t *fill = calloc((size_t)nl + 1, sizeof(int64_t));
-    if (!rows->rowptr || !rows->col || !rows->val || !fill) { free(cnt); free(fill); return kyi_fail(KY_ERR_NOMEM, CALL, "%lld local entries", (long long)tot); }
+    if (!rows->rowptr || !rows->col || !rows->val || !fill) {
+        free(cnt);
+        free(fill);
+        return kyi_fail(KY_ERR_NOMEM, CALL, "%lld local entries", (long long)tot);
+    }
     for (int64_t r = 0; r < nl; r++) rows->rowptr[r + 1] = rows->rowptr[r] + cnt[lo + r];
     free(cnt);
     for (int64_t k = 0; k < e->n; k++) {
@@ -247,14 +313,23 @@ static int own_rows(entries_t *e, int64_t n, int sym, int part, kyi_rows_t *rows
             int64_t c = rows->col[x];
             double v = rows->val[x];
             int64_t y = x - 1;
-            while (y >= a && rows->col[y] > c) { rows->col[y + 1] = rows->col[y]; rows->val[y + 1] = rows->val[y]; y--; }
+            while (y >= a && rows->col[y] > c) {
+                rows->col[y + 1] = rows->col[y];
+                rows->val[y + 1] = rows->val[y];
+                y--;
+            }
             rows->col[y + 1] = c;
             rows->val[y + 1] = v;
         }
         rows->rowptr[r] = w;
         for (int64_t x = a; x < b; x++) {
-            if (w > rows->rowptr[r] && rows->col[w - 1] == rows->col[x]) rows->val[w - 1] += rows->val[x];
-            else { rows->col[w] = rows->col[x]; rows->val[w] = rows->val[x]; w++; }
+            if (w > rows->rowptr[r] && rows->col[w - 1] == rows->col[x])
+                rows->val[w - 1] += rows->val[x];
+            else {
+                rows->col[w] = rows->col[x];
+                rows->val[w] = rows->val[x];
+                w++;
+            }
         }
     }
     rows->rowptr[nl] = w;

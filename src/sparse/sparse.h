@@ -18,12 +18,12 @@ enum { KYI_XCH_ALLGATHER = 0, KYI_XCH_HALO = 1, KYI_XCH_COUNT = 2 };
 
 typedef struct kyi_sp_plan {
     int kind;
-    int64_t next;          /* length of the extended vector */
-    int64_t loc_off;       /* where this rank's piece starts in it */
-    int *col;              /* host: columns mapped into the extended vector (local_nnz) */
-    void *d_col;           /* GPU copy */
-    int nbuf;              /* halo: 2 extended vectors used alternately (pipelined CG) */
-    double *ext[2];        /* the extended vectors (host or GPU); halo: segment memory */
+    int64_t next;    /* length of the extended vector */
+    int64_t loc_off; /* where this rank's piece starts in it */
+    int *col;        /* host: columns mapped into the extended vector (local_nnz) */
+    void *d_col;     /* GPU copy */
+    int nbuf;        /* halo: 2 extended vectors used alternately (pipelined CG) */
+    double *ext[2];  /* the extended vectors (host or GPU); halo: segment memory */
     ky_seg_t seg[2];
     /* allgather */
     int64_t maxloc;
@@ -31,17 +31,17 @@ typedef struct kyi_sp_plan {
     ky_coll_plan_t ag[2];
     /* halo */
     int nsend, nrecv;
-    int *send_peer;        /* [nsend] */
-    int64_t *send_off;     /* [nsend + 1] into send_idx / sendbuf */
-    uint64_t *send_dst;    /* [nsend] byte offset of my entries in the peer's extended vector */
-    int *send_idx;         /* local indices to pack */
+    int *send_peer;     /* [nsend] */
+    int64_t *send_off;  /* [nsend + 1] into send_idx / sendbuf */
+    uint64_t *send_dst; /* [nsend] byte offset of my entries in the peer's extended vector */
+    int *send_idx;      /* local indices to pack */
     void *d_send_idx;
-    double *sendbuf;       /* host or GPU */
-    int *recv_peer;        /* [nrecv] */
+    double *sendbuf; /* host or GPU */
+    int *recv_peer;  /* [nrecv] */
     int64_t nghost;
-    ky_seg_t flagseg;      /* host: nranks uint64 per rank, flag[s] = last epoch received from s */
+    ky_seg_t flagseg; /* host: nranks uint64 per rank, flag[s] = last epoch received from s */
     volatile uint64_t *flags;
-    uint64_t *epoch_src;   /* registered-free source of the flag values */
+    uint64_t *epoch_src; /* registered-free source of the flag values */
     uint64_t epoch;
     /* GPU SpMV kernel of this plan, chosen by timing candidates on the matrix when the plan is uploaded
      * (gpu/spmv_gpu.cu): gk 0 rows (V lanes per row), 1 rows unrolled, 2 column blocks with the vector's
@@ -55,16 +55,16 @@ typedef struct kyi_sp_plan {
 struct kyi_csr {
     int64_t n, nnz;
     int64_t row_lo, row_hi, nloc, lnnz;
-    int64_t *starts;       /* [nranks + 1] first row of every rank */
+    int64_t *starts; /* [nranks + 1] first row of every rank */
     int memkind, device;
-    int64_t *rowptr, *gcol;/* host, public form (ky_csr_local) */
+    int64_t *rowptr, *gcol; /* host, public form (ky_csr_local) */
     double *val;
-    int *rp32;             /* host row pointers as int for the kernels */
-    void *d_rowptr, *d_val;/* GPU copies */
-    int vec_width;         /* GPU: threads per row of the SpMV kernel */
-    int ag_algo;           /* allgather algorithm a new allgather plan uses */
+    int *rp32;              /* host row pointers as int for the kernels */
+    void *d_rowptr, *d_val; /* GPU copies */
+    int vec_width;          /* GPU: threads per row of the SpMV kernel */
+    int ag_algo;            /* allgather algorithm a new allgather plan uses */
     kyi_sp_plan_t *plan[KYI_XCH_COUNT];
-    void *gws;             /* GPU solver workspace (stream, vectors, scalars, allreduce plans), kept between solves */
+    void *gws; /* GPU solver workspace (stream, vectors, scalars, allreduce plans), kept between solves */
 };
 typedef struct kyi_csr kyi_csr_t;
 
@@ -98,7 +98,8 @@ int kyi_sp_gen_npb(const char *call, char cls, int part, kyi_rows_t *rows);
 /* CPU solver (cg_cpu.c) and kernels. */
 int kyi_sp_cg_cpu(kyi_csr_t *A, const double *b, double *x, const ky_cg_opts_t *o, ky_cg_result_t *res);
 void kyi_sp_spmv_cpu(const kyi_csr_t *A, const int *col, const double *xext, double *y);
-double kyi_sp_spmv_dot_cpu(const kyi_csr_t *A, const int *col, const double *xext, double *y, const double *p);
+double kyi_sp_spmv_dot_cpu(const kyi_csr_t *A, const int *col, const double *xext, double *y,
+                           const double *p);
 /* OpenMP threads of the host kernels (csr.c). */
 int kyi_sp_threads(void);
 

@@ -11,12 +11,15 @@
 
 namespace {
 
-__host__ __device__ long dval(int r, size_t i, long round) { return (long)(r * 1000003L + (long)i * 7919L + round * 31L); }
+__host__ __device__ long dval(int r, size_t i, long round)
+{
+    return (long)(r * 1000003L + (long)i * 7919L + round * 31L);
+}
 
-#define CUDA_OK(call)                                                                                        \
-    do {                                                                                                     \
-        cudaError_t e_ = (call);                                                                             \
-        EXPECT_EQ(cudaSuccess, e_) << #call << ": " << cudaGetErrorString(e_);                               \
+#define CUDA_OK(call)                                                          \
+    do {                                                                       \
+        cudaError_t e_ = (call);                                               \
+        EXPECT_EQ(cudaSuccess, e_) << #call << ": " << cudaGetErrorString(e_); \
     } while (0)
 
 /* Layout of each rank's piece: nranks blocks of n longs, then one 8-byte signal word per round slot. */
@@ -44,11 +47,13 @@ __global__ void put_and_wait(ky_dev_seg_t s, const long *src, size_t n, int to, 
     ky_dev_wait_until(s, sig_off, KY_DEV_CMP_GE, expect);
 }
 
-__global__ void all_to_all(ky_dev_seg_t s, const long *src, size_t n, size_t sig_off, uint64_t expect, int *status)
+__global__ void all_to_all(ky_dev_seg_t s, const long *src, size_t n, size_t sig_off, uint64_t expect,
+                           int *status)
 {
     if (blockIdx.x || threadIdx.x) return;
     for (int r = 0; r < s.nranks; r++) {
-        int st = ky_dev_put_signal(s, r, (size_t)s.rank * n * sizeof(long), src, n * sizeof(long), sig_off, 1, 1);
+        int st =
+            ky_dev_put_signal(s, r, (size_t)s.rank * n * sizeof(long), src, n * sizeof(long), sig_off, 1, 1);
         if (st != KY_OK) *status = st;
     }
     ky_dev_wait_until(s, sig_off, KY_DEV_CMP_GE, expect);
@@ -58,8 +63,8 @@ __global__ void bad_calls(ky_dev_seg_t s, int *status)
 {
     if (blockIdx.x || threadIdx.x) return;
     long x = 1;
-    status[0] = ky_dev_put(s, s.nranks, 0, &x, 8);             /* no such rank */
-    status[1] = ky_dev_put(s, s.rank, s.size[s.rank], &x, 8);  /* past the end of the piece */
+    status[0] = ky_dev_put(s, s.nranks, 0, &x, 8);            /* no such rank */
+    status[1] = ky_dev_put(s, s.rank, s.size[s.rank], &x, 8); /* past the end of the piece */
 }
 
 /* Every rank has a GPU and maps every peer's piece: else every rank skips (the reason in *why). */
@@ -70,7 +75,8 @@ bool usable(const ky_dev_seg_t *d, std::string *why)
     for (int r = 0; ok && d && r < d->nranks; r++)
         if (!d->base[r]) {
             ok = false;
-            *why = "rank " + std::to_string(r) + "'s piece is not mapped here (another node or KY_NODE_SPLIT=rank: no host proxy yet)";
+            *why = "rank " + std::to_string(r) +
+                   "'s piece is not mapped here (another node or KY_NODE_SPLIT=rank: no host proxy yet)";
         }
     return kyt::all(ok);
 }
@@ -85,9 +91,11 @@ struct DevSeg {
     {
         int dev = -1;
         if (ky_ngpus() > 0) ky_gpu_device(0, &dev);
-        ok = ky_seg_create(nullptr, L.bytes(), KY_MEM_GPU, dev, &seg) == KY_OK && ky_dev_seg(seg, &d) == KY_OK;
+        ok =
+            ky_seg_create(nullptr, L.bytes(), KY_MEM_GPU, dev, &seg) == KY_OK && ky_dev_seg(seg, &d) == KY_OK;
         if (ok) {
-            ok = cudaMalloc(&src, L.n * sizeof(long)) == cudaSuccess && cudaMalloc(&status, 2 * sizeof(int)) == cudaSuccess &&
+            ok = cudaMalloc(&src, L.n * sizeof(long)) == cudaSuccess &&
+                 cudaMalloc(&status, 2 * sizeof(int)) == cudaSuccess &&
                  cudaMemset(status, 0, 2 * sizeof(int)) == cudaSuccess;
             void *base;
             size_t sz;
@@ -173,4 +181,4 @@ TEST(Device, BadCallsReturnStatus)
     ky_seg_destroy(h);
 }
 
-} // namespace
+}  // namespace

@@ -21,9 +21,9 @@
 
 namespace {
 
-#define SKIP_WITHOUT_GPU()                                                       \
-    do {                                                                         \
-        if (kyi_gpu_count() == 0) GTEST_SKIP() << "no CUDA device is visible";   \
+#define SKIP_WITHOUT_GPU()                                                     \
+    do {                                                                       \
+        if (kyi_gpu_count() == 0) GTEST_SKIP() << "no CUDA device is visible"; \
     } while (0)
 
 #define CUDA_OK(x) ASSERT_EQ((x), cudaSuccess) << #x << ": " << cudaGetErrorString(x)
@@ -50,7 +50,10 @@ size_t random_size(std::mt19937_64 &rng, size_t max)
 
 // A buffer of some memory kind, with host-side helpers to fill and read it.
 enum Kind { kDevice, kPageable, kPinned };
-const char *kind_name(Kind k) { return k == kDevice ? "device" : k == kPageable ? "pageable" : "pinned"; }
+const char *kind_name(Kind k)
+{
+    return k == kDevice ? "device" : k == kPageable ? "pageable" : "pinned";
+}
 
 struct Buf {
     Kind kind;
@@ -60,17 +63,24 @@ struct Buf {
     Buf(Kind k, size_t bytes, int d = 0) : kind(k), dev(d), n(bytes)
     {
         int st = KY_OK;
-        if (k == kDevice) st = kyi_gpu_malloc(d, n, &p);
-        else if (k == kPinned) st = kyi_gpu_host_alloc(n, &p);
-        else p = std::malloc(n ? n : 1);
-        if (st != KY_OK || !p) ADD_FAILURE() << "allocation of " << n << " bytes failed: " << kyi_gpu_last_error();
+        if (k == kDevice)
+            st = kyi_gpu_malloc(d, n, &p);
+        else if (k == kPinned)
+            st = kyi_gpu_host_alloc(n, &p);
+        else
+            p = std::malloc(n ? n : 1);
+        if (st != KY_OK || !p)
+            ADD_FAILURE() << "allocation of " << n << " bytes failed: " << kyi_gpu_last_error();
     }
     ~Buf()
     {
         if (!p) return;
-        if (kind == kDevice) kyi_gpu_free(p);
-        else if (kind == kPinned) kyi_gpu_host_free(p);
-        else std::free(p);
+        if (kind == kDevice)
+            kyi_gpu_free(p);
+        else if (kind == kPinned)
+            kyi_gpu_host_free(p);
+        else
+            std::free(p);
     }
     Buf(const Buf &) = delete;
     Buf &operator=(const Buf &) = delete;
@@ -89,15 +99,19 @@ struct Buf {
     std::vector<unsigned char> get() const
     {
         std::vector<unsigned char> v(n);
-        if (kind == kDevice) EXPECT_EQ(cudaMemcpy(v.data(), p, n, cudaMemcpyDefault), cudaSuccess);
-        else std::memcpy(v.data(), p, n);
+        if (kind == kDevice)
+            EXPECT_EQ(cudaMemcpy(v.data(), p, n, cudaMemcpyDefault), cudaSuccess);
+        else
+            std::memcpy(v.data(), p, n);
         return v;
     }
 };
 
-::testing::AssertionResult same_bytes(const std::vector<unsigned char> &got, const std::vector<unsigned char> &want)
+::testing::AssertionResult same_bytes(const std::vector<unsigned char> &got,
+                                      const std::vector<unsigned char> &want)
 {
-    if (got.size() != want.size()) return ::testing::AssertionFailure() << "size " << got.size() << " vs " << want.size();
+    if (got.size() != want.size())
+        return ::testing::AssertionFailure() << "size " << got.size() << " vs " << want.size();
     for (size_t i = 0; i < got.size(); i++)
         if (got[i] != want[i])
             return ::testing::AssertionFailure() << "first difference at byte " << i << " of " << got.size()
@@ -116,7 +130,8 @@ void ref_strided(unsigned char *dst, const size_t ds[], const unsigned char *src
     for (size_t k = 0; k < c[3]; k++)
         for (size_t j = 0; j < c[2]; j++)
             for (size_t i = 0; i < c[1]; i++)
-                std::memmove(dst + k * d[2] + j * d[1] + i * d[0], src + k * s[2] + j * s[1] + i * s[0], c[0]);
+                std::memmove(dst + k * d[2] + j * d[1] + i * d[0], src + k * s[2] + j * s[1] + i * s[0],
+                             c[0]);
 }
 
 size_t span_of(const size_t stride[], const size_t count[], int levels)
@@ -172,12 +187,14 @@ TEST(GpuService, PointerKinds)
     EXPECT_EQ(cudaGetLastError(), cudaSuccess);
 }
 
-// ---- contiguous copies --------------------------------------------------------------------------------------
+// ---- contiguous copies
+// --------------------------------------------------------------------------------------
 void copy_case(Kind dk, Kind sk, int dev, int ddev, int sdev, size_t n, size_t doff, size_t soff,
                std::mt19937_64 &rng)
 {
-    SCOPED_TRACE(std::string(kind_name(sk)) + " -> " + kind_name(dk) + ", " + std::to_string(n) + " bytes, offsets " +
-                 std::to_string(soff) + "/" + std::to_string(doff) + ", on GPU " + std::to_string(dev));
+    SCOPED_TRACE(std::string(kind_name(sk)) + " -> " + kind_name(dk) + ", " + std::to_string(n) +
+                 " bytes, offsets " + std::to_string(soff) + "/" + std::to_string(doff) + ", on GPU " +
+                 std::to_string(dev));
     const size_t guard = 64;
     Buf src(sk, soff + n, sdev), dst(dk, doff + n + guard, ddev);
     std::vector<unsigned char> sv(src.n), dv(dst.n, kPoison);
@@ -237,7 +254,8 @@ TEST(GpuService, ZeroBytesAndBlockingCopy)
     EXPECT_TRUE(same_bytes(back, h));
 }
 
-// ---- strided copies -----------------------------------------------------------------------------------------
+// ---- strided copies
+// -----------------------------------------------------------------------------------------
 struct StridedShape {
     int levels;
     size_t count[4];
@@ -265,11 +283,11 @@ StridedShape make_shape(int levels, size_t block, size_t elem, std::mt19937_64 &
     return s;
 }
 
-void strided_case(const StridedShape &s, Kind dk, Kind sk, int dev, int ddev, int sdev, size_t doff, size_t soff,
-                  std::mt19937_64 &rng)
+void strided_case(const StridedShape &s, Kind dk, Kind sk, int dev, int ddev, int sdev, size_t doff,
+                  size_t soff, std::mt19937_64 &rng)
 {
-    std::string desc = std::string(kind_name(sk)) + " -> " + kind_name(dk) + ", levels " + std::to_string(s.levels) +
-                       ", count";
+    std::string desc = std::string(kind_name(sk)) + " -> " + kind_name(dk) + ", levels " +
+                       std::to_string(s.levels) + ", count";
     for (int l = 0; l <= s.levels; l++) desc += " " + std::to_string(s.count[l]);
     desc += ", dst strides";
     for (int l = 0; l < s.levels; l++) desc += " " + std::to_string(s.ds[l]);
@@ -285,8 +303,9 @@ void strided_case(const StridedShape &s, Kind dk, Kind sk, int dev, int ddev, in
     src.put(sv);
     dst.put(dv);
     kyi_gpu_op_t *op = nullptr;
-    ASSERT_EQ(kyi_gpu_copy_strided_async(dev, dst.c() + doff, s.ds, src.c() + soff, s.ss, s.count, s.levels, &op),
-              KY_OK)
+    ASSERT_EQ(
+        kyi_gpu_copy_strided_async(dev, dst.c() + doff, s.ds, src.c() + soff, s.ss, s.count, s.levels, &op),
+        KY_OK)
         << kyi_gpu_last_error();
     ASSERT_EQ(wait_free(op), KY_OK) << kyi_gpu_last_error();
     ref_strided(&dv[doff], s.ds, &sv[soff], s.ss, s.count, s.levels);
@@ -321,8 +340,11 @@ TEST(GpuService, StridedCopyEnginePath)
     std::mt19937_64 rng(2024);
     size_t kmax = kyi_setting_size(KYI_SET_GPU_KERNEL_MAX_BLOCK);
     const size_t elems[] = {1, 2, 4, 8};
-    const std::pair<Kind, Kind> dirs[] = {{kDevice, kDevice}, {kDevice, kPageable}, {kPageable, kDevice},
-                                          {kPinned, kDevice}, {kDevice, kPinned}};
+    const std::pair<Kind, Kind> dirs[] = {{kDevice, kDevice},
+                                          {kDevice, kPageable},
+                                          {kPageable, kDevice},
+                                          {kPinned, kDevice},
+                                          {kDevice, kPinned}};
     for (int levels = 0; levels <= 3; levels++)
         for (size_t e : elems)
             for (auto dir : dirs)
@@ -352,12 +374,16 @@ TEST(GpuService, StridedSpecialShapes)
     shapes.push_back({2, {24, 5, 7, 1}, {24, 120, 0}, {40, 400, 0}});
     shapes.push_back({2, {24, 5, 7, 1}, {40, 400, 0}, {24, 120, 0}});
     // plane strides that are whole multiples of the row stride (3-D copy), long rows
-    shapes.push_back({2, {kmax + 64, 9, 6, 1}, {kmax + 128, (kmax + 128) * 11, 0}, {kmax + 96, (kmax + 96) * 9, 0}});
-    shapes.push_back({3, {kmax + 8, 3, 4, 5}, {kmax + 24, (kmax + 24) * 4, (kmax + 24) * 4 * 5},
+    shapes.push_back(
+        {2, {kmax + 64, 9, 6, 1}, {kmax + 128, (kmax + 128) * 11, 0}, {kmax + 96, (kmax + 96) * 9, 0}});
+    shapes.push_back({3,
+                      {kmax + 8, 3, 4, 5},
+                      {kmax + 24, (kmax + 24) * 4, (kmax + 24) * 4 * 5},
                       {kmax + 8, (kmax + 8) * 3, (kmax + 8) * 3 * 4 + 5}});
     // levels of one block in the middle and at the top
     shapes.push_back({3, {8, 1, 6, 1}, {100, 30, 7}, {12, 13, 17}});
-    shapes.push_back({3, {kmax + 1, 7, 1, 3}, {kmax + 5, 999, (kmax + 5) * 7 + 3}, {kmax + 1, 1, (kmax + 1) * 7}});
+    shapes.push_back(
+        {3, {kmax + 1, 7, 1, 3}, {kmax + 5, 999, (kmax + 5) * 7 + 3}, {kmax + 1, 1, (kmax + 1) * 7}});
     // overlapping source blocks (source stride smaller than the block): read the same bytes twice
     shapes.push_back({1, {kmax + 40, 6, 1, 1}, {kmax + 40, 0, 0}, {17, 0, 0}});
     shapes.push_back({1, {12, 6, 1, 1}, {12, 0, 0}, {5, 0, 0}});
@@ -393,7 +419,8 @@ TEST(GpuService, Memset)
     for (Kind k : {kDevice, kPinned, kPageable})
         for (int it = 0; it < 8; it++) {
             size_t n = random_size(rng, (size_t)16 << 20), off = rng() % 64;
-            SCOPED_TRACE(std::string(kind_name(k)) + ", " + std::to_string(n) + " bytes at " + std::to_string(off));
+            SCOPED_TRACE(std::string(kind_name(k)) + ", " + std::to_string(n) + " bytes at " +
+                         std::to_string(off));
             Buf b(k, off + n + 64);
             std::vector<unsigned char> v(b.n, kPoison);
             b.put(v);
@@ -436,7 +463,10 @@ TEST(GpuService, ManyThreads)
                 std::vector<unsigned char> h(n), back(n);
                 fill_random(h, rng);
                 void *d = nullptr;
-                if (kyi_gpu_malloc(0, n, &d)) { failures[t]++; continue; }
+                if (kyi_gpu_malloc(0, n, &d)) {
+                    failures[t]++;
+                    continue;
+                }
                 kyi_gpu_op_t *op = nullptr;
                 if (kyi_gpu_copy_async(0, d, h.data(), n, &op) || wait_free(op)) failures[t]++;
                 size_t cnt[2] = {1, n}, one[1] = {1};
@@ -493,7 +523,7 @@ TEST(GpuService, PeerCopies)
     size_t kmax = kyi_setting_size(KYI_SET_GPU_KERNEL_MAX_BLOCK);
     for (int levels = 1; levels <= 3; levels++)
         for (size_t e : {1, 8}) {
-            StridedShape shortb = make_shape(levels, e * 3, e, rng);   // kernel writing into the peer
+            StridedShape shortb = make_shape(levels, e * 3, e, rng);  // kernel writing into the peer
             StridedShape longb = make_shape(levels, kmax + e * 5, e, rng);
             for (int dev = 0; dev < 2; dev++) {
                 strided_case(shortb, kDevice, kDevice, dev, 1, 0, 0, e, rng);

@@ -14,8 +14,8 @@
 #include <kyoyu/dsm.h>
 
 #define KYCC_MAX_VARS 4096
-#define KYCC_SMALL 4096                  /* data below this share one allocation homed at rank 0 */
-#define KYCC_FRAME_BYTES (1u << 20)      /* slots for locals that regions write */
+#define KYCC_SMALL 4096             /* data below this share one allocation homed at rank 0 */
+#define KYCC_FRAME_BYTES (1u << 20) /* slots for locals that regions write */
 #define KYCC_LOCK_BASE (KY_DSM_LOCKS - 2048)
 #define KYCC_FLUSH_LOCK (KY_DSM_LOCKS - 1)
 
@@ -30,10 +30,10 @@ typedef struct {
 
 static kycc_var_t vars[KYCC_MAX_VARS];
 static int nvars;
-static int in_region;                    /* set by the serial thread before its threads start */
+static int in_region; /* set by the serial thread before its threads start */
 static char *frame_base;
 static size_t frame_top;
-static unsigned char *red_slots;         /* one 64-byte slot per rank for reduction partials */
+static unsigned char *red_slots; /* one 64-byte slot per rank for reduction partials */
 static int me, nranks;
 
 void kycc_fail(const char *where, const char *why)
@@ -88,7 +88,10 @@ static void allocate_globals(void)
             off += v->size;
         } else if (v->ndim > 0 && v->map_dim != -2) {
             int d = v->map_dim < 0 ? 0 : v->map_dim, dims[17], divs[17];
-            for (int k = 0; k < v->ndim; k++) { dims[k] = (int)v->dims[k]; divs[k] = k == d ? nranks : 1; }
+            for (int k = 0; k < v->ndim; k++) {
+                dims[k] = (int)v->dims[k];
+                divs[k] = k == d ? nranks : 1;
+            }
             dims[v->ndim] = divs[v->ndim] = -1;
             p = ky_mapalloc(dims, divs, v->elem, 0, nranks);
             if (!p) check(-1, v->where, "ky_mapalloc");
@@ -105,7 +108,10 @@ static void allocate_globals(void)
     check(ky_barrier(), "start-up", "ky_barrier");
 }
 
-static void finish(void) { ky_finalize(); }
+static void finish(void)
+{
+    ky_finalize();
+}
 
 extern int __kycc_entry(int argc, char **argv);
 
@@ -136,7 +142,7 @@ int main(int argc, char **argv)
 int kycc_region_begin(const char *where, int active)
 {
     if (in_region || omp_in_parallel()) kycc_fail(where, "nested parallel regions are not supported");
-    if (!active) return 0;   /* if(false): one thread, which every rank runs like the serial part */
+    if (!active) return 0; /* if(false): one thread, which every rank runs like the serial part */
     check(ky_barrier(), where, "ky_barrier at the start of a parallel region");
     in_region = 1;
     return 1;
@@ -149,7 +155,10 @@ void kycc_region_end(int active)
     check(ky_barrier(), "end of a parallel region", "ky_barrier");
 }
 
-int kycc_in_region(void) { return in_region; }
+int kycc_in_region(void)
+{
+    return in_region;
+}
 
 void *kycc_frame_push(size_t size, size_t align)
 {
@@ -159,19 +168,37 @@ void *kycc_frame_push(size_t size, size_t align)
     return frame_base + at;
 }
 
-void kycc_frame_pop(void *slot) { frame_top = (size_t)((char *)slot - frame_base); }
+void kycc_frame_pop(void *slot)
+{
+    frame_top = (size_t)((char *)slot - frame_base);
+}
 
-int kycc_thread_num(void) { return in_region ? me * omp_get_num_threads() + omp_get_thread_num() : 0; }
-int kycc_num_threads(void) { return in_region ? nranks * omp_get_num_threads() : 1; }
-int kycc_max_threads(void) { return nranks * omp_get_max_threads(); }
-int kycc_is_master(void) { return !in_region || (me == 0 && omp_get_thread_num() == 0); }
+int kycc_thread_num(void)
+{
+    return in_region ? me * omp_get_num_threads() + omp_get_thread_num() : 0;
+}
+int kycc_num_threads(void)
+{
+    return in_region ? nranks * omp_get_num_threads() : 1;
+}
+int kycc_max_threads(void)
+{
+    return nranks * omp_get_max_threads();
+}
+int kycc_is_master(void)
+{
+    return !in_region || (me == 0 && omp_get_thread_num() == 0);
+}
 int kycc_section(int k, int n)
 {
     (void)n;
     return k % kycc_num_threads() == kycc_thread_num();
 }
 
-int kycc_is_rank_master(void) { return omp_get_thread_num() == 0; }
+int kycc_is_rank_master(void)
+{
+    return omp_get_thread_num() == 0;
+}
 
 void kycc_barrier(void)
 {
@@ -202,12 +229,23 @@ void kycc_for_static(long n, long chunk, long *first, long *span, long *stride)
     }
 }
 
-static long clampl(long v, long lo, long hi) { return v < lo ? lo : v > hi ? hi : v; }
-static long floordiv(long a, long b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+static long clampl(long v, long lo, long hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+static long floordiv(long a, long b)
+{
+    return a / b - ((a % b != 0) && ((a < 0) != (b < 0)));
+}
 
 void kycc_for_affinity(long lb, long step, long n, long extent, long *first, long *span, long *stride)
 {
-    if (!in_region) { *first = 0; *span = n; *stride = n > 0 ? n : 1; return; }
+    if (!in_region) {
+        *first = 0;
+        *span = n;
+        *stride = n > 0 ? n : 1;
+        return;
+    }
     long b = (extent + nranks - 1) / nranks, lo, hi; /* rank r owns values [r*b, (r+1)*b) */
     if (b < 1) b = 1;
     if (step > 0) {
@@ -243,55 +281,103 @@ void kycc_flush(void)
     check(ky_unlock(KYCC_FLUSH_LOCK), "omp flush", "ky_unlock");
 }
 
-#define KYCC_COMBINE(T)                                                                                    \
-    {                                                                                                      \
-        T *a = acc;                                                                                        \
-        T b = *(const T *)v;                                                                               \
-        switch (op) {                                                                                      \
-        case KYCC_OP_ADD: case KYCC_OP_SUB: *a = *a + b; break;                                            \
-        case KYCC_OP_MUL: *a = *a * b; break;                                                              \
-        case KYCC_OP_LAND: *a = *a && b; break;                                                            \
-        case KYCC_OP_LOR: *a = *a || b; break;                                                             \
-        case KYCC_OP_MAX: *a = *a > b ? *a : b; break;                                                     \
-        case KYCC_OP_MIN: *a = *a < b ? *a : b; break;                                                     \
-        default: return 0;                                                                                 \
-        }                                                                                                  \
-        return 1;                                                                                          \
+#define KYCC_COMBINE(T)               \
+    {                                 \
+        T *a = acc;                   \
+        T b = *(const T *)v;          \
+        switch (op) {                 \
+            case KYCC_OP_ADD:         \
+            case KYCC_OP_SUB:         \
+                *a = *a + b;          \
+                break;                \
+            case KYCC_OP_MUL:         \
+                *a = *a * b;          \
+                break;                \
+            case KYCC_OP_LAND:        \
+                *a = *a && b;         \
+                break;                \
+            case KYCC_OP_LOR:         \
+                *a = *a || b;         \
+                break;                \
+            case KYCC_OP_MAX:         \
+                *a = *a > b ? *a : b; \
+                break;                \
+            case KYCC_OP_MIN:         \
+                *a = *a < b ? *a : b; \
+                break;                \
+            default:                  \
+                return 0;             \
+        }                             \
+        return 1;                     \
     }
-#define KYCC_COMBINE_INT(T)                                                                                \
-    {                                                                                                      \
-        T *a = acc;                                                                                        \
-        T b = *(const T *)v;                                                                               \
-        if (op == KYCC_OP_AND) { *a = *a & b; return 1; }                                                  \
-        if (op == KYCC_OP_OR) { *a = *a | b; return 1; }                                                   \
-        if (op == KYCC_OP_XOR) { *a = *a ^ b; return 1; }                                                  \
-        KYCC_COMBINE(T)                                                                                    \
+#define KYCC_COMBINE_INT(T)      \
+    {                            \
+        T *a = acc;              \
+        T b = *(const T *)v;     \
+        if (op == KYCC_OP_AND) { \
+            *a = *a & b;         \
+            return 1;            \
+        }                        \
+        if (op == KYCC_OP_OR) {  \
+            *a = *a | b;         \
+            return 1;            \
+        }                        \
+        if (op == KYCC_OP_XOR) { \
+            *a = *a ^ b;         \
+            return 1;            \
+        }                        \
+        KYCC_COMBINE(T)          \
     }
 
 static int combine(void *acc, const void *v, int type, int op)
 {
     switch (type) {
-    case KYCC_T_CHAR: KYCC_COMBINE_INT(char)
-    case KYCC_T_SCHAR: KYCC_COMBINE_INT(signed char)
-    case KYCC_T_UCHAR: KYCC_COMBINE_INT(unsigned char)
-    case KYCC_T_SHORT: KYCC_COMBINE_INT(short)
-    case KYCC_T_USHORT: KYCC_COMBINE_INT(unsigned short)
-    case KYCC_T_INT: KYCC_COMBINE_INT(int)
-    case KYCC_T_UINT: KYCC_COMBINE_INT(unsigned)
-    case KYCC_T_LONG: KYCC_COMBINE_INT(long)
-    case KYCC_T_ULONG: KYCC_COMBINE_INT(unsigned long)
-    case KYCC_T_LLONG: KYCC_COMBINE_INT(long long)
-    case KYCC_T_ULLONG: KYCC_COMBINE_INT(unsigned long long)
-    case KYCC_T_BOOL: KYCC_COMBINE_INT(_Bool)
-    case KYCC_T_FLOAT: KYCC_COMBINE(float)
-    case KYCC_T_DOUBLE: KYCC_COMBINE(double)
+        case KYCC_T_CHAR:
+            KYCC_COMBINE_INT(char)
+        case KYCC_T_SCHAR:
+            KYCC_COMBINE_INT(signed char)
+        case KYCC_T_UCHAR:
+            KYCC_COMBINE_INT(unsigned char)
+        case KYCC_T_SHORT:
+            KYCC_COMBINE_INT(short)
+        case KYCC_T_USHORT:
+            KYCC_COMBINE_INT(unsigned short)
+        case KYCC_T_INT:
+            KYCC_COMBINE_INT(int)
+        case KYCC_T_UINT:
+            KYCC_COMBINE_INT(unsigned)
+        case KYCC_T_LONG:
+            KYCC_COMBINE_INT(long)
+        case KYCC_T_ULONG:
+            KYCC_COMBINE_INT(unsigned long)
+        case KYCC_T_LLONG:
+            KYCC_COMBINE_INT(long long)
+        case KYCC_T_ULLONG:
+            KYCC_COMBINE_INT(unsigned long long)
+        case KYCC_T_BOOL:
+            KYCC_COMBINE_INT(_Bool)
+        case KYCC_T_FLOAT:
+            KYCC_COMBINE(float)
+        case KYCC_T_DOUBLE:
+            KYCC_COMBINE(double)
     }
     return 0;
 }
 
-static const size_t type_size[] = {1, 1, 1, sizeof(short), sizeof(short), sizeof(int), sizeof(int),
-                                   sizeof(long), sizeof(long), sizeof(long long), sizeof(long long),
-                                   sizeof(float), sizeof(double), sizeof(_Bool)};
+static const size_t type_size[] = {1,
+                                   1,
+                                   1,
+                                   sizeof(short),
+                                   sizeof(short),
+                                   sizeof(int),
+                                   sizeof(int),
+                                   sizeof(long),
+                                   sizeof(long),
+                                   sizeof(long long),
+                                   sizeof(long long),
+                                   sizeof(float),
+                                   sizeof(double),
+                                   sizeof(_Bool)};
 
 /* Threads fold their values into the rank's partial; each rank's partial goes to its slot in the global
  * space; after a global barrier every rank folds all slots, in rank order, into its view of the target,
@@ -307,8 +393,10 @@ void kycc_reduce(void *target, const void *priv, int type, int op)
     }
 #pragma omp critical(kycc_reduce)
     {
-        if (!have) memcpy(partial, priv, sz);
-        else if (!combine(partial, priv, type, op)) kycc_fail("reduction", "operator not defined for this type");
+        if (!have)
+            memcpy(partial, priv, sz);
+        else if (!combine(partial, priv, type, op))
+            kycc_fail("reduction", "operator not defined for this type");
         have = 1;
     }
 #pragma omp barrier
@@ -386,15 +474,18 @@ void *kycc_malloc(size_t n)
 void *kycc_calloc(size_t n, size_t size)
 {
     if (in_region || omp_in_parallel()) return calloc(n, size);
-    return global_block(n * size);   /* the global space is zero-filled and arenas never reuse a block */
+    return global_block(n * size); /* the global space is zero-filled and arenas never reuse a block */
 }
 
 void kycc_free(void *p)
 {
     if (!p) return;
-    if (!ky_is_global(p)) { free(p); return; }
+    if (!ky_is_global(p)) {
+        free(p);
+        return;
+    }
     size_t *h = (size_t *)((char *)p - KYCC_HDR);
-    if (h[1] || in_region || omp_in_parallel()) return;  /* arena blocks stay; freeing is collective */
+    if (h[1] || in_region || omp_in_parallel()) return; /* arena blocks stay; freeing is collective */
     check(ky_free(h), "free", "ky_free");
 }
 

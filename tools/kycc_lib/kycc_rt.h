@@ -40,17 +40,42 @@ void kycc_for_static(long n, long chunk, long *first, long *span, long *stride);
 /* schedule(affinity): iteration i (loop value lb + i * step) runs on the rank owning index value v of the
  * mapped dimension, which has `extent` indices cut into nranks blocks; split over that rank's threads. */
 void kycc_for_affinity(long lb, long step, long n, long extent, long *first, long *span, long *stride);
-int kycc_section(int k, int n); /* section k of n runs here: k mod team == this thread (all outside regions) */
+int kycc_section(int k,
+                 int n);  /* section k of n runs here: k mod team == this thread (all outside regions) */
 int kycc_is_master(void); /* global thread 0 (the only master: master and single run there) */
 int kycc_is_rank_master(void);
 void kycc_critical_begin(int id);
 void kycc_critical_end(int id);
 void kycc_flush(void);
 
-enum { KYCC_T_CHAR, KYCC_T_SCHAR, KYCC_T_UCHAR, KYCC_T_SHORT, KYCC_T_USHORT, KYCC_T_INT, KYCC_T_UINT,
-       KYCC_T_LONG, KYCC_T_ULONG, KYCC_T_LLONG, KYCC_T_ULLONG, KYCC_T_FLOAT, KYCC_T_DOUBLE, KYCC_T_BOOL };
-enum { KYCC_OP_ADD, KYCC_OP_MUL, KYCC_OP_SUB, KYCC_OP_AND, KYCC_OP_OR, KYCC_OP_XOR, KYCC_OP_LAND,
-       KYCC_OP_LOR, KYCC_OP_MAX, KYCC_OP_MIN };
+enum {
+    KYCC_T_CHAR,
+    KYCC_T_SCHAR,
+    KYCC_T_UCHAR,
+    KYCC_T_SHORT,
+    KYCC_T_USHORT,
+    KYCC_T_INT,
+    KYCC_T_UINT,
+    KYCC_T_LONG,
+    KYCC_T_ULONG,
+    KYCC_T_LLONG,
+    KYCC_T_ULLONG,
+    KYCC_T_FLOAT,
+    KYCC_T_DOUBLE,
+    KYCC_T_BOOL
+};
+enum {
+    KYCC_OP_ADD,
+    KYCC_OP_MUL,
+    KYCC_OP_SUB,
+    KYCC_OP_AND,
+    KYCC_OP_OR,
+    KYCC_OP_XOR,
+    KYCC_OP_LAND,
+    KYCC_OP_LOR,
+    KYCC_OP_MAX,
+    KYCC_OP_MIN
+};
 /* Called by every thread of the team at the end of a reduction: *target = *target op (all threads' *priv).
  * Contains barriers of the global team. */
 void kycc_reduce(void *target, const void *priv, int type, int op);

@@ -44,7 +44,10 @@ void *mpc_alloc_(size_t bytes, const char *where, const char *name)
     return p;
 }
 
-int mpc_nprocs_(void) { return sms_nprocs; }
+int mpc_nprocs_(void)
+{
+    return sms_nprocs;
+}
 
 void mpc_init(int *argc, char ***argv)
 {
@@ -53,5 +56,11 @@ void mpc_init(int *argc, char ***argv)
     sms_barrier();
 }
 
-void mpc_barrier(void) { sms_barrier(); }
-void mpc_exit(void) { sms_shutdown(); }
+void mpc_barrier(void)
+{
+    sms_barrier();
+}
+void mpc_exit(void)
+{
+    sms_shutdown();
+}

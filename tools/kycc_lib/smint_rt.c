@@ -1,6 +1,6 @@
-/* smint_rt.c: run-time of SMint's data clauses and barrier (smint_rt.h; the translation is smint.py). Built with
- * -fopenmp into every kycc program: its orphaned `omp barrier`s bind to the rank's OpenMP region, so they
- * make the rank's threads meet without a global synchronisation. */
+/* smint_rt.c: run-time of SMint's data clauses and barrier (smint_rt.h; the translation is smint.py). Built
+ * with -fopenmp into every kycc program: its orphaned `omp barrier`s bind to the rank's OpenMP region, so
+ * they make the rank's threads meet without a global synchronisation. */
 #include "smint_rt.h"
 
 #include <omp.h>
@@ -42,7 +42,8 @@ void smint_load(void *base, const long ext[], const long lo[], const long hi[], 
         long a = lo[d] < 0 ? 0 : lo[d], b = ext[d] >= 0 && hi[d] > ext[d] ? ext[d] : hi[d];
         if (b <= a) return; /* nothing of this section is touched by this rank */
         region[d] = (size_t)(b - a);
-        glb[d] = ext[d] >= 0 ? (size_t)ext[d] : (size_t)b; /* a pointer's first extent: as far as the section */
+        glb[d] =
+            ext[d] >= 0 ? (size_t)ext[d] : (size_t)b; /* a pointer's first extent: as far as the section */
         stride[d] = d == ndim - 1 ? 1 : stride[d + 1] * glb[d + 1];
         offset += a * (long)stride[d];
     }

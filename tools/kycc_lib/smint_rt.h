@@ -14,7 +14,8 @@ void smint_drop(void);      /* the rank's threads meet, ky_sync_drop, meet again
 void smint_barrier(void);   /* #pragma smint barrier: ky_barrier in the serial part, the team's in a region */
 /* Every unit kycc translates votes from a constructor: 1 (an SMint unit whose serial part writes no global
  * data) or 0 (any other). With only 1s, and KY_DSM_SNAPSHOT unset by the user, KY_DSM_SNAPSHOT=2 (the DSM's
- * default) is set before kycc's main would set 1: the guard on every home page is for serial in-place updates. */
+ * default) is set before kycc's main would set 1: the guard on every home page is for serial in-place
+ * updates. */
 void smint_vote_(int serial_part_writes_nothing);
 int kycc_is_rank_master(void);
 #endif

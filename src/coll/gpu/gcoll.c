@@ -21,7 +21,7 @@ struct kyi_gplan {
     int path;
     int dev;
     struct kyi_gteam *gt;
-    kyi_nvl_t *nvl;            /* the context the kernel runs in */
+    kyi_nvl_t *nvl; /* the context the kernel runs in */
     int own_nvl;
     kyi_nvl_args_t args;
     /* staged: src+0 -> pinned+d2h_off (d2h_len bytes), host schedule, pinned+h2d_off -> dst+h2d_off */
@@ -31,13 +31,16 @@ struct kyi_gplan {
     const char *src;
     char *dst;
     size_t d2h_off, d2h_len, h2d_off, h2d_len;
-    size_t self_len;           /* self: bytes copied src -> dst */
-    struct kyi_hplan *hp;      /* staged persistent plans across nodes: the host part in hierarchical stages */
+    size_t self_len;      /* self: bytes copied src -> dst */
+    struct kyi_hplan *hp; /* staged persistent plans across nodes: the host part in hierarchical stages */
     cudaStream_t last;
     int started;
 };
 
-int kyi_gcoll_is_gpu(const void *p) { return p && p != KY_IN_PLACE && kyi_gpu_ptr_device(p) >= 0; }
+int kyi_gcoll_is_gpu(const void *p)
+{
+    return p && p != KY_IN_PLACE && kyi_gpu_ptr_device(p) >= 0;
+}
 
 static int dev_of(const void *a, const void *b)
 {
@@ -89,7 +92,8 @@ static int nvl_for(struct kyi_coll_plan *pl, struct kyi_gplan *gp, int kind, siz
             kyi_nvl_destroy(g->nvl, pl->call);
             g->nvl = NULL;
             KYI_CHECK(kyi_nvl_create(pl->team, gp->dev, grow, &g->nvl, pl->call));
-            if (!g->nvl) kyi_fatal("%s: could not grow the team's NVLink buffers to %zu bytes", pl->call, grow);
+            if (!g->nvl)
+                kyi_fatal("%s: could not grow the team's NVLink buffers to %zu bytes", pl->call, grow);
         }
         gp->nvl = g->nvl;
         gp->args.end = 1; /* sizes vary between calls: close every kernel with a barrier (nvl.h) */
@@ -155,8 +159,10 @@ static int host_hier(struct kyi_coll_plan *pl, struct kyi_gplan *gp, int allgath
     int hier;
     KYI_CHECK(kyi_hier_usable(pl->call, pl->team, &hier));
     if (!hier) return KY_OK;
-    if (allgather) KYI_CHECK(kyi_hplan_allgather(pl->call, pl->team, NULL, n, gp->pinned, &gp->hp));
-    else KYI_CHECK(kyi_hplan_allreduce(pl->call, pl->team, NULL, gp->pinned, n, pl->dtype, pl->op, &gp->hp));
+    if (allgather)
+        KYI_CHECK(kyi_hplan_allgather(pl->call, pl->team, NULL, n, gp->pinned, &gp->hp));
+    else
+        KYI_CHECK(kyi_hplan_allreduce(pl->call, pl->team, NULL, gp->pinned, n, pl->dtype, pl->op, &gp->hp));
     if (gp->hp) pl->algo = kyi_hplan_algo(gp->hp);
     *yes = gp->hp != NULL;
     return KY_OK;
@@ -180,7 +186,8 @@ int kyi_gcoll_allreduce(struct kyi_coll_plan *pl, const void *s, void *r, size_t
     }
     if (gp->path == PATH_SELF) return KY_OK;
     if (gp->path == KYI_GPATH_NVL && (pl->algo == KY_ALGO_ONESHOT || pl->algo == KY_ALGO_TWOSHOT)) {
-        KYI_CHECK(nvl_for(pl, gp, pl->algo == KY_ALGO_ONESHOT ? KYI_NVL_ONESHOT : KYI_NVL_TWOSHOT, bytes, persistent));
+        KYI_CHECK(nvl_for(pl, gp, pl->algo == KY_ALGO_ONESHOT ? KYI_NVL_ONESHOT : KYI_NVL_TWOSHOT, bytes,
+                          persistent));
         gp->args.src = gp->src;
         gp->args.dst = gp->dst;
         return KY_OK;
@@ -192,12 +199,15 @@ int kyi_gcoll_allreduce(struct kyi_coll_plan *pl, const void *s, void *r, size_t
     int hier = 0;
     if (persistent && root < 0) KYI_CHECK(host_hier(pl, gp, 0, n, &hier));
     if (hier) return KY_OK;
-    if (root < 0) pl->algo = kyi_sched_allreduce(&gp->host.sched, pl->algo, t->size, t->rank, n, es, 1);
-    else kyi_sched_reduce_tree(&gp->host.sched, t->size, t->rank, root, KYI_B_R, bytes);
+    if (root < 0)
+        pl->algo = kyi_sched_allreduce(&gp->host.sched, pl->algo, t->size, t->rank, n, es, 1);
+    else
+        kyi_sched_reduce_tree(&gp->host.sched, t->size, t->rank, root, KYI_B_R, bytes);
     return host_part(pl, gp);
 }
 
-int kyi_gcoll_allgather(struct kyi_coll_plan *pl, const void *s, size_t b, void *r, int in_place, int persistent)
+int kyi_gcoll_allgather(struct kyi_coll_plan *pl, const void *s, size_t b, void *r, int in_place,
+                        int persistent)
 {
     int st;
     struct kyi_team *t = pl->team;
@@ -226,7 +236,8 @@ int kyi_gcoll_allgather(struct kyi_coll_plan *pl, const void *s, size_t b, void 
     int hier = 0;
     if (persistent) KYI_CHECK(host_hier(pl, gp, 1, b, &hier));
     if (hier) return KY_OK;
-    pl->algo = kyi_sched_allgather(&gp->host.sched, pl->algo, t->size, t->rank, b, KYI_B_R, gp->d2h_off, KYI_B_R, 0);
+    pl->algo =
+        kyi_sched_allgather(&gp->host.sched, pl->algo, t->size, t->rank, b, KYI_B_R, gp->d2h_off, KYI_B_R, 0);
     return host_part(pl, gp);
 }
 
@@ -261,9 +272,10 @@ static int staged_run(struct kyi_coll_plan *pl, struct kyi_gplan *gp, cudaStream
 {
     enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
     if (cudaStreamIsCapturing(s, &cs) == cudaSuccess && cs != cudaStreamCaptureStatusNone)
-        return kyi_fail(KY_ERR_UNSUPPORTED, pl->call,
-                        "this GPU collective stages through host memory (no NVLink path for the team) and cannot "
-                        "be captured in a CUDA graph");
+        return kyi_fail(
+            KY_ERR_UNSUPPORTED, pl->call,
+            "this GPU collective stages through host memory (no NVLink path for the team) and cannot "
+            "be captured in a CUDA graph");
     cudaError_t e;
     if (gp->d2h_len) {
         e = cudaMemcpyAsync(gp->pinned + gp->d2h_off, gp->src, gp->d2h_len, cudaMemcpyDefault, s);
@@ -279,7 +291,8 @@ static int staged_run(struct kyi_coll_plan *pl, struct kyi_gplan *gp, cudaStream
         KYI_CHECK(kyi_plan_wait(&gp->host));
     }
     if (gp->h2d_len) {
-        e = cudaMemcpyAsync(gp->dst + gp->h2d_off, gp->pinned + gp->h2d_off, gp->h2d_len, cudaMemcpyDefault, s);
+        e = cudaMemcpyAsync(gp->dst + gp->h2d_off, gp->pinned + gp->h2d_off, gp->h2d_len, cudaMemcpyDefault,
+                            s);
         if (e != cudaSuccess) return kyi_gx_cuda(e, pl->call, "cudaMemcpyAsync from the staging buffer");
     }
     return KY_OK;
@@ -293,15 +306,20 @@ int kyi_gcoll_start(struct kyi_coll_plan *pl, void *stream)
     KYI_CHECK(kyi_gx_dev_enter(gp->dev, &prev, pl->call));
     int st = KY_OK;
     switch (gp->path) {
-    case 0: break; /* nothing to move */
-    case PATH_SELF:
-        if (gp->dst && gp->dst != gp->src) {
-            cudaError_t e = cudaMemcpyAsync(gp->dst, gp->src, gp->self_len, cudaMemcpyDefault, s);
-            if (e != cudaSuccess) st = kyi_gx_cuda(e, pl->call, "cudaMemcpyAsync");
-        }
-        break;
-    case KYI_GPATH_NVL: st = kyi_nvl_launch(&gp->args, s, pl->call); break;
-    default: st = staged_run(pl, gp, s); break;
+        case 0:
+            break; /* nothing to move */
+        case PATH_SELF:
+            if (gp->dst && gp->dst != gp->src) {
+                cudaError_t e = cudaMemcpyAsync(gp->dst, gp->src, gp->self_len, cudaMemcpyDefault, s);
+                if (e != cudaSuccess) st = kyi_gx_cuda(e, pl->call, "cudaMemcpyAsync");
+            }
+            break;
+        case KYI_GPATH_NVL:
+            st = kyi_nvl_launch(&gp->args, s, pl->call);
+            break;
+        default:
+            st = staged_run(pl, gp, s);
+            break;
     }
     kyi_gx_dev_leave(prev);
     gp->last = s;
@@ -314,7 +332,8 @@ int kyi_gcoll_wait(struct kyi_coll_plan *pl)
     struct kyi_gplan *gp = pl->gpu;
     if (!gp->started) return KY_OK;
     enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
-    if (cudaStreamIsCapturing(gp->last, &cs) == cudaSuccess && cs != cudaStreamCaptureStatusNone) return KY_OK;
+    if (cudaStreamIsCapturing(gp->last, &cs) == cudaSuccess && cs != cudaStreamCaptureStatusNone)
+        return KY_OK;
     (void)cudaGetLastError();
     gp->started = 0;
     int prev;

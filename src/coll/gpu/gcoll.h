@@ -26,7 +26,8 @@ int kyi_gcoll_path(const char *call, struct kyi_team *t, int *path);
  * root < 0: allreduce; else ky_reduce to root. */
 int kyi_gcoll_allreduce(struct kyi_coll_plan *pl, const void *s, void *r, size_t n, int in_place, int root,
                         int persistent);
-int kyi_gcoll_allgather(struct kyi_coll_plan *pl, const void *s, size_t b, void *r, int in_place, int persistent);
+int kyi_gcoll_allgather(struct kyi_coll_plan *pl, const void *s, size_t b, void *r, int in_place,
+                        int persistent);
 int kyi_gcoll_bcast(struct kyi_coll_plan *pl, void *buf, size_t bytes, int root);
 /* Enqueue on stream (NULL: the team's blocking stream). */
 int kyi_gcoll_start(struct kyi_coll_plan *pl, void *stream);

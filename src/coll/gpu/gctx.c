@@ -11,7 +11,8 @@
 #include "runtime/config.h"
 #include "runtime/gpu.h"
 
-/* ---- host collectives for set-up ------------------------------------------------------------------------ */
+/* ---- host collectives for set-up ------------------------------------------------------------------------
+ */
 
 int kyi_gx_allgather(struct kyi_team *t, const void *mine, size_t b, void *all, const char *call)
 {
@@ -36,7 +37,8 @@ int kyi_gx_barrier(struct kyi_team *t, const char *call)
     return kyi_plan_run(&pl);
 }
 
-/* ---- CUDA helpers --------------------------------------------------------------------------------------- */
+/* ---- CUDA helpers ---------------------------------------------------------------------------------------
+ */
 
 static int *err_word;
 static pthread_once_t err_once = PTHREAD_ONCE_INIT;
@@ -67,8 +69,10 @@ int kyi_gx_cuda(cudaError_t e, const char *call, const char *what)
 {
     int w = err_word ? *(volatile int *)err_word : 0;
     if (w > 0)
-        kyi_fatal("%s: GPU collective timed out after %g s waiting on the GPU for team member %d (KY_TIMEOUT); "
-                  "%s: %s", call, kyi_setting_double(KYI_SET_TIMEOUT), w - 1, what, cudaGetErrorString(e));
+        kyi_fatal(
+            "%s: GPU collective timed out after %g s waiting on the GPU for team member %d (KY_TIMEOUT); "
+            "%s: %s",
+            call, kyi_setting_double(KYI_SET_TIMEOUT), w - 1, what, cudaGetErrorString(e));
     if (e == cudaErrorLaunchFailure || e == cudaErrorIllegalAddress || e == cudaErrorIllegalInstruction ||
         e == cudaErrorMisalignedAddress || e == cudaErrorAssert)
         kyi_fatal("%s: %s failed: %s; the CUDA context is unusable", call, what, cudaGetErrorString(e));
@@ -94,7 +98,8 @@ void kyi_gx_dev_leave(int prev)
     if (prev >= 0 && cudaSetDevice(prev) != cudaSuccess) (void)cudaGetLastError();
 }
 
-/* ---- NVLink contexts ------------------------------------------------------------------------------------ */
+/* ---- NVLink contexts ------------------------------------------------------------------------------------
+ */
 
 void kyi_nvl_destroy(kyi_nvl_t *c, const char *call)
 {
@@ -137,7 +142,8 @@ int kyi_nvl_create(struct kyi_team *t, int dev, size_t scratch, kyi_nvl_t **out,
     }
     if (ok) ok = kyi_gpu_ipc_export(c->buf[me], &mine) == KY_OK;
     int st = KY_OK;
-    if (all) st = kyi_gx_allgather(t, &mine, sizeof mine, all, call);
+    if (all)
+        st = kyi_gx_allgather(t, &mine, sizeof mine, all, call);
     else {
         /* the others are in the allgather: take part with a dummy so nobody waits forever */
         kyi_gpu_ipc_t tmp[KYI_NVL_MAXP];
@@ -147,8 +153,10 @@ int kyi_nvl_create(struct kyi_team *t, int dev, size_t scratch, kyi_nvl_t **out,
     for (int j = 0; ok && j < p; j++) {
         if (j == me) continue;
         void *q = NULL;
-        if (kyi_gpu_ipc_open(&all[j], dev, &q) == KY_OK) c->buf[j] = q;
-        else ok = 0;
+        if (kyi_gpu_ipc_open(&all[j], dev, &q) == KY_OK)
+            c->buf[j] = q;
+        else
+            ok = 0;
     }
     int64_t agreed = ok;
     if (!st) st = kyi_allreduce_min_i64(t, &agreed, 1, call);
@@ -161,29 +169,33 @@ int kyi_nvl_create(struct kyi_team *t, int dev, size_t scratch, kyi_nvl_t **out,
             if (c->buf[me]) kyi_gpu_free(c->buf[me]);
             free(c);
         }
-        if (!st) KYI_INFO(KYI_SUB_COLL, "%s: NVLink context not available (%s); GPU collectives stage through host",
-                          call, kyi_gpu_last_error());
+        if (!st)
+            KYI_INFO(KYI_SUB_COLL,
+                     "%s: NVLink context not available (%s); GPU collectives stage through host", call,
+                     kyi_gpu_last_error());
         return st;
     }
     *out = c;
-    KYI_INFO(KYI_SUB_COLL, "%s: NVLink context of %d members on GPU %d, %zu bytes of scratch", call, p, dev, scratch);
+    KYI_INFO(KYI_SUB_COLL, "%s: NVLink context of %d members on GPU %d, %zu bytes of scratch", call, p, dev,
+             scratch);
     return KY_OK;
 }
 
-/* ---- team contexts -------------------------------------------------------------------------------------- */
+/* ---- team contexts --------------------------------------------------------------------------------------
+ */
 
 /* Whether this member may take the NVLink path: the same logical node as every member, a GPU that reaches
  * every member's GPU, and no setting forcing the staged path. */
 static int nvl_possible(struct kyi_team *t, int dev)
 {
     if (t->size < 2 || t->size > KYI_NVL_MAXP || dev < 0 || dev != kyi_my_device()) return 0;
-    if (kyi_setting_is(KYI_SET_COLL_GPU_PATH, "staged") || kyi_setting_is(KYI_SET_PATH_GPU, "mpi"))
-        return 0;
+    if (kyi_setting_is(KYI_SET_COLL_GPU_PATH, "staged") || kyi_setting_is(KYI_SET_PATH_GPU, "mpi")) return 0;
     int node = kyi_rt.node_of[kyi_rt.rank];
     for (int j = 0; j < t->size; j++) {
         int w = t->world[j];
         int d = kyi_rt.gpu_of[w * KYI_MAX_GPUS_PER_RANK];
-        if (kyi_rt.node_of[w] != node || kyi_rt.hw_node_of[w] != kyi_rt.hw_node_of[kyi_rt.rank] || d < 0) return 0;
+        if (kyi_rt.node_of[w] != node || kyi_rt.hw_node_of[w] != kyi_rt.hw_node_of[kyi_rt.rank] || d < 0)
+            return 0;
         if (w != kyi_rt.rank && !kyi_gpu_can_access_peer(dev, d)) return 0;
     }
     return 1;
@@ -194,8 +206,9 @@ int kyi_gteam_get(const char *call, struct kyi_team *t, int dev, struct kyi_gtea
     *out = t->gpu;
     if (t->gpu) {
         if (t->gpu->dev != dev)
-            return kyi_fail(KY_ERR_ARG, call, "GPU buffers on GPU %d, but this team's GPU collectives run on GPU %d",
-                            dev, t->gpu->dev);
+            return kyi_fail(KY_ERR_ARG, call,
+                            "GPU buffers on GPU %d, but this team's GPU collectives run on GPU %d", dev,
+                            t->gpu->dev);
         return KY_OK;
     }
     struct kyi_gteam *g = calloc(1, sizeof *g);

@@ -12,17 +12,17 @@
 /* Every member's registered buffer, exchanged by CUDA IPC (nvl.h). */
 typedef struct {
     int dev;
-    char *buf[KYI_NVL_MAXP];   /* [me] is this member's own allocation */
-    size_t scratch;            /* bytes after the header */
+    char *buf[KYI_NVL_MAXP]; /* [me] is this member's own allocation */
+    size_t scratch;          /* bytes after the header */
     struct kyi_team *team;
 } kyi_nvl_t;
 
 struct kyi_gteam {
-    int dev;                   /* this member's GPU */
-    int path;                  /* KYI_GPATH_NVL or KYI_GPATH_STAGED, the same on every member */
-    cudaStream_t stream;       /* blocking stream for calls without one */
-    kyi_nvl_t *nvl;            /* context of blocking calls (NVL path), grown on demand */
-    char *pinned;              /* staging of blocking calls, grown on demand */
+    int dev;             /* this member's GPU */
+    int path;            /* KYI_GPATH_NVL or KYI_GPATH_STAGED, the same on every member */
+    cudaStream_t stream; /* blocking stream for calls without one */
+    kyi_nvl_t *nvl;      /* context of blocking calls (NVL path), grown on demand */
+    char *pinned;        /* staging of blocking calls, grown on demand */
     size_t pinned_bytes;
 };
 

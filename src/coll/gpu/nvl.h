@@ -43,11 +43,11 @@ extern "C" {
 #endif
 
 enum {
-    KYI_NVL_MAXP = 8,      /* members of an NVLink team */
-    KYI_NVL_MAXB = 128,    /* blocks of one kernel (flags and epochs per block) */
-    KYI_NVL_LLB = 8,       /* blocks of every LL kernel */
-    KYI_NVL_MAXT = 512,    /* threads per block at most (the kernels are compiled for it) */
-    KYI_NVL_HDR = 8192,    /* flags [MAXB][MAXP] u32, epochs [MAXB] u32, LL epochs [LLB] u32, padding */
+    KYI_NVL_MAXP = 8,   /* members of an NVLink team */
+    KYI_NVL_MAXB = 128, /* blocks of one kernel (flags and epochs per block) */
+    KYI_NVL_LLB = 8,    /* blocks of every LL kernel */
+    KYI_NVL_MAXT = 512, /* threads per block at most (the kernels are compiled for it) */
+    KYI_NVL_HDR = 8192, /* flags [MAXB][MAXP] u32, epochs [MAXB] u32, LL epochs [LLB] u32, padding */
     KYI_NVL_EPOCHS = KYI_NVL_MAXB * KYI_NVL_MAXP * 4,
     KYI_NVL_LLEPOCHS = KYI_NVL_EPOCHS + KYI_NVL_MAXB * 4,
 };
@@ -56,17 +56,17 @@ enum { KYI_NVL_ONESHOT = 0, KYI_NVL_TWOSHOT = 1, KYI_NVL_ALLGATHER = 2, KYI_NVL_
 
 /* One launch, passed by value. */
 typedef struct {
-    char *buf[KYI_NVL_MAXP];      /* every member's registered buffer as this member sees it */
-    const char *src;              /* this member's input (GPU memory of this device) */
-    char *dst;                    /* this member's output; NULL: none (ky_reduce off the root) */
-    size_t bytes;                 /* allreduce/bcast: the vector; allgather: one member's block */
-    size_t slot;                  /* bytes between the two scratch slots (one-shot kinds) */
+    char *buf[KYI_NVL_MAXP]; /* every member's registered buffer as this member sees it */
+    const char *src;         /* this member's input (GPU memory of this device) */
+    char *dst;               /* this member's output; NULL: none (ky_reduce off the root) */
+    size_t bytes;            /* allreduce/bcast: the vector; allgather: one member's block */
+    size_t slot;             /* bytes between the two scratch slots (one-shot kinds) */
     unsigned long long timeout_ns;
-    int *err;                     /* host-mapped word: the member a timed-out wait was waiting for */
-    size_t scr;                   /* offset of the scratch in every member's buffer (after the LL area) */
-    size_t llmax;                 /* KY_NVL_LL_MAX: bytes of one sender's data an LL area holds */
+    int *err;     /* host-mapped word: the member a timed-out wait was waiting for */
+    size_t scr;   /* offset of the scratch in every member's buffer (after the LL area) */
+    size_t llmax; /* KY_NVL_LL_MAX: bytes of one sender's data an LL area holds */
     int p, me, root, kind, dtype, op, nblocks, threads, end;
-    int ll;                       /* 1: the LL protocol (set by kyi_nvl_shape) */
+    int ll; /* 1: the LL protocol (set by kyi_nvl_shape) */
 } kyi_nvl_args_t;
 
 /* Scratch bytes a launch of `kind` needs (beyond the header and the LL area). */

@@ -42,7 +42,10 @@ __device__ __forceinline__ unsigned long long now_ns()
     return t;
 }
 
-__device__ __forceinline__ uint32_t *flags_of(char *buf) { return reinterpret_cast<uint32_t *>(buf); }
+__device__ __forceinline__ uint32_t *flags_of(char *buf)
+{
+    return reinterpret_cast<uint32_t *>(buf);
+}
 __device__ __forceinline__ uint32_t *epoch_of(const kyi_nvl_args_t &a)
 {
     return reinterpret_cast<uint32_t *>(a.buf[a.me] + KYI_NVL_EPOCHS) + blockIdx.x;
@@ -112,7 +115,8 @@ __device__ void copy_range(char *dst, const char *src, size_t len)
     for (size_t k = i + threadIdx.x; k < len; k += blockDim.x) dst[k] = src[k];
 }
 
-template <typename T, int OP> __device__ __forceinline__ T rop(T acc, T x)
+template <typename T, int OP>
+__device__ __forceinline__ T rop(T acc, T x)
 {
     if (OP == KY_SUM) return acc + x;
     if (OP == KY_PROD) return acc * x;
@@ -125,7 +129,8 @@ template <typename T, int OP>
 __device__ void reduce_range(const char *const *in, int p, char *out1, char *out2, size_t lo, size_t hi)
 {
     size_t len = hi - lo;
-    uintptr_t al = reinterpret_cast<uintptr_t>(out1 + lo) | (out2 ? reinterpret_cast<uintptr_t>(out2 + lo) : 0);
+    uintptr_t al =
+        reinterpret_cast<uintptr_t>(out1 + lo) | (out2 ? reinterpret_cast<uintptr_t>(out2 + lo) : 0);
     for (int j = 0; j < p; j++) al |= reinterpret_cast<uintptr_t>(in[j] + lo);
     size_t done = 0;
     if ((al & 15) == 0) {
@@ -171,7 +176,8 @@ __device__ void reduce_range(const char *const *in, int p, char *out1, char *out
     }
 }
 
-template <typename T, int OP> __global__ void __launch_bounds__(KYI_NVL_MAXT) k_oneshot(kyi_nvl_args_t a)
+template <typename T, int OP>
+__global__ void __launch_bounds__(KYI_NVL_MAXT) k_oneshot(kyi_nvl_args_t a)
 {
     uint32_t *ep = epoch_of(a);
     uint32_t e = *reinterpret_cast<volatile uint32_t *>(ep) + 1;
@@ -188,7 +194,8 @@ template <typename T, int OP> __global__ void __launch_bounds__(KYI_NVL_MAXT) k_
     if (threadIdx.x == 0) *ep = e;
 }
 
-template <typename T, int OP> __global__ void __launch_bounds__(KYI_NVL_MAXT) k_twoshot(kyi_nvl_args_t a)
+template <typename T, int OP>
+__global__ void __launch_bounds__(KYI_NVL_MAXT) k_twoshot(kyi_nvl_args_t a)
 {
     uint32_t *ep = epoch_of(a);
     uint32_t e = *reinterpret_cast<volatile uint32_t *>(ep);
@@ -266,7 +273,8 @@ __global__ void __launch_bounds__(KYI_NVL_MAXT) k_bcast(kyi_nvl_args_t a)
 
 __device__ __forceinline__ void st_line(char *p, uint32_t d0, uint32_t d1, uint32_t f)
 {
-    asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(d0), "r"(f), "r"(d1), "r"(f)
+    asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(d0), "r"(f), "r"(d1),
+                 "r"(f)
                  : "memory");
 }
 
@@ -283,7 +291,8 @@ __device__ __forceinline__ uint2 wait_line(const kyi_nvl_args_t &a, const char *
                      : "memory");
         if (v.y == f && v.w == f) return make_uint2(v.x, v.z);
         if ((++spins & 1023u) == 0) {
-            if (!t0) t0 = now_ns();
+            if (!t0)
+                t0 = now_ns();
             else if (now_ns() - t0 > a.timeout_ns) {
                 if (a.err) *(volatile int *)a.err = from + 1;
                 __threadfence_system();
@@ -343,7 +352,8 @@ __device__ __forceinline__ void ll_end(uint32_t *ep, uint32_t e)
 
 /* This member's lines (8 payload bytes each) into every member's LL area; thread t0 of nt handles lines
  * t0, t0 + nt, ... */
-__device__ __forceinline__ void ll_send(const kyi_nvl_args_t &a, uint32_t e, size_t lines, size_t t0, size_t nt)
+__device__ __forceinline__ void ll_send(const kyi_nvl_args_t &a, uint32_t e, size_t lines, size_t t0,
+                                        size_t nt)
 {
     for (size_t u = t0; u < lines; u += nt) {
         uint2 d = load8(a.src, u * 8, a.bytes);
@@ -352,7 +362,8 @@ __device__ __forceinline__ void ll_send(const kyi_nvl_args_t &a, uint32_t e, siz
 }
 
 /* Every member waits for every line, output or not: that is what makes rewriting the area safe (nvl.h). */
-template <typename T, int OP> __global__ void __launch_bounds__(KYI_NVL_MAXT) k_ll_allreduce(kyi_nvl_args_t a)
+template <typename T, int OP>
+__global__ void __launch_bounds__(KYI_NVL_MAXT) k_ll_allreduce(kyi_nvl_args_t a)
 {
     uint32_t *ep;
     uint32_t e = ll_begin(a, &ep);
@@ -394,29 +405,42 @@ __global__ void __launch_bounds__(KYI_NVL_MAXT) k_ll_allgather(kyi_nvl_args_t a)
 
 typedef void (*kern_t)(kyi_nvl_args_t);
 
-template <typename T> kern_t pick(int kind, int op, int ll)
+template <typename T>
+kern_t pick(int kind, int op, int ll)
 {
     if (kind == KYI_NVL_ONESHOT && ll) {
         switch (op) {
-        case KY_SUM: return k_ll_allreduce<T, KY_SUM>;
-        case KY_PROD: return k_ll_allreduce<T, KY_PROD>;
-        case KY_MIN: return k_ll_allreduce<T, KY_MIN>;
-        default: return k_ll_allreduce<T, KY_MAX>;
+            case KY_SUM:
+                return k_ll_allreduce<T, KY_SUM>;
+            case KY_PROD:
+                return k_ll_allreduce<T, KY_PROD>;
+            case KY_MIN:
+                return k_ll_allreduce<T, KY_MIN>;
+            default:
+                return k_ll_allreduce<T, KY_MAX>;
         }
     }
     if (kind == KYI_NVL_ONESHOT) {
         switch (op) {
-        case KY_SUM: return k_oneshot<T, KY_SUM>;
-        case KY_PROD: return k_oneshot<T, KY_PROD>;
-        case KY_MIN: return k_oneshot<T, KY_MIN>;
-        default: return k_oneshot<T, KY_MAX>;
+            case KY_SUM:
+                return k_oneshot<T, KY_SUM>;
+            case KY_PROD:
+                return k_oneshot<T, KY_PROD>;
+            case KY_MIN:
+                return k_oneshot<T, KY_MIN>;
+            default:
+                return k_oneshot<T, KY_MAX>;
         }
     }
     switch (op) {
-    case KY_SUM: return k_twoshot<T, KY_SUM>;
-    case KY_PROD: return k_twoshot<T, KY_PROD>;
-    case KY_MIN: return k_twoshot<T, KY_MIN>;
-    default: return k_twoshot<T, KY_MAX>;
+        case KY_SUM:
+            return k_twoshot<T, KY_SUM>;
+        case KY_PROD:
+            return k_twoshot<T, KY_PROD>;
+        case KY_MIN:
+            return k_twoshot<T, KY_MIN>;
+        default:
+            return k_twoshot<T, KY_MAX>;
     }
 }
 
@@ -425,16 +449,23 @@ kern_t kernel_for(const kyi_nvl_args_t *a)
     if (a->kind == KYI_NVL_ALLGATHER) return a->ll ? k_ll_allgather : k_allgather;
     if (a->kind == KYI_NVL_BCAST) return k_bcast;
     switch (a->dtype) {
-    case KY_INT32: return pick<int32_t>(a->kind, a->op, a->ll);
-    case KY_INT64: return pick<int64_t>(a->kind, a->op, a->ll);
-    case KY_FLOAT: return pick<float>(a->kind, a->op, a->ll);
-    default: return pick<double>(a->kind, a->op, a->ll);
+        case KY_INT32:
+            return pick<int32_t>(a->kind, a->op, a->ll);
+        case KY_INT64:
+            return pick<int64_t>(a->kind, a->op, a->ll);
+        case KY_FLOAT:
+            return pick<float>(a->kind, a->op, a->ll);
+        default:
+            return pick<double>(a->kind, a->op, a->ll);
     }
 }
 
-size_t up256(size_t n) { return (n + 255) & ~(size_t)255; }
+size_t up256(size_t n)
+{
+    return (n + 255) & ~(size_t)255;
+}
 
-} // namespace
+}  // namespace
 
 extern "C" size_t kyi_nvl_scratch(int kind, size_t bytes, int p)
 {
@@ -454,7 +485,10 @@ extern "C" size_t kyi_nvl_ll_max(void)
     return (size_t)llmax;
 }
 
-extern "C" size_t kyi_nvl_ll_area(int p) { return up256(2 * (size_t)p * 2 * kyi_nvl_ll_max()); }
+extern "C" size_t kyi_nvl_ll_area(int p)
+{
+    return up256(2 * (size_t)p * 2 * kyi_nvl_ll_max());
+}
 
 extern "C" void kyi_nvl_shape(kyi_nvl_args_t *a)
 {
@@ -492,6 +526,7 @@ extern "C" int kyi_nvl_launch(const kyi_nvl_args_t *a, void *stream, const char 
     kern_t k = kernel_for(a);
     k<<<a->nblocks, a->threads, 0, (cudaStream_t)stream>>>(*a);
     cudaError_t e = cudaGetLastError();
-    if (e != cudaSuccess) return kyi_fail(KY_ERR_CUDA, call, "NVLink collective kernel launch: %s", cudaGetErrorString(e));
+    if (e != cudaSuccess)
+        return kyi_fail(KY_ERR_CUDA, call, "NVLink collective kernel launch: %s", cudaGetErrorString(e));
     return KY_OK;
 }

@@ -38,7 +38,8 @@ int kyi_gpu_copy_async(int dev, void *dst, const void *src, size_t n, kyi_gpu_op
         size_t len = n - off < chunk ? n - off : chunk;
         cudaStream_t s = streams[first + i];
         used |= 1u << (first + i);
-        cudaError_t e = cudaMemcpyAsync((char *)dst + off, (const char *)src + off, len, cudaMemcpyDefault, s);
+        cudaError_t e =
+            cudaMemcpyAsync((char *)dst + off, (const char *)src + off, len, cudaMemcpyDefault, s);
         if (e != cudaSuccess) {
             st = kyi_gpu_cuda_fail(e, call, "cudaMemcpyAsync");
             break;
@@ -103,8 +104,10 @@ int kyi_gpu_memset_async(int dev, void *dst, int byte, size_t n, kyi_gpu_op_t **
     if (n == 0) goto out;
     int i = kyi_gpu_stream_pick(run_dev);
     cudaError_t e = cudaMemsetAsync(dst, byte, n, streams[i]);
-    if (e != cudaSuccess) st = kyi_gpu_cuda_fail(e, call, "cudaMemsetAsync");
-    else st = kyi_gpu_op_record(o, streams[i], call);
+    if (e != cudaSuccess)
+        st = kyi_gpu_cuda_fail(e, call, "cudaMemsetAsync");
+    else
+        st = kyi_gpu_op_record(o, streams[i], call);
     if (st) {
         kyi_gpu_op_abandon(o, streams, 1u << i);
         o = NULL;

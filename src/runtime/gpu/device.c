@@ -31,7 +31,10 @@ static void count_init(void)
     dev_count = n;
 }
 
-int kyi_gpu_built(void) { return 1; }
+int kyi_gpu_built(void)
+{
+    return 1;
+}
 
 int kyi_gpu_count(void)
 {
@@ -175,19 +178,19 @@ int kyi_gpu_dev_can_touch(int dev, const void *p, int *owner)
     kyi_gpu_ptr_attr(p, &a);
     *owner = -1;
     switch (a.type) {
-    case cudaMemoryTypeDevice:
-        *owner = a.device;
-        if (a.device == dev) return 1;
-        /* IPC mappings opened with lazy peer access are already usable; enabling again is harmless. */
-        return kyi_gpu_can_access_peer(dev, a.device) && kyi_gpu_enable_peer(dev, a.device) == KY_OK;
-    case cudaMemoryTypeManaged:
-        *owner = a.device;
-        return 1;
-    case cudaMemoryTypeHost:
-        /* Pinned and mapped: with unified addressing the device uses the host address itself. */
-        return a.devicePointer != NULL && a.devicePointer == p;
-    default:
-        return 0;
+        case cudaMemoryTypeDevice:
+            *owner = a.device;
+            if (a.device == dev) return 1;
+            /* IPC mappings opened with lazy peer access are already usable; enabling again is harmless. */
+            return kyi_gpu_can_access_peer(dev, a.device) && kyi_gpu_enable_peer(dev, a.device) == KY_OK;
+        case cudaMemoryTypeManaged:
+            *owner = a.device;
+            return 1;
+        case cudaMemoryTypeHost:
+            /* Pinned and mapped: with unified addressing the device uses the host address itself. */
+            return a.devicePointer != NULL && a.devicePointer == p;
+        default:
+            return 0;
     }
 }
 
@@ -237,8 +240,10 @@ int kyi_gpu_enable_peer(int a, int b)
                 (void)cudaGetLastError();
                 e = cudaSuccess;
             }
-            if (e != cudaSuccess) st = kyi_gpu_cuda_fail(e, call, "cudaDeviceEnablePeerAccess");
-            else atomic_store_explicit(&peer_on[a][b], 1, memory_order_release);
+            if (e != cudaSuccess)
+                st = kyi_gpu_cuda_fail(e, call, "cudaDeviceEnablePeerAccess");
+            else
+                atomic_store_explicit(&peer_on[a][b], 1, memory_order_release);
             kyi_gpu_dev_leave(&g);
         }
         if (st == KY_OK) KYI_INFO(KYI_SUB_GPU, "peer access GPU %d -> GPU %d enabled", a, b);
@@ -252,7 +257,8 @@ int kyi_gpu_pci_id(int dev, char *buf, size_t len)
     static const char *call = "kyi_gpu_pci_id";
     if (!buf || len == 0) return kyi_gpu_fail(KY_ERR_ARG, call, "no buffer");
     int n = kyi_gpu_count();
-    if (dev < 0 || dev >= n) return kyi_gpu_fail(KY_ERR_ARG, call, "device %d does not exist (%d visible)", dev, n);
+    if (dev < 0 || dev >= n)
+        return kyi_gpu_fail(KY_ERR_ARG, call, "device %d does not exist (%d visible)", dev, n);
     int l = len > (size_t)INT32_MAX ? INT32_MAX : (int)len;
     cudaError_t e = cudaDeviceGetPCIBusId(buf, l, dev);
     if (e != cudaSuccess) return kyi_gpu_cuda_fail(e, call, "cudaDeviceGetPCIBusId");

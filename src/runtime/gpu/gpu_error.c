@@ -9,7 +9,10 @@
 
 static __thread char last_text[320];
 
-const char *kyi_gpu_last_error(void) { return last_text[0] ? last_text : "no GPU error"; }
+const char *kyi_gpu_last_error(void)
+{
+    return last_text[0] ? last_text : "no GPU error";
+}
 
 int kyi_gpu_fail(int status, const char *call, const char *fmt, ...)
 {
@@ -23,23 +26,23 @@ int kyi_gpu_fail(int status, const char *call, const char *fmt, ...)
 int kyi_gpu_err_is_sticky(cudaError_t err)
 {
     switch (err) {
-    case cudaErrorECCUncorrectable:
-    case cudaErrorContained:
-    case cudaErrorIllegalAddress:
-    case cudaErrorLaunchTimeout:
-    case cudaErrorAssert:
-    case cudaErrorHardwareStackError:
-    case cudaErrorIllegalInstruction:
-    case cudaErrorMisalignedAddress:
-    case cudaErrorInvalidAddressSpace:
-    case cudaErrorInvalidPc:
-    case cudaErrorLaunchFailure:
-    case cudaErrorTensorMemoryLeak:
-    case cudaErrorMpsClientTerminated:
-    case cudaErrorExternalDevice:
-        return 1;
-    default:
-        return 0;
+        case cudaErrorECCUncorrectable:
+        case cudaErrorContained:
+        case cudaErrorIllegalAddress:
+        case cudaErrorLaunchTimeout:
+        case cudaErrorAssert:
+        case cudaErrorHardwareStackError:
+        case cudaErrorIllegalInstruction:
+        case cudaErrorMisalignedAddress:
+        case cudaErrorInvalidAddressSpace:
+        case cudaErrorInvalidPc:
+        case cudaErrorLaunchFailure:
+        case cudaErrorTensorMemoryLeak:
+        case cudaErrorMpsClientTerminated:
+        case cudaErrorExternalDevice:
+            return 1;
+        default:
+            return 0;
     }
 }
 
@@ -49,5 +52,6 @@ int kyi_gpu_cuda_fail(cudaError_t err, const char *call, const char *cuda_call)
         kyi_fatal("%s: %s failed: %s (%s); the CUDA context is unusable", call, cuda_call,
                   cudaGetErrorString(err), cudaGetErrorName(err));
     (void)cudaGetLastError(); /* a returned, non-sticky error stays as the thread's last error: clear it */
-    return kyi_gpu_fail(KY_ERR_CUDA, call, "%s: %s (%s)", cuda_call, cudaGetErrorString(err), cudaGetErrorName(err));
+    return kyi_gpu_fail(KY_ERR_CUDA, call, "%s: %s (%s)", cuda_call, cudaGetErrorString(err),
+                        cudaGetErrorName(err));
 }

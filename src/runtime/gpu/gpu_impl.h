@@ -18,8 +18,8 @@ extern "C" {
 #endif
 
 enum {
-    KYI_GPU_MAX_DEVICES = 64,  /* devices one process can see */
-    KYI_GPU_MAX_STREAMS = 16,  /* cap on KY_GPU_STREAMS */
+    KYI_GPU_MAX_DEVICES = 64, /* devices one process can see */
+    KYI_GPU_MAX_STREAMS = 16, /* cap on KY_GPU_STREAMS */
 };
 
 /* ---- errors (gpu_error.c) ---------------------------------------------------------------------------- */
@@ -34,7 +34,8 @@ int kyi_gpu_err_is_sticky(cudaError_t err);
 /* ---- devices and contexts (device.c) ----------------------------------------------------------------- */
 /* Make `dev` current on this thread for the duration of a call. leave() restores the previous device only
  * when that device already has a live primary context: restoring an unused device would create a context
- * on it (CUDA >= 12 cudaSetDevice initialises one), which costs GPU memory on a GPU the process never used. */
+ * on it (CUDA >= 12 cudaSetDevice initialises one), which costs GPU memory on a GPU the process never used.
+ */
 typedef struct {
     int prev;
     int changed;
@@ -55,9 +56,9 @@ kyi_cu_mem_range_fn kyi_gpu_driver_mem_range(void);
 
 /* ---- streams, events, operations (stream_pool.c) ----------------------------------------------------- */
 typedef struct {
-    long streams;        /* KY_GPU_STREAMS, clamped to 1..KYI_GPU_MAX_STREAMS */
-    size_t split_min;    /* KY_GPU_SPLIT_MIN */
-    size_t kernel_max;   /* KY_GPU_KERNEL_MAX_BLOCK */
+    long streams;      /* KY_GPU_STREAMS, clamped to 1..KYI_GPU_MAX_STREAMS */
+    size_t split_min;  /* KY_GPU_SPLIT_MIN */
+    size_t kernel_max; /* KY_GPU_KERNEL_MAX_BLOCK */
 } kyi_gpu_settings_t;
 const kyi_gpu_settings_t *kyi_gpu_settings(void);
 
@@ -70,9 +71,9 @@ int kyi_gpu_sm_count(int dev);
 size_t kyi_gpu_max_pitch(int dev);
 
 struct kyi_gpu_op {
-    int dev;                                   /* device of the events */
-    int nev;                                   /* events recorded */
-    int ndone;                                 /* events [0, ndone) known complete */
+    int dev;   /* device of the events */
+    int nev;   /* events recorded */
+    int ndone; /* events [0, ndone) known complete */
     cudaEvent_t ev[KYI_GPU_MAX_STREAMS];
 };
 /* A new operation with no events (complete until something is recorded); NULL with KY_ERR_NOMEM recorded. */

@@ -41,10 +41,10 @@ typedef struct {
     atomic_int ready;
     int n;
     cudaStream_t s[KYI_GPU_MAX_STREAMS];
-    atomic_uint next;              /* round robin for single-stream work */
+    atomic_uint next; /* round robin for single-stream work */
     int sm_count;
     size_t max_pitch;
-    pthread_mutex_t ev_lock;       /* initialised with the pool */
+    pthread_mutex_t ev_lock; /* initialised with the pool */
     int nfree;
     cudaEvent_t free_ev[EVENT_CACHE];
 } pool_t;
@@ -69,11 +69,17 @@ static int pool_create(int dev, pool_t *pl, const char *call)
     }
     int v = 0;
     cudaError_t e = cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev);
-    if (e != cudaSuccess) { (void)cudaGetLastError(); v = 0; }
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        v = 0;
+    }
     pl->sm_count = v > 0 ? v : 32;
     v = 0;
     e = cudaDeviceGetAttribute(&v, cudaDevAttrMaxPitch, dev);
-    if (e != cudaSuccess) { (void)cudaGetLastError(); v = 0; }
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        v = 0;
+    }
     pl->max_pitch = v > 0 ? (size_t)v : ((size_t)1 << 31) - 1;
     pthread_mutex_init(&pl->ev_lock, NULL);
     pl->nfree = 0;
@@ -111,8 +117,14 @@ int kyi_gpu_stream_pick(int dev)
     return (int)(atomic_fetch_add_explicit(&pl->next, 1, memory_order_relaxed) % (unsigned)pl->n);
 }
 
-int kyi_gpu_sm_count(int dev) { return pools[dev].sm_count; }
-size_t kyi_gpu_max_pitch(int dev) { return pools[dev].max_pitch; }
+int kyi_gpu_sm_count(int dev)
+{
+    return pools[dev].sm_count;
+}
+size_t kyi_gpu_max_pitch(int dev)
+{
+    return pools[dev].max_pitch;
+}
 
 /* ---- events ------------------------------------------------------------------------------------------ */
 static int event_get(int dev, cudaEvent_t *ev, const char *call)
@@ -159,7 +171,8 @@ kyi_gpu_op_t *kyi_gpu_op_new(int dev, const char *call)
 
 int kyi_gpu_op_record(kyi_gpu_op_t *op, cudaStream_t s, const char *call)
 {
-    if (op->nev >= KYI_GPU_MAX_STREAMS) return kyi_gpu_fail(KY_ERR_INTERNAL, call, "too many events in one operation");
+    if (op->nev >= KYI_GPU_MAX_STREAMS)
+        return kyi_gpu_fail(KY_ERR_INTERNAL, call, "too many events in one operation");
     cudaEvent_t ev;
     KYI_CHECK(event_get(op->dev, &ev, call));
     cudaError_t e = cudaEventRecord(ev, s);

@@ -1,5 +1,5 @@
-/* CUDA service layer: strided copies (the comm layer's convention: count[0] contiguous bytes, count[1..levels]
- * blocks per level, stride[i] bytes between blocks of level i+1; levels 0..3).
+/* CUDA service layer: strided copies (the comm layer's convention: count[0] contiguous bytes,
+ * count[1..levels] blocks per level, stride[i] bytes between blocks of level i+1; levels 0..3).
  *
  * The shape is first simplified (levels of one block dropped, levels that are contiguous on both sides
  * merged into the one below), then copied one of two ways:
@@ -18,9 +18,9 @@ namespace {
 
 struct shape_t {
     int levels;
-    size_t c[4];   /* c[0] bytes, c[1..3] blocks */
-    size_t ds[3];  /* byte strides, destination */
-    size_t ss[3];  /* byte strides, source */
+    size_t c[4];  /* c[0] bytes, c[1..3] blocks */
+    size_t ds[3]; /* byte strides, destination */
+    size_t ss[3]; /* byte strides, source */
 };
 
 /* Remove level l (1..levels) from the shape, shifting the levels above it down. */
@@ -60,8 +60,8 @@ void simplify(shape_t *s)
 
 /* ---- copy kernel ------------------------------------------------------------------------------------- */
 template <typename T, typename I>
-__global__ void strided_kernel(T *__restrict__ dst, const T *__restrict__ src, I n0, I c1, I c2, I total, I d0,
-                               I d1, I d2, I s0, I s1, I s2)
+__global__ void strided_kernel(T *__restrict__ dst, const T *__restrict__ src, I n0, I c1, I c2, I total,
+                               I d0, I d1, I d2, I s0, I s1, I s2)
 {
     for (I e = (I)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += (I)gridDim.x * blockDim.x) {
         I x = e % n0, r = e / n0;
@@ -84,8 +84,8 @@ cudaError_t launch_typed(const shape_t *s, size_t w, void *dst, const void *src,
     size_t cap = (size_t)sms * 16;
     if (blocks > cap) blocks = cap;
     if (blocks < 1) blocks = 1;
-    strided_kernel<T, I><<<(unsigned)blocks, threads, 0, st>>>((T *)dst, (const T *)src, n0, c1, c2, total, d0,
-                                                                d1, d2, s0, s1, s2);
+    strided_kernel<T, I><<<(unsigned)blocks, threads, 0, st>>>((T *)dst, (const T *)src, n0, c1, c2, total,
+                                                               d0, d1, d2, s0, s1, s2);
     return cudaGetLastError();
 }
 
@@ -222,8 +222,10 @@ extern "C" int kyi_gpu_copy_strided_async(int dev, void *dst, const size_t dst_s
         int i = kyi_gpu_stream_pick(dev);
         used = 1u << i;
         cudaError_t e = launch_kernel(&s, dst, src, kyi_gpu_sm_count(dev), streams[i]);
-        if (e != cudaSuccess) st = kyi_gpu_cuda_fail(e, call, "strided copy kernel launch");
-        else st = kyi_gpu_op_record(o, streams[i], call);
+        if (e != cudaSuccess)
+            st = kyi_gpu_cuda_fail(e, call, "strided copy kernel launch");
+        else
+            st = kyi_gpu_op_record(o, streams[i], call);
         KYI_TRACE(KYI_SUB_GPU, "strided kernel: %zu bytes in blocks of %zu, %d levels, GPU %d", total, s.c[0],
                   s.levels, dev);
     } else {
@@ -270,8 +272,8 @@ extern "C" int kyi_gpu_copy_strided_async(int dev, void *dst, const size_t dst_s
                 int i = first + (int)(k / per);
                 used |= 1u << i;
                 if (one.levels == 1)
-                    e = ce_2d(d + k * dstep, one.ds[0], sp + k * sstep, one.ss[0], one.c[0], one.c[1], max_pitch,
-                              streams[i], &what);
+                    e = ce_2d(d + k * dstep, one.ds[0], sp + k * sstep, one.ss[0], one.c[0], one.c[1],
+                              max_pitch, streams[i], &what);
                 else
                     e = ce_slab(&one, d + k * dstep, sp + k * sstep, max_pitch, streams[i], &what);
             }
@@ -279,8 +281,9 @@ extern "C" int kyi_gpu_copy_strided_async(int dev, void *dst, const size_t dst_s
         if (e != cudaSuccess) st = kyi_gpu_cuda_fail(e, call, what);
         for (int i = 0; i < ns && st == KY_OK; i++)
             if ((used >> i) & 1u) st = kyi_gpu_op_record(o, streams[i], call);
-        KYI_TRACE(KYI_SUB_GPU, "strided copy engines: %zu bytes in blocks of %zu, %d levels, GPU %d, %d streams",
-                  total, s.c[0], s.levels, dev, o->nev);
+        KYI_TRACE(KYI_SUB_GPU,
+                  "strided copy engines: %zu bytes in blocks of %zu, %d levels, GPU %d, %d streams", total,
+                  s.c[0], s.levels, dev, o->nev);
     }
     if (st) {
         kyi_gpu_op_abandon(o, streams, used);

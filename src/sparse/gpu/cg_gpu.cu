@@ -18,18 +18,19 @@
 #include "sparse/sparse.h"
 #include "sparse/gpu/sp_kernels.cuh"
 
-#define CU(expr)                                                                                         \
-    do {                                                                                                 \
-        cudaError_t e_ = (expr);                                                                         \
-        if (e_ != cudaSuccess) return kyi_fail(KY_ERR_CUDA, "ky_cg", "%s: %s", #expr, cudaGetErrorString(e_)); \
+#define CU(expr)                                                                            \
+    do {                                                                                    \
+        cudaError_t e_ = (expr);                                                            \
+        if (e_ != cudaSuccess)                                                              \
+            return kyi_fail(KY_ERR_CUDA, "ky_cg", "%s: %s", #expr, cudaGetErrorString(e_)); \
     } while (0)
 
 typedef struct {
     cudaStream_t s;
     int64_t n;
     double *r, *q;
-    double *S, *L;      /* device scalars: S as in sp_kernels.cuh (+ [1] p'q, [2] r'r summed), L local sums */
-    double *h;          /* pinned host copy of S; h[12..15]: staged reductions */
+    double *S, *L; /* device scalars: S as in sp_kernels.cuh (+ [1] p'q, [2] r'r summed), L local sums */
+    double *h;     /* pinned host copy of S; h[12..15]: staged reductions */
     ky_coll_plan_t ar_pq, ar_rr;
     /* pipelined CG: m = A w, the vectors z, s, the fused allreduce of (r'r, w'r) on a side stream s2 (events
      * fork and join it around the SpMV) */
@@ -38,10 +39,10 @@ typedef struct {
     cudaEvent_t ev_fork, ev_join;
     ky_coll_plan_t ar_pipe;
     /* staged: ranks share a GPU. coll's GPU collectives wait on the GPU for the other members, and kernels of
-     * processes sharing one GPU are time-sliced, so each wait costs a scheduling quantum; the seed's host path
-     * (copy to the host, host collective, copy back) is used instead. Agreed by every rank. */
+     * processes sharing one GPU are time-sliced, so each wait costs a scheduling quantum; the seed's host
+     * path (copy to the host, host collective, copy back) is used instead. Agreed by every rank. */
     int staged;
-    double *hvec;       /* pinned host copy of the gathered vector */
+    double *hvec; /* pinned host copy of the gathered vector */
     ky_coll_plan_t ag_host;
     int ag_algo;
     /* KY_TRACE: CUDA events around every kernel or collective of the solve (pairs, kept between solves) */
@@ -74,7 +75,11 @@ static void gtrace_start(gws_t *w)
     if (!w->tev) {
         w->tev = (cudaEvent_t *)calloc(2 * TRACE_PAIRS, sizeof(cudaEvent_t));
         w->tname = (const char **)calloc(TRACE_PAIRS, sizeof(char *));
-        if (!w->tev || !w->tname || cudaEventCreate(&w->tref) != cudaSuccess) { free(w->tev); w->tev = NULL; return; }
+        if (!w->tev || !w->tname || cudaEventCreate(&w->tref) != cudaSuccess) {
+            free(w->tev);
+            w->tev = NULL;
+            return;
+        }
         for (w->tcap = 0; w->tcap < TRACE_PAIRS; w->tcap++)
             if (cudaEventCreate(&w->tev[2 * w->tcap]) != cudaSuccess ||
                 cudaEventCreate(&w->tev[2 * w->tcap + 1]) != cudaSuccess)
@@ -94,8 +99,8 @@ static void gtrace_flush(gws_t *w)
         if (cudaEventElapsedTime(&a, w->tref, w->tev[2 * k]) != cudaSuccess ||
             cudaEventElapsedTime(&b, w->tref, w->tev[2 * k + 1]) != cudaSuccess)
             continue;
-        kyi_trace_event("gpu", w->tname[k], w->tref_ns + (uint64_t)(a * 1e6), w->tref_ns + (uint64_t)(b * 1e6),
-                        KYI_TRACK_GPU, -1, -1);
+        kyi_trace_event("gpu", w->tname[k], w->tref_ns + (uint64_t)(a * 1e6),
+                        w->tref_ns + (uint64_t)(b * 1e6), KYI_TRACK_GPU, -1, -1);
     }
     w->tn = 0;
 }
@@ -132,7 +137,10 @@ extern "C" void kyi_sp_gpu_ws_free(kyi_csr_t *A)
 
 static int ws_get(kyi_csr_t *A, gws_t **out)
 {
-    if (A->gws) { *out = (gws_t *)A->gws; return KY_OK; }
+    if (A->gws) {
+        *out = (gws_t *)A->gws;
+        return KY_OK;
+    }
     gws_t *w = (gws_t *)calloc(1, sizeof *w);
     if (!w) return kyi_fail(KY_ERR_NOMEM, "ky_cg", "GPU workspace");
     A->gws = w;
@@ -170,7 +178,10 @@ __global__ void k2_update(int n, double *x, double *r, const double *p, const do
     bool bad = !isfinite(pq) || (allow_indef ? pq == 0.0 : !(pq > 0.0));
     if (bad) { /* at round-off (||r|| < 1e-14 ||r0||) p'Ap is noise: converged, not broken down */
         bool noise = isfinite(pq) && rho < 1e-28 * S[3];
-        if (blockIdx.x == 0 && threadIdx.x == 0) { S[6] = pq; S[4] = noise ? 1.0 : 2.0; }
+        if (blockIdx.x == 0 && threadIdx.x == 0) {
+            S[6] = pq;
+            S[4] = noise ? 1.0 : 2.0;
+        }
         return;
     }
     double alpha = rho / pq, acc = 0.0;
@@ -184,14 +195,17 @@ __global__ void k2_update(int n, double *x, double *r, const double *p, const do
     if (blockIdx.x == 0 && threadIdx.x == 0) S[5] += 1.0;
 }
 
-__global__ void k3_direction(int n, const double *r, double *p, double *S, const double *rr_glob, double *pq_acc,
-                             double rtol2)
+__global__ void k3_direction(int n, const double *r, double *p, double *S, const double *rr_glob,
+                             double *pq_acc, double rtol2)
 {
     if (blockIdx.x == 0 && threadIdx.x == 0) *pq_acc = 0.0; /* nobody reads p'q in this kernel */
     if (kyi_sp_stopped(S)) return;
     double rr = *rr_glob, rho = S[0];
     if (!isfinite(rr)) {
-        if (blockIdx.x == 0 && threadIdx.x == 0) { S[6] = rr; S[4] = 2.0; }
+        if (blockIdx.x == 0 && threadIdx.x == 0) {
+            S[6] = rr;
+            S[4] = 2.0;
+        }
         return;
     }
     if (rtol2 > 0 && (rr < rtol2 * S[3] || rr <= 1e-30 * S[3])) { /* reached, or at round-off (1e-15) */
@@ -199,7 +213,8 @@ __global__ void k3_direction(int n, const double *r, double *p, double *S, const
         return;
     }
     double beta = rr / rho;
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) p[i] = r[i] + beta * p[i];
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        p[i] = r[i] + beta * p[i];
 }
 
 __global__ void k_init(int n, const double *b, const double *ax, double *r, double *p, double *rr_acc)
@@ -233,17 +248,17 @@ typedef struct {
     int timers;
 } iter_t;
 
-#define PHASE(acc, name, stmt)                                                                           \
-    do {                                                                                                 \
-        double t0_ = it->timers ? kyi_sp_now() : 0;                                                      \
-        int k_ = gspan_begin(it->w, name);                                                               \
-        int st_ = (stmt);                                                                                \
-        gspan_end(it->w, k_);                                                                            \
-        if (st_ != KY_OK) return st_;                                                                    \
-        if (it->timers) {                                                                                \
-            CU(cudaStreamSynchronize(it->w->s));                                                         \
-            it->res->acc += kyi_sp_now() - t0_;                                                          \
-        }                                                                                                \
+#define PHASE(acc, name, stmt)                      \
+    do {                                            \
+        double t0_ = it->timers ? kyi_sp_now() : 0; \
+        int k_ = gspan_begin(it->w, name);          \
+        int st_ = (stmt);                           \
+        gspan_end(it->w, k_);                       \
+        if (st_ != KY_OK) return st_;               \
+        if (it->timers) {                           \
+            CU(cudaStreamSynchronize(it->w->s));    \
+            it->res->acc += kyi_sp_now() - t0_;     \
+        }                                           \
     } while (0)
 
 static int launch_k1(iter_t *it)
@@ -265,7 +280,8 @@ static int launch_k2(iter_t *it)
     gws_t *w = it->w;
     int multi = kyi_rt.nranks > 1;
     k2_update<<<it->gridv, KYI_SP_BLOCK, 0, w->s>>>((int)it->A->nloc, it->x, w->r, it->p, w->q, w->S,
-                                                   multi ? w->S + 1 : w->L, w->L + 1, it->o->allow_indefinite);
+                                                    multi ? w->S + 1 : w->L, w->L + 1,
+                                                    it->o->allow_indefinite);
     CU(cudaGetLastError());
     return KY_OK;
 }
@@ -274,8 +290,8 @@ static int launch_k3(iter_t *it)
 {
     gws_t *w = it->w;
     int multi = kyi_rt.nranks > 1;
-    k3_direction<<<it->gridv, KYI_SP_BLOCK, 0, w->s>>>((int)it->A->nloc, w->r, it->p, w->S, multi ? w->S + 2 : w->L + 1,
-                                                      w->L, it->o->rtol * it->o->rtol);
+    k3_direction<<<it->gridv, KYI_SP_BLOCK, 0, w->s>>>(
+        (int)it->A->nloc, w->r, it->p, w->S, multi ? w->S + 2 : w->L + 1, w->L, it->o->rtol * it->o->rtol);
     CU(cudaGetLastError());
     return KY_OK;
 }
@@ -303,7 +319,8 @@ static int exchange(kyi_csr_t *A, kyi_sp_plan_t *P, gws_t *w)
         w->ag_host = NULL;
         if (!w->hvec) CU(cudaMallocHost(&w->hvec, sizeof(double) * (size_t)P->next));
         KYI_CHECK(ky_coll_set_algo(KY_COLL_ALLGATHER, (ky_coll_algo_t)P->algo));
-        int st = ky_allgather_init(KY_IN_PLACE, sizeof(double) * (size_t)P->maxloc, w->hvec, KY_TEAM_WORLD, &w->ag_host);
+        int st = ky_allgather_init(KY_IN_PLACE, sizeof(double) * (size_t)P->maxloc, w->hvec, KY_TEAM_WORLD,
+                                   &w->ag_host);
         ky_coll_set_algo(KY_COLL_ALLGATHER, KY_ALGO_AUTO);
         KYI_CHECK(st);
         w->ag_algo = P->algo;
@@ -337,14 +354,15 @@ static int read_state(gws_t *w)
     return KY_OK;
 }
 
-/* ---- pipelined CG (Ghysels and Vanroose 2014), as cg_cpu.c's, on device vectors ----------------------------
- * Per iteration: the allreduce of (r'r, w'r) starts (side stream, or the host while the GPU works when ranks
- * share a GPU), w is exchanged and m = A w runs meanwhile; then KP (one thread: alpha, beta, the checks) and
- * KC (every vector update, and the next local r'r, w'r fused). w alternates between the plan's two extended
- * vectors, so a neighbour's puts of the next w never meet this rank's SpMV still reading the last.
- * Scalars: S[0] gamma_old, S[1] alpha_old, S[3] gamma_0, S[4] state, S[5] iterations, S[6] bad value,
- * S[7] gamma (last), S[12] alpha, S[13] beta; L = S + 8 local sums, G = S + 10 reduced (L itself on one rank).
- * State 3: stopped at the attainable accuracy (converged when no rtol was asked for). */
+/* ---- pipelined CG (Ghysels and Vanroose 2014), as cg_cpu.c's, on device vectors
+ * ---------------------------- Per iteration: the allreduce of (r'r, w'r) starts (side stream, or the host
+ * while the GPU works when ranks share a GPU), w is exchanged and m = A w runs meanwhile; then KP (one
+ * thread: alpha, beta, the checks) and KC (every vector update, and the next local r'r, w'r fused). w
+ * alternates between the plan's two extended vectors, so a neighbour's puts of the next w never meet this
+ * rank's SpMV still reading the last. Scalars: S[0] gamma_old, S[1] alpha_old, S[3] gamma_0, S[4] state, S[5]
+ * iterations, S[6] bad value, S[7] gamma (last), S[12] alpha, S[13] beta; L = S + 8 local sums, G = S + 10
+ * reduced (L itself on one rank). State 3: stopped at the attainable accuracy (converged when no rtol was
+ * asked for). */
 __global__ void kp_scalars(double *S, const double *G, double *L, double rtol2, int allow_indef, int first)
 {
     if (S[4] != 0.0) return;
@@ -353,8 +371,15 @@ __global__ void kp_scalars(double *S, const double *G, double *L, double rtol2, 
     L[1] = 0.0;
     if (first) S[3] = gamma;
     S[7] = gamma;
-    if (!isfinite(gamma) || !isfinite(delta)) { S[6] = isfinite(gamma) ? delta : gamma; S[4] = 2.0; return; }
-    if (gamma == 0.0 || (rtol2 > 0 && gamma < rtol2 * S[3])) { S[4] = 1.0; return; }
+    if (!isfinite(gamma) || !isfinite(delta)) {
+        S[6] = isfinite(gamma) ? delta : gamma;
+        S[4] = 2.0;
+        return;
+    }
+    if (gamma == 0.0 || (rtol2 > 0 && gamma < rtol2 * S[3])) {
+        S[4] = 1.0;
+        return;
+    }
     double beta = first ? 0.0 : gamma / S[0];
     double denom = first ? delta : delta - beta * gamma / S[1];
     bool bad = allow_indef ? denom == 0.0 : !(denom > 0.0);
@@ -363,8 +388,8 @@ __global__ void kp_scalars(double *S, const double *G, double *L, double rtol2, 
         denom = delta;
         bad = allow_indef ? denom == 0.0 : !(denom > 0.0);
     }
-    if (bad) { /* the denominator is a difference of recurrences: noise near pipelined CG's attainable accuracy
-                * (1e-6 relative: seen from 1e-7 on the seed's stand-ins), a breakdown above it */
+    if (bad) { /* the denominator is a difference of recurrences: noise near pipelined CG's attainable
+                * accuracy (1e-6 relative: seen from 1e-7 on the seed's stand-ins), a breakdown above it */
         S[6] = denom;
         S[4] = gamma < 1e-12 * S[3] ? 3.0 : 2.0;
         return;
@@ -375,8 +400,8 @@ __global__ void kp_scalars(double *S, const double *G, double *L, double rtol2, 
     S[1] = S[12];
 }
 
-__global__ void kc_update(int n, double *x, double *r, const double *wold, double *wnew, const double *m, double *z,
-                          double *sv, double *p, double *S, double *L)
+__global__ void kc_update(int n, double *x, double *r, const double *wold, double *wnew, const double *m,
+                          double *z, double *sv, double *p, double *S, double *L)
 {
     if (kyi_sp_stopped(S)) return;
     double alpha = S[12], beta = S[13], rr = 0.0, wr = 0.0;
@@ -443,8 +468,8 @@ static int pipe_finish(gws_t *w)
     return KY_OK;
 }
 
-static int pipelined_gpu(kyi_csr_t *A, kyi_sp_plan_t *P, gws_t *w, const double *b, double *x, const ky_cg_opts_t *o,
-                         ky_cg_result_t *res)
+static int pipelined_gpu(kyi_csr_t *A, kyi_sp_plan_t *P, gws_t *w, const double *b, double *x,
+                         const ky_cg_opts_t *o, ky_cg_result_t *res)
 {
     const char *call = "ky_cg";
     int n = (int)A->nloc, multi = kyi_rt.nranks > 1;
@@ -490,9 +515,11 @@ static int pipelined_gpu(kyi_csr_t *A, kyi_sp_plan_t *P, gws_t *w, const double 
     wv = P->ext[cur] + P->loc_off;
     CU(cudaMemcpyAsync(wv, w->r, sizeof(double) * (size_t)n, cudaMemcpyDeviceToDevice, w->s));
     KYI_CHECK(kyi_sp_exchange(A, P, cur, w->s));
-    KYI_CHECK(kyi_sp_gpu_spmv(A, P, P->ext[cur], w->m, w->s)); /* w = A r (not in place: rows read others' r) */
+    KYI_CHECK(
+        kyi_sp_gpu_spmv(A, P, P->ext[cur], w->m, w->s)); /* w = A r (not in place: rows read others' r) */
     cur = 0;
-    CU(cudaMemcpyAsync(P->ext[cur] + P->loc_off, w->m, sizeof(double) * (size_t)n, cudaMemcpyDeviceToDevice, w->s));
+    CU(cudaMemcpyAsync(P->ext[cur] + P->loc_off, w->m, sizeof(double) * (size_t)n, cudaMemcpyDeviceToDevice,
+                       w->s));
     wv = P->ext[cur] + P->loc_off;
     k_dots_rw<<<gv, KYI_SP_BLOCK, 0, w->s>>>(n, w->r, wv, w->L);
     CU(cudaGetLastError());
@@ -520,12 +547,17 @@ static int pipelined_gpu(kyi_csr_t *A, kyi_sp_plan_t *P, gws_t *w, const double 
                 PHASE(t_spmv, "m = A w", kyi_sp_gpu_spmv(A, P, P->ext[cur], w->m, w->s));
             }
             PHASE(t_allreduce, "allreduce (r'r, w'r) wait", pipe_finish(w));
-            PHASE(t_dot, "KP alpha, beta", (kp_scalars<<<1, 1, 0, w->s>>>(w->S, G, w->L, o->rtol * o->rtol, o->allow_indefinite, i == 0),
-                                            cudaGetLastError() == cudaSuccess ? KY_OK : kyi_fail(KY_ERR_CUDA, call, "kp_scalars launch")));
+            PHASE(
+                t_dot, "KP alpha, beta",
+                (kp_scalars<<<1, 1, 0, w->s>>>(w->S, G, w->L, o->rtol * o->rtol, o->allow_indefinite, i == 0),
+                 cudaGetLastError() == cudaSuccess ? KY_OK
+                                                   : kyi_fail(KY_ERR_CUDA, call, "kp_scalars launch")));
             if (!last)
                 PHASE(t_axpy, "KC x, r, w, z, s, p; r'r, w'r",
-                      (kc_update<<<gv, KYI_SP_BLOCK, 0, w->s>>>(n, x, w->r, wv, P->ext[cur ^ 1] + P->loc_off, w->m, w->z, w->sv, p, w->S, w->L),
-                       cudaGetLastError() == cudaSuccess ? KY_OK : kyi_fail(KY_ERR_CUDA, call, "kc_update launch")));
+                      (kc_update<<<gv, KYI_SP_BLOCK, 0, w->s>>>(n, x, w->r, wv, P->ext[cur ^ 1] + P->loc_off,
+                                                                w->m, w->z, w->sv, p, w->S, w->L),
+                       cudaGetLastError() == cudaSuccess ? KY_OK
+                                                         : kyi_fail(KY_ERR_CUDA, call, "kc_update launch")));
             return KY_OK;
         }();
         cur ^= 1;
@@ -544,13 +576,15 @@ static int pipelined_gpu(kyi_csr_t *A, kyi_sp_plan_t *P, gws_t *w, const double 
     res->converged = w->h[4] == 1.0 || w->h[3] == 0.0 || (w->h[4] == 3.0 && o->rtol == 0);
     if (w->h[4] == 2.0) {
         res->breakdown = 1;
-        return kyi_fail(KY_ERR_ARG, call, "CG breakdown at iteration %d: %s = %g (the matrix is not positive definite)",
+        return kyi_fail(KY_ERR_ARG, call,
+                        "CG breakdown at iteration %d: %s = %g (the matrix is not positive definite)",
                         res->iterations + 1, isfinite(w->h[6]) ? "p'Ap" : "a value", w->h[6]);
     }
     return KY_OK;
 }
 
-extern "C" int kyi_sp_cg_gpu(kyi_csr_t *A, const double *b, double *x, const ky_cg_opts_t *o, ky_cg_result_t *res)
+extern "C" int kyi_sp_cg_gpu(kyi_csr_t *A, const double *b, double *x, const ky_cg_opts_t *o,
+                             ky_cg_result_t *res)
 {
     const char *call = "ky_cg";
     int multi = kyi_rt.nranks > 1;
@@ -602,7 +636,10 @@ extern "C" int kyi_sp_cg_gpu(kyi_csr_t *A, const double *b, double *x, const ky_
     res->norm0 = sqrt(w->h[3]);
     if (w->h[3] == 0.0 || !isfinite(w->h[3])) {
         res->t_total = kyi_sp_now() - t0;
-        if (!isfinite(w->h[3])) { res->breakdown = 1; return kyi_fail(KY_ERR_ARG, call, "initial residual is not finite"); }
+        if (!isfinite(w->h[3])) {
+            res->breakdown = 1;
+            return kyi_fail(KY_ERR_ARG, call, "initial residual is not finite");
+        }
         res->converged = 1;
         return KY_OK;
     }
@@ -617,13 +654,16 @@ extern "C" int kyi_sp_cg_gpu(kyi_csr_t *A, const double *b, double *x, const ky_
     cudaGraphExec_t exec = NULL;
     if (o->scheme == KY_CG_GRAPH) {
         if (w->staged)
-            return kyi_fail(KY_ERR_UNSUPPORTED, call, "scheme 'graph': ranks share a GPU, so collectives go through the host and cannot be captured");
+            return kyi_fail(KY_ERR_UNSUPPORTED, call,
+                            "scheme 'graph': ranks share a GPU, so collectives go through the host and "
+                            "cannot be captured");
         cudaGraph_t g = NULL;
         CU(cudaStreamBeginCapture(w->s, cudaStreamCaptureModeThreadLocal));
         w->capturing = 1; /* no trace events inside the graph: they are recorded around each launch */
         int st = iteration(&it);
         w->capturing = 0;
-        cudaError_t e = cudaStreamEndCapture(w->s, &g); /* always: a failed start must not leave it capturing */
+        cudaError_t e =
+            cudaStreamEndCapture(w->s, &g); /* always: a failed start must not leave it capturing */
         if (st != KY_OK) {
             cudaGetLastError();
             if (e == cudaSuccess && g) cudaGraphDestroy(g);
@@ -631,8 +671,10 @@ extern "C" int kyi_sp_cg_gpu(kyi_csr_t *A, const double *b, double *x, const ky_
         }
         if (e != cudaSuccess) cudaGetLastError(); /* a failed capture must not fail the next call */
         if (e != cudaSuccess)
-            return kyi_fail(KY_ERR_UNSUPPORTED, call, "the iteration could not be captured in a CUDA graph (%s): the "
-                            "collectives must run on the NVLink path", cudaGetErrorString(e));
+            return kyi_fail(KY_ERR_UNSUPPORTED, call,
+                            "the iteration could not be captured in a CUDA graph (%s): the "
+                            "collectives must run on the NVLink path",
+                            cudaGetErrorString(e));
         CU(cudaGraphInstantiate(&exec, g, 0));
         cudaGraphDestroy(g);
         res->launches_per_iter = 1;
@@ -651,7 +693,8 @@ extern "C" int kyi_sp_cg_gpu(kyi_csr_t *A, const double *b, double *x, const ky_
                 int ks = gspan_begin(w, "iteration (graph of K1, K2, K3)");
                 cudaError_t e = cudaGraphLaunch(exec, w->s);
                 gspan_end(w, ks);
-                if (e != cudaSuccess) st = kyi_fail(KY_ERR_CUDA, call, "cudaGraphLaunch: %s", cudaGetErrorString(e));
+                if (e != cudaSuccess)
+                    st = kyi_fail(KY_ERR_CUDA, call, "cudaGraphLaunch: %s", cudaGetErrorString(e));
             } else {
                 st = iteration(&it);
             }
@@ -670,7 +713,8 @@ extern "C" int kyi_sp_cg_gpu(kyi_csr_t *A, const double *b, double *x, const ky_
     res->converged = w->h[4] == 1.0;
     if (w->h[4] == 2.0) {
         res->breakdown = 1;
-        return kyi_fail(KY_ERR_ARG, call, "CG breakdown at iteration %d: %s = %g (the matrix is not positive definite)",
+        return kyi_fail(KY_ERR_ARG, call,
+                        "CG breakdown at iteration %d: %s = %g (the matrix is not positive definite)",
                         res->iterations + 1, isfinite(w->h[6]) ? "p'Ap" : "a value", w->h[6]);
     }
     return KY_OK;

@@ -1,6 +1,6 @@
 /* The sparse layer's GPU back end, part 1: the matrix and plans on the device, SpMV, the halo pack and the
- * small vector steps NPB's driver needs. Own kernels (spmv_gpu.cu: chosen per plan by timing them on the matrix)
- * instead of cuSPARSE: the library links only cudart, and CG fuses its dots into them (cg_gpu.cu). */
+ * small vector steps NPB's driver needs. Own kernels (spmv_gpu.cu: chosen per plan by timing them on the
+ * matrix) instead of cuSPARSE: the library links only cudart, and CG fuses its dots into them (cg_gpu.cu). */
 #include <cuda_runtime.h>
 #include <stdio.h>
 
@@ -9,13 +9,16 @@
 #include "sparse/sparse.h"
 #include "sparse/gpu/sp_kernels.cuh"
 
-#define CU(call, expr)                                                                                   \
-    do {                                                                                                 \
-        cudaError_t e_ = (expr);                                                                         \
+#define CU(call, expr)                                                                                      \
+    do {                                                                                                    \
+        cudaError_t e_ = (expr);                                                                            \
         if (e_ != cudaSuccess) return kyi_fail(KY_ERR_CUDA, call, "%s: %s", #expr, cudaGetErrorString(e_)); \
     } while (0)
 
-extern "C" int kyi_sp_gpu_built(void) { return 1; }
+extern "C" int kyi_sp_gpu_built(void)
+{
+    return 1;
+}
 
 extern "C" int kyi_sp_gpu_alloc(kyi_csr_t *A, size_t bytes, void **p)
 {
@@ -64,7 +67,8 @@ extern "C" int kyi_sp_gpu_plan_upload(kyi_csr_t *A, kyi_sp_plan_t *P)
 
 __global__ void k_pack(int n, const int *idx, const double *src, double *dst)
 {
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) dst[i] = src[idx[i]];
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        dst[i] = src[idx[i]];
 }
 
 extern "C" int kyi_sp_gpu_pack(kyi_csr_t *A, kyi_sp_plan_t *P, const double *src, void *stream)
@@ -72,7 +76,8 @@ extern "C" int kyi_sp_gpu_pack(kyi_csr_t *A, kyi_sp_plan_t *P, const double *src
     int n = (int)P->send_off[P->nsend];
     (void)A;
     if (n == 0) return KY_OK;
-    k_pack<<<(n + KYI_SP_BLOCK - 1) / KYI_SP_BLOCK, KYI_SP_BLOCK, 0, (cudaStream_t)stream>>>(n, (const int *)P->d_send_idx, src, P->sendbuf);
+    k_pack<<<(n + KYI_SP_BLOCK - 1) / KYI_SP_BLOCK, KYI_SP_BLOCK, 0, (cudaStream_t)stream>>>(
+        n, (const int *)P->d_send_idx, src, P->sendbuf);
     CU("ky_cg", cudaGetLastError());
     return KY_OK;
 }
@@ -86,7 +91,9 @@ extern "C" int kyi_sp_gpu_spmv(kyi_csr_t *A, kyi_sp_plan_t *P, const double *xex
 
 extern "C" int kyi_sp_gpu_copy(double *dst, const double *src, int64_t n, void *stream)
 {
-    if (n > 0) CU("ky_spmv", cudaMemcpyAsync(dst, src, sizeof(double) * (size_t)n, cudaMemcpyDefault, (cudaStream_t)stream));
+    if (n > 0)
+        CU("ky_spmv",
+           cudaMemcpyAsync(dst, src, sizeof(double) * (size_t)n, cudaMemcpyDefault, (cudaStream_t)stream));
     return KY_OK;
 }
 
@@ -113,26 +120,33 @@ extern "C" int kyi_sp_gpu_dot2(const double *x, const double *z, int64_t n, doub
     static __thread double *d = NULL;
     if (!d) CU("ky_npb_cg_run", cudaMalloc(&d, 2 * sizeof(double)));
     CU("ky_npb_cg_run", cudaMemset(d, 0, 2 * sizeof(double)));
-    if (n > 0) k_dot2<<<(unsigned)((n + KYI_SP_BLOCK - 1) / KYI_SP_BLOCK < 1024 ? (n + KYI_SP_BLOCK - 1) / KYI_SP_BLOCK : 1024), KYI_SP_BLOCK>>>((int)n, x, z, d);
+    if (n > 0)
+        k_dot2<<<(unsigned)((n + KYI_SP_BLOCK - 1) / KYI_SP_BLOCK < 1024
+                                ? (n + KYI_SP_BLOCK - 1) / KYI_SP_BLOCK
+                                : 1024),
+                 KYI_SP_BLOCK>>>((int)n, x, z, d);
     CU("ky_npb_cg_run", cudaMemcpy(out, d, 2 * sizeof(double), cudaMemcpyDeviceToHost));
     return KY_OK;
 }
 
 __global__ void k_scale(int n, double *x, const double *z, double s, int fill)
 {
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) x[i] = fill ? s : s * z[i];
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        x[i] = fill ? s : s * z[i];
 }
 
 extern "C" int kyi_sp_gpu_scale(double *x, const double *z, double s, int64_t n)
 {
-    if (n > 0) k_scale<<<(unsigned)((n + KYI_SP_BLOCK - 1) / KYI_SP_BLOCK), KYI_SP_BLOCK>>>((int)n, x, z, s, 0);
+    if (n > 0)
+        k_scale<<<(unsigned)((n + KYI_SP_BLOCK - 1) / KYI_SP_BLOCK), KYI_SP_BLOCK>>>((int)n, x, z, s, 0);
     CU("ky_npb_cg_run", cudaGetLastError());
     return KY_OK;
 }
 
 extern "C" int kyi_sp_gpu_fill(double *x, double v, int64_t n)
 {
-    if (n > 0) k_scale<<<(unsigned)((n + KYI_SP_BLOCK - 1) / KYI_SP_BLOCK), KYI_SP_BLOCK>>>((int)n, x, NULL, v, 1);
+    if (n > 0)
+        k_scale<<<(unsigned)((n + KYI_SP_BLOCK - 1) / KYI_SP_BLOCK), KYI_SP_BLOCK>>>((int)n, x, NULL, v, 1);
     CU("ky_npb_cg_run", cudaGetLastError());
     return KY_OK;
 }

@@ -41,16 +41,18 @@ __device__ __forceinline__ double kyi_sp_row(int row, int n, const int *rp, cons
 
 /* The same with four entries per lane loaded before their gathers: more loads in flight per warp. */
 template <int V>
-__device__ __forceinline__ double kyi_sp_row4(int row, int n, const int *rp, const int *col, const double *val,
-                                              const double *xe)
+__device__ __forceinline__ double kyi_sp_row4(int row, int n, const int *rp, const int *col,
+                                              const double *val, const double *xe)
 {
     int lane = threadIdx.x & (V - 1);
     double s0 = 0.0, s1 = 0.0;
     if (row < n) {
         int k = __ldg(rp + row) + lane, e = __ldg(rp + row + 1);
         for (; k + 3 * V < e; k += 4 * V) {
-            int c0 = __ldg(col + k), c1 = __ldg(col + k + V), c2 = __ldg(col + k + 2 * V), c3 = __ldg(col + k + 3 * V);
-            double v0 = __ldg(val + k), v1 = __ldg(val + k + V), v2 = __ldg(val + k + 2 * V), v3 = __ldg(val + k + 3 * V);
+            int c0 = __ldg(col + k), c1 = __ldg(col + k + V), c2 = __ldg(col + k + 2 * V),
+                c3 = __ldg(col + k + 3 * V);
+            double v0 = __ldg(val + k), v1 = __ldg(val + k + V), v2 = __ldg(val + k + 2 * V),
+                   v3 = __ldg(val + k + 3 * V);
             s0 += v0 * __ldg(xe + c0);
             s1 += v1 * __ldg(xe + c1);
             s0 += v2 * __ldg(xe + c2);
@@ -83,7 +85,7 @@ typedef struct {
 struct kyi_csr;
 struct kyi_sp_plan;
 /* y = A xe with the plan's chosen kernel (fused as K1 when f != NULL), enqueued on s */
-cudaError_t kyi_sp_gpu_spmv_launch(const struct kyi_csr *A, const struct kyi_sp_plan *P, const double *xe, double *y,
-                                   const kyi_sp_fuse_t *f, cudaStream_t s);
+cudaError_t kyi_sp_gpu_spmv_launch(const struct kyi_csr *A, const struct kyi_sp_plan *P, const double *xe,
+                                   double *y, const kyi_sp_fuse_t *f, cudaStream_t s);
 
 #endif

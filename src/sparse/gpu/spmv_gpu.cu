@@ -26,11 +26,13 @@
 #include "sparse/sparse.h"
 #include "sparse/gpu/sp_kernels.cuh"
 
-#define KYI_XB_W 8192 /* columns per block: 64 KiB of doubles, local index fits 16 bits (KY_SPMV_KERNEL=xblk1k: 1024, for tests) */
+#define KYI_XB_W                                                                                             \
+    8192 /* columns per block: 64 KiB of doubles, local index fits 16 bits (KY_SPMV_KERNEL=xblk1k: 1024, for \
+            tests) */
 
-#define CU(call, expr)                                                                                   \
-    do {                                                                                                 \
-        cudaError_t e_ = (expr);                                                                         \
+#define CU(call, expr)                                                                                      \
+    do {                                                                                                    \
+        cudaError_t e_ = (expr);                                                                            \
         if (e_ != cudaSuccess) return kyi_fail(KY_ERR_CUDA, call, "%s: %s", #expr, cudaGetErrorString(e_)); \
     } while (0)
 
@@ -58,7 +60,8 @@ __global__ void k_rows(int n, const int *rp, const int *col, const double *val, 
 {
     if (k1_begin<F>(f)) return;
     int row = (int)((blockIdx.x * (size_t)blockDim.x + threadIdx.x) / V);
-    double s = U ? kyi_sp_row4<V>(row, n, rp, col, val, xe) : kyi_sp_row<V>(row, n, rp, col, val, xe), c = 0.0;
+    double s = U ? kyi_sp_row4<V>(row, n, rp, col, val, xe) : kyi_sp_row<V>(row, n, rp, col, val, xe),
+           c = 0.0;
     if ((threadIdx.x & (V - 1)) == 0 && row < n) {
         y[row] = s;
         if (F) c = f.p[row] * s;
@@ -70,9 +73,9 @@ __global__ void k_rows(int n, const int *rp, const int *col, const double *val, 
  * in shared memory, then each group of V lanes takes a row's entries of each block. acc[] holds the rows'
  * sums between blocks (one group per row and block, so no atomics). */
 template <int V, bool F>
-__global__ void __launch_bounds__(1024) k_xblk(int n, int R, int nc, int K, int W, int next, const int *bptr,
-                                               const unsigned short *bcol, const double *bval, const double *xe,
-                                               double *y, kyi_sp_fuse_t f)
+__global__ void __launch_bounds__(1024)
+    k_xblk(int n, int R, int nc, int K, int W, int next, const int *bptr, const unsigned short *bcol,
+           const double *bval, const double *xe, double *y, kyi_sp_fuse_t f)
 {
     if (k1_begin<F>(f)) return;
     extern __shared__ double kyi_xb_sm[];
@@ -117,18 +120,29 @@ __global__ void __launch_bounds__(1024) k_xblk(int n, int R, int nc, int K, int 
 /* ---- launch ----------------------------------------------------------------------------------------- */
 
 template <bool F>
-static cudaError_t launch_rows(int U, int V, unsigned blocks, cudaStream_t s, int n, const int *rp, const int *col,
-                               const double *val, const double *xe, double *y, const kyi_sp_fuse_t &f)
+static cudaError_t launch_rows(int U, int V, unsigned blocks, cudaStream_t s, int n, const int *rp,
+                               const int *col, const double *val, const double *xe, double *y,
+                               const kyi_sp_fuse_t &f)
 {
-#define KR(v)                                                                                            \
-    (U ? k_rows<v, true, F><<<blocks, KYI_SP_BLOCK, 0, s>>>(n, rp, col, val, xe, y, f)                   \
+#define KR(v)                                                                          \
+    (U ? k_rows<v, true, F><<<blocks, KYI_SP_BLOCK, 0, s>>>(n, rp, col, val, xe, y, f) \
        : k_rows<v, false, F><<<blocks, KYI_SP_BLOCK, 0, s>>>(n, rp, col, val, xe, y, f))
     switch (V) {
-    case 2: KR(2); break;
-    case 4: KR(4); break;
-    case 8: KR(8); break;
-    case 16: KR(16); break;
-    default: KR(32); break;
+        case 2:
+            KR(2);
+            break;
+        case 4:
+            KR(4);
+            break;
+        case 8:
+            KR(8);
+            break;
+        case 16:
+            KR(16);
+            break;
+        default:
+            KR(32);
+            break;
     }
 #undef KR
     return cudaGetLastError();
@@ -138,15 +152,20 @@ template <bool F>
 static cudaError_t launch_xblk(const kyi_sp_plan_t *P, int n, cudaStream_t s, const double *xe, double *y,
                                const kyi_sp_fuse_t &f)
 {
-#define KX(v)                                                                                            \
-    k_xblk<v, F><<<P->ggrid, P->gthreads, P->gsmem, s>>>(n, P->gR, P->gnc, P->gK, P->gW, (int)P->next,           \
-                                                        (const int *)P->d_bptr,                          \
-                                                        (const unsigned short *)P->d_bcol,               \
-                                                        (const double *)P->d_bval, xe, y, f)
+#define KX(v)                                                                 \
+    k_xblk<v, F><<<P->ggrid, P->gthreads, P->gsmem, s>>>(                     \
+        n, P->gR, P->gnc, P->gK, P->gW, (int)P->next, (const int *)P->d_bptr, \
+        (const unsigned short *)P->d_bcol, (const double *)P->d_bval, xe, y, f)
     switch (P->gV) {
-    case 4: KX(4); break;
-    case 8: KX(8); break;
-    default: KX(16); break;
+        case 4:
+            KX(4);
+            break;
+        case 8:
+            KX(8);
+            break;
+        default:
+            KX(16);
+            break;
     }
 #undef KX
     return cudaGetLastError();
@@ -161,7 +180,8 @@ cudaError_t kyi_sp_gpu_spmv_launch(const kyi_csr_t *A, const kyi_sp_plan_t *P, c
     memset(&none, 0, sizeof none);
     const int *rp = (const int *)A->d_rowptr, *col = (const int *)P->d_col;
     const double *val = (const double *)A->d_val;
-    if (P->gk == GK_XBLK) return f ? launch_xblk<true>(P, n, s, xe, y, *f) : launch_xblk<false>(P, n, s, xe, y, none);
+    if (P->gk == GK_XBLK)
+        return f ? launch_xblk<true>(P, n, s, xe, y, *f) : launch_xblk<false>(P, n, s, xe, y, none);
     int V = P->gV > 0 ? P->gV : A->vec_width;
     unsigned blocks = (unsigned)(((size_t)n * V + KYI_SP_BLOCK - 1) / KYI_SP_BLOCK);
     if (blocks == 0) blocks = 1;
@@ -173,7 +193,8 @@ cudaError_t kyi_sp_gpu_spmv_launch(const kyi_csr_t *A, const kyi_sp_plan_t *P, c
 /* ---- the column-block layout ------------------------------------------------------------------------ */
 
 /* Build and upload the matrix block after block; refuse (return 0 in *made) where the per-block row pointers
- * would cost more than a quarter of the matrix (few entries per row and block), unless the setting forces it. */
+ * would cost more than a quarter of the matrix (few entries per row and block), unless the setting forces it.
+ */
 static int xblk_build(kyi_csr_t *A, kyi_sp_plan_t *P, int W, int forced, int *made)
 {
     const char *call = "ky_cg";
@@ -187,16 +208,21 @@ static int xblk_build(kyi_csr_t *A, kyi_sp_plan_t *P, int W, int forced, int *ma
     unsigned short *bcol = (unsigned short *)malloc(sizeof(unsigned short) * (size_t)nnz);
     double *bval = (double *)malloc(sizeof(double) * (size_t)nnz);
     int st = KY_OK;
-    if (!bptr || !bcol || !bval) st = kyi_fail(KY_ERR_NOMEM, call, "column-block copy of %lld entries", (long long)nnz);
+    if (!bptr || !bcol || !bval)
+        st = kyi_fail(KY_ERR_NOMEM, call, "column-block copy of %lld entries", (long long)nnz);
     if (st == KY_OK) {
         /* counts per (block, row) at [c (n+1) + row + 1], then the running sum over the block-major order */
         for (int64_t i = 0; i < n; i++)
-            for (int k = A->rp32[i]; k < A->rp32[i + 1]; k++) bptr[(size_t)(P->col[k] / W) * (size_t)(n + 1) + (size_t)i + 1]++;
+            for (int k = A->rp32[i]; k < A->rp32[i + 1]; k++)
+                bptr[(size_t)(P->col[k] / W) * (size_t)(n + 1) + (size_t)i + 1]++;
         int run = 0;
         for (int c = 0; c < nc; c++) {
             int *b = bptr + (size_t)c * (size_t)(n + 1);
             b[0] = run;
-            for (int64_t i = 1; i <= n; i++) { run += b[i]; b[i] = run; }
+            for (int64_t i = 1; i <= n; i++) {
+                run += b[i];
+                b[i] = run;
+            }
         }
         /* fill in row order: within a (block, row) the entries keep their order */
         int *cur = (int *)malloc(sizeof(int) * (size_t)nc);
@@ -216,9 +242,12 @@ static int xblk_build(kyi_csr_t *A, kyi_sp_plan_t *P, int W, int forced, int *ma
     if (st == KY_OK) st = kyi_sp_gpu_alloc(A, sizeof(double) * (size_t)nnz, &P->d_bval);
     cudaError_t e = cudaSuccess;
     if (st == KY_OK) e = cudaMemcpy(P->d_bptr, bptr, ptrs * sizeof(int), cudaMemcpyHostToDevice);
-    if (st == KY_OK && e == cudaSuccess) e = cudaMemcpy(P->d_bcol, bcol, sizeof(unsigned short) * (size_t)nnz, cudaMemcpyHostToDevice);
-    if (st == KY_OK && e == cudaSuccess) e = cudaMemcpy(P->d_bval, bval, sizeof(double) * (size_t)nnz, cudaMemcpyHostToDevice);
-    if (st == KY_OK && e != cudaSuccess) st = kyi_fail(KY_ERR_CUDA, call, "column-block copy: %s", cudaGetErrorString(e));
+    if (st == KY_OK && e == cudaSuccess)
+        e = cudaMemcpy(P->d_bcol, bcol, sizeof(unsigned short) * (size_t)nnz, cudaMemcpyHostToDevice);
+    if (st == KY_OK && e == cudaSuccess)
+        e = cudaMemcpy(P->d_bval, bval, sizeof(double) * (size_t)nnz, cudaMemcpyHostToDevice);
+    if (st == KY_OK && e != cudaSuccess)
+        st = kyi_fail(KY_ERR_CUDA, call, "column-block copy: %s", cudaGetErrorString(e));
     free(bptr);
     free(bcol);
     free(bval);
@@ -275,7 +304,8 @@ extern "C" int kyi_sp_gpu_spmv_tune(kyi_csr_t *A, kyi_sp_plan_t *P)
     int made = 0;
     int small = strcmp(want, "xblk1k") == 0;
     if (small) want = "xblk";
-    if (strcmp(want, "rows4") != 0) KYI_CHECK(xblk_build(A, P, small ? 1024 : KYI_XB_W, strcmp(want, "auto") != 0, &made));
+    if (strcmp(want, "rows4") != 0)
+        KYI_CHECK(xblk_build(A, P, small ? 1024 : KYI_XB_W, strcmp(want, "auto") != 0, &made));
     if (made) {
         int sms = 132, optin = 0;
         cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, A->device);
@@ -285,7 +315,8 @@ extern "C" int kyi_sp_gpu_spmv_tune(kyi_csr_t *A, kyi_sp_plan_t *P)
         int v1 = 4;
         while (v1 < 16 && v1 < seg / 2) v1 *= 2;
         int vs[2] = {v1, v1 < 16 ? 2 * v1 : 8};
-        static const int shapes[][3] = {{1, 512, 3}, {1, 1024, 2}, {2, 1024, 1}, {3, 1024, 1}}; /* K, threads, blocks per SM */
+        static const int shapes[][3] = {
+            {1, 512, 3}, {1, 1024, 2}, {2, 1024, 1}, {3, 1024, 1}}; /* K, threads, blocks per SM */
         for (int vi = 0; vi < 2; vi++)
             for (unsigned si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
                 int K = shapes[si][0];
@@ -300,12 +331,12 @@ extern "C" int kyi_sp_gpu_spmv_tune(kyi_csr_t *A, kyi_sp_plan_t *P)
                 cs[nc++] = {GK_XBLK, vs[vi], K, shapes[si][1], R, grid, smem};
             }
         if (optin > 0) { /* the dynamic part may be what the static part leaves (K1's variant has some) */
-#define ATTR(v, f)                                                                                       \
-    do {                                                                                                 \
-        cudaFuncAttributes fa_;                                                                          \
-        if (cudaFuncGetAttributes(&fa_, k_xblk<v, f>) == cudaSuccess)                                     \
-            cudaFuncSetAttribute(k_xblk<v, f>, cudaFuncAttributeMaxDynamicSharedMemorySize,              \
-                                 optin - (int)fa_.sharedSizeBytes);                                      \
+#define ATTR(v, f)                                                                          \
+    do {                                                                                    \
+        cudaFuncAttributes fa_;                                                             \
+        if (cudaFuncGetAttributes(&fa_, k_xblk<v, f>) == cudaSuccess)                       \
+            cudaFuncSetAttribute(k_xblk<v, f>, cudaFuncAttributeMaxDynamicSharedMemorySize, \
+                                 optin - (int)fa_.sharedSizeBytes);                         \
     } while (0)
             ATTR(4, true);
             ATTR(4, false);
@@ -320,7 +351,10 @@ extern "C" int kyi_sp_gpu_spmv_tune(kyi_csr_t *A, kyi_sp_plan_t *P)
     /* forced: the first candidate of that kind */
     if (strcmp(want, "auto") != 0) {
         for (int k = 0; k < nc; k++)
-            if (strcmp(gk_name[cs[k].gk], want) == 0) { apply(P, &cs[k]); return KY_OK; }
+            if (strcmp(gk_name[cs[k].gk], want) == 0) {
+                apply(P, &cs[k]);
+                return KY_OK;
+            }
         KYI_WARN(KYI_SUB_GPU, "KY_SPMV_KERNEL=%s: not possible for this matrix; rows", want);
         return KY_OK;
     }
@@ -328,13 +362,15 @@ extern "C" int kyi_sp_gpu_spmv_tune(kyi_csr_t *A, kyi_sp_plan_t *P)
     cudaEvent_t e0 = NULL, e1 = NULL;
     size_t nb = sizeof(double) * (size_t)(n + 1);
     int st = KY_OK;
-    if (cudaMalloc(&x, sizeof(double) * (size_t)(P->next + 1)) != cudaSuccess || cudaMalloc(&y0, nb) != cudaSuccess ||
-        cudaMalloc(&y, nb) != cudaSuccess || cudaEventCreate(&e0) != cudaSuccess || cudaEventCreate(&e1) != cudaSuccess)
+    if (cudaMalloc(&x, sizeof(double) * (size_t)(P->next + 1)) != cudaSuccess ||
+        cudaMalloc(&y0, nb) != cudaSuccess || cudaMalloc(&y, nb) != cudaSuccess ||
+        cudaEventCreate(&e0) != cudaSuccess || cudaEventCreate(&e1) != cudaSuccess)
         st = kyi_fail(KY_ERR_CUDA, call, "SpMV tuning buffers: %s", cudaGetErrorString(cudaGetLastError()));
     double *hy0 = (double *)malloc(nb), *hy = (double *)malloc(nb);
     if (st == KY_OK && (!hy0 || !hy)) st = kyi_fail(KY_ERR_NOMEM, call, "SpMV tuning buffers");
     char rep[1024];
-    int rl = snprintf(rep, sizeof rep, "SpMV of %d rows, %lld entries, vector %lld:", n, (long long)A->lnnz, (long long)P->next);
+    int rl = snprintf(rep, sizeof rep, "SpMV of %d rows, %lld entries, vector %lld:", n, (long long)A->lnnz,
+                      (long long)P->next);
     double best = 1e30, ymax = 0;
     int bk = 0;
     if (st == KY_OK) {
@@ -347,14 +383,19 @@ extern "C" int kyi_sp_gpu_spmv_tune(kyi_csr_t *A, kyi_sp_plan_t *P)
                 cudaEventRecord(e0, 0);
                 cudaError_t e = kyi_sp_gpu_spmv_launch(A, P, x, out, NULL, 0);
                 cudaEventRecord(e1, 0);
-                if (e != cudaSuccess || cudaEventSynchronize(e1) != cudaSuccess) { tmin = -1; break; }
+                if (e != cudaSuccess || cudaEventSynchronize(e1) != cudaSuccess) {
+                    tmin = -1;
+                    break;
+                }
                 float ms = 0;
                 cudaEventElapsedTime(&ms, e0, e1);
                 if (rep_ > 0 && ms < tmin) tmin = ms;
             }
             if (tmin < 0) { /* a launch that fails here (resources) is no candidate; clear the error */
                 cudaGetLastError();
-                if (k == 0) st = kyi_fail(KY_ERR_CUDA, call, "SpMV kernel: %s", cudaGetErrorString(cudaGetLastError()));
+                if (k == 0)
+                    st = kyi_fail(KY_ERR_CUDA, call, "SpMV kernel: %s",
+                                  cudaGetErrorString(cudaGetLastError()));
                 continue;
             }
             int ok = 1;
@@ -367,19 +408,28 @@ extern "C" int kyi_sp_gpu_spmv_tune(kyi_csr_t *A, kyi_sp_plan_t *P)
                     if (!(fabs(hy[i] - hy0[i]) <= 1e-11 * ymax + 1e-300)) ok = 0;
             }
             if (rl < (int)sizeof rep - 64)
-                rl += snprintf(rep + rl, sizeof rep - rl, " %s/V%d/K%d/T%d %.1f us%s;", gk_name[cs[k].gk], cs[k].V, cs[k].K,
-                               cs[k].threads, 1e3 * tmin, ok ? "" : " (WRONG, dropped)");
-            if (ok && 1e3 * tmin < best) { best = 1e3 * tmin; bk = k; }
+                rl += snprintf(rep + rl, sizeof rep - rl, " %s/V%d/K%d/T%d %.1f us%s;", gk_name[cs[k].gk],
+                               cs[k].V, cs[k].K, cs[k].threads, 1e3 * tmin, ok ? "" : " (WRONG, dropped)");
+            if (ok && 1e3 * tmin < best) {
+                best = 1e3 * tmin;
+                bk = k;
+            }
         }
     }
     apply(P, &cs[bk]);
-    if (rl < (int)sizeof rep - 64) snprintf(rep + rl, sizeof rep - rl, " chosen %s/V%d/K%d/T%d", gk_name[cs[bk].gk], cs[bk].V, cs[bk].K, cs[bk].threads);
+    if (rl < (int)sizeof rep - 64)
+        snprintf(rep + rl, sizeof rep - rl, " chosen %s/V%d/K%d/T%d", gk_name[cs[bk].gk], cs[bk].V, cs[bk].K,
+                 cs[bk].threads);
     KYI_INFO(KYI_SUB_GPU, "%s", rep);
     if (P->gk != GK_XBLK && P->d_bval) { /* not chosen: give its memory back */
-        kyi_sp_gpu_free(P->d_bptr); kyi_sp_gpu_free(P->d_bcol); kyi_sp_gpu_free(P->d_bval);
+        kyi_sp_gpu_free(P->d_bptr);
+        kyi_sp_gpu_free(P->d_bcol);
+        kyi_sp_gpu_free(P->d_bval);
         P->d_bptr = P->d_bcol = P->d_bval = NULL;
     }
-    cudaFree(x); cudaFree(y0); cudaFree(y);
+    cudaFree(x);
+    cudaFree(y0);
+    cudaFree(y);
     if (e0) cudaEventDestroy(e0);
     if (e1) cudaEventDestroy(e1);
     free(hy0);

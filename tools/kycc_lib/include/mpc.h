@@ -9,7 +9,8 @@
 #define KYOYU_MPC_H
 
 #ifndef __KYCC__
-#error "MpC programs are compiled by kycc (tools/kycc prog.c -o prog), which translates their shared declarations"
+#error \
+    "MpC programs are compiled by kycc (tools/kycc prog.c -o prog), which translates their shared declarations"
 #endif
 
 #include <sms.h>
