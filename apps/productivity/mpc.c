@@ -1,6 +1,7 @@
 /* The 5-point 2-D stencil of seed 000 Table 1 in MpC (seed 000 Fig. 6's style): shared arrays cut into
  * row blocks, one per rank; each rank updates its rows with OpenMP and reads its neighbours' edge rows through
- * the global space; the checksum reads the whole grid (every rank, after the step loop, untimed). */
+ * the global space; every step ends with a barrier (its rows are then read by the neighbours); the checksum
+ * reads the whole grid (every rank, after the step loop, untimed). */
 #include <stdio.h>
 #include <omp.h>
 #include <mpc.h>
@@ -21,9 +22,9 @@ int main(int argc, char **argv)
     for (i = lo; i < hi; i++)
         for (j = 0; j < N; j++)
             a[i][j] = b[i][j] = (i * 7 + j * 13) % 17 * 0.1;
+    mpc_barrier();
     t0 = omp_get_wtime();
-    for (t = 0; t < NT; t++) {
-        mpc_barrier();
+    for (t = 0; t < NT; t++, mpc_barrier()) {
 #pragma omp parallel for private(j)
         for (i = MAX(lo, 1); i < MIN(hi, N - 1); i++)
             for (j = 1; j < N - 1; j++)
@@ -31,7 +32,6 @@ int main(int argc, char **argv)
         tmp = src, src = dst, dst = tmp;
     }
     t0 = omp_get_wtime() - t0;
-    mpc_barrier();
 #pragma omp parallel for private(j) reduction(+ : s, w)
     for (i = 0; i < N; i++)
         for (j = 0; j < N; j++)
