@@ -457,13 +457,25 @@ void sg_launch(const sg_prob_t *p, const sg_sub_t *d, cudaStream_t s, const doub
     SG_CUDA(cudaGetLastError());
 }
 
+void sg_step_range(const sg_prob_t *p, const sg_sub_t *d, int tt, int *lo, int *hi)
+{
+    int ext = p->bt - 1 - tt; /* planes of redundant computation left on each side */
+    *lo = d->h - (d->has_lo ? ext : 0);
+    *hi = d->h + d->nz + (d->has_hi ? ext : 0);
+    sg_clip(p, d, lo, hi);
+}
+
 void sg_block_steps(const sg_prob_t *p, sg_sub_t *d)
 {
     SG_CUDA(cudaSetDevice(d->dev));
-    for (int tt = 0; tt < p->bt; tt++) {
-        int ext = p->bt - 1 - tt; /* planes of redundant computation left on each side */
-        int lo = d->h - (d->has_lo ? ext : 0), hi = d->h + d->nz + (d->has_hi ? ext : 0);
-        sg_launch(p, d, d->s, d->src, d->dst, lo, hi);
+    int tb = p->tb > 1 ? p->tb : 1;
+    for (int tt = 0; tt < p->bt; tt += tb) {
+        int lo[4], hi[4];
+        for (int k = 0; k < tb; k++) sg_step_range(p, d, tt + k, &lo[k], &hi[k]);
+        if (tb > 1)
+            sg_launch_tb(p, d, d->s, d->src, d->dst, lo, hi);
+        else
+            sg_launch(p, d, d->s, d->src, d->dst, lo[0], hi[0]);
         double *t = d->src;
         d->src = d->dst;
         d->dst = t;

@@ -2,7 +2,7 @@
  *
  *   ky_stencil_gpu [--nx N] [--ny N] [--nz N] [--pts 7|27|both] [--bt K] [--steps T] [--variants adbc]
  *                  [--weak] [--check] [--small] [--phases 0|1] [--blocks-per-rank K] [--roofline GBs]
- *                  [--json FILE] [--overlap 0|1]
+ *                  [--json FILE] [--overlap 0|1] [--tb K] [--tb-rows 2|4]
  *
  * --weak: --nz is per GPU (NZ = nz * GPUs) and rank 0 also runs the per-GPU problem alone, giving the
  * weak-scaling efficiency t(1 GPU) / t(variant). --check: every variant's result is compared with a
@@ -11,7 +11,9 @@
  * rank driving K GPUs from OpenMP threads (run with KY_GPUS_PER_RANK=K). --overlap 1: variant (c)
  * computes the interior while ky_array_halo_exchange_begin/_end move the halos (overlap.cu; its phase
  * columns come from a run without overlap, where the phases can be told apart); default: where the job
- * spans several (logical) nodes. Exit status 77 without a GPU. */
+ * spans several (logical) nodes. --tb K: K steps per pass through memory (tblock.cu; bt a multiple of K, the
+ * checked reference stays the single-step kernel). --roofline 0: measure the device copy bandwidth first.
+ * Exit status 77 without a GPU. */
 #include <math.h>
 #include <string.h>
 #include <time.h>
@@ -40,7 +42,7 @@ static void usage_text(FILE *out)
             "usage: ky_stencil_gpu [--nx N] [--ny N] [--nz N] [--pts 7|27|both] [--bt K] [--steps T]\n"
             "       [--variants abcd] [--weak] [--check] [--small] [--phases 0|1] [--blocks-per-rank K]\n"
             "       [--roofline GBs] [--json FILE] [--zchunk PLANES] [--block-y 2|4|8]\n"
-            "       [--rows 0|1|2|4] [--smem 0|1|4|8] [--overlap 0|1]\n");
+            "       [--rows 0|1|2|4] [--smem 0|1|4|8] [--overlap 0|1] [--tb 1|2|3|4] [--tb-rows 2|4]\n");
 }
 
 static void usage(void)
@@ -51,7 +53,7 @@ static void usage(void)
 static int parse(int argc, char **argv, opts_t *o)
 {
     memset(o, 0, sizeof *o);
-    o->p = (sg_prob_t){256, 256, 256, 7, 4, 32, 0, 0, -1, -1}; /* 0/-1: tuned per stencil */
+    o->p = (sg_prob_t){256, 256, 256, 7, 4, 32, 0, 0, -1, -1, 1, 0}; /* 0/-1: tuned per stencil */
     o->pts_both = 1;
     o->phases = 1;
     o->bpr = 1;
@@ -103,6 +105,10 @@ static int parse(int argc, char **argv, opts_t *o)
             o->p.rows = atoi(v);
         else if (!strcmp(a, "--smem") && NEXT())
             o->p.smem = atoi(v);
+        else if (!strcmp(a, "--tb") && NEXT())
+            o->p.tb = atoi(v);
+        else if (!strcmp(a, "--tb-rows") && NEXT())
+            o->p.tb_rows = atoi(v);
         else if (!strcmp(a, "--json") && NEXT())
             o->json = v;
         else {
@@ -114,12 +120,26 @@ static int parse(int argc, char **argv, opts_t *o)
     if (o->p.bt < 1 || o->p.steps < 1 || o->p.nx < 3 || o->p.ny < 3 || o->bpr < 1 || o->p.zchunk < 0 ||
         (o->p.block_y != 0 && o->p.block_y != 2 && o->p.block_y != 4 && o->p.block_y != 8) ||
         (o->p.rows != -1 && o->p.rows != 0 && o->p.rows != 1 && o->p.rows != 2 && o->p.rows != 4) ||
-        (o->p.smem < -1 || o->p.smem > 8 || (o->p.smem > 1 && o->p.smem != 4 && o->p.smem != 8))) {
+        (o->p.smem < -1 || o->p.smem > 8 || (o->p.smem > 1 && o->p.smem != 4 && o->p.smem != 8)) ||
+        o->p.tb < 1 || o->p.tb > 4 || (o->p.tb_rows != 0 && o->p.tb_rows != 2 && o->p.tb_rows != 4) ||
+        o->roofline < 0) {
         usage();
         return 1;
     }
     if (o->p.smem > 0 && (o->p.nx % 2 || o->p.block_y == 2 || o->p.rows == 0 || o->p.rows == 1)) {
         fprintf(stderr, "ky_stencil_gpu: --smem needs an even --nx, --block-y 4 or 8 and --rows 2 or 4\n");
+        return 1;
+    }
+    if (o->p.bt % o->p.tb) {
+        fprintf(
+            stderr,
+            "ky_stencil_gpu: --bt %d is not a multiple of --tb %d (one exchange of bt halo planes feeds bt "
+            "steps in bt / tb passes)\n",
+            o->p.bt, o->p.tb);
+        return 1;
+    }
+    if (o->p.tb > 1 && o->overlap == 1) {
+        fprintf(stderr, "ky_stencil_gpu: --overlap 1 computes single steps; use it with --tb 1\n");
         return 1;
     }
     o->p.steps = (o->p.steps + o->p.bt - 1) / o->p.bt * o->p.bt; /* whole bt blocks */
@@ -205,7 +225,7 @@ static double run_kyoyu(const opts_t *o, const sg_prob_t *p, int phased, sg_phas
     /* overlap: every rank decides the same (the exchange's halves are collective) */
     /* auto: where some neighbour is on another node; inside a node the exchange (NVLink) costs less than
      * the edges' extra copies and recomputation (97% against 100% on one H200, 7-point) */
-    int want = o->overlap < 0 ? ky_nnodes() > 1 : o->overlap;
+    int want = o->overlap < 0 ? ky_nnodes() > 1 && p->tb == 1 : o->overlap; /* overlap.cu: single steps */
     int ov = want && !phased, all_ok = 1;
     for (int k = 0; k < nl; k++) all_ok &= sg_overlap_ok(p, &d[k]);
     MPI_Allreduce(MPI_IN_PLACE, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
@@ -313,6 +333,37 @@ static double run_single(const sg_prob_t *p, int dev, double *result)
     return el;
 }
 
+/* The device copy bandwidth, read + write, GB/s: the single-step roofline's denominator (--roofline 0). */
+static double copy_bandwidth(int dev)
+{
+    size_t n = (size_t)512 << 20;
+    void *a, *b;
+    cudaEvent_t e0, e1;
+    SG_CUDA(cudaSetDevice(dev));
+    SG_CUDA(cudaMalloc(&a, n));
+    SG_CUDA(cudaMalloc(&b, n));
+    SG_CUDA(cudaMemset(a, 0, n));
+    SG_CUDA(cudaEventCreate(&e0));
+    SG_CUDA(cudaEventCreate(&e1));
+    SG_CUDA(cudaMemcpy(b, a, n, cudaMemcpyDeviceToDevice)); /* warm-up */
+    float best = 1e30f;
+    for (int r = 0; r < 3; r++) {
+        SG_CUDA(cudaEventRecord(e0, 0));
+        for (int i = 0; i < 5; i++)
+            SG_CUDA(cudaMemcpyAsync(i & 1 ? a : b, i & 1 ? b : a, n, cudaMemcpyDeviceToDevice, 0));
+        SG_CUDA(cudaEventRecord(e1, 0));
+        SG_CUDA(cudaEventSynchronize(e1));
+        float ms;
+        SG_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+        if (ms < best) best = ms;
+    }
+    SG_CUDA(cudaEventDestroy(e0));
+    SG_CUDA(cudaEventDestroy(e1));
+    SG_CUDA(cudaFree(a));
+    SG_CUDA(cudaFree(b));
+    return 2.0 * 5.0 * (double)n / (best * 1e-3) * 1e-9;
+}
+
 static const char *variant_name(char v)
 {
     switch (v) {
@@ -373,15 +424,20 @@ int main(int argc, char **argv)
     int dev = 0;
     ky_gpu_device(0, &dev);
     SG_CUDA(cudaSetDevice(dev));
+    if (o.roofline == 0) { /* measured on rank 0's GPU, the same for every rank */
+        if (me == 0) o.roofline = copy_bandwidth(dev);
+        MPI_Bcast(&o.roofline, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+        if (me == 0) printf("# device copy: %.0f GB/s (read + write), the roofline\n", o.roofline);
+    }
     int ngpus_total = nr * o.bpr;
     sg_prob_t base = o.p;
     if (o.weak) base.nz = o.p.nz * ngpus_total;
     int split = ky_nnodes() == nr && nr > 1;
     if (me == 0)
         printf(
-            "# ky_stencil_gpu: %d x %d x %d doubles (z x y x x), %d GPU(s) on %d rank(s), bt %d, %d steps, "
-            "%s%s, baseline %s\n",
-            base.nz, base.ny, base.nx, ngpus_total, nr, base.bt, base.steps,
+            "# ky_stencil_gpu: %d x %d x %d doubles (z x y x x), %d GPU(s) on %d rank(s), bt %d, tb %d, %d "
+            "steps, %s%s, baseline %s\n",
+            base.nz, base.ny, base.nx, ngpus_total, nr, base.bt, base.tb, base.steps,
             o.weak ? "weak scaling" : "fixed size", split ? ", every rank its own node" : "",
             sg_baseline_name());
     if (base.nz / ngpus_total < base.bt)
@@ -395,10 +451,12 @@ int main(int argc, char **argv)
         double *ref = NULL, *cpu = NULL, *res = NULL;
         double t_one = -1; /* weak scaling: the per-GPU problem on one GPU */
         if (me == 0) {
-            if (o.check) {
+            if (o.check) { /* the reference: single-step kernels (a --tb run is checked against them) */
+                sg_prob_t one = p;
+                one.tb = 1;
                 ref = (double *)malloc(N * sizeof(double));
                 res = (double *)malloc(N * sizeof(double));
-                run_single(&p, dev, ref);
+                run_single(&one, dev, ref);
             }
             if (o.check && N <= ((size_t)4 << 20)) {
                 cpu = (double *)malloc(N * sizeof(double));
@@ -423,9 +481,9 @@ int main(int argc, char **argv)
             sg_variants_setup(&p, &d);
         }
         if (me == 0)
-            printf("%-9s %3s %3s %5s %10s %9s %9s %9s %7s %8s %8s %8s %8s %8s %7s %s\n", "variant", "pts",
-                   "bt", "ranks", "ms/step", "GFLOP/s", "GF/s/GPU", "GB/s/GPU", "%HBM", "comp_ms", "gpu_ms",
-                   "host_ms", "mpi_ms", "sync_ms", "weak%", "check");
+            printf("%-9s %3s %3s %2s %5s %10s %8s %9s %9s %9s %7s %8s %8s %8s %8s %8s %7s %s\n", "variant",
+                   "pts", "bt", "tb", "ranks", "ms/step", "Gpt/s", "GFLOP/s", "GF/s/GPU", "GB/s/GPU", "%HBM",
+                   "comp_ms", "gpu_ms", "host_ms", "mpi_ms", "sync_ms", "weak%", "check");
         double t_staged = -1, t_base = -1;
         for (const char *v = o.variants; *v; v++) {
             if (!strchr("abcd", *v)) continue;
@@ -459,6 +517,7 @@ int main(int argc, char **argv)
             int verified = -1;
             if (o.check) verified = !memcmp(res, ref, N * sizeof(double)) && cpu_ok;
             double pts_upd = (double)(p.nz - 2) * (p.ny - 2) * (p.nx - 2) * p.steps;
+            double gpts = pts_upd / tmax * 1e-9; /* effective: points x steps per second, all GPUs */
             double gflops = pts_upd * sg_flops_per_point(p.pts) / tmax * 1e-9;
             double bpp = 2.0 * sizeof(double); /* one read, one write per point and step at best */
             double gbs_gpu = pts_upd * bpp / tmax * 1e-9 / ngpus_total;
@@ -466,32 +525,45 @@ int main(int argc, char **argv)
             double ms = 1e3 * tmax / p.steps, f = 1e3 / p.steps / nr;
             double weff = t_one > 0 ? 100.0 * t_one / tmax : -1;
             printf(
-                "%-9s %3d %3d %5d %10.4f %9.1f %9.1f %9.1f %6.1f%% %8.4f %8.4f %8.4f %8.4f %8.4f %7.1f %s\n",
-                variant_name(*v), p.pts, p.bt, nr, ms, gflops, gflops / ngpus_total, gbs_gpu, roof,
-                phm[0] * f, phm[1] * f, phm[2] * f, phm[3] * f, phm[4] * f, weff,
+                "%-9s %3d %3d %2d %5d %10.4f %8.1f %9.1f %9.1f %9.1f %6.1f%% %8.4f %8.4f %8.4f %8.4f %8.4f "
+                "%7.1f"
+                " %s\n",
+                variant_name(*v), p.pts, p.bt, p.tb, nr, ms, gpts, gflops, gflops / ngpus_total, gbs_gpu,
+                roof, phm[0] * f, phm[1] * f, phm[2] * f, phm[3] * f, phm[4] * f, weff,
                 verified < 0 ? "-"
                 : verified   ? "identical"
                              : "WRONG");
             if (o.json) {
+                /* the case of a blocked run names its tb; single-step cases keep their name */
+                char tbs[16] = "";
+                if (p.tb > 1) snprintf(tbs, sizeof tbs, "_tb%d", p.tb);
                 FILE *js = fopen(o.json, "a");
                 if (!js) sg_die("cannot open %s", o.json);
-                fprintf(js,
-                        "{\"bench\":\"stencil_gpu\",\"case\":\"%s_%dpt_bt%d%s\",\"kind\":\"%s\",\"date\":\"%"
-                        "s\",\"version\":\"%s\","
-                        "\"ranks\":%d,\"gpus\":%d,\"variant\":\"%s\",\"pts\":%d,\"bt\":%d,\"nx\":%d,\"ny\":%"
-                        "d,\"nz\":%d,"
-                        "\"steps\":%d,\"weak\":%s,\"node_split\":%s,\"time_s\":%.6g,\"step_ms\":%.6g,"
-                        "\"gflops\":%.6g,"
-                        "\"gflops_per_gpu\":%.6g,\"bytes_per_point\":%.6g,\"GBs_per_gpu\":%.6g,\"roofline_"
-                        "GBs\":%.6g,"
-                        "\"roofline_pct\":%.6g,\"phase_ms\":{\"compute\":%.6g,\"gpu_halo\":%.6g,\"host_"
-                        "xfer\":%.6g,"
-                        "\"mpi\":%.6g,\"sync\":%.6g},\"baseline\":\"%s\"",
-                        variant_name(*v), p.pts, p.bt, split ? "_split" : "", machine(), today(),
-                        ky_version(), nr, ngpus_total, variant_name(*v), p.pts, p.bt, p.nx, p.ny, p.nz,
-                        p.steps, o.weak ? "true" : "false", split ? "true" : "false", tmax, ms, gflops,
-                        gflops / ngpus_total, bpp, gbs_gpu, o.roofline, roof, phm[0] * f, phm[1] * f,
-                        phm[2] * f, phm[3] * f, phm[4] * f, sg_baseline_name());
+                fprintf(
+                    js,
+                    "{\"bench\":\"stencil_gpu\",\"case\":\"%s_%dpt_bt%d%s%s\",\"kind\":\"%s\",\"date\":\"%"
+                    "s\",\"version\":\"%s\","
+                    "\"ranks\":%d,\"gpus\":%d,\"variant\":\"%s\",\"pts\":%d,\"bt\":%d,\"nx\":%d,\"ny\":%"
+                    "d,\"nz\":%d,"
+                    "\"steps\":%d,\"weak\":%s,\"node_split\":%s,\"time_s\":%.6g,\"step_ms\":%.6g,"
+                    "\"gflops\":%.6g,"
+                    "\"gflops_per_gpu\":%.6g,\"bytes_per_point\":%.6g,\"GBs_per_gpu\":%.6g,\"roofline_"
+                    "GBs\":%.6g,"
+                    "\"roofline_pct\":%.6g,\"phase_ms\":{\"compute\":%.6g,\"gpu_halo\":%.6g,\"host_"
+                    "xfer\":%.6g,"
+                    "\"mpi\":%.6g,\"sync\":%.6g},\"baseline\":\"%s\"",
+                    variant_name(*v), p.pts, p.bt, tbs, split ? "_split" : "", machine(), today(),
+                    ky_version(), nr, ngpus_total, variant_name(*v), p.pts, p.bt, p.nx, p.ny, p.nz, p.steps,
+                    o.weak ? "true" : "false", split ? "true" : "false", tmax, ms, gflops,
+                    gflops / ngpus_total, bpp, gbs_gpu, o.roofline, roof, phm[0] * f, phm[1] * f, phm[2] * f,
+                    phm[3] * f, phm[4] * f, sg_baseline_name());
+                fprintf(js, ",\"tb\":%d,\"gpoints_per_s\":%.6g", p.tb, gpts);
+                if (p.tb > 1) { /* the tile: 64 columns x tb_by * tb_rows rows, halos included */
+                    int by, rows;
+                    sg_tb_shape(&p, &by, &rows);
+                    fprintf(js, ",\"tb_by\":%d,\"tb_rows\":%d,\"zchunk\":%d", by, rows,
+                            p.zchunk ? p.zchunk : 64);
+                }
                 if (weff >= 0) fprintf(js, ",\"weak_eff\":%.6g,\"single_time_s\":%.6g", weff / 100.0, t_one);
                 if (t_staged > 0) fprintf(js, ",\"ratio_vs_staged\":%.6g", t_staged / tmax);
                 if (t_base > 0) fprintf(js, ",\"ratio_vs_baseline\":%.6g", t_base / tmax);

@@ -1,7 +1,8 @@
 /* ky_stencil_gpu: the multi-GPU temporal-blocking stencil of seed 000 (Figs. 9-13) in four variants.
  * Shared declarations of the program's files: kernels.cu (stencil kernels, temporal-blocking steps, CPU
- * reference), variants.cu (the seed's host-staged and GPUDirect P2P exchanges and the hand-written
- * MPI+CUDA / NCCL baseline), main.cu (options, the Kyoyu-array variant, checks, output).
+ * reference), tblock.cu (the kernels that advance --tb steps per pass through memory), variants.cu (the
+ * seed's host-staged and GPUDirect P2P exchanges and the hand-written MPI+CUDA / NCCL baseline), main.cu
+ * (options, the Kyoyu-array variant, checks, output).
  *
  * The grid is NZ x NY x NX doubles, z-distributed (rank r owns planes [r*NZ/R, (r+1)*NZ/R)), with the outer
  * faces fixed (Dirichlet: never written). A sub-domain keeps bt halo planes on each side; one exchange of bt
@@ -40,6 +41,10 @@ typedef struct {
     int block_y;    /* thread rows per thread block: 2, 4 or 8 (0: best measured) */
     int rows; /* 27-point: grid rows per thread, 1, 2 or 4 (0: the one-row kernel without prefetch; -1: 4) */
     int smem; /* 27-point: planes staged in shared memory in 4 (1, 4) or 8 buffers; 0 off; -1 where it fits */
+    int tb;   /* steps per pass through memory (temporal blocking inside the kernel, tblock.cu): 1 (the
+                 single-step kernels) to 4; bt a multiple */
+    int tb_rows; /* tb > 1: grid rows per thread, 2 or 4; with 8 thread rows (or --block-y 4 and 4 rows)
+                    tiles of 64 x 16 or 64 x 32 points, halos included (0: sg_tb_shape's choice) */
 } sg_prob_t;
 
 /* One GPU's part of the grid: planes [z0, z0+nz) owned, h halo planes each side, two buffers. */
@@ -72,10 +77,21 @@ void sg_block_steps(const sg_prob_t *p, sg_sub_t *d); /* bt steps, src/dst swapp
 void sg_launch(const sg_prob_t *p, const sg_sub_t *d, cudaStream_t s, const double *src, double *dst, int lo,
                int hi);
 void sg_clip(const sg_prob_t *p, const sg_sub_t *d, int *lo, int *hi);
+/* Local planes [lo, hi) step tt (0 .. bt-1) of a block computes, clipped: the range shrinks by one plane
+ * per step on each side with a neighbour (the redundant computation on the halo planes). */
+void sg_step_range(const sg_prob_t *p, const sg_sub_t *d, int tt, int *lo, int *hi);
 double sg_init_value(int z, int y, int x);
 /* CPU reference: `steps` steps on the whole grid, result in a (NZ*NY*NX). */
 void sg_cpu_run(const sg_prob_t *p, double *a);
 double sg_flops_per_point(int pts);
+
+/* tblock.cu: p->tb steps in one pass, src -> dst on stream s; step k (0 .. tb-1) of the pass computes local
+ * planes [lo[k], hi[k]) (clipped; each range inside the one before, one plane less on each side except at a
+ * fixed face, as sg_step_range gives them). Only the last step's planes are written to dst. */
+void sg_launch_tb(const sg_prob_t *p, const sg_sub_t *d, cudaStream_t s, const double *src, double *dst,
+                  const int *lo, const int *hi);
+/* The blocked kernels' tile: thread rows per block and grid rows per thread (64 columns, by * rows rows). */
+void sg_tb_shape(const sg_prob_t *p, int *by, int *rows);
 
 /* overlap.cu: the Kyoyu variant's block with the exchange behind the interior (see the file's top). */
 typedef struct {

@@ -145,6 +145,8 @@ def stencil_of_gpu(r):
              mem="gpu-split" if r.get("node_split") else "gpu",
              time_s=float(r.get("step_ms", 0.0)) * 1e-3 * int(r.get("steps", 1)),
              gpus=int(r.get("gpus", r.get("ranks", 1))), ranks=int(r.get("gpus", r.get("ranks", 1))))
+    if int(r.get("tb", 1)) > 1:  # kernels that advance tb steps per pass: a variant of their own in the tables
+        g["variant"] = f"{r.get('variant', '?')}_tb{int(r['tb'])}"
     if "weak_eff" in r:
         g["eff"] = r["weak_eff"]
     if isinstance(r.get("phase_ms"), dict):

@@ -1,0 +1,286 @@
+/* ky_stencil_gpu: temporal blocking inside the kernel. One pass through memory advances TB time steps
+ * (--tb, 2 to 4): 2.5-D streaming along z. A thread block owns an x-y tile (64 columns x 8 * RY rows,
+ * TB-wide halos included, so 64 - 2 TB by 8 RY - 2 TB points are written), marches along z and keeps
+ * every stage but the last on chip:
+ *   - each thread owns one tile column and RY consecutive rows of it; stage 0 is the plane it loads from
+ *     global memory (one plane ahead, in registers), stage s (1..TB) is step s of the pass;
+ *   - a stage's z neighbours stay in the thread's registers, its x-y neighbours come from shared memory,
+ *     where every stage below TB keeps a ring of two planes (one written, one read per z iteration, so one
+ *     __syncthreads per iteration orders everything);
+ *   - the 7-point stage s lags stage s-1 by one plane (its plane above is stage s-1's value just computed,
+ *     in a register); the 27-point stage needs the x-y neighbours of the plane above too, so it lags by two
+ *     planes and keeps the plane partial sums (C, F4, K4 of point<27>) of the two planes below in registers;
+ *   - only stage TB is written to global memory: 16 bytes per point per pass, 16 / TB per step.
+ * A stage computes a point exactly when the single-step kernel of that step would (the plane range of the
+ * step, interior x and y); every other point passes the previous stage's value through. The ranges shrink
+ * by one plane per step except at the fixed global faces (sg_block_steps), so every point a computed point
+ * reads is either computed by the stage before or a fixed face, whose value is the same in every stage and
+ * buffer. Same sums in the same order as point<27> / point<7> (and -fmad=false): bitwise equal to the
+ * single-step kernels and the CPU. The tile halo is computed redundantly (rows outside a stage's shrinking
+ * cone are skipped warp by warp, columns are not). */
+#include <string.h>
+
+#include "stencil_gpu.h"
+
+enum { TBX = 64 }; /* threads per tile row (= tile columns); TBY thread rows per block */
+
+struct tb_ranges_t {
+    int lo[4], hi[4]; /* stage s (1..TB) computes local planes [lo[s-1], hi[s-1]) */
+};
+
+/* Rows y0 .. y0 + RY - 1 of this thread's column of plane z into v (0 outside the grid or the planes the
+ * pass needs). off[j] < 0: the row or column lies outside the grid. */
+template <int RY>
+__device__ static inline void tb_load(const double *__restrict__ src, size_t P, const int (&off)[RY], int z,
+                                      int zend, double (&v)[RY])
+{
+    bool zok = z >= 0 && z < zend;
+#pragma unroll
+    for (int j = 0; j < RY; j++)
+        v[j] = zok && off[j] >= 0 ? __ldg(src + (size_t)z * P + (size_t)off[j]) : 0.0;
+}
+
+/* Shared memory of a block: for stages 0 .. TB-1 two planes of (8 RY + 2) x 66 doubles (one padding row and
+ * column on each side, so edge threads read zeros instead of leaving the tile). */
+template <int TBY, int RY>
+__host__ __device__ constexpr int tb_plane()
+{
+    return (TBY * RY + 2) * (TBX + 2);
+}
+
+/* The per-thread set-up both kernels share: global coordinates, load offsets, what this thread writes. */
+template <int TB, int TBY, int RY>
+struct tb_thread_t {
+    int gx, gy0;    /* global x of the column, global y of row 0 */
+    int off[RY];    /* plane offsets of the rows (-1: outside the grid) */
+    bool in_x;      /* the column is computed (interior x) */
+    bool store_x;   /* the column is one of the tile's outputs */
+    bool store[RY]; /* the row is one of the tile's outputs */
+    int row0, my;   /* tile row of row 0; shared-memory index of (row 0, column) in a plane */
+    __device__ tb_thread_t(int nx, int ny)
+    {
+        constexpr int OW = TBX - 2 * TB, OH = TBY * RY - 2 * TB;
+        int tx = (int)threadIdx.x;
+        row0 = (int)threadIdx.y * RY;
+        gx = (int)blockIdx.x * OW + 1 - TB + tx;
+        gy0 = (int)blockIdx.y * OH + 1 - TB + row0;
+        in_x = gx >= 1 && gx <= nx - 2;
+        store_x = in_x && tx >= TB && tx < TBX - TB;
+#pragma unroll
+        for (int j = 0; j < RY; j++) {
+            int gy = gy0 + j, row = row0 + j;
+            off[j] = gx >= 0 && gx < nx && gy >= 0 && gy < ny ? gy * nx + gx : -1;
+            store[j] = store_x && row >= TB && row < TBY * RY - TB && gy <= ny - 2;
+        }
+        my = (row0 + 1) * (TBX + 2) + tx + 1;
+    }
+    __device__ bool in_y(int j, int ny) const
+    {
+        return gy0 + j >= 1 && gy0 + j <= ny - 2;
+    }
+};
+
+/* Zero the block's shared memory (the padding and the planes not yet written are read by points whose
+ * results are never used: zeros keep them finite and tools quiet). */
+__device__ static inline void tb_zero(double *sm, int n)
+{
+    for (int i = (int)(threadIdx.y * blockDim.x + threadIdx.x); i < n; i += (int)(blockDim.x * blockDim.y))
+        sm[i] = 0.0;
+}
+
+/* 7-point: iteration zi loads plane zi (stage 0); stage s computes plane zi - s from stage s-1's planes
+ * zi-s-1 (register `below`), zi-s (register `here` and, for x-y neighbours, the shared plane written in the
+ * previous iteration) and zi-s+1 (stage s-1's value of this iteration, in a register). */
+template <int TB, int TBY, int RY>
+__global__ void __launch_bounds__(TBX *TBY, 1) k_tb7(const double *__restrict__ src, double *__restrict__ dst,
+                                                     int nx, int ny, int np, tb_ranges_t r, int zchunk)
+{
+    constexpr int TH = TBY * RY, TW = TBX + 2, PL = tb_plane<TBY, RY>();
+    extern __shared__ double sg_tb7[];
+    int zlo = r.lo[TB - 1] + (int)blockIdx.z * zchunk, zhi = min(zlo + zchunk, r.hi[TB - 1]);
+    if (zlo >= zhi) return; /* the whole block */
+    tb_zero(sg_tb7, 2 * TB * PL);
+    const tb_thread_t<TB, TBY, RY> t(nx, ny);
+    size_t P = (size_t)nx * ny;
+    int zend = min(np, zhi + TB); /* planes the pass reads: [zlo - TB, zhi + TB) */
+    double below[TB][RY], here[TB][RY], nxt[RY];
+#pragma unroll
+    for (int s = 0; s < TB; s++)
+#pragma unroll
+        for (int j = 0; j < RY; j++) below[s][j] = here[s][j] = 0.0;
+    tb_load<RY>(src, P, t.off, zlo - TB, zend, nxt);
+    int b = 0;
+    for (int zi = zlo - TB; zi < zhi + TB; zi++, b ^= 1) {
+        double v[RY];
+#pragma unroll
+        for (int j = 0; j < RY; j++) v[j] = nxt[j];
+        tb_load<RY>(src, P, t.off, zi + 1, zend, nxt);
+        __syncthreads(); /* the previous iteration's planes are written, and its reads are done */
+#pragma unroll
+        for (int s = 0; s < TB; s++) {
+            double *wb = sg_tb7 + (2 * s + b) * PL + t.my;
+            const double *rb = sg_tb7 + (2 * s + (b ^ 1)) * PL + t.my; /* stage s, plane zi - s - 1 */
+#pragma unroll
+            for (int j = 0; j < RY; j++) wb[j * TW] = v[j];
+            int zo = zi - s - 1; /* stage s + 1 computes this plane */
+            bool zin = zo >= r.lo[s] && zo < r.hi[s];
+            double o[RY];
+#pragma unroll
+            for (int j = 0; j < RY; j++) {
+                int row = t.row0 + j;
+                o[j] = here[s][j]; /* not computed: the value passes through */
+                if (row >= s + 1 && row < TH - s - 1 && zin && t.in_x && t.in_y(j, ny)) {
+                    double ym = j > 0 ? here[s][j - 1] : rb[-TW];
+                    double yp = j < RY - 1 ? here[s][j + 1] : rb[RY * TW];
+                    /* point<7>'s order: centre, z-1, z+1, y-1, y+1, x-1, x+1 */
+                    o[j] = 0.4 * here[s][j] +
+                           0.1 * (below[s][j] + v[j] + ym + yp + rb[j * TW - 1] + rb[j * TW + 1]);
+                }
+            }
+#pragma unroll
+            for (int j = 0; j < RY; j++) {
+                below[s][j] = here[s][j];
+                here[s][j] = v[j];
+                v[j] = o[j];
+            }
+        }
+        int zo = zi - TB;
+        if (zo >= zlo)
+#pragma unroll
+            for (int j = 0; j < RY; j++)
+                if (t.store[j]) dst[(size_t)zo * P + (size_t)t.off[j]] = v[j];
+    }
+}
+
+/* 27-point: iteration zi loads plane zi; stage s computes plane zi - 2s from stage s-1's planes
+ * zi-2s-1 and zi-2s (their partial sums, in registers) and zi-2s+1 (the shared plane stage s-1 wrote in
+ * the previous iteration: its partial sums need the x-y neighbours). */
+template <int TB, int TBY, int RY>
+__global__ void __launch_bounds__(TBX *TBY, 1)
+    k_tb27(const double *__restrict__ src, double *__restrict__ dst, int nx, int ny, int np, tb_ranges_t r,
+           int zchunk)
+{
+    constexpr int TH = TBY * RY, TW = TBX + 2, PL = tb_plane<TBY, RY>();
+    extern __shared__ double sg_tb27[];
+    int zlo = r.lo[TB - 1] + (int)blockIdx.z * zchunk, zhi = min(zlo + zchunk, r.hi[TB - 1]);
+    if (zlo >= zhi) return; /* the whole block */
+    tb_zero(sg_tb27, 2 * TB * PL);
+    const tb_thread_t<TB, TBY, RY> t(nx, ny);
+    size_t P = (size_t)nx * ny;
+    int zend = min(np, zhi + TB); /* planes the pass reads: [zlo - TB, zhi + TB) */
+    /* partial sums of stage s's planes below (a) and at (b) the plane stage s + 1 computes */
+    double Ca[TB][RY], Fa[TB][RY], Ka[TB][RY], Cb[TB][RY], Fb[TB][RY], Kb[TB][RY], nxt[RY];
+#pragma unroll
+    for (int s = 0; s < TB; s++)
+#pragma unroll
+        for (int j = 0; j < RY; j++) Ca[s][j] = Fa[s][j] = Ka[s][j] = Cb[s][j] = Fb[s][j] = Kb[s][j] = 0.0;
+    tb_load<RY>(src, P, t.off, zlo - TB, zend, nxt);
+    int b = 0;
+    for (int zi = zlo - TB; zi < zhi + 2 * TB; zi++, b ^= 1) {
+        double v[RY];
+#pragma unroll
+        for (int j = 0; j < RY; j++) v[j] = nxt[j];
+        tb_load<RY>(src, P, t.off, zi + 1, zend, nxt);
+        __syncthreads(); /* the previous iteration's planes are written, and its reads are done */
+#pragma unroll
+        for (int s = 0; s < TB; s++) {
+            double *wb = sg_tb27 + (2 * s + b) * PL + t.my;
+            const double *rb = sg_tb27 + (2 * s + (b ^ 1)) * PL + t.my; /* stage s, plane zi - 2s - 1 */
+#pragma unroll
+            for (int j = 0; j < RY; j++) wb[j * TW] = v[j];
+            int zo = zi - 2 * s - 2; /* stage s + 1 computes this plane */
+            bool zin = zo >= r.lo[s] && zo < r.hi[s];
+            double o[RY];
+#pragma unroll
+            for (int j = 0; j < RY; j++) {
+                int row = t.row0 + j;
+                o[j] = Cb[s][j]; /* not computed: the value passes through */
+                if (row >= s + 1 && row < TH - s - 1) {
+                    /* point<27>'s plane sums of the plane above: x - 1, x, x + 1 of rows j - 1 .. j + 1 */
+                    const double *q = rb + j * TW;
+                    double cm = q[-TW - 1] + q[TW - 1], c0 = q[-TW] + q[TW], cp = q[-TW + 1] + q[TW + 1];
+                    double Cc = q[0], Fc = (c0 + q[-1]) + q[1], Kc = cm + cp;
+                    if (zin && t.in_x && t.in_y(j, ny)) {
+                        double f = (Ca[s][j] + Cc) + Fb[s][j];
+                        double e = (Fa[s][j] + Fc) + Kb[s][j];
+                        double k = Ka[s][j] + Kc;
+                        o[j] = 0.2 * Cb[s][j] + 0.05 * f + 0.02 * e + 0.01 * k;
+                    }
+                    Ca[s][j] = Cb[s][j], Fa[s][j] = Fb[s][j], Ka[s][j] = Kb[s][j];
+                    Cb[s][j] = Cc, Fb[s][j] = Fc, Kb[s][j] = Kc;
+                }
+            }
+#pragma unroll
+            for (int j = 0; j < RY; j++) v[j] = o[j];
+        }
+        int zo = zi - 2 * TB;
+        if (zo >= zlo)
+#pragma unroll
+            for (int j = 0; j < RY; j++)
+                if (t.store[j]) dst[(size_t)zo * P + (size_t)t.off[j]] = v[j];
+    }
+}
+
+template <int PTS, int TB, int TBY, int RY>
+static void launch_tb(const sg_prob_t *p, int np, cudaStream_t s, const double *src, double *dst,
+                      const tb_ranges_t &r, int zc)
+{
+    auto kern = PTS == 7 ? k_tb7<TB, TBY, RY> : k_tb27<TB, TBY, RY>;
+    size_t bytes = (size_t)2 * TB * tb_plane<TBY, RY>() * sizeof(double);
+    SG_CUDA(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
+    constexpr int OW = TBX - 2 * TB, OH = TBY * RY - 2 * TB;
+    int span = r.hi[TB - 1] - r.lo[TB - 1];
+    dim3 grid((unsigned)((p->nx - 2 + OW - 1) / OW), (unsigned)((p->ny - 2 + OH - 1) / OH),
+              (unsigned)((span + zc - 1) / zc));
+    kern<<<grid, dim3(TBX, TBY, 1), bytes, s>>>(src, dst, p->nx, p->ny, np, r, zc);
+}
+
+template <int PTS, int TB>
+static void launch_tb_shape(const sg_prob_t *p, int np, cudaStream_t s, const double *src, double *dst,
+                            const tb_ranges_t &r, int zc, int by, int rows)
+{
+    if (by == 4 && rows == 4)
+        launch_tb<PTS, TB, 4, 4>(p, np, s, src, dst, r, zc);
+    else if (rows == 2)
+        launch_tb<PTS, TB, 8, 2>(p, np, s, src, dst, r, zc);
+    else
+        launch_tb<PTS, TB, 8, 4>(p, np, s, src, dst, r, zc);
+}
+
+/* The tile the blocked kernels use (64 columns x by * rows rows, halos included): what the options name,
+ * else 8 x 4 for the 7-point and 8 x 2 for the 27-point stencil (at most 128 registers for 512 threads:
+ * the 27-point stage keeps 6 partial sums per row). */
+void sg_tb_shape(const sg_prob_t *p, int *by, int *rows)
+{
+    *rows = p->tb_rows ? p->tb_rows : p->pts == 7 ? 4 : 2;
+    *by = *rows == 4 && p->block_y == 4 ? 4 : 8;
+}
+
+void sg_launch_tb(const sg_prob_t *p, const sg_sub_t *d, cudaStream_t s, const double *src, double *dst,
+                  const int *lo, const int *hi)
+{
+    tb_ranges_t r;
+    memset(&r, 0, sizeof r);
+    for (int k = 0; k < p->tb; k++) {
+        r.lo[k] = lo[k];
+        r.hi[k] = hi[k];
+    }
+    if (r.hi[p->tb - 1] <= r.lo[p->tb - 1]) return;
+    int np = d->nz + 2 * d->h, zc = p->zchunk ? p->zchunk : 64, by, rows;
+    sg_tb_shape(p, &by, &rows);
+#define SG_TB(PTS)                                                        \
+    do {                                                                  \
+        if (p->tb == 2)                                                   \
+            launch_tb_shape<PTS, 2>(p, np, s, src, dst, r, zc, by, rows); \
+        else if (p->tb == 3)                                              \
+            launch_tb_shape<PTS, 3>(p, np, s, src, dst, r, zc, by, rows); \
+        else                                                              \
+            launch_tb_shape<PTS, 4>(p, np, s, src, dst, r, zc, by, rows); \
+    } while (0)
+    if (p->pts == 7)
+        SG_TB(7);
+    else
+        SG_TB(27);
+#undef SG_TB
+    SG_CUDA(cudaGetLastError());
+}
