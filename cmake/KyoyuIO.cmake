@@ -1,7 +1,10 @@
 # The io layer (src/io: arrays and buffers to and from HDF5, docs/io.md) added to the library's object library
 # when a parallel HDF5 is found: CMake's FindHDF5 preferring the parallel one, else pkg-config's hdf5-openmpi
 # (Debian's libhdf5-openmpi-dev). Without one, src/io/io_none.c makes every call return KY_ERR_UNSUPPORTED and
-# the io tests skip. Included by the top-level CMakeLists.txt right after kyoyu_obj is defined.
+# the io tests skip. The cuFile (GPUDirect Storage) path, src/io/cufile.c with its GPU checksum cufile_gpu.cu, is
+# built when CUDA is on and cufile.h and libcufile are found (beside the CUDA toolkit, or where KY_CUFILE_INCLUDE
+# and KY_CUFILE_LIBRARY point); otherwise cufile_none.c makes KY_IO_PATH=cufile say so. Included by the
+# top-level CMakeLists.txt right after kyoyu_obj is defined.
 option(KY_ENABLE_IO "Build the io layer when a parallel HDF5 is found" ON)
 set(KY_HAVE_HDF5 OFF)
 if(KY_ENABLE_IO)
@@ -28,15 +31,42 @@ if(KY_ENABLE_IO)
     endif()
 endif()
 file(GLOB _ky_io_src CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/src/io/*.c")
+set(KY_HAVE_CUFILE OFF)
+set(_ky_cufile_how "no CUDA")
+if(KY_HAVE_HDF5 AND KY_HAVE_CUDA)
+    find_path(KY_CUFILE_INCLUDE cufile.h HINTS ${CUDAToolkit_INCLUDE_DIRS} $ENV{CUFILE_ROOT}/include
+              /usr/local/cuda/targets/x86_64-linux/include /usr/local/cuda/targets/sbsa-linux/include)
+    find_library(KY_CUFILE_LIBRARY cufile HINTS ${CUDAToolkit_LIBRARY_DIR} $ENV{CUFILE_ROOT}/lib
+                 $ENV{CUFILE_ROOT}/lib64 /usr/local/cuda/targets/x86_64-linux/lib /usr/local/cuda/lib64)
+    if(KY_CUFILE_INCLUDE AND KY_CUFILE_LIBRARY)
+        set(KY_HAVE_CUFILE ON)
+        set(_ky_cufile_how "${KY_CUFILE_LIBRARY}")
+    else()
+        set(_ky_cufile_how "cufile.h or libcufile not found (KY_CUFILE_INCLUDE, KY_CUFILE_LIBRARY)")
+    endif()
+endif()
 if(KY_HAVE_HDF5)
     list(FILTER _ky_io_src EXCLUDE REGEX "/io_none\\.c$")
+    if(KY_HAVE_CUFILE)
+        list(FILTER _ky_io_src EXCLUDE REGEX "/cufile_none\\.c$")
+        list(APPEND _ky_io_src "${CMAKE_CURRENT_SOURCE_DIR}/src/io/cufile_gpu.cu")
+        set_source_files_properties("${CMAKE_CURRENT_SOURCE_DIR}/src/io/cufile.c" PROPERTIES
+                                    INCLUDE_DIRECTORIES "${KY_CUFILE_INCLUDE}")
+        foreach(_t kyoyu kyoyu_static)
+            target_link_libraries(${_t} PRIVATE ${KY_CUFILE_LIBRARY})
+        endforeach()
+        set(_ky_cufile_state "cuFile path ON (${_ky_cufile_how})")
+    else()
+        list(FILTER _ky_io_src EXCLUDE REGEX "/cufile\\.c$")
+        set(_ky_cufile_state "cuFile path OFF: ${_ky_cufile_how}")
+    endif()
     # plain paths, not a target: the installed static library's export names them as they are
     target_include_directories(kyoyu_obj PRIVATE ${_ky_hdf5_inc})
     target_compile_definitions(kyoyu_obj PRIVATE ${_ky_hdf5_defs})
     foreach(_t kyoyu kyoyu_static)
         target_link_libraries(${_t} PRIVATE ${_ky_hdf5_libs})
     endforeach()
-    message(STATUS "Kyoyu: io layer ON (parallel HDF5: ${_ky_hdf5_how}; cuFile path: not built yet)")
+    message(STATUS "Kyoyu: io layer ON (parallel HDF5: ${_ky_hdf5_how}; ${_ky_cufile_state})")
 else()
     set(_ky_io_src "${CMAKE_CURRENT_SOURCE_DIR}/src/io/io_none.c")
     if(KY_ENABLE_IO)

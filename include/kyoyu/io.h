@@ -16,10 +16,12 @@
  * depend on how the writers or readers are distributed; a read that covers the dataset exactly once
  * verifies it (datasets written by other programs have none and are read unchecked).
  *
- * Paths for GPU memory (KY_IO_PATH, docs/api.md): bounce (pinned host buffers of KY_IO_CHUNK bytes, the
- * device-to-host copy of the next piece overlapping the HDF5 write of this one), cufile (GPUDirect Storage
- * into the dataset's contiguous extent: not built yet, KY_ERR_UNSUPPORTED), auto (today: bounce). Host
- * memory goes to HDF5 directly (KY_IO_PATH=bounce sends it through the same pipeline, for tests and
+ * Paths for GPU memory (KY_IO_PATH, docs/api.md, or ky_io_opts_t.path per dataset): bounce (pinned host
+ * buffers of KY_IO_CHUNK bytes, the device-to-host copy of the next piece overlapping the HDF5 write of this
+ * one), cufile (GPUDirect Storage into the dataset's contiguous extent, HDF5 keeping the metadata;
+ * KY_ERR_UNSUPPORTED in a build without cuFile), auto (per size, direction and file-system type from the
+ * table `kybench io-tune` measured, KY_IO_TABLE; without one, cufile from 10 MiB per rank where it works).
+ * Host memory goes to HDF5 directly (bounce sends it through the same pipeline, for tests and
  * measurements).
  *
  * All calls except the queries are collective over all ranks of the job, in the same order everywhere.
@@ -50,11 +52,21 @@ typedef enum {
     KY_IO_F64
 } ky_io_type_t;
 
+/* How GPU memory moves for one dataset (seed 002's hint): KY_IO_PATH_DEFAULT takes the KY_IO_PATH setting;
+ * the others override it for this call. The same on every rank. */
+typedef enum {
+    KY_IO_PATH_DEFAULT = 0, /* the KY_IO_PATH setting */
+    KY_IO_PATH_AUTO,        /* the measured table (KY_IO_TABLE), else the built-in threshold (docs/io.md) */
+    KY_IO_PATH_BOUNCE,      /* pinned host buffers; host memory through the same pipeline */
+    KY_IO_PATH_CUFILE       /* GPUDirect Storage (cuFile) into the dataset's contiguous extent */
+} ky_io_path_t;
+
 /* Options of one dataset (NULL: all zero). */
 typedef struct {
     ky_io_type_t type; /* number type of one component */
     int components;    /* values per element (0: elem / size of type for arrays, 1 for buffers) */
     const char *units; /* written as the dataset's "units" attribute (NULL: none) */
+    ky_io_path_t path; /* KY_IO_PATH_DEFAULT (0): the KY_IO_PATH setting */
 } ky_io_opts_t;
 
 typedef struct kyi_io_file *ky_io_file_t;

@@ -1,18 +1,16 @@
-/* The GPUDirect Storage path (KY_IO_PATH=cufile) as it stands: not built. The design it will fill
- * (docs/io.md): datasets are created contiguous and allocated at creation, so after H5Fflush the dataset's
- * bytes are one extent at H5Dget_offset(dset) of the file; each rank opens the file with O_DIRECT, registers
- * it with cuFileHandleRegister, and writes (reads) the runs of its hyperslab that are contiguous in the file
- * with cuFileWrite (cuFileRead) straight from (into) GPU memory, while HDF5 keeps the metadata. Until then
- * the path says why it is missing instead of falling back silently, so a measurement never mistakes
- * bounce for cufile. */
+/* The GPUDirect Storage path (KY_IO_PATH=cufile) in a build without it: CUDA off, or cufile.h and libcufile
+ * not found at configure time (cmake/KyoyuIO.cmake; the path itself is cufile.c). The forced path says why it
+ * is missing instead of falling back silently, so a measurement never mistakes bounce for cufile; auto never
+ * picks it (kyi_io_cufile_available is 0). */
 #include "io/io.h"
 #include "runtime/log.h"
 
 static int missing(const char *call, ky_io_file_t f)
 {
     return kyi_fail(KY_ERR_UNSUPPORTED, call,
-                    "KY_IO_PATH=cufile for %s: this Kyoyu has no GPUDirect Storage (cuFile) path yet; use "
-                    "KY_IO_PATH=bounce or auto (docs/io.md)",
+                    "KY_IO_PATH=cufile for %s: this Kyoyu was built without the GPUDirect Storage (cuFile) "
+                    "path (needs CUDA, cufile.h and libcufile at configure time); use KY_IO_PATH=bounce or "
+                    "auto (docs/io.md)",
                     f->writing ? f->tmp : f->path);
 }
 
@@ -28,4 +26,15 @@ int kyi_io_cufile_get(const char *call, ky_io_file_t f, hid_t dset, const kyi_io
 {
     (void)dset, (void)sh, (void)p, (void)cks;
     return missing(call, f);
+}
+
+int kyi_io_cufile_available(void)
+{
+    return 0;
+}
+
+int kyi_io_cufile_close(const char *call, ky_io_file_t f, int sync)
+{
+    (void)call, (void)f, (void)sync;
+    return KY_OK;
 }

@@ -152,8 +152,9 @@ static int check_name(const char *call, ky_io_file_t f, const char *name)
 
 /* Create dataset `name` and write every piece; `local` is this rank's status from the argument checks. */
 static int write_core(const char *call, ky_io_file_t f, const char *name, const kyi_io_shape_t *sh,
-                      const kyi_io_piece_t *pc, int np, const char *dist, const char *units, int local)
+                      const kyi_io_piece_t *pc, int np, const char *dist, const ky_io_opts_t *opts, int local)
 {
+    const char *units = opts ? opts->units : NULL;
     kyi_io_quiet_t q;
     kyi_io_quiet_begin(&q);
     char why[256];
@@ -180,8 +181,11 @@ static int write_core(const char *call, ky_io_file_t f, const char *name, const 
         st = kyi_io_agree(call, f->comm, st);
     }
     uint64_t cks = 0, all = 0;
+    kyi_io_plan_t plan;
+    if (st == KY_OK) st = kyi_io_agree(call, f->comm, kyi_io_plan(call, f, d, sh, pc, np, opts, 1, &plan));
     if (st == KY_OK) {
-        for (int i = 0; i < np && st == KY_OK; i++) st = kyi_io_put_piece(call, f, d, fsp, sh, &pc[i], &cks);
+        for (int i = 0; i < np && st == KY_OK; i++)
+            st = kyi_io_put_piece(call, f, d, fsp, sh, &pc[i], &plan, &cks);
         st = kyi_io_agree(call, f->comm, st);
     }
     if (st == KY_OK) {
@@ -202,7 +206,7 @@ static int write_core(const char *call, ky_io_file_t f, const char *name, const 
 /* Open dataset `name`, check it against *want (dims of ndim, type, comp; elem for arrays), read the pieces,
  * verify the checksum when `cover` (the pieces of all ranks cover the dataset once). */
 static int read_core(const char *call, ky_io_file_t f, const char *name, kyi_io_shape_t *want, int check_dims,
-                     const kyi_io_piece_t *pc, int np, int cover, int local)
+                     const kyi_io_piece_t *pc, int np, int cover, const ky_io_opts_t *opts, int local)
 {
     kyi_io_quiet_t q;
     kyi_io_quiet_begin(&q);
@@ -274,6 +278,8 @@ static int read_core(const char *call, ky_io_file_t f, const char *name, kyi_io_
         st = kyi_io_agree(call, f->comm, st);
     }
     uint64_t cks = 0, all = 0, stored = 0;
+    kyi_io_plan_t plan;
+    if (st == KY_OK) st = kyi_io_agree(call, f->comm, kyi_io_plan(call, f, d, want, pc, np, opts, 0, &plan));
     if (st == KY_OK) {
         for (int i = 0; i < np && st == KY_OK; i++) {
             int out = 0;
@@ -286,7 +292,7 @@ static int read_core(const char *call, ky_io_file_t f, const char *name, kyi_io_
                 shape_text(a, sizeof a, want->ndim, want->dims);
                 st = kyi_fail(KY_ERR_ARG, call, "box outside dataset '%s' of shape %s in %s", name, a, file);
             } else
-                st = kyi_io_get_piece(call, f, d, fsp, want, &pc[i], &cks);
+                st = kyi_io_get_piece(call, f, d, fsp, want, &pc[i], &plan, &cks);
         }
         st = kyi_io_agree(call, f->comm, st);
     }
@@ -401,7 +407,7 @@ int ky_io_write(ky_io_file_t f, const char *name, ky_array_t a, const ky_io_opts
     if (st == KY_OK) st = array_pieces(call, a, &sh, pc, &np);
     char dist[256];
     if (st == KY_OK) dist_text(a, dist, sizeof dist);
-    st = write_core(call, f, name, &sh, pc, np, dist, opts ? opts->units : NULL, st);
+    st = write_core(call, f, name, &sh, pc, np, dist, opts, st);
     free_pieces(pc, np);
     return st;
 }
@@ -416,7 +422,7 @@ int ky_io_read(ky_io_file_t f, const char *name, ky_array_t a, const ky_io_opts_
     int st = array_shape(call, a, opts, &sh, 1);
     if (st == KY_OK) st = array_pieces(call, a, &sh, pc, &np);
     if (st == KY_OK && sh.comp == 0) sh.comp = 0; /* resolved from the file below */
-    st = read_core(call, f, name, &sh, 1, pc, np, 1, st);
+    st = read_core(call, f, name, &sh, 1, pc, np, 1, opts, st);
     free_pieces(pc, np);
     return st;
 }
@@ -520,7 +526,7 @@ int ky_io_write_buffer(ky_io_file_t f, const char *name, int ndim, const size_t 
         else if (!cover)
             st = kyi_fail(KY_ERR_ARG, call, "the ranks' boxes do not cover the dataset's shape %s", a);
     }
-    return write_core(call, f, name, &sh, &p, np, "buffer: one box per rank", opts ? opts->units : NULL, st);
+    return write_core(call, f, name, &sh, &p, np, "buffer: one box per rank", opts, st);
 }
 
 int ky_io_read_buffer(ky_io_file_t f, const char *name, int ndim, const size_t lo[], const size_t hi[],
@@ -551,7 +557,7 @@ int ky_io_read_buffer(ky_io_file_t f, const char *name, int ndim, const size_t l
             boxes_cover(f->comm, ndim, zero, lo, hi, &dummy, &oa, &ob); /* collective either way */
         }
     }
-    return read_core(call, f, name, &sh, 0, &p, np, cover, st);
+    return read_core(call, f, name, &sh, 0, &p, np, cover, opts, st);
 }
 
 int ky_io_info(ky_io_file_t f, const char *name, int *ndim, size_t dims[], ky_io_type_t *type,

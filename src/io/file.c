@@ -133,6 +133,7 @@ static int new_file(const char *call, ky_io_file_t *out, const char *path)
 
 static void free_file(ky_io_file_t f)
 {
+    kyi_io_cufile_close("ky_io_close", f, 0); /* a read file's handle, or what a failed write left */
     kyi_io_pin_free(f);
     if (f->comm != MPI_COMM_NULL) MPI_Comm_free(&f->comm);
     free(f);
@@ -177,6 +178,9 @@ int ky_io_create(const char *path, ky_io_file_t *out)
     if (st == KY_OK) {
         snprintf(f->tmp, sizeof f->tmp, "%s.kytmp-%ld", path, pid);
         hid_t fapl = mpio_fapl(f->comm);
+        /* datasets (and other objects) of 4 KiB or more start on a 4 KiB boundary: the cuFile path writes
+         * whole pages with O_DIRECT, and only the unaligned edges of each run go through the page cache */
+        H5Pset_alignment(fapl, 4096, 4096);
         f->fid = H5Fcreate(f->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
         char why[256];
         if (f->fid < 0)
@@ -294,6 +298,11 @@ int ky_io_close(ky_io_file_t f)
                         f->path);
     }
     if (f->writing) {
+        /* the cuFile path's own descriptors synced and closed first: their data is on disk before the rename
+         */
+        st = kyi_io_agree(call, f->comm, kyi_io_cufile_close(call, f, 1));
+    }
+    if (f->writing && st == KY_OK) {
         if (attr_int(f->fid, COMPLETE_ATTR, 1) < 0 || H5Fflush(f->fid, H5F_SCOPE_GLOBAL) < 0)
             st = kyi_fail(KY_ERR_IO, call, "finishing %s failed: %s", f->tmp,
                           kyi_io_h5_cause(why, sizeof why));

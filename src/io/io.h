@@ -1,7 +1,9 @@
 /* Internal: what the files of the io layer share (docs/io.md). file.c owns files (temporary name, commit by
  * rename, the agreement of all ranks on a status), dataset.c the public dataset calls (checks, attributes),
- * xfer.c the moves between memory and a dataset (host memory straight to HDF5, GPU memory through the bounce
- * pipeline), checksum.c the distribution-independent checksum, cufile_none.c the GPUDirect Storage hook.
+ * xfer.c the moves between memory and a dataset (the path of each dataset chosen once for all ranks; host
+ * memory straight to HDF5, GPU memory through the bounce pipeline or cuFile), table.c the measured table
+ * behind KY_IO_PATH=auto, checksum.c the distribution-independent checksum, cufile.c (cufile_none.c in builds
+ * without cuFile) the GPUDirect Storage path with its GPU checksum (cufile_gpu.cu).
  *
  * io sits above array: it uses array's public API, the runtime's GPU service (runtime/gpu.h), settings and
  * errors, and MPI only for the communicator HDF5's MPI-IO driver needs and the agreement of the ranks on a
@@ -31,7 +33,17 @@ struct kyi_io_file {
     void *pin[2];               /* the bounce path's pinned buffers, kept for the file's life */
     size_t pin_bytes;
     int pin_malloc; /* plain malloc (host pieces forced to bounce without CUDA), not pinned */
+    void *cufile;   /* cufile.c's descriptors and registered handle of this file (NULL: none yet) */
 };
+
+/* Paths of one piece (xfer.c) */
+enum { KYI_IO_HOST, KYI_IO_BOUNCE, KYI_IO_CUFILE };
+
+/* The paths of one dataset's pieces, chosen once for all ranks (kyi_io_plan) */
+typedef struct {
+    int gpu;  /* KYI_IO_BOUNCE or KYI_IO_CUFILE for pieces in GPU memory */
+    int host; /* KYI_IO_HOST or KYI_IO_BOUNCE for pieces in host memory */
+} kyi_io_plan_t;
 
 /* The shape of a dataset as Kyoyu sees it: ndim dimensions of elements, each `comp` values of `type`. */
 typedef struct {
@@ -77,14 +89,37 @@ int kyi_io_check_file(const char *call, ky_io_file_t f, int writing);
 hid_t kyi_io_h5type(ky_io_type_t t);
 
 /* ---- xfer.c ------------------------------------------------------------------------------------------- */
+/* Collective: the paths of dataset `dset` for this call (the opts' hint, else KY_IO_PATH; auto asks the table
+ * with the dataset's bytes per rank, and takes cufile only where every rank can: all pieces in GPU memory,
+ * cuFile working, the dataset contiguous in the file, long runs), the same on every rank so that no rank's
+ * HDF5 write (MPI-IO read-modify-write of a strided selection) races another's cuFile write. */
+int kyi_io_plan(const char *call, ky_io_file_t f, hid_t dset, const kyi_io_shape_t *sh,
+                const kyi_io_piece_t *pc, int np, const ky_io_opts_t *opts, int put, kyi_io_plan_t *plan);
+/* Bytes of one run of piece p contiguous in the file (a row, or rows that cover whole trailing dimensions).
+ */
+size_t kyi_io_piece_run_bytes(const kyi_io_shape_t *sh, const kyi_io_piece_t *p);
 /* Move one piece between memory and the dataset (file space `fspace`), adding its elements' checksum to
  * *cks. Returns this rank's status (not agreed). */
 int kyi_io_put_piece(const char *call, ky_io_file_t f, hid_t dset, hid_t fspace, const kyi_io_shape_t *sh,
-                     const kyi_io_piece_t *p, uint64_t *cks);
+                     const kyi_io_piece_t *p, const kyi_io_plan_t *plan, uint64_t *cks);
 /* The bounce buffers freed (ky_io_close, ky_io_abort). */
 void kyi_io_pin_free(ky_io_file_t f);
 int kyi_io_get_piece(const char *call, ky_io_file_t f, hid_t dset, hid_t fspace, const kyi_io_shape_t *sh,
-                     const kyi_io_piece_t *p, uint64_t *cks);
+                     const kyi_io_piece_t *p, const kyi_io_plan_t *plan, uint64_t *cks);
+
+/* ---- table.c ------------------------------------------------------------------------------------------ */
+/* The file system holding `path` as a name ("ext4", "xfs", "lustre", "tmpfs", ...; "0x<magic>" if unknown).
+ */
+const char *kyi_io_fs_name(const char *path, char *buf, size_t len);
+/* The path KY_IO_TABLE's table measured fastest for `bytes` per rank on file system `fs` in one direction:
+ * KYI_IO_BOUNCE or KYI_IO_CUFILE, or -1 when there is no table or no row for that file system (*why says
+ * which row decided, or why none). */
+int kyi_io_table_choose(const char *fs, int put, size_t bytes, char *why, size_t len);
+/* Without a table: cufile from this many bytes per rank (seed 002: GDS wins above about 10 MB). */
+#define KYI_IO_AUTO_CUFILE_MIN ((size_t)10 << 20)
+/* auto takes cufile only when every rank's runs contiguous in the file are at least this long (shorter
+ * runs are mostly unaligned edges, written through the page cache). */
+#define KYI_IO_AUTO_RUN_MIN ((size_t)256 << 10)
 
 /* ---- checksum.c ---------------------------------------------------------------------------------------- */
 /* Sum over the elements of rows [r0, r1) (along dimension 0) of piece p of mix(global row-major index,
@@ -93,12 +128,18 @@ uint64_t kyi_io_checksum(const kyi_io_shape_t *sh, const kyi_io_piece_t *p, size
                          const char *mem, const size_t mS[]);
 #define KYI_IO_CHECKSUM_ALGO "kyoyu-sum-splitmix64-v1"
 
-/* ---- cufile_none.c ------------------------------------------------------------------------------------- */
-/* GPUDirect Storage: piece p's rows written with cuFileWrite at H5Dget_offset(dset) + the rows' byte offsets
- * (the dataset is contiguous and allocated when created) while HDF5 keeps the metadata. Not built yet. */
+/* ---- cufile.c (cufile_none.c) ------------------------------------------------------------------------- */
+/* GPUDirect Storage: piece p's runs contiguous in the file written (read) with cuFileWrite (cuFileRead) at
+ * H5Dget_offset(dset) + the run's byte offset (the dataset is contiguous and allocated when created) while
+ * HDF5 keeps the metadata; the checksum computed on the GPU. */
 int kyi_io_cufile_put(const char *call, ky_io_file_t f, hid_t dset, const kyi_io_shape_t *sh,
                       const kyi_io_piece_t *p, uint64_t *cks);
 int kyi_io_cufile_get(const char *call, ky_io_file_t f, hid_t dset, const kyi_io_shape_t *sh,
                       const kyi_io_piece_t *p, uint64_t *cks);
+/* 1 if this build has the cuFile path and its driver opens (opened once, lazily; closed at exit). */
+int kyi_io_cufile_available(void);
+/* The file's cuFile handle and descriptors released; `sync`: fsync first (a written file about to be
+ * committed). Returns KY_OK or KY_ERR_IO (fsync failed). */
+int kyi_io_cufile_close(const char *call, ky_io_file_t f, int sync);
 
 #endif

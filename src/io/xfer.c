@@ -1,10 +1,12 @@
 /* Moving one piece of this rank's memory (an array block or a caller's box) to or from its hyperslab of a
- * dataset. The path in one line (choose): host memory goes to HDF5 directly (HDF5 walks the block's strides,
- * halos left out); GPU memory takes the bounce path (rows of the piece in KY_IO_CHUNK pieces through two
- * pinned buffers: the device-to-host copy of the next piece runs while HDF5 writes this one, and on reads
- * the host-to-device copy of this piece while HDF5 reads the next) or, with KY_IO_PATH=cufile, the cuFile
- * hook (cufile_none.c). Writes are independent MPI-IO (ranks make different numbers of calls); the file
- * selection of a piece is one hyperslab for block distributions and a union of runs for cyclic ones. */
+ * dataset. The paths are chosen once per dataset for all ranks (kyi_io_plan: the call's hint, KY_IO_PATH, or
+ * for auto the measured table, table.c); then each piece in one line (move): host memory goes to HDF5
+ * directly (HDF5 walks the block's strides, halos left out); GPU memory takes the bounce path (rows of the
+ * piece in KY_IO_CHUNK pieces through two pinned buffers: the device-to-host copy of the next piece runs
+ * while HDF5 writes this one, and on reads the host-to-device copy of this piece while HDF5 reads the next)
+ * or the cuFile path (cufile.c). Writes are independent MPI-IO (ranks make different numbers of calls); the
+ * file selection of a piece is one hyperslab for block distributions and a union of runs for cyclic ones. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,16 +14,73 @@
 #include "runtime/config.h"
 #include "runtime/gpu.h"
 #include "runtime/log.h"
+#include "runtime/runtime.h"
 
-enum { PATH_HOST, PATH_BOUNCE, PATH_CUFILE };
-
-static int choose(const kyi_io_piece_t *p)
+/* The setting or the call's hint as one of ky_io_path_t's values */
+static ky_io_path_t mode_of(const ky_io_opts_t *opts)
 {
+    if (opts && opts->path != KY_IO_PATH_DEFAULT) return opts->path;
+    if (kyi_setting_is(KYI_SET_IO_PATH, "bounce")) return KY_IO_PATH_BOUNCE;
+    if (kyi_setting_is(KYI_SET_IO_PATH, "cufile")) return KY_IO_PATH_CUFILE;
+    return KY_IO_PATH_AUTO;
+}
+
+size_t kyi_io_piece_run_bytes(const kyi_io_shape_t *sh, const kyi_io_piece_t *p)
+{
+    size_t r = sh->elem;
+    for (int d = sh->ndim - 1; d >= 0; d--) {
+        if (p->g[d]) return r; /* cyclic: runs of one block at most; counted as one element's run */
+        r *= p->n[d];
+        if (p->n[d] != sh->dims[d] || (d > 0 && p->S[d - 1] != p->S[d] * p->n[d])) break;
+    }
+    return r;
+}
+
+int kyi_io_plan(const char *call, ky_io_file_t f, hid_t dset, const kyi_io_shape_t *sh,
+                const kyi_io_piece_t *pc, int np, const ky_io_opts_t *opts, int put, kyi_io_plan_t *plan)
+{
+    ky_io_path_t mode = mode_of(opts);
+    if ((unsigned)mode > KY_IO_PATH_CUFILE)
+        return kyi_fail(KY_ERR_ARG, call, "opts->path %d is not a ky_io_path_t", (int)mode);
     /* Host memory: straight to HDF5, unless bounce is forced (then host pieces run the same pipeline with
-     * plain copies: the pipeline is tested without a GPU and its cost measured against the direct path).
-     * GPU memory: auto has no measured table yet (docs/io.md), so bounce, the path that exists. */
-    if (p->dev < 0) return kyi_setting_is(KYI_SET_IO_PATH, "bounce") ? PATH_BOUNCE : PATH_HOST;
-    return kyi_setting_is(KYI_SET_IO_PATH, "cufile") ? PATH_CUFILE : PATH_BOUNCE;
+     * plain copies: the pipeline is tested without a GPU and its cost measured against the direct path). */
+    plan->host = mode == KY_IO_PATH_BOUNCE ? KYI_IO_BOUNCE : KYI_IO_HOST;
+    plan->gpu = mode == KY_IO_PATH_CUFILE ? KYI_IO_CUFILE : KYI_IO_BOUNCE;
+    if (mode != KY_IO_PATH_AUTO) return KY_OK;
+    /* auto: the size every rank moves on average, the same number everywhere */
+    size_t total = sh->elem;
+    for (int d = 0; d < sh->ndim; d++) total *= sh->dims[d];
+    size_t per_rank = total / (size_t)(kyi_rt.nranks > 0 ? kyi_rt.nranks : 1);
+    char fs[64], why[256];
+    const char *file = f->writing ? f->tmp : f->path;
+    kyi_io_fs_name(file, fs, sizeof fs);
+    int want = kyi_io_table_choose(fs, put, per_rank, why, sizeof why);
+    if (want < 0) {
+        want = per_rank >= KYI_IO_AUTO_CUFILE_MIN ? KYI_IO_CUFILE : KYI_IO_BOUNCE;
+        snprintf(why + strlen(why), sizeof why - strlen(why), "; built-in: cufile from %zu MiB per rank",
+                 KYI_IO_AUTO_CUFILE_MIN >> 20);
+    }
+    /* cufile only where every rank can take it: the raw bytes of a contiguous dataset of the native type
+     * (H5Dget_offset defined), every piece in GPU memory, runs long enough, the driver working */
+    int ok = want == KYI_IO_CUFILE;
+    if (ok) {
+        hid_t ft = H5Dget_type(dset);
+        ok = H5Dget_offset(dset) != HADDR_UNDEF && ft >= 0 && H5Tequal(ft, kyi_io_h5type(sh->type)) > 0;
+        if (ft >= 0) H5Tclose(ft);
+    }
+    for (int i = 0; ok && i < np; i++) {
+        size_t n = 1;
+        for (int d = 0; d < sh->ndim; d++) n *= pc[i].n[d];
+        if (n && (pc[i].dev < 0 || kyi_io_piece_run_bytes(sh, &pc[i]) < KYI_IO_AUTO_RUN_MIN)) ok = 0;
+    }
+    if (ok) ok = kyi_io_cufile_available();
+    int all = 0;
+    if (MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, f->comm) != MPI_SUCCESS)
+        return kyi_fail(KY_ERR_MPI, call, "agreeing on the io path failed");
+    plan->gpu = all ? KYI_IO_CUFILE : KYI_IO_BOUNCE;
+    KYI_INFO(KYI_SUB_IO, "%s: auto: %s for %zu bytes per rank on %s (%s%s)", call, all ? "cufile" : "bounce",
+             per_rank, fs, why, want == KYI_IO_CUFILE && !all ? "; cufile not possible on every rank" : "");
+    return KY_OK;
 }
 
 /* The bounce path's copy for a host piece: rows of the box between the strided block and the dense buffer. */
@@ -266,17 +325,17 @@ static int bounce(const char *call, ky_io_file_t f, hid_t dset, hid_t fsp, const
 }
 
 static int move(const char *call, ky_io_file_t f, hid_t dset, hid_t fsp, const kyi_io_shape_t *sh,
-                const kyi_io_piece_t *p, uint64_t *cks, int put)
+                const kyi_io_piece_t *p, const kyi_io_plan_t *plan, uint64_t *cks, int put)
 {
     size_t re, n0 = rows_total(p, sh->ndim, &re);
     if (n0 == 0) return KY_OK;
-    switch (choose(p)) {
-        case PATH_HOST: {
+    switch (p->dev < 0 ? plan->host : plan->gpu) {
+        case KYI_IO_HOST: {
             int st = h5xfer(call, f, dset, fsp, sh, p, 0, n0, alloc_start(sh, p), 0, put);
             if (st == KY_OK) *cks += kyi_io_checksum(sh, p, 0, n0, p->origin, p->S);
             return st;
         }
-        case PATH_CUFILE:
+        case KYI_IO_CUFILE:
             return put ? kyi_io_cufile_put(call, f, dset, sh, p, cks)
                        : kyi_io_cufile_get(call, f, dset, sh, p, cks);
         default:
@@ -285,13 +344,13 @@ static int move(const char *call, ky_io_file_t f, hid_t dset, hid_t fsp, const k
 }
 
 int kyi_io_put_piece(const char *call, ky_io_file_t f, hid_t dset, hid_t fspace, const kyi_io_shape_t *sh,
-                     const kyi_io_piece_t *p, uint64_t *cks)
+                     const kyi_io_piece_t *p, const kyi_io_plan_t *plan, uint64_t *cks)
 {
-    return move(call, f, dset, fspace, sh, p, cks, 1);
+    return move(call, f, dset, fspace, sh, p, plan, cks, 1);
 }
 
 int kyi_io_get_piece(const char *call, ky_io_file_t f, hid_t dset, hid_t fspace, const kyi_io_shape_t *sh,
-                     const kyi_io_piece_t *p, uint64_t *cks)
+                     const kyi_io_piece_t *p, const kyi_io_plan_t *plan, uint64_t *cks)
 {
-    return move(call, f, dset, fspace, sh, p, cks, 0);
+    return move(call, f, dset, fspace, sh, p, plan, cks, 0);
 }

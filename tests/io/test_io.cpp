@@ -2,7 +2,9 @@
  * distributions and boxes (odd sizes, cyclic dimensions, halos that must not be written or touched),
  * attributes checked with HDF5's own serial API, bad input with the messages it must give, a damaged file
  * found by the checksum. Every value is a function of its global index, computed here, not by Kyoyu.
- * GPU placement (KY_TEST_MEMKIND=gpu, label gpu): the same round trips through the bounce path. */
+ * GPU placement (KY_TEST_MEMKIND=gpu, label gpu): the same round trips through the path KY_IO_PATH names
+ * (bounce, cufile), cufile against bounce on the same files (Io.CufileCross), auto from a table
+ * (Io.AutoTable). */
 #include <hdf5.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -575,23 +577,212 @@ TEST(Io, GpuPaths)
     ky_array_free(c);
 }
 
-TEST(Io, CufileUnsupported)
+/* Whether this build has the cuFile path: a probe write forced onto it (a build without it refuses with
+ * KY_ERR_UNSUPPORTED naming the missing build, and the file is discarded). Collective. */
+static bool cufile_built()
+{
+    static int built = -1;
+    if (built >= 0) return built == 1;
+    size_t dims[1] = {64};
+    ky_array_t a;
+    ky_array_create(1, dims, sizeof(double), NULL, KY_PLACE_GPU, NULL, &a);
+    ky_io_file_t f;
+    ky_io_opts_t o{KY_IO_F64, 0, NULL, KY_IO_PATH_CUFILE};
+    std::string path = dir() + "/probe.h5";
+    built = 0;
+    if (ky_io_create(path.c_str(), &f) == KY_OK) {
+        int st = ky_io_write(f, "x", a, &o);
+        std::string msg = ky_last_error();
+        ky_io_close(f);
+        built = st == KY_OK ? 1 : 0;
+        if (st != KY_OK && msg.find("built without") == std::string::npos && kyt::rank() == 0)
+            printf("cuFile probe failed (not a missing build): %s\n", msg.c_str());
+    }
+    ky_array_free(a);
+    return built == 1;
+}
+
+/* KY_IO_PATH=cufile: a build without cuFile refuses with its reason and discards the file; a build with it
+ * writes and reads back. */
+TEST(Io, CufileForced)
 {
     SKIP_IF_NO_IO();
     const char *p = getenv("KY_IO_PATH");
     if (!gpu_run() || !p || std::string(p) != "cufile") GTEST_SKIP() << "GPU run with KY_IO_PATH=cufile only";
     size_t dims[1] = {64};
+    Layout L{1, {64, 0, 0, 0}, ky_dist_block1(), {0, 0, 0, 0}};
     ky_array_t a;
     KYT_EXPECT_OK(ky_array_create(1, dims, sizeof(double), NULL, KY_PLACE_GPU, NULL, &a));
+    fill(a, L, 0, 0);
     ky_io_file_t f;
     ky_io_opts_t o{KY_IO_F64, 0, NULL};
     std::string path = dir() + "/cufile.h5";
     KYT_EXPECT_OK(ky_io_create(path.c_str(), &f));
-    KYT_EXPECT_STATUS(KY_ERR_UNSUPPORTED, ky_io_write(f, "x", a, &o));
-    EXPECT_NE(std::string::npos, std::string(ky_last_error()).find("cuFile"));
-    KYT_EXPECT_STATUS(KY_ERR_IO, ky_io_close(f)); /* the failed write discards the file */
-    EXPECT_NE(0, access(path.c_str(), F_OK));
+    int st = ky_io_write(f, "x", a, &o);
+    if (st == KY_ERR_UNSUPPORTED) {
+        EXPECT_NE(std::string::npos, std::string(ky_last_error()).find("cuFile")) << ky_last_error();
+        KYT_EXPECT_STATUS(KY_ERR_IO, ky_io_close(f)); /* the failed write discards the file */
+        EXPECT_NE(0, access(path.c_str(), F_OK));
+    } else {
+        KYT_EXPECT_OK(st);
+        KYT_EXPECT_OK(ky_io_close(f));
+        ky_array_t b;
+        KYT_EXPECT_OK(ky_array_create(1, dims, sizeof(double), NULL, KY_PLACE_GPU, NULL, &b));
+        fill(b, L, 5, 0);
+        KYT_EXPECT_OK(ky_io_open(path.c_str(), &f));
+        KYT_EXPECT_OK(ky_io_read(f, "x", b, NULL));
+        KYT_EXPECT_OK(ky_io_close(f));
+        EXPECT_TRUE(kyt::all(check(b, L, 0, 0) == 0));
+        ky_array_free(b);
+    }
     ky_array_free(a);
+}
+
+namespace {
+
+/* Write layout W with path `wp`, read it into layout R with path `rp`; every value and halo checked. */
+long cross(const Layout &W, const Layout &R, ky_io_path_t wp, ky_io_path_t rp, const std::string &path)
+{
+    ky_array_t a, b;
+    KYT_EXPECT_OK(ky_array_create(W.ndim, W.dims, sizeof(double), &W.dist, KY_PLACE_GPU, W.halo, &a));
+    KYT_EXPECT_OK(ky_array_create(R.ndim, R.dims, sizeof(double), &R.dist, KY_PLACE_GPU, R.halo, &b));
+    fill(a, W, 0, -1.0);
+    fill(b, R, 50.0, -2.0);
+    ky_io_file_t f;
+    ky_io_opts_t ow{KY_IO_F64, 0, NULL, wp}, orr{KY_IO_F64, 0, NULL, rp};
+    KYT_EXPECT_OK(ky_io_create(path.c_str(), &f));
+    KYT_EXPECT_OK(ky_io_write(f, "d", a, &ow));
+    KYT_EXPECT_OK(ky_io_close(f));
+    KYT_EXPECT_OK(ky_io_open(path.c_str(), &f));
+    KYT_EXPECT_OK(ky_io_read(f, "d", b, &orr)); /* the checksum verified across the two paths */
+    KYT_EXPECT_OK(ky_io_close(f));
+    long bad = check(b, R, 0.0, -2.0) + check(a, W, 0.0, -1.0);
+    ky_array_free(a);
+    ky_array_free(b);
+    return bad;
+}
+
+}  // namespace
+
+/* The cuFile path against the bounce path on the same files: cufile reads what bounce wrote and the other
+ * way round, odd sizes so that every rank's part starts and ends inside a 4 KiB page (the pages' unaligned
+ * edges go through the page cache, the rest through cuFile), halos (one run per row), other distributions
+ * reading (a grid of parts, a cyclic dimension), GPU buffers with overlapping boxes. */
+TEST(Io, CufileCross)
+{
+    SKIP_IF_NO_IO();
+    if (!gpu_run()) GTEST_SKIP() << "GPU run only (KY_TEST_MEMKIND=gpu)";
+    if (!cufile_built()) GTEST_SKIP() << "no cuFile path in this build (or cuFile does not work here)";
+    int P = kyt::nranks();
+    const ky_io_path_t B = KY_IO_PATH_BOUNCE, C = KY_IO_PATH_CUFILE;
+    /* 1-D, 1.5 M doubles (12 MB): long runs, rank boundaries at unaligned offsets */
+    Layout W1{1, {1500007, 0, 0, 0}, ky_dist_block1(), {0, 0, 0, 0}};
+    Layout R1 = W1;
+    R1.halo[0] = 3;
+    Layout R1c = W1; /* cyclic, blocks of 10007 elements */
+    R1c.dist.kind[0] = KY_DIST_CYCLIC;
+    R1c.dist.bsize[0] = 10007;
+    /* 2-D with halos: a run per row of 517 doubles; read by a grid of parts */
+    Layout W2{2, {301, 517, 0, 0}, ky_dist_block1(), {2, 1, 0, 0}};
+    Layout R2 = W2;
+    if (P % 2 == 0) {
+        R2.dist.parts[0] = P / 2;
+        R2.dist.parts[1] = 2;
+    }
+    R2.halo[0] = 1;
+    R2.halo[1] = 0;
+    /* 3-D odd shape without halos along the trailing dimensions: whole planes contiguous */
+    Layout W3{3, {37, 29, 131, 0}, ky_dist_block1(), {1, 0, 0, 0}};
+    Layout R3 = W3;
+    R3.halo[0] = 0;
+    struct {
+        const Layout *w, *r;
+        ky_io_path_t wp, rp;
+    } cases[] = {{&W1, &R1, B, C}, {&W1, &R1, C, B}, {&W1, &R1c, C, C}, {&W2, &R2, B, C},
+                 {&W2, &R2, C, B}, {&W2, &R2, C, C}, {&W3, &R3, C, C},  {&W3, &R3, B, C}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        long bad = cross(*cases[i].w, *cases[i].r, cases[i].wp, cases[i].rp,
+                         dir() + "/cross" + std::to_string(i) + ".h5");
+        EXPECT_TRUE(kyt::all(bad == 0)) << "case " << i << ": " << bad << " wrong on rank " << kyt::rank();
+    }
+    /* GPU buffers: each rank's box of rows written with cuFile, the whole dataset read back by every rank */
+    size_t dims[2] = {1001, 333}, lo[2] = {0, 0}, hi[2] = {1001, 333};
+    size_t r0 = dims[0] * kyt::rank() / P, r1 = dims[0] * (kyt::rank() + 1) / P;
+    std::vector<double> img((r1 - r0) * dims[1]), all(dims[0] * dims[1], -1), back(all.size());
+    for (size_t e = 0; e < img.size(); e++) img[e] = val(r0 * dims[1] + e);
+    void *dev = kyt::mem_alloc(KY_MEM_GPU, all.size() * sizeof(double));
+    kyt::mem_write(KY_MEM_GPU, dev, img.data(), img.size() * sizeof(double));
+    size_t blo[2] = {r0, 0}, bhi[2] = {r1, dims[1]};
+    ky_io_file_t f;
+    ky_io_opts_t oc{KY_IO_F64, 0, NULL, C};
+    std::string path = dir() + "/crossbuf.h5";
+    KYT_EXPECT_OK(ky_io_create(path.c_str(), &f));
+    KYT_EXPECT_OK(ky_io_write_buffer(f, "b", 2, dims, blo, bhi, dev, &oc));
+    KYT_EXPECT_OK(ky_io_close(f));
+    KYT_EXPECT_OK(ky_io_open(path.c_str(), &f));
+    KYT_EXPECT_OK(ky_io_read_buffer(f, "b", 2, lo, hi, dev, &oc));
+    KYT_EXPECT_OK(ky_io_close(f));
+    kyt::mem_read(KY_MEM_GPU, back.data(), dev, back.size() * sizeof(double));
+    long bad = 0;
+    for (size_t e = 0; e < back.size(); e++) bad += back[e] != val(e);
+    EXPECT_TRUE(kyt::all(bad == 0)) << bad << " wrong in the buffer read on rank " << kyt::rank();
+    kyt::mem_free(KY_MEM_GPU, dev);
+}
+
+/* KY_IO_PATH=auto with a table (KY_IO_TABLE, written here before the first auto call: the test runs alone in
+ * its process) that makes cufile the faster path everywhere: a large dataset with long runs takes cufile, one
+ * whose rows are short (halos) stays on bounce; the choice read back from the io log (KY_DEBUG=info,
+ * KY_DEBUG_FILE). Both round trips checked. */
+TEST(Io, AutoTable)
+{
+    SKIP_IF_NO_IO();
+    const char *table = getenv("KY_IO_TABLE"), *logf = getenv("KY_DEBUG_FILE");
+    if (!gpu_run() || !table || !logf) GTEST_SKIP() << "run by gpu.io.*.auto (KY_IO_TABLE, KY_DEBUG_FILE)";
+    bool have = cufile_built();
+    if (kyt::rank() == 0) {
+        FILE *t = fopen(table, "w");
+        EXPECT_NE(nullptr, t) << table;
+        const char *fs[] = {"ext4",   "xfs",   "tmpfs", "overlay", "nfs",
+                            "lustre", "btrfs", "zfs",   "fuse",    "gpfs"};
+        if (t) {
+            fprintf(t, "# kyoyu-io-table 1 (tests/io: cufile faster everywhere)\n");
+            for (const char *x : fs)
+                for (const char *d : {"write", "read"}) fprintf(t, "%s %s 4096 1.0 2.0\n", x, d);
+            fclose(t);
+        }
+    }
+    kyt::mpi_barrier();
+    int P = kyt::nranks();
+    Layout big{1, {(size_t)P * 400000, 0, 0, 0}, ky_dist_block1(), {0, 0, 0, 0}}; /* 3.2 MB per rank */
+    Layout bigr = big;
+    bigr.halo[0] = 1;
+    Layout small{2, {64, 100, 0, 0}, ky_dist_block1(), {1, 1, 0, 0}}; /* rows of 800 bytes */
+    const ky_io_path_t A = KY_IO_PATH_AUTO;
+    EXPECT_TRUE(kyt::all(cross(big, bigr, A, A, dir() + "/auto_big.h5") == 0));
+    EXPECT_TRUE(kyt::all(cross(small, small, A, A, dir() + "/auto_small.h5") == 0));
+    /* the log of this rank: its name with %p replaced by the pid (and %h by the host) */
+    std::string name = logf;
+    char host[256] = "";
+    gethostname(host, sizeof host);
+    for (size_t at; (at = name.find("%p")) != std::string::npos;)
+        name.replace(at, 2, std::to_string(getpid()));
+    for (size_t at; (at = name.find("%h")) != std::string::npos;) name.replace(at, 2, host);
+    std::string text;
+    if (FILE *l = fopen(name.c_str(), "r")) {
+        char buf[4096];
+        size_t n;
+        while ((n = fread(buf, 1, sizeof buf, l)) > 0) text.append(buf, n);
+        fclose(l);
+    }
+    size_t cuf = 0, bou = 0;
+    for (size_t at = 0; (at = text.find("auto: cufile", at)) != std::string::npos; at++) cuf++;
+    for (size_t at = 0; (at = text.find("auto: bounce", at)) != std::string::npos; at++) bou++;
+    if (have)
+        EXPECT_EQ(2u, cuf) << "the large dataset's write and read should take cufile; log " << name << ":\n"
+                           << text;
+    else
+        EXPECT_EQ(0u, cuf) << "no cuFile path here, yet auto chose it; log " << name;
+    EXPECT_EQ(have ? 2u : 4u, bou) << "log " << name << ":\n" << text;
 }
 
 /* Files of another writer (tests/io/h5py_interop.py write: h5py, no Kyoyu attributes, so no checksum) read

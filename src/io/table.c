@@ -1,0 +1,140 @@
+/* The table behind KY_IO_PATH=auto: which path moved GPU memory to and from files fastest on this machine,
+ * per file-system type, direction and size, as `kybench io-tune` measured it (docs/io.md, "Tuning"). The file
+ * KY_IO_TABLE names is plain text, one row per measured point:
+ *
+ *   # kyoyu-io-table 1 ...                      comments
+ *   ext4 write 4194304 1.92 2.71                file system, direction, bytes per rank, bounce GB/s, cufile
+ * GB/s
+ *
+ * ("-" for a path that was not measured). A request of B bytes takes the row of the largest size <= B (the
+ * smallest row below them all), and the path with the higher rate there. Read once per process. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statfs.h>
+
+#include "io/io.h"
+#include "runtime/config.h"
+#include "runtime/log.h"
+
+typedef struct {
+    char fs[32];
+    int put;
+    size_t bytes;
+    double bounce, cufile; /* GB/s, < 0: not measured */
+} row_t;
+
+static row_t *rows;
+static size_t nrows;
+static int loaded;
+static char load_note[200];
+
+static const struct {
+    unsigned long magic;
+    const char *name;
+} fs_names[] = {
+    {0xEF53, "ext4"},       {0x58465342, "xfs"},    {0x01021994, "tmpfs"}, {0x794c7630, "overlay"},
+    {0x6969, "nfs"},        {0x0BD00BD0, "lustre"}, {0x9123683E, "btrfs"}, {0x47504653, "gpfs"},
+    {0x19830326, "beegfs"}, {0x2FC12FC1, "zfs"},    {0x65735546, "fuse"},  {0x858458f6, "ramfs"},
+    {0xFE534D42, "smb2"},   {0x5346414F, "afs"},    {0x7461636f, "ocfs2"}, {0x73717368, "squashfs"},
+};
+
+const char *kyi_io_fs_name(const char *path, char *buf, size_t len)
+{
+    struct statfs s;
+    if (statfs(path, &s) != 0) {
+        /* not there yet: its directory decides */
+        char dir[KYI_IO_PATH_MAX];
+        snprintf(dir, sizeof dir, "%s", path);
+        char *slash = strrchr(dir, '/');
+        if (slash && slash != dir)
+            *slash = 0;
+        else
+            snprintf(dir, sizeof dir, "%s", slash ? "/" : ".");
+        if (statfs(dir, &s) != 0) {
+            snprintf(buf, len, "unknown");
+            return buf;
+        }
+    }
+    unsigned long m = (unsigned long)s.f_type & 0xffffffffUL;
+    for (size_t i = 0; i < sizeof fs_names / sizeof fs_names[0]; i++)
+        if (fs_names[i].magic == m) {
+            snprintf(buf, len, "%s", fs_names[i].name);
+            return buf;
+        }
+    snprintf(buf, len, "0x%lx", m);
+    return buf;
+}
+
+static double rate(const char *s)
+{
+    return strcmp(s, "-") == 0 ? -1.0 : atof(s);
+}
+
+static void load(void)
+{
+    loaded = 1;
+    const char *name = kyi_setting_str(KYI_SET_IO_TABLE);
+    if (!name || !*name) {
+        snprintf(load_note, sizeof load_note, "no KY_IO_TABLE");
+        return;
+    }
+    FILE *fp = fopen(name, "r");
+    if (!fp) {
+        KYI_WARN(KYI_SUB_IO,
+                 "KY_IO_TABLE=%s cannot be read: the io layer's auto path uses its built-in threshold", name);
+        snprintf(load_note, sizeof load_note, "KY_IO_TABLE %s unreadable", name);
+        return;
+    }
+    char line[512];
+    size_t cap = 0, lineno = 0;
+    while (fgets(line, sizeof line, fp)) {
+        lineno++;
+        char fs[32], dir[16], b[32], c[32];
+        unsigned long long bytes;
+        if (line[0] == '#' || line[0] == '\n') continue;
+        if (sscanf(line, "%31s %15s %llu %31s %31s", fs, dir, &bytes, b, c) != 5 ||
+            (strcmp(dir, "write") && strcmp(dir, "read"))) {
+            KYI_WARN(KYI_SUB_IO,
+                     "KY_IO_TABLE=%s line %zu is not 'fs write|read bytes bounce_GBs cufile_GBs': left out",
+                     name, lineno);
+            continue;
+        }
+        if (nrows == cap) {
+            cap = cap ? 2 * cap : 64;
+            row_t *r = realloc(rows, cap * sizeof *r);
+            if (!r) break;
+            rows = r;
+        }
+        row_t *r = &rows[nrows++];
+        snprintf(r->fs, sizeof r->fs, "%s", fs);
+        r->put = strcmp(dir, "write") == 0;
+        r->bytes = (size_t)bytes;
+        r->bounce = rate(b);
+        r->cufile = rate(c);
+    }
+    fclose(fp);
+    snprintf(load_note, sizeof load_note, "KY_IO_TABLE %s", name);
+    KYI_INFO(KYI_SUB_IO, "KY_IO_TABLE=%s: %zu rows", name, nrows);
+}
+
+int kyi_io_table_choose(const char *fs, int put, size_t bytes, char *why, size_t len)
+{
+    if (!loaded) load();
+    const row_t *best = NULL, *smallest = NULL;
+    for (size_t i = 0; i < nrows; i++) {
+        const row_t *r = &rows[i];
+        if (r->put != put || strcmp(r->fs, fs) != 0) continue;
+        if (!smallest || r->bytes < smallest->bytes) smallest = r;
+        if (r->bytes <= bytes && (!best || r->bytes > best->bytes)) best = r;
+    }
+    if (!best) best = smallest;
+    if (!best || (best->bounce < 0 && best->cufile < 0)) {
+        snprintf(why, len, "%s: no row for %s %s", load_note, fs, put ? "writes" : "reads");
+        return -1;
+    }
+    int cufile = best->cufile > best->bounce;
+    snprintf(why, len, "%s: %s %s %zu bytes: bounce %.2f, cufile %.2f GB/s", load_note, fs,
+             put ? "write" : "read", best->bytes, best->bounce, best->cufile);
+    return cufile ? KYI_IO_CUFILE : KYI_IO_BOUNCE;
+}
