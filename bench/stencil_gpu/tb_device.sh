@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# ky_stencil_gpu's in-kernel temporal blocking (--tb, apps/stencil_gpu/tblock.cu) on one GPU, in one device
+# call of under 6 minutes: builds ky_stencil_gpu (Release, its own build dir), checks every blocked kernel
+# bitwise against the single-step kernels and the CPU (the GPU tests' cases), times 512^3 doubles for the
+# 7- and 27-point stencils at tb 1..4 and every tile, and prints one table: ms/step, effective Gpoint/s,
+# the ratio to the single-step HBM roofline (16 B/point at the device copy bandwidth measured by the
+# program), registers, spills and shared memory per kernel (ptxas -v), and ncu's speed-of-light figures
+# where ncu exists. Everything lands in $OUT (default .scratch/tb-device): summary.txt (what you read first),
+# results.jsonl (one JSON line per run), resources.txt, *.log.
+#
+#   bench/stencil_gpu/tb_device.sh [--no-ncu] [--quick] [--help]
+#
+# --no-ncu: skip the ncu runs. --quick: only the default tiles (no tile or z-chunk sweep).
+# Environment: OUT (output folder), BUILD (build dir, default build-tbdev), STEPS (timed steps, default 1200).
+set -u
+usage() { sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+ncu_on=1 quick=0
+for a in "$@"; do
+    case "$a" in
+        --help | -h) usage; exit 0 ;;
+        --no-ncu) ncu_on=0 ;;
+        --quick) quick=1 ;;
+        *) echo "tb_device.sh: unknown argument $a" >&2; usage >&2; exit 2 ;;
+    esac
+done
+root="$(cd -P -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$root" || exit 1
+export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 OMPI_ALLOW_RUN_AS_ROOT=1 \
+       OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 KY_TIMEOUT=120
+out="${OUT:-$root/.scratch/tb-device}"
+mkdir -p "$out"
+B="${BUILD:-build-tbdev}"
+STEPS="${STEPS:-1200}"
+S="$out/summary.txt"
+J="$out/results.jsonl"
+: >"$S"
+: >"$J"
+note() { echo "$*" | tee -a "$S"; }
+step() { # name limit command...: output in $out/name.log, one line in the summary
+    local name=$1 lim=$2 t0=$SECONDS rc
+    shift 2
+    timeout --kill-after=5 "$lim" "$@" >"$out/$name.log" 2>&1
+    rc=$?
+    note "step $name: exit $rc in $((SECONDS - t0)) s$([ $rc = 124 ] && echo ' (TIMED OUT)')"
+    return $rc
+}
+note "tb_device $(date -u +%FT%TZ) $(hostname): $(nvidia-smi -L 2>/dev/null | head -2 | tr '\n' ';') commit $(git rev-parse --short HEAD 2>/dev/null)"
+note "cpus $(nproc); every run: 1 rank, variant kyoyu (c), --bt 12 (a multiple of every tb), --roofline 0 (measured copy)"
+
+# ---- build ---------------------------------------------------------------------------------------------
+# -Xptxas=-v: registers, stack frame and spills of every kernel into build.log (cuobjdump may be missing)
+step configure 150 cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+    -DCMAKE_CUDA_FLAGS=-Xptxas=-v -DKY_BUILD_TESTS=OFF -DKY_BUILD_BENCH=OFF -DKY_BUILD_EXAMPLES=OFF -DBUILD_TESTING=OFF
+# a clean build of the program, so that ptxas reports every kernel
+rm -f "$B"/apps/stencil_gpu/CMakeFiles/ky_stencil_gpu.dir/*.o
+step build 240 cmake --build "$B" -j"$(nproc)" --target ky_stencil_gpu || { tail -30 "$out/build.log" | tee -a "$S"; exit 1; }
+grep -i "warning" "$out/build.log" | grep -i stencil_gpu | head -5 | tee -a "$S"
+K="$B/bin/kyrun"
+X="$B/bin/ky_stencil_gpu"
+# registers, stack frame and spills per kernel (ptxas, in build.log); the blocked kernels' shared memory is
+# dynamic: 2 planes x tb stages x (by*rows + 2) x 66 doubles
+python3 - "$out/build.log" >"$out/resources.txt" <<'PY'
+import re, sys
+cur = None
+for l in open(sys.argv[1], errors="replace"):
+    m = re.search(r"Compiling entry function '(\S+)'", l)
+    if m:
+        cur = m.group(1) if re.search(r"k_tb|k_stencil", m.group(1)) else None
+        continue
+    if cur is None:
+        continue
+    m = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", l)
+    if m:
+        stack, spill = m.group(1), m.group(2)
+    m = re.search(r"Used (\d+) registers", l)
+    if m:
+        print(f"{cur} REG:{m.group(1)} STACK:{stack} SPILL:{spill}")
+        cur = None
+PY
+
+# ---- correctness: the GPU tests' cases (small grids, --check: bitwise against 1 GPU and the CPU) ----------
+ok=1
+for n in 1 2; do
+    for tb in 2 3; do
+        step check_n${n}_tb$tb 60 "$K" -n $n "$X" --small --nx 131 --ny 45 --pts both --bt 6 --tb $tb --variants ac || ok=0
+        grep -E "identical|DIFFERENT|WRONG" "$out/check_n${n}_tb$tb.log" | sed 's/^/    /' | tee -a "$S"
+    done
+done
+step check_n1_shapes 60 "$K" -n 1 "$X" --small --nx 77 --ny 53 --pts both --bt 4 --tb 4 --zchunk 3 --tb-rows 4 \
+    --block-y 8 --variants c || ok=0
+step check_n2_shapes 60 "$K" -n 2 "$X" --small --nx 77 --ny 53 --pts both --bt 4 --tb 4 --zchunk 3 --tb-rows 4 \
+    --block-y 4 --variants c || ok=0
+step check_n1_rows2 60 "$K" -n 1 "$X" --small --nx 131 --ny 45 --pts both --bt 4 --tb 4 --tb-rows 2 --variants c || ok=0
+grep -h -E "^kyoyu|^staged" "$out"/check_n*_shapes.log "$out/check_n1_rows2.log" | sed 's/^/    /' | tee -a "$S"
+if grep -q -E "WRONG|DIFFERENT" "$out"/check_*.log || [ $ok = 0 ]; then
+    note "CORRECTNESS: FAILED (see check_*.log): the timings below are of wrong kernels"
+else
+    note "CORRECTNESS: every blocked run identical to the single-step kernels and the CPU"
+fi
+
+# ---- 512^3: tb 1..4, tiles, z chunks ----------------------------------------------------------------------
+perf() { # name args...: one process, both stencils
+    local name=$1
+    shift
+    step "$name" 60 "$K" -n 1 "$X" --nx 512 --ny 512 --nz 512 --bt 12 --steps "$STEPS" --pts both --variants c \
+        --phases 0 --roofline 0 --json "$J" "$@"
+    grep -E "^kyoyu|device copy" "$out/$name.log" | sed 's/^/    /' | tee -a "$S"
+}
+perf perf_tb1 --tb 1
+for tb in 2 3 4; do perf perf_tb$tb --tb $tb; done
+if [ $quick = 0 ]; then
+    for tb in 2 3 4; do
+        perf perf_tb${tb}_r2 --tb $tb --tb-rows 2
+        perf perf_tb${tb}_r4 --tb $tb --tb-rows 4
+        perf perf_tb${tb}_r4b4 --tb $tb --tb-rows 4 --block-y 4
+    done
+    for zc in 32 128; do perf perf_tb3_zc$zc --tb 3 --zchunk $zc; done
+fi
+
+# ---- ncu: speed of light of each default kernel (a short run: one block of bt steps) ----------------------
+if [ $ncu_on = 1 ] && command -v ncu >/dev/null; then
+    pd=""
+    ncu --help 2>/dev/null | grep -q -- "--print-details" && pd="--print-details all"
+    for tb in 1 3 2 4; do
+        for pts in 7 27; do
+            if [ $SECONDS -gt 300 ]; then note "ncu: stopped at ${SECONDS} s (the 6-minute budget)"; break 2; fi
+            # shellcheck disable=SC2086
+            step ncu_${pts}_tb$tb 45 "$K" -n 1 ncu --section SpeedOfLight $pd -k "regex:k_tb|k_stencil" --launch-skip 2 \
+                --launch-count 1 "$X" --nx 512 --ny 512 --nz 512 --bt 12 --steps 12 --pts $pts --variants c --phases 0 \
+                --tb $tb
+        done
+    done
+else
+    note "ncu: not run ($([ $ncu_on = 0 ] && echo --no-ncu || echo 'not installed'))"
+fi
+
+# ---- the table -------------------------------------------------------------------------------------------
+python3 - "$J" "$out/resources.txt" "$out" <<'PY' | tee -a "$S"
+import glob, json, os, re, sys
+jf, rf, out = sys.argv[1:4]
+recs = [json.loads(l) for l in open(jf) if l.strip()]
+# resources: "<mangled> REG:n STACK:n SPILL:n" (ptxas -v)
+res = {}
+for l in open(rf):
+    w = l.split()
+    if w:
+        res[w[0]] = dict(re.findall(r"(\w+):(\d+)", l))
+def kernel_of(pts, tb, by, rows):
+    """mangled-name pattern of the kernel a run used"""
+    if tb == 1:
+        return r"k_stencilILi7ELi4E" if pts == 7 else r"k_stencil27sILi64ELi4ELi4ELi4E"
+    return rf"_Z\d+k_tb{pts}ILi{tb}ELi{by}ELi{rows}EE"
+def resources(pts, tb, by, rows):
+    pat = re.compile(kernel_of(pts, tb, by, rows))
+    for k, f in res.items():
+        if pat.search(k):
+            return f
+    return {}
+def ncu_of(pts, tb):
+    p = os.path.join(out, f"ncu_{pts}_tb{tb}.log")
+    if not os.path.exists(p):
+        return "-"
+    t = open(p, errors="replace").read()
+    def g(name):
+        m = re.search(re.escape(name) + r"\s+%\s+([\d.]+)", t)
+        return m.group(1) if m else "?"
+    return (f"SM {g('Compute (SM) Throughput')}% mem {g('Memory Throughput')}% DRAM {g('DRAM Throughput')}% "
+            f"L1 {g('L1/TEX Cache Throughput')}% L2 {g('L2 Cache Throughput')}%")
+print()
+print("512^3 doubles, 1 GPU; Gpt/s = points x steps / s; x roof = Gpt/s / (copy GB/s / 16 B per point)")
+print(f"{'pts':>3} {'tb':>2} {'tile':>10} {'zc':>4} {'ms/step':>8} {'Gpt/s':>7} {'x roof':>6} {'regs':>4} {'spill':>5} {'smem KB':>7}  ncu (default tile)")
+best = {}
+for r in recs:
+    pts, tb = r["pts"], r.get("tb", 1)
+    by, rows, zc = r.get("tb_by", 0), r.get("tb_rows", 0), r.get("zchunk", 0)
+    g = r.get("gpoints_per_s", 0.0)
+    roof = r["roofline_GBs"] / 16.0
+    f = resources(pts, tb, by, rows)
+    # dynamic shared memory: the blocked kernels' planes; the single-step 27-point kernel's 4 staged tiles
+    smem = 2 * tb * (by * rows + 2) * 66 * 8 / 1024 if tb > 1 else (4 * 18 * 68 * 8 / 1024 if pts == 27 else 0)
+    tile = f"64x{by * rows}:{by}x{rows}" if tb > 1 else "1-step"  # columns x rows: thread rows x rows each
+    default = tb == 1 or (rows == (4 if pts == 7 else 2) and by == 8 and zc == 64)
+    print(f"{pts:>3} {tb:>2} {tile:>10} {zc or '-':>4} {r['step_ms']:>8.4f} {g:>7.1f} {g / roof:>6.2f} "
+          f"{f.get('REG', '?'):>4} {f.get('SPILL', '?'):>5} {smem:>7.1f}  {ncu_of(pts, tb) if default else ''}")
+    k = (pts, tb)
+    if k not in best or g > best[k][0]:
+        best[k] = (g, tile, zc, g / roof)
+print()
+print("best per (pts, tb): " + "; ".join(f"{p}pt tb{t}: {v[0]:.0f} Gpt/s = {v[3]:.2f}x roofline ({v[1]}, zc {v[2] or '-'})" for (p, t), v in sorted(best.items())))
+g7 = max((v[0] for (p, t), v in best.items() if p == 7), default=0)
+x27 = max((v[3] for (p, t), v in best.items() if p == 27), default=0)
+print(f"goals: 7-point >= 400 Gpt/s: {g7:.0f} ({'met' if g7 >= 400 else 'NOT met'}); 27-point >= 1.2x roofline: {x27:.2f}x ({'met' if x27 >= 1.2 else 'NOT met'})")
+PY
+note "ncu summaries: grep -A12 'Section: GPU Speed Of Light' $out/ncu_*.log; total ${SECONDS} s"
+for f in "$out"/ncu_*.log; do
+    [ -f "$f" ] || continue
+    echo "== $(basename "$f")" >>"$out/ncu_brief.txt"
+    grep -E "k_tb|k_stencil|Throughput|Duration|OPT|INF|Registers|Shared" "$f" | head -24 >>"$out/ncu_brief.txt"
+done
