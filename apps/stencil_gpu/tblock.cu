@@ -40,6 +40,30 @@ __device__ static inline void tb_load(const double *__restrict__ src, size_t P, 
         v[j] = zok && off[j] >= 0 ? __ldg(src + (size_t)z * P + (size_t)off[j]) : 0.0;
 }
 
+/* The planes in flight: each thread holds its rows of the next PF planes in registers, so a load has PF
+ * iterations of stage work to arrive. */
+template <int RY, int PF>
+struct tb_prefetch_t {
+    double q[PF][RY];
+    __device__ void start(const double *__restrict__ src, size_t P, const int (&off)[RY], int z, int zend)
+    {
+#pragma unroll
+        for (int k = 0; k < PF; k++) tb_load<RY>(src, P, off, z + k, zend, q[k]);
+    }
+    /* v = plane z (the oldest in flight); plane z + PF goes in flight */
+    __device__ void next(const double *__restrict__ src, size_t P, const int (&off)[RY], int z, int zend,
+                         double (&v)[RY])
+    {
+#pragma unroll
+        for (int j = 0; j < RY; j++) v[j] = q[0][j];
+#pragma unroll
+        for (int k = 0; k + 1 < PF; k++)
+#pragma unroll
+            for (int j = 0; j < RY; j++) q[k][j] = q[k + 1][j];
+        tb_load<RY>(src, P, off, z + PF, zend, q[PF - 1]);
+    }
+};
+
 /* Shared memory of a block: for stages 0 .. TB-1 two planes of (8 RY + 2) x 66 doubles (one padding row and
  * column on each side, so edge threads read zeros instead of leaving the tile). */
 template <int TBY, int RY>
@@ -90,10 +114,12 @@ __device__ static inline void tb_zero(double *sm, int n)
 
 /* 7-point: iteration zi loads plane zi (stage 0); stage s computes plane zi - s from stage s-1's planes
  * zi-s-1 (register `below`), zi-s (register `here` and, for x-y neighbours, the shared plane written in the
- * previous iteration) and zi-s+1 (stage s-1's value of this iteration, in a register). */
+ * previous iteration) and zi-s+1 (stage s-1's value of this iteration, in a register). With 2 rows per
+ * thread: at most 64 registers, so that 2 blocks share an SM. */
 template <int TB, int TBY, int RY>
-__global__ void __launch_bounds__(TBX *TBY, 1) k_tb7(const double *__restrict__ src, double *__restrict__ dst,
-                                                     int nx, int ny, int np, tb_ranges_t r, int zchunk)
+__global__ void __launch_bounds__(TBX *TBY, RY == 2 ? 2 : 1)
+    k_tb7(const double *__restrict__ src, double *__restrict__ dst, int nx, int ny, int np, tb_ranges_t r,
+          int zchunk)
 {
     constexpr int TH = TBY * RY, TW = TBX + 2, PL = tb_plane<TBY, RY>();
     extern __shared__ double sg_tb7[];
@@ -103,18 +129,17 @@ __global__ void __launch_bounds__(TBX *TBY, 1) k_tb7(const double *__restrict__ 
     const tb_thread_t<TB, TBY, RY> t(nx, ny);
     size_t P = (size_t)nx * ny;
     int zend = min(np, zhi + TB); /* planes the pass reads: [zlo - TB, zhi + TB) */
-    double below[TB][RY], here[TB][RY], nxt[RY];
+    double below[TB][RY], here[TB][RY];
+    tb_prefetch_t<RY, 2> pf; /* two planes ahead: the registers are there (at most 128 with 4 rows, tb 4) */
 #pragma unroll
     for (int s = 0; s < TB; s++)
 #pragma unroll
         for (int j = 0; j < RY; j++) below[s][j] = here[s][j] = 0.0;
-    tb_load<RY>(src, P, t.off, zlo - TB, zend, nxt);
+    pf.start(src, P, t.off, zlo - TB, zend);
     int b = 0;
     for (int zi = zlo - TB; zi < zhi + TB; zi++, b ^= 1) {
         double v[RY];
-#pragma unroll
-        for (int j = 0; j < RY; j++) v[j] = nxt[j];
-        tb_load<RY>(src, P, t.off, zi + 1, zend, nxt);
+        pf.next(src, P, t.off, zi, zend, v);
         __syncthreads(); /* the previous iteration's planes are written, and its reads are done */
 #pragma unroll
         for (int s = 0; s < TB; s++) {
@@ -169,18 +194,17 @@ __global__ void __launch_bounds__(TBX *TBY, 1)
     size_t P = (size_t)nx * ny;
     int zend = min(np, zhi + TB); /* planes the pass reads: [zlo - TB, zhi + TB) */
     /* partial sums of stage s's planes below (a) and at (b) the plane stage s + 1 computes */
-    double Ca[TB][RY], Fa[TB][RY], Ka[TB][RY], Cb[TB][RY], Fb[TB][RY], Kb[TB][RY], nxt[RY];
+    double Ca[TB][RY], Fa[TB][RY], Ka[TB][RY], Cb[TB][RY], Fb[TB][RY], Kb[TB][RY];
+    tb_prefetch_t<RY, 1> pf; /* one plane ahead: the partial sums take the registers */
 #pragma unroll
     for (int s = 0; s < TB; s++)
 #pragma unroll
         for (int j = 0; j < RY; j++) Ca[s][j] = Fa[s][j] = Ka[s][j] = Cb[s][j] = Fb[s][j] = Kb[s][j] = 0.0;
-    tb_load<RY>(src, P, t.off, zlo - TB, zend, nxt);
+    pf.start(src, P, t.off, zlo - TB, zend);
     int b = 0;
     for (int zi = zlo - TB; zi < zhi + 2 * TB; zi++, b ^= 1) {
         double v[RY];
-#pragma unroll
-        for (int j = 0; j < RY; j++) v[j] = nxt[j];
-        tb_load<RY>(src, P, t.off, zi + 1, zend, nxt);
+        pf.next(src, P, t.off, zi, zend, v);
         __syncthreads(); /* the previous iteration's planes are written, and its reads are done */
 #pragma unroll
         for (int s = 0; s < TB; s++) {
