@@ -1,6 +1,7 @@
 """kybench command line: run, compare, report, validate (see `kybench --help` and docs/benchmarks.md)."""
 import argparse
 import os
+import subprocess
 import sys
 
 from . import compare, records, report, suites
@@ -80,6 +81,17 @@ def parser():
 
     v = sub.add_parser("validate", help="check JSON lines against the schema of docs/benchmarks.md")
     v.add_argument("paths", nargs="+", metavar="FILE|DIR")
+    io = sub.add_parser("io-tune", help="measure the io layer's bounce and cufile paths on directories and write "
+                        "the table KY_IO_PATH=auto reads (KY_IO_TABLE, docs/io.md)")
+    io.add_argument("dirs", nargs="+", metavar="DIR", help="directories on the file systems to measure (one table "
+                    "row set per file-system type)")
+    io.add_argument("--out", help="table file to write (default: kyoyu-io-table-<host>.txt in the current folder)")
+    io.add_argument("--build", help="build folder whose bin/ holds kyrun and ky_bench_io (default: build)")
+    io.add_argument("--ranks", type=int, default=1, help="ranks writing together (sizes are per rank; default 1)")
+    io.add_argument("--tmin", default="4K", help="smallest size per rank (4K)")
+    io.add_argument("--tmax", default="1G", help="largest size per rank (1G; sizes x4)")
+    io.add_argument("--reps", type=int, default=3, help="best of this many (1 from 256 MiB)")
+    io.add_argument("--mem", default="gpu", choices=["gpu", "host"], help="where the data is (gpu)")
     t = sub.add_parser("timeline", help="draw a KY_TRACE file (Chrome trace JSON) as a per-rank timeline PNG")
     t.add_argument("trace", metavar="FILE")
     t.add_argument("-o", "--out", help="PNG to write (default: FILE with .png)")
@@ -134,6 +146,30 @@ def cmd_report(a, root):
     return 0
 
 
+def cmd_io_tune(a, bindir):
+    """kybench io-tune: bin/ky_bench_io --table on each directory (rows appended to one table file)."""
+    prog = os.path.join(bindir, "ky_bench_io")
+    if not os.access(prog, os.X_OK):
+        print(f"io-tune: {prog} not built (the io layer needs parallel HDF5)", file=sys.stderr)
+        return 1
+    out = os.path.abspath(a.out or f"kyoyu-io-table-{suites.machine_name(None)}.txt")
+    if os.path.exists(out):
+        os.remove(out)
+    env = dict(os.environ, **suites.MULTICAST_OFF)
+    for d in a.dirs:
+        cmd = (suites._launcher(bindir, a.ranks, a.mem == "gpu")
+               + [prog, "--table", out, "--dir", d, "--tmin", a.tmin, "--tmax", a.tmax, "--reps", str(a.reps),
+                  "--mem", a.mem])
+        print("io-tune: " + " ".join(cmd), flush=True)
+        rc = subprocess.run(cmd, env=env).returncode
+        if rc != 0:
+            print(f"io-tune: {d}: exit {rc}" + (" (no GPU: --mem host measures host memory)" if rc == 77 else ""),
+                  file=sys.stderr)
+            return rc
+    print(f"io-tune: table {out}; use it with\n  export KY_IO_TABLE={out}")
+    return 0
+
+
 def main(argv=None, script_dir=None):
     script_dir = script_dir or os.path.dirname(os.path.abspath(__file__))
     a = parser().parse_args(argv)
@@ -154,6 +190,8 @@ def main(argv=None, script_dir=None):
         return status
     if a.cmd == "report":
         return cmd_report(a, root)
+    if a.cmd == "io-tune":
+        return cmd_io_tune(a, find_bindir(a.build, root, script_dir))
     if a.cmd == "timeline":
         from . import timeline
         png = a.out or os.path.splitext(a.trace)[0] + ".png"

@@ -59,6 +59,14 @@ SCHEMAS = {
              "home_snapshots": "integer", "coherence_s": "number", "gflops": "number", "bt": "integer",
              "steps": "integer", "baseline": "string", "base_time_s": "number", "ratio": "number",
              "verified": "boolean"}),
+    # bench/io_bench.c and bench/io_bench.py (kybench run io): one point per N, implementation (raw, hdf5, h5py,
+    # copy, bounce, cufile, auto) and direction; bw_GBs = 36 N bytes / time_s
+    "io": ({"impl": "string", "dir": "string", "N": "integer", "bytes": "integer", "time_s": "number",
+            "bw_GBs": "number"},
+           {"mem": "string", "fs": "string", "reps": "integer", "baseline": "string", "base_time_s": "number",
+            "ratio": "number", "floor_GBs": "number", "raw_frac": "number", "raw_direct": "boolean",
+            "copy_s": "number", "h5py_time_s": "number", "h5py_ratio": "number", "best_fixed_ratio": "number",
+            "verified": "boolean"}),
     # bench/npb/npb_bench.py: one point per build (serial, omp, kycc), variant and ranks x threads;
     # ranks is the kycc ranks (1 for serial and omp), threads the threads per rank (omp: all of them)
     "npb": ({"program": "string", "class": "string", "build": "string", "variant": "string",

@@ -75,6 +75,12 @@ SHMEM = {"full": "-b 8 -e 16M -f 4 -n 1000 -w 100 -r 5 --rounds 5",
          "cpu": "-b 8 -e 4M -f 4 -n 500 -w 50 -r 5 --rounds 3",
          "quick": "-b 8 -e 64K -f 16 -n 50 -w 5 -r 2 --rounds 1"}
 
+# bench/io_bench.py: seed 002's N-body snapshot (36 B per particle) through the io layer's paths beside plain
+# HDF5 after cudaMemcpy, h5py after a device-to-host copy and the disk's raw O_DIRECT bandwidth, on $KY_BENCH_IO_DIR
+# (default /tmp). N = 1e3 .. 1e8 on the GPU machine.
+IO = {"full": "--nmin 1e3 --nmax 1e8 --reps 3", "cpu": "--nmin 1e3 --nmax 1e6 --reps 2 --mem host",
+      "quick": "--quick"}
+
 SPLIT = {"KY_NODE_SPLIT": "rank"}
 ONE_GPU = {"KY_GPUS_PER_RANK": "1"}
 
@@ -142,6 +148,10 @@ SUITES = {
     # the OpenSHMEM layer: host put/get against ky_put/ky_get and OSHMEM (2 PEs; one node and KY_NODE_SPLIT=rank)
     "shmem": [
         Case("shmem_host", "bench/shmem_compare.py", "", SHMEM, ranks=2, script=True),
+    ],
+    # the io layer: one rank on one GPU (the script launches ky_bench_io through kyrun itself)
+    "io": [
+        Case("io_nbody", "bench/io_bench.py", "", IO, ONE_GPU, gpu=True, ranks=1, script=True),
     ],
     "npb": [
         Case("npb_cg", "bench/npb/npb_bench.py", "--bench cg", NPB, ranks=1, script=True),
