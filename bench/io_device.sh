@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# The io layer's work of one GPU-machine call (issue: HDF5 straight from GPU memory, seed 002): builds the io
+# targets (Release, own build folder, parallel HDF5 and cuFile as CMake finds them), runs the io tests (CPU and
+# GPU: bounce, cufile on 1-4 ranks, auto from a table, cufile against bounce), measures the KY_IO_TABLE table on
+# /tmp and on the repository's disk when that is another file system (kybench io-tune), then kybench run io
+# (the N-body snapshot, N = 1e3..1e8, every path beside plain HDF5, h5py and the raw O_DIRECT bandwidth) with
+# that table. Each step under `timeout`; the whole call about 5-7 minutes. Everything lands in $OUT (or
+# .scratch/io-device): summary.txt, one log per step, results/ (JSON lines, the tables), io-device.tgz.
+#
+#   bench/io_device.sh [--help] [--quick]     --quick: N up to 1e6 and sizes up to 64M (a dry run)
+#
+# Where the machine has no GoogleTest, carry a copy (.scratch/googletest, as tools/device-run says).
+set -u
+case "${1:-}" in
+    -h | --help)
+        sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+        exit 0
+        ;;
+esac
+quick=0
+[ "${1:-}" = "--quick" ] && quick=1
+root="$(cd -P -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root" || exit 1
+export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 OMPI_ALLOW_RUN_AS_ROOT=1 \
+       OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 KY_TIMEOUT=120
+out="${OUT:-$root/.scratch/io-device}"
+mkdir -p "$out/results"
+S="$out/summary.txt"
+: >"$S"
+note() { echo "$*" | tee -a "$S"; }
+step() { # name limit command...
+    local name=$1 lim=$2 t0=$SECONDS rc
+    shift 2
+    timeout --kill-after=5 "$lim" "$@" >"$out/$name.log" 2>&1
+    rc=$?
+    note "step $name: exit $rc in $((SECONDS - t0)) s$([ $rc = 124 ] && echo " (killed at the ${lim} s limit)")"
+    return $rc
+}
+finish() {
+    note "total $SECONDS s"
+    tar -C "$out" -czf "$out/io-device.tgz" --exclude io-device.tgz . 2>/dev/null
+    exit "${1:-0}"
+}
+note "io_device $(date -u +%FT%TZ) $(hostname): $(nvidia-smi -L 2>/dev/null | head -4 | tr '\n' ';')"
+note "cpus $(nproc); $(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME")"
+note "disks:"
+df -T /tmp "$root" 2>&1 | tee -a "$S"
+# what cuFile will find: the kernel driver (without it: compatibility mode), the compat setting, gdscheck
+note "nvidia_fs module: $(lsmod 2>/dev/null | grep -c '^nvidia_fs') loaded; /etc/cufile.json: $(grep -o '"allow_compat_mode"[^,]*' /etc/cufile.json 2>/dev/null || echo absent)"
+if grep -q '"allow_compat_mode"[[:space:]]*:[[:space:]]*false' /etc/cufile.json 2>/dev/null; then
+    # no nvidia-fs and compat mode off would make every cuFile call fail: a copy with it on, for this run only
+    sed 's/"allow_compat_mode"[[:space:]]*:[[:space:]]*false/"allow_compat_mode": true/' /etc/cufile.json >"$out/cufile.json"
+    export CUFILE_ENV_PATH_JSON="$out/cufile.json"
+    note "cuFile: compat mode switched on for this run (CUFILE_ENV_PATH_JSON=$out/cufile.json)"
+fi
+for g in /usr/local/cuda/gds/tools/gdscheck /usr/local/cuda/gds/tools/gdscheck.py; do
+    if [ -x "$g" ]; then
+        timeout 30 "$g" -p >"$out/gdscheck.log" 2>&1
+        grep -iE 'compat|nvidia-fs|NVMe|ext4|xfs|Platform verification' "$out/gdscheck.log" | head -12 | tee -a "$S"
+        break
+    fi
+done
+
+gt=""
+[ -d /usr/src/googletest ] || [ ! -d "$root/.scratch/googletest" ] || gt="-DKY_GTEST_SOURCE=$root/.scratch/googletest"
+B=build-iodev
+step configure 90 cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DKY_BUILD_EXAMPLES=OFF -DKY_BUILD_APPS=OFF $gt
+grep -E 'io layer|CUDA ON|CUDA OFF' "$out/configure.log" | tee -a "$S"
+if ! grep -q 'io layer ON' "$out/configure.log"; then
+    note "no parallel HDF5 found: the io layer is not built here (nothing to measure)"
+    finish 1
+fi
+step build 240 cmake --build $B -j"$(nproc)" --target kyoyu kyinfo test_io io_crash ky_bench_io || finish 1
+K=$B/bin/kyrun
+
+# the io tests: CPU ones, then every GPU one (bounce, smallchunk, cufile 1-4 ranks, auto 1/2/4)
+step tests 150 ctest --test-dir $B -R '^(gpu\.)?io\.' -j4 --output-on-failure
+grep -E 'tests passed|\*\*\*Failed|Failed  |Not Run|Passed|Skipped' "$out/tests.log" | tee -a "$S"
+# the tests' files lie in the build folder: where /tmp is another file system (O_DIRECT taken or refused
+# differently), the cuFile round trips once more there
+fs_tmp=$(stat -f -c %T /tmp 2>/dev/null)
+fs_repo=$(stat -f -c %T "$root" 2>/dev/null)
+if [ "$fs_tmp" != "$fs_repo" ]; then
+    mkdir -p /tmp/kyoyu-io-tests
+    step tests_tmp 60 env KY_TEST_MEMKIND=gpu KY_IO_PATH=cufile KY_TEST_TMPDIR=/tmp/kyoyu-io-tests $K -n 2 \
+        --gpus-per-rank 1 $B/bin/test_io --gtest_filter='Io.CufileForced:Io.CufileCross:Io.ArrayRoundTrip:Io.Components'
+    grep -E 'PASSED|FAILED|SKIPPED' "$out/tests_tmp.log" | head -8 | tee -a "$S"
+fi
+
+# the table KY_IO_PATH=auto reads: /tmp, and the repository's disk where it is another file system
+table="$out/results/kyoyu-io-table.txt"
+tmax=1G
+[ $quick = 1 ] && tmax=64M
+dirs=(/tmp)
+[ "$fs_tmp" != "$fs_repo" ] && mkdir -p "$root/.scratch/io-tune" && dirs+=("$root/.scratch/io-tune")
+step tune 120 $B/bin/kybench io-tune "${dirs[@]}" --build $B --out "$table" --tmax $tmax
+grep -vE '^#' "$table" 2>/dev/null | column -t | tee -a "$S"
+grep -E '^# cufile|failed' "$out/tune.log" | head -4 | tee -a "$S"
+
+# the benchmark, auto choosing from the table just measured
+kind=nvidia-h100-x1
+nvidia-smi -L 2>/dev/null | grep -q H200 && kind=nvidia-h200
+nmax=1e8
+[ $quick = 1 ] && nmax=1e6
+step bench 200 env KY_IO_TABLE="$table" KY_BENCH_IO_DIR=/tmp BENCH_IO_BENCH_ARGS="--nmax $nmax" \
+    $B/bin/kybench run io --build $B --gpus --machine $kind --out "$out/results/io"
+sed -n '/^io_bench.py: GB\/s/,$p' "$out/results/io/io.log" | tee -a "$S"
+grep -E '^# ' "$out/results/io/io.log" | head -6 | tee -a "$S"
+# which path auto took per N (the io log of one more small run would say; the table above decides)
+finish 0
