@@ -2,7 +2,7 @@
  *
  *   ky_stencil_gpu [--nx N] [--ny N] [--nz N] [--pts 7|27|both] [--bt K] [--steps T] [--variants adbc]
  *                  [--weak] [--check] [--small] [--phases 0|1] [--blocks-per-rank K] [--roofline GBs]
- *                  [--json FILE] [--overlap 0|1] [--tb K] [--tb-rows 2|4]
+ *                  [--json FILE] [--overlap 0|1] [--tb K] [--tb-tile 8x4|8x2|4x4|16x2]
  *
  * --weak: --nz is per GPU (NZ = nz * GPUs) and rank 0 also runs the per-GPU problem alone, giving the
  * weak-scaling efficiency t(1 GPU) / t(variant). --check: every variant's result is compared with a
@@ -42,7 +42,8 @@ static void usage_text(FILE *out)
             "usage: ky_stencil_gpu [--nx N] [--ny N] [--nz N] [--pts 7|27|both] [--bt K] [--steps T]\n"
             "       [--variants abcd] [--weak] [--check] [--small] [--phases 0|1] [--blocks-per-rank K]\n"
             "       [--roofline GBs] [--json FILE] [--zchunk PLANES] [--block-y 2|4|8]\n"
-            "       [--rows 0|1|2|4] [--smem 0|1|4|8] [--overlap 0|1] [--tb 1|2|3|4] [--tb-rows 2|4]\n");
+            "       [--rows 0|1|2|4] [--smem 0|1|4|8] [--overlap 0|1] [--tb 1|2|3|4]\n"
+            "       [--tb-tile 8x4|8x2|4x4|16x2]\n");
 }
 
 static void usage(void)
@@ -50,10 +51,17 @@ static void usage(void)
     if (me == 0) usage_text(stderr);
 }
 
+/* --tb-tile: the blocked kernels' shapes (tblock.cu) */
+static int tile_ok(int by, int rows)
+{
+    return (by == 0 && rows == 0) || (by == 8 && (rows == 4 || rows == 2)) || (by == 4 && rows == 4) ||
+           (by == 16 && rows == 2);
+}
+
 static int parse(int argc, char **argv, opts_t *o)
 {
     memset(o, 0, sizeof *o);
-    o->p = (sg_prob_t){256, 256, 256, 7, 4, 32, 0, 0, -1, -1, 1, 0}; /* 0/-1: tuned per stencil */
+    o->p = (sg_prob_t){256, 256, 256, 7, 4, 32, 0, 0, -1, -1, 1, 0, 0}; /* 0/-1: tuned per stencil */
     o->pts_both = 1;
     o->phases = 1;
     o->bpr = 1;
@@ -107,9 +115,9 @@ static int parse(int argc, char **argv, opts_t *o)
             o->p.smem = atoi(v);
         else if (!strcmp(a, "--tb") && NEXT())
             o->p.tb = atoi(v);
-        else if (!strcmp(a, "--tb-rows") && NEXT())
-            o->p.tb_rows = atoi(v);
-        else if (!strcmp(a, "--json") && NEXT())
+        else if (!strcmp(a, "--tb-tile") && NEXT()) {
+            if (sscanf(v, "%dx%d", &o->p.tb_by, &o->p.tb_rows) != 2) o->p.tb_by = -1;
+        } else if (!strcmp(a, "--json") && NEXT())
             o->json = v;
         else {
             usage();
@@ -121,8 +129,7 @@ static int parse(int argc, char **argv, opts_t *o)
         (o->p.block_y != 0 && o->p.block_y != 2 && o->p.block_y != 4 && o->p.block_y != 8) ||
         (o->p.rows != -1 && o->p.rows != 0 && o->p.rows != 1 && o->p.rows != 2 && o->p.rows != 4) ||
         (o->p.smem < -1 || o->p.smem > 8 || (o->p.smem > 1 && o->p.smem != 4 && o->p.smem != 8)) ||
-        o->p.tb < 1 || o->p.tb > 4 || (o->p.tb_rows != 0 && o->p.tb_rows != 2 && o->p.tb_rows != 4) ||
-        o->roofline < 0) {
+        o->p.tb < 1 || o->p.tb > 4 || !tile_ok(o->p.tb_by, o->p.tb_rows) || o->roofline < 0) {
         usage();
         return 1;
     }

@@ -114,10 +114,10 @@ __device__ static inline void tb_zero(double *sm, int n)
 
 /* 7-point: iteration zi loads plane zi (stage 0); stage s computes plane zi - s from stage s-1's planes
  * zi-s-1 (register `below`), zi-s (register `here` and, for x-y neighbours, the shared plane written in the
- * previous iteration) and zi-s+1 (stage s-1's value of this iteration, in a register). With 2 rows per
- * thread: at most 64 registers, so that 2 blocks share an SM. */
+ * previous iteration) and zi-s+1 (stage s-1's value of this iteration, in a register). Tiles of 8 x 2
+ * thread rows x rows: at most 64 registers, so that 2 blocks share an SM. */
 template <int TB, int TBY, int RY>
-__global__ void __launch_bounds__(TBX *TBY, RY == 2 ? 2 : 1)
+__global__ void __launch_bounds__(TBX *TBY, TBY == 8 && RY == 2 ? 2 : 1)
     k_tb7(const double *__restrict__ src, double *__restrict__ dst, int nx, int ny, int np, tb_ranges_t r,
           int zchunk)
 {
@@ -195,7 +195,8 @@ __global__ void __launch_bounds__(TBX *TBY, 1)
     int zend = min(np, zhi + TB); /* planes the pass reads: [zlo - TB, zhi + TB) */
     /* partial sums of stage s's planes below (a) and at (b) the plane stage s + 1 computes */
     double Ca[TB][RY], Fa[TB][RY], Ka[TB][RY], Cb[TB][RY], Fb[TB][RY], Kb[TB][RY];
-    tb_prefetch_t<RY, 1> pf; /* one plane ahead: the partial sums take the registers */
+    /* two planes ahead where the registers allow it (ptxas, sm_90: no spills), else one */
+    tb_prefetch_t<RY, TB == 2 || (TB == 3 && TBY == 4) ? 2 : 1> pf;
 #pragma unroll
     for (int s = 0; s < TB; s++)
 #pragma unroll
@@ -249,7 +250,11 @@ template <int PTS, int TB, int TBY, int RY>
 static void launch_tb(const sg_prob_t *p, int np, cudaStream_t s, const double *src, double *dst,
                       const tb_ranges_t &r, int zc)
 {
-    auto kern = PTS == 7 ? k_tb7<TB, TBY, RY> : k_tb27<TB, TBY, RY>;
+    void (*kern)(const double *, double *, int, int, int, tb_ranges_t, int);
+    if constexpr (PTS == 7)
+        kern = k_tb7<TB, TBY, RY>;
+    else
+        kern = k_tb27<TB, TBY, RY>;
     size_t bytes = (size_t)2 * TB * tb_plane<TBY, RY>() * sizeof(double);
     SG_CUDA(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
     constexpr int OW = TBX - 2 * TB, OH = TBY * RY - 2 * TB;
@@ -263,6 +268,8 @@ template <int PTS, int TB>
 static void launch_tb_shape(const sg_prob_t *p, int np, cudaStream_t s, const double *src, double *dst,
                             const tb_ranges_t &r, int zc, int by, int rows)
 {
+    if constexpr (PTS == 7) /* 1024 threads in 64 registers: the 27-point stage does not fit */
+        if (by == 16) return launch_tb<PTS, TB, 16, 2>(p, np, s, src, dst, r, zc);
     if (by == 4 && rows == 4)
         launch_tb<PTS, TB, 4, 4>(p, np, s, src, dst, r, zc);
     else if (rows == 2)
@@ -271,13 +278,14 @@ static void launch_tb_shape(const sg_prob_t *p, int np, cudaStream_t s, const do
         launch_tb<PTS, TB, 8, 4>(p, np, s, src, dst, r, zc);
 }
 
-/* The tile the blocked kernels use (64 columns x by * rows rows, halos included): what the options name,
- * else 8 x 4 for the 7-point and 8 x 2 for the 27-point stencil (at most 128 registers for 512 threads:
- * the 27-point stage keeps 6 partial sums per row). */
+/* The tile the blocked kernels use (64 columns x by * rows rows, halos included): what --tb-tile names
+ * (16 x 2 for the 7-point stencil only), else 8 x 4 for the 7-point and 8 x 2 for the 27-point stencil (at
+ * most 128 registers for 512 threads: the 27-point stage keeps 6 partial sums per row). */
 void sg_tb_shape(const sg_prob_t *p, int *by, int *rows)
 {
-    *rows = p->tb_rows ? p->tb_rows : p->pts == 7 ? 4 : 2;
-    *by = *rows == 4 && p->block_y == 4 ? 4 : 8;
+    int ok = p->tb_by && (p->pts == 7 || p->tb_by != 16);
+    *by = ok ? p->tb_by : 8;
+    *rows = ok ? p->tb_rows : p->pts == 7 ? 4 : 2;
 }
 
 void sg_launch_tb(const sg_prob_t *p, const sg_sub_t *d, cudaStream_t s, const double *src, double *dst,

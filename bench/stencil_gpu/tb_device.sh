@@ -8,21 +8,25 @@
 # where ncu exists. Everything lands in $OUT (default .scratch/tb-device): summary.txt (what you read first),
 # results.jsonl (one JSON line per run), resources.txt, *.log.
 #
-#   bench/stencil_gpu/tb_device.sh [--no-ncu] [--quick] [--help]
+#   bench/stencil_gpu/tb_device.sh [--only check,perf,ncu] [--quick] [--help]
 #
-# --no-ncu: skip the ncu runs. --quick: only the default tiles (no tile or z-chunk sweep).
-# Environment: OUT (output folder), BUILD (build dir, default build-tbdev), STEPS (timed steps, default 1200).
+# --only: the parts to run after the build (default all three; a second call on the same machine rebuilds
+# nothing, so `--only ncu` fits in another call if the first ran out of time). --quick: only the default
+# tiles (no tile or z-chunk sweep). Environment: OUT (output folder), BUILD (build dir, default
+# build-tbdev), STEPS (timed steps, default 1200).
 set -u
-usage() { sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
-ncu_on=1 quick=0
-for a in "$@"; do
-    case "$a" in
+usage() { sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+only=check,perf,ncu quick=0
+while [ $# -gt 0 ]; do
+    case "$1" in
         --help | -h) usage; exit 0 ;;
-        --no-ncu) ncu_on=0 ;;
+        --only) only=${2:-}; shift ;;
         --quick) quick=1 ;;
-        *) echo "tb_device.sh: unknown argument $a" >&2; usage >&2; exit 2 ;;
+        *) echo "tb_device.sh: unknown argument $1" >&2; usage >&2; exit 2 ;;
     esac
+    shift
 done
+want() { case ",$only," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
 root="$(cd -P -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root" || exit 1
 export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 OMPI_ALLOW_RUN_AS_ROOT=1 \
@@ -51,16 +55,20 @@ note "cpus $(nproc); every run: 1 rank, variant kyoyu (c), --bt 12 (a multiple o
 # -Xptxas=-v: registers, stack frame and spills of every kernel into build.log (cuobjdump may be missing)
 step configure 150 cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
     -DCMAKE_CUDA_FLAGS=-Xptxas=-v -DKY_BUILD_TESTS=OFF -DKY_BUILD_BENCH=OFF -DKY_BUILD_EXAMPLES=OFF -DBUILD_TESTING=OFF
-# a clean build of the program, so that ptxas reports every kernel
-rm -f "$B"/apps/stencil_gpu/CMakeFiles/ky_stencil_gpu.dir/*.o
 step build 240 cmake --build "$B" -j"$(nproc)" --target ky_stencil_gpu || { tail -30 "$out/build.log" | tee -a "$S"; exit 1; }
 grep -i "warning" "$out/build.log" | grep -i stencil_gpu | head -5 | tee -a "$S"
 K="$B/bin/kyrun"
 X="$B/bin/ky_stencil_gpu"
 # registers, stack frame and spills per kernel (ptxas, in build.log); the blocked kernels' shared memory is
 # dynamic: 2 planes x tb stages x (by*rows + 2) x 66 doubles
-python3 - "$out/build.log" >"$out/resources.txt" <<'PY'
-import re, sys
+# (kept in the build dir and updated with what this build compiled: a rebuild compiles only what changed)
+python3 - "$out/build.log" "$B/tb_resources.txt" <<'PY'
+import os, re, sys
+res = {}
+if os.path.exists(sys.argv[2]):
+    for l in open(sys.argv[2]):
+        if l.split():
+            res[l.split()[0]] = l
 cur = None
 for l in open(sys.argv[1], errors="replace"):
     m = re.search(r"Compiling entry function '(\S+)'", l)
@@ -74,28 +82,34 @@ for l in open(sys.argv[1], errors="replace"):
         stack, spill = m.group(1), m.group(2)
     m = re.search(r"Used (\d+) registers", l)
     if m:
-        print(f"{cur} REG:{m.group(1)} STACK:{stack} SPILL:{spill}")
+        res[cur] = f"{cur} REG:{m.group(1)} STACK:{stack} SPILL:{spill}\n"
         cur = None
+with open(sys.argv[2], "w") as f:
+    f.writelines(res[k] for k in sorted(res))
 PY
+cp "$B/tb_resources.txt" "$out/resources.txt"
 
 # ---- correctness: the GPU tests' cases (small grids, --check: bitwise against 1 GPU and the CPU) ----------
 ok=1
-for n in 1 2; do
+want check && for n in 1 2; do
     for tb in 2 3; do
         step check_n${n}_tb$tb 60 "$K" -n $n "$X" --small --nx 131 --ny 45 --pts both --bt 6 --tb $tb --variants ac || ok=0
         grep -E "identical|DIFFERENT|WRONG" "$out/check_n${n}_tb$tb.log" | sed 's/^/    /' | tee -a "$S"
     done
 done
-step check_n1_shapes 60 "$K" -n 1 "$X" --small --nx 77 --ny 53 --pts both --bt 4 --tb 4 --zchunk 3 --tb-rows 4 \
-    --block-y 8 --variants c || ok=0
-step check_n2_shapes 60 "$K" -n 2 "$X" --small --nx 77 --ny 53 --pts both --bt 4 --tb 4 --zchunk 3 --tb-rows 4 \
-    --block-y 4 --variants c || ok=0
-step check_n1_rows2 60 "$K" -n 1 "$X" --small --nx 131 --ny 45 --pts both --bt 4 --tb 4 --tb-rows 2 --variants c || ok=0
-grep -h -E "^kyoyu|^staged" "$out"/check_n*_shapes.log "$out/check_n1_rows2.log" | sed 's/^/    /' | tee -a "$S"
-if grep -q -E "WRONG|DIFFERENT" "$out"/check_*.log || [ $ok = 0 ]; then
-    note "CORRECTNESS: FAILED (see check_*.log): the timings below are of wrong kernels"
-else
-    note "CORRECTNESS: every blocked run identical to the single-step kernels and the CPU"
+# every other tile at tb 4, z chunks of 3 planes: 8x4 and 16x2 on 1 rank, 4x4 and 8x2 on 2 (as the GPU tests)
+want check && for nt in 1:8x4 1:16x2 2:4x4 2:8x2; do
+    n=${nt%%:*} tile=${nt#*:}
+    step check_n${n}_tile$tile 60 "$K" -n $n "$X" --small --nx 77 --ny 53 --pts both --bt 4 --tb 4 --zchunk 3 \
+        --tb-tile $tile --variants c || ok=0
+    grep -E "^kyoyu" "$out/check_n${n}_tile$tile.log" | sed "s/^/    $tile: /" | tee -a "$S"
+done
+if want check; then
+    if grep -q -E "WRONG|DIFFERENT" "$out"/check_*.log || [ $ok = 0 ]; then
+        note "CORRECTNESS: FAILED (see check_*.log): the timings below are of wrong kernels"
+    else
+        note "CORRECTNESS: every blocked run identical to the single-step kernels and the CPU"
+    fi
 fi
 
 # ---- 512^3: tb 1..4, tiles, z chunks ----------------------------------------------------------------------
@@ -106,19 +120,23 @@ perf() { # name args...: one process, both stencils
         --phases 0 --roofline 0 --json "$J" "$@"
     grep -E "^kyoyu|device copy" "$out/$name.log" | sed 's/^/    /' | tee -a "$S"
 }
-perf perf_tb1 --tb 1
-for tb in 2 3 4; do perf perf_tb$tb --tb $tb; done
-if [ $quick = 0 ]; then
+if want perf; then
+    perf perf_tb1 --tb 1
+    [ $quick = 1 ] && for tb in 2 3 4; do perf perf_tb$tb --tb $tb; done
+fi
+if want perf && [ $quick = 0 ]; then
     for tb in 2 3 4; do
-        perf perf_tb${tb}_r2 --tb $tb --tb-rows 2
-        perf perf_tb${tb}_r4 --tb $tb --tb-rows 4
-        perf perf_tb${tb}_r4b4 --tb $tb --tb-rows 4 --block-y 4
+        # both stencils try each tile (a 27-point run given 16x2 keeps its default 8x2, not timed twice)
+        perf perf_tb${tb}_8x2 --tb $tb --tb-tile 8x2
+        perf perf_tb${tb}_8x4 --tb $tb --tb-tile 8x4
+        perf perf_tb${tb}_4x4 --tb $tb --tb-tile 4x4
+        perf perf_tb${tb}_16x2 --tb $tb --tb-tile 16x2 --pts 7
     done
     for zc in 32 128; do perf perf_tb3_zc$zc --tb 3 --zchunk $zc; done
 fi
 
 # ---- ncu: speed of light of each default kernel (a short run: one block of bt steps) ----------------------
-if [ $ncu_on = 1 ] && command -v ncu >/dev/null; then
+if want ncu && command -v ncu >/dev/null; then
     pd=""
     ncu --help 2>/dev/null | grep -q -- "--print-details" && pd="--print-details all"
     for tb in 1 3 2 4; do
@@ -131,7 +149,7 @@ if [ $ncu_on = 1 ] && command -v ncu >/dev/null; then
         done
     done
 else
-    note "ncu: not run ($([ $ncu_on = 0 ] && echo --no-ncu || echo 'not installed'))"
+    want ncu && note "ncu: not installed"
 fi
 
 # ---- the table -------------------------------------------------------------------------------------------
