@@ -306,19 +306,21 @@ static int move(const char *call, ky_io_file_t f, hid_t dset, const kyi_io_shape
             name);
     cf_t *c = NULL;
     KYI_CHECK(cf_open(call, f, &c));
+    int prev = -1;
+    cudaGetDevice(&prev); /* the caller's current device, given back at the end */
     cudaError_t e = cudaSetDevice(p->dev);
     /* the application's kernels that wrote (or will read) the data are ordered before the file's bytes:
      * cuFile does not join any stream */
     if (e == cudaSuccess) e = cudaDeviceSynchronize();
-    if (e != cudaSuccess)
-        return kyi_fail(KY_ERR_CUDA, call, "GPU %d before cuFile I/O: %s", p->dev, cudaGetErrorString(e));
+    int st = KY_OK;
     kyi_io_run_t *runs = NULL;
     size_t nr = 0;
-    KYI_CHECK(piece_runs(call, sh, p, &runs, &nr));
-    int st = KY_OK;
+    if (e != cudaSuccess)
+        st = kyi_fail(KY_ERR_CUDA, call, "GPU %d before cuFile I/O: %s", p->dev, cudaGetErrorString(e));
+    if (st == KY_OK) st = piece_runs(call, sh, p, &runs, &nr);
     char why[256];
     uint64_t bytes = 0;
-    if (put && kyi_io_gpu_checksum(p->dev, runs, nr, sh->elem, cks, why, sizeof why) != 0)
+    if (st == KY_OK && put && kyi_io_gpu_checksum(p->dev, runs, nr, sh->elem, cks, why, sizeof why) != 0)
         st = kyi_fail(KY_ERR_CUDA, call, "checksum on GPU %d failed: %s", p->dev, why);
     for (size_t i = 0; i < nr && st == KY_OK; i++) {
         st = run_io(call, c, name, (uint64_t)off + runs[i].g * sh->elem, runs[i].n * sh->elem,
@@ -330,6 +332,7 @@ static int move(const char *call, ky_io_file_t f, hid_t dset, const kyi_io_shape
     KYI_TRACE(KYI_SUB_IO, "%s: cuFile %s %llu bytes in %zu runs at dataset offset %llu of %s", call,
               put ? "wrote" : "read", (unsigned long long)bytes, nr, (unsigned long long)off, name);
     free(runs);
+    if (prev >= 0 && prev != p->dev) cudaSetDevice(prev);
     return st;
 }
 

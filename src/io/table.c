@@ -6,8 +6,9 @@
  *   ext4 write 4194304 1.92 2.71                file system, direction, bytes per rank, bounce GB/s, cufile
  * GB/s
  *
- * ("-" for a path that was not measured). A request of B bytes takes the row of the largest size <= B (the
- * smallest row below them all), and the path with the higher rate there. Read once per process. */
+ * ("-" for a path that was not measured; "*" as the file system: rows for any file system without rows of its
+ * own). A request of B bytes takes the row of the largest size <= B (the smallest row below them all), and
+ * the path with the higher rate there. Read once per process. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,9 +119,9 @@ static void load(void)
     KYI_INFO(KYI_SUB_IO, "KY_IO_TABLE=%s: %zu rows", name, nrows);
 }
 
-int kyi_io_table_choose(const char *fs, int put, size_t bytes, char *why, size_t len)
+/* The row for `bytes` among the rows of file system `fs` ("*": rows for any file system) */
+static const row_t *pick(const char *fs, int put, size_t bytes)
 {
-    if (!loaded) load();
     const row_t *best = NULL, *smallest = NULL;
     for (size_t i = 0; i < nrows; i++) {
         const row_t *r = &rows[i];
@@ -128,13 +129,20 @@ int kyi_io_table_choose(const char *fs, int put, size_t bytes, char *why, size_t
         if (!smallest || r->bytes < smallest->bytes) smallest = r;
         if (r->bytes <= bytes && (!best || r->bytes > best->bytes)) best = r;
     }
-    if (!best) best = smallest;
+    return best ? best : smallest;
+}
+
+int kyi_io_table_choose(const char *fs, int put, size_t bytes, char *why, size_t len)
+{
+    if (!loaded) load();
+    const row_t *best = pick(fs, put, bytes);
+    if (!best) best = pick("*", put, bytes);
     if (!best || (best->bounce < 0 && best->cufile < 0)) {
         snprintf(why, len, "%s: no row for %s %s", load_note, fs, put ? "writes" : "reads");
         return -1;
     }
     int cufile = best->cufile > best->bounce;
-    snprintf(why, len, "%s: %s %s %zu bytes: bounce %.2f, cufile %.2f GB/s", load_note, fs,
+    snprintf(why, len, "%s: %s %s %zu bytes: bounce %.2f, cufile %.2f GB/s", load_note, best->fs,
              put ? "write" : "read", best->bytes, best->bounce, best->cufile);
     return cufile ? KYI_IO_CUFILE : KYI_IO_BOUNCE;
 }

@@ -742,12 +742,9 @@ TEST(Io, AutoTable)
     if (kyt::rank() == 0) {
         FILE *t = fopen(table, "w");
         EXPECT_NE(nullptr, t) << table;
-        const char *fs[] = {"ext4",   "xfs",   "tmpfs", "overlay", "nfs",
-                            "lustre", "btrfs", "zfs",   "fuse",    "gpfs"};
-        if (t) {
+        if (t) { /* "*": every file system */
             fprintf(t, "# kyoyu-io-table 1 (tests/io: cufile faster everywhere)\n");
-            for (const char *x : fs)
-                for (const char *d : {"write", "read"}) fprintf(t, "%s %s 4096 1.0 2.0\n", x, d);
+            for (const char *d : {"write", "read"}) fprintf(t, "* %s 4096 1.0 2.0\n", d);
             fclose(t);
         }
     }
