@@ -1,8 +1,9 @@
 /* ky_stencil_gpu: the multi-GPU temporal-blocking stencil of seed 000 (Figs. 9-13) in four variants.
  * Shared declarations of the program's files: kernels.cu (stencil kernels, temporal-blocking steps, CPU
- * reference), tblock.cu (the kernels that advance --tb steps per pass through memory), variants.cu (the
- * seed's host-staged and GPUDirect P2P exchanges and the hand-written MPI+CUDA / NCCL baseline), main.cu
- * (options, the Kyoyu-array variant, checks, output).
+ * reference; the point update itself in stencil_point.h), tblock.cu and tblock_kernels.cuh (the kernels that
+ * advance --tb steps per pass through memory; tblock_emu.cpp runs them on the CPU), variants.cu (the seed's
+ * host-staged and GPUDirect P2P exchanges and the hand-written MPI+CUDA / NCCL baseline), main.cu (options,
+ * the Kyoyu-array variant, checks, output).
  *
  * The grid is NZ x NY x NX doubles, z-distributed (rank r owns planes [r*NZ/R, (r+1)*NZ/R)), with the outer
  * faces fixed (Dirichlet: never written). A sub-domain keeps bt halo planes on each side; one exchange of bt

@@ -1,0 +1,191 @@
+/* ky_stencil_gpu: the temporal-blocking kernels (tblock_kernels.cuh) run on the CPU, checked bit for bit
+ * against bt single steps of the CPU reference (stencil_point.h), so that a machine without a GPU tests
+ * them too (ctest stencil_gpu.tblock_emu; the GPU tests run the real thing).
+ *
+ * The kernels' source is compiled as host code: every CUDA thread of a block is a fiber (ucontext), and
+ * __syncthreads() hands over to the next fiber, so the block runs in rounds from barrier to barrier as on
+ * the GPU (a thread that leaves while others still wait at a barrier is reported). Shared memory starts as
+ * huge values, so a result that depended on a plane nobody wrote would show. Each case is one sub-domain
+ * with the ranges of sg_block_steps (neighbours below and above, the global faces), for every tile and tb
+ * 2..4, with z chunks that do not divide the range.
+ *
+ *   ky_stencil_gpu_emu        exit status 0: every case identical */
+#include <ucontext.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <vector>
+
+/* what the kernels use of CUDA */
+#define SG_TB_EMULATION 1
+#define __global__
+#define __device__
+#define __host__
+#define __launch_bounds__(...)
+#define __ldg(p) (*(p))
+struct dim3 {
+    unsigned x, y, z;
+};
+static dim3 threadIdx, blockIdx, blockDim;
+static double *emu_smem;
+static double *tb_smem()
+{
+    return emu_smem;
+}
+static void __syncthreads();
+using std::min;
+
+#include "stencil_point.h"
+#include "tblock_kernels.cuh"
+
+/* ---- fibers ---------------------------------------------------------------------------------------------
+ */
+static ucontext_t emu_sched;
+static std::vector<ucontext_t> emu_ctx;
+static std::vector<int> emu_done;
+static std::vector<char> emu_stacks;
+static int emu_cur;
+static std::function<void()> emu_body;
+enum { EMU_STACK = 64 << 10 };
+
+static void __syncthreads()
+{
+    swapcontext(&emu_ctx[emu_cur], &emu_sched);
+}
+
+static void emu_entry()
+{
+    emu_body();
+    emu_done[emu_cur] = 1; /* then uc_link resumes the scheduler */
+}
+
+/* One block of n threads (x fastest, blockDim.x wide); false if the threads left at different barriers. */
+static bool emu_block(int n)
+{
+    emu_ctx.assign(n, ucontext_t());
+    emu_done.assign(n, 0);
+    emu_stacks.resize((size_t)n * EMU_STACK);
+    for (int i = 0; i < n; i++) {
+        getcontext(&emu_ctx[i]);
+        emu_ctx[i].uc_stack.ss_sp = emu_stacks.data() + (size_t)i * EMU_STACK;
+        emu_ctx[i].uc_stack.ss_size = EMU_STACK;
+        emu_ctx[i].uc_link = &emu_sched;
+        makecontext(&emu_ctx[i], emu_entry, 0);
+    }
+    for (;;) { /* one round: every thread to its next barrier (or its end) */
+        int finished = 0;
+        for (int i = 0; i < n; i++) {
+            emu_cur = i;
+            threadIdx = dim3{(unsigned)(i % blockDim.x), (unsigned)(i / blockDim.x), 0};
+            swapcontext(&emu_sched, &emu_ctx[i]);
+            finished += emu_done[i];
+        }
+        if (finished == n) return true;
+        if (finished) return false;
+    }
+}
+
+/* ---- one case ------------------------------------------------------------------------------------------ */
+template <int PTS, int TB, int TBY, int RY>
+static bool launch(const double *src, double *dst, int nx, int ny, int np, tb_ranges_t r, int zc)
+{
+    constexpr int OW = TBX - 2 * TB, OH = TBY * RY - 2 * TB;
+    int span = r.hi[TB - 1] - r.lo[TB - 1];
+    if (span <= 0) return true;
+    dim3 grid{(unsigned)((nx - 2 + OW - 1) / OW), (unsigned)((ny - 2 + OH - 1) / OH),
+              (unsigned)((span + zc - 1) / zc)};
+    std::vector<double> sm(2 * TB * tb_plane<TBY, RY>());
+    blockDim = dim3{TBX, TBY, 1};
+    emu_smem = sm.data();
+    emu_body = [=] {
+        if (PTS == 7)
+            k_tb7<TB, TBY, RY>(src, dst, nx, ny, np, r, zc);
+        else
+            k_tb27<TB, TBY, RY>(src, dst, nx, ny, np, r, zc);
+    };
+    for (unsigned bz = 0; bz < grid.z; bz++)
+        for (unsigned by = 0; by < grid.y; by++)
+            for (unsigned bx = 0; bx < grid.x; bx++) {
+                blockIdx = dim3{bx, by, bz};
+                std::fill(sm.begin(), sm.end(), 1e300);
+                if (!emu_block(TBX * TBY)) return false;
+            }
+    return true;
+}
+
+/* bt steps of the sub-domain [z0, z0 + nz) of an nx x ny x NZ grid in bt / TB passes, against the CPU */
+template <int PTS, int TB, int TBY, int RY>
+static int check(int nx, int ny, int NZ, int z0, int nz, int bt, int zc)
+{
+    int h = bt, np = nz + 2 * h, has_lo = z0 > 0, has_hi = z0 + nz < NZ;
+    size_t P = (size_t)nx * ny, X = (size_t)nx;
+    std::vector<double> a(P * NZ), b;
+    for (int z = 0; z < NZ; z++)
+        for (int y = 0; y < ny; y++)
+            for (int x = 0; x < nx; x++) a[((size_t)z * ny + y) * X + x] = init_value(z, y, x);
+    b = a;
+    for (int t = 0; t < bt; t++) {
+        for (int z = 1; z < NZ - 1; z++)
+            for (int y = 1; y < ny - 1; y++)
+                for (int x = 1; x < nx - 1; x++) {
+                    size_t i = (size_t)z * P + (size_t)y * X + x;
+                    b[i] = point<PTS>(a.data(), i, P, X);
+                }
+        std::swap(a, b);
+    }
+    /* the sub-domain's two buffers: planes z0 - h .. z0 + nz + h - 1 (0 outside the grid), as k_init */
+    std::vector<double> s(P * np), d;
+    for (int p = 0; p < np; p++)
+        for (size_t i = 0; i < P; i++) {
+            int z = z0 - h + p;
+            s[p * P + i] = z >= 0 && z < NZ ? init_value(z, (int)(i / X), (int)(i % X)) : 0.0;
+        }
+    d = s;
+    double *src = s.data(), *dst = d.data();
+    bool same_barriers = true;
+    for (int tt = 0; tt < bt; tt += TB) {
+        tb_ranges_t r;
+        for (int k = 0; k < TB; k++) { /* sg_step_range */
+            int ext = bt - 1 - (tt + k), lo = h - (has_lo ? ext : 0), hi = h + nz + (has_hi ? ext : 0);
+            int glo = z0 - h + lo, ghi = z0 - h + hi;
+            if (glo < 1) lo += 1 - glo;
+            if (ghi > NZ - 1) hi -= ghi - (NZ - 1);
+            r.lo[k] = lo, r.hi[k] = hi;
+        }
+        same_barriers &= launch<PTS, TB, TBY, RY>(src, dst, nx, ny, np, r, zc);
+        std::swap(src, dst);
+    }
+    long bad = 0;
+    for (int p = h; p < h + nz; p++)
+        for (size_t i = 0; i < P; i++) {
+            const double *want = &a[(size_t)(z0 - h + p) * P + i], *got = &src[(size_t)p * P + i];
+            if (memcmp(got, want, sizeof(double)) && bad++ < 3)
+                printf("  z %d y %zu x %zu: %.17g, CPU %.17g\n", z0 - h + p, i / X, i % X, *got, *want);
+        }
+    printf("%2d-point tb %d tile %2dx%d, grid %d x %d x %d, planes [%2d, %2d), bt %d, z chunk %2d: %s\n", PTS,
+           TB, TBY, RY, nx, ny, NZ, z0, z0 + nz, bt, zc,
+           !same_barriers ? "THREADS LEFT AT DIFFERENT BARRIERS"
+           : bad          ? "DIFFERENT"
+                          : "identical");
+    return bad || !same_barriers;
+}
+
+int main()
+{
+    int fails = 0, nx = 77, ny = 45; /* 2 tiles along x, 2..5 along y, both partial */
+    const int sub[][3] = {{30, 9, 12}, {30, 0, 12}, {30, 18, 12}, {14, 0, 14}}; /* NZ, z0, nz */
+    for (const auto &c : sub) {
+        fails += check<7, 2, 8, 4>(nx, ny, c[0], c[1], c[2], 6, 64);
+        fails += check<7, 3, 8, 2>(nx, ny, c[0], c[1], c[2], 6, 5);
+        fails += check<7, 4, 4, 4>(nx, ny, c[0], c[1], c[2], 4, 3);
+        fails += check<7, 3, 16, 2>(nx, ny, c[0], c[1], c[2], 6, 9);
+        fails += check<27, 2, 8, 2>(nx, ny, c[0], c[1], c[2], 6, 64);
+        fails += check<27, 3, 8, 4>(nx, ny, c[0], c[1], c[2], 6, 4);
+        fails += check<27, 4, 4, 4>(nx, ny, c[0], c[1], c[2], 8, 7);
+        fails += check<27, 3, 4, 4>(nx, ny, c[0], c[1], c[2], 6, 64);
+    }
+    printf("%s\n", fails ? "blocked kernels: some cases DIFFERENT" : "blocked kernels: every case identical");
+    return fails != 0;
+}

@@ -1,0 +1,260 @@
+/* ky_stencil_gpu: the kernels of temporal blocking inside the kernel (launched by tblock.cu; also compiled
+ * as host code by tblock_emu.cpp, which runs them on the CPU). One pass through memory advances TB time
+ * steps (--tb, 2 to 4): 2.5-D streaming along z. A thread block owns an x-y tile (64 columns x TBY * RY
+ * rows, TB-wide halos included, so 64 - 2 TB by TBY RY - 2 TB points are written), marches along z and
+ * keeps every stage but the last on chip:
+ *   - each thread owns one tile column and RY consecutive rows of it; stage 0 is the plane it loads from
+ *     global memory (one or two planes ahead, in registers), stage s (1..TB) is step s of the pass;
+ *   - a stage's z neighbours stay in the thread's registers, its x-y neighbours come from shared memory,
+ *     where every stage below TB keeps a ring of two planes (one written, one read per z iteration, so one
+ *     __syncthreads per iteration orders everything);
+ *   - the 7-point stage s lags stage s-1 by one plane (its plane above is stage s-1's value just computed,
+ *     in a register); the 27-point stage needs the x-y neighbours of the plane above too, so it lags by two
+ *     planes and keeps the plane partial sums (C, F4, K4 of point<27>) of the two planes below in registers;
+ *   - only stage TB is written to global memory: 16 bytes per point per pass, 16 / TB per step.
+ * A stage computes a point exactly when the single-step kernel of that step would (the plane range of the
+ * step, interior x and y); every other point passes the previous stage's value through. The ranges shrink
+ * by one plane per step except at the fixed global faces (sg_block_steps), so every point a computed point
+ * reads is either computed by the stage before or a fixed face, whose value is the same in every stage and
+ * buffer. Same sums in the same order as point<27> / point<7> (and -fmad=false): bitwise equal to the
+ * single-step kernels and the CPU. The tile halo is computed redundantly (rows outside a stage's shrinking
+ * cone are skipped warp by warp, columns are not). */
+#ifndef KY_STENCIL_GPU_TBLOCK_KERNELS_CUH
+#define KY_STENCIL_GPU_TBLOCK_KERNELS_CUH
+
+#include <stddef.h>
+
+/* The block's dynamic shared memory (tblock_emu.cpp brings its own). */
+#ifndef SG_TB_EMULATION
+__device__ static inline double *tb_smem()
+{
+    extern __shared__ double sg_tb_smem[];
+    return sg_tb_smem;
+}
+#endif
+
+enum { TBX = 64 }; /* threads per tile row (= tile columns); TBY thread rows per block */
+
+struct tb_ranges_t {
+    int lo[4], hi[4]; /* stage s (1..TB) computes local planes [lo[s-1], hi[s-1]) */
+};
+
+/* Rows y0 .. y0 + RY - 1 of this thread's column of plane z into v (0 outside the grid or the planes the
+ * pass needs). off[j] < 0: the row or column lies outside the grid. */
+template <int RY>
+__device__ static inline void tb_load(const double *__restrict__ src, size_t P, const int (&off)[RY], int z,
+                                      int zend, double (&v)[RY])
+{
+    bool zok = z >= 0 && z < zend;
+#pragma unroll
+    for (int j = 0; j < RY; j++)
+        v[j] = zok && off[j] >= 0 ? __ldg(src + (size_t)z * P + (size_t)off[j]) : 0.0;
+}
+
+/* The planes in flight: each thread holds its rows of the next PF planes in registers, so a load has PF
+ * iterations of stage work to arrive. */
+template <int RY, int PF>
+struct tb_prefetch_t {
+    double q[PF][RY];
+    __device__ void start(const double *__restrict__ src, size_t P, const int (&off)[RY], int z, int zend)
+    {
+#pragma unroll
+        for (int k = 0; k < PF; k++) tb_load<RY>(src, P, off, z + k, zend, q[k]);
+    }
+    /* v = plane z (the oldest in flight); plane z + PF goes in flight */
+    __device__ void next(const double *__restrict__ src, size_t P, const int (&off)[RY], int z, int zend,
+                         double (&v)[RY])
+    {
+#pragma unroll
+        for (int j = 0; j < RY; j++) v[j] = q[0][j];
+#pragma unroll
+        for (int k = 0; k + 1 < PF; k++)
+#pragma unroll
+            for (int j = 0; j < RY; j++) q[k][j] = q[k + 1][j];
+        tb_load<RY>(src, P, off, z + PF, zend, q[PF - 1]);
+    }
+};
+
+/* Shared memory of a block: for stages 0 .. TB-1 two planes of (8 RY + 2) x 66 doubles (one padding row and
+ * column on each side, so edge threads read zeros instead of leaving the tile). */
+template <int TBY, int RY>
+__host__ __device__ constexpr int tb_plane()
+{
+    return (TBY * RY + 2) * (TBX + 2);
+}
+
+/* The per-thread set-up both kernels share: global coordinates, load offsets, what this thread writes. */
+template <int TB, int TBY, int RY>
+struct tb_thread_t {
+    int gx, gy0;    /* global x of the column, global y of row 0 */
+    int off[RY];    /* plane offsets of the rows (-1: outside the grid) */
+    bool in_x;      /* the column is computed (interior x) */
+    bool store_x;   /* the column is one of the tile's outputs */
+    bool store[RY]; /* the row is one of the tile's outputs */
+    int row0, my;   /* tile row of row 0; shared-memory index of (row 0, column) in a plane */
+    __device__ tb_thread_t(int nx, int ny)
+    {
+        constexpr int OW = TBX - 2 * TB, OH = TBY * RY - 2 * TB;
+        int tx = (int)threadIdx.x;
+        row0 = (int)threadIdx.y * RY;
+        gx = (int)blockIdx.x * OW + 1 - TB + tx;
+        gy0 = (int)blockIdx.y * OH + 1 - TB + row0;
+        in_x = gx >= 1 && gx <= nx - 2;
+        store_x = in_x && tx >= TB && tx < TBX - TB;
+#pragma unroll
+        for (int j = 0; j < RY; j++) {
+            int gy = gy0 + j, row = row0 + j;
+            off[j] = gx >= 0 && gx < nx && gy >= 0 && gy < ny ? gy * nx + gx : -1;
+            store[j] = store_x && row >= TB && row < TBY * RY - TB && gy <= ny - 2;
+        }
+        my = (row0 + 1) * (TBX + 2) + tx + 1;
+    }
+    __device__ bool in_y(int j, int ny) const
+    {
+        return gy0 + j >= 1 && gy0 + j <= ny - 2;
+    }
+};
+
+/* Zero the block's shared memory (the padding and the planes not yet written are read by points whose
+ * results are never used: zeros keep them finite and tools quiet). */
+__device__ static inline void tb_zero(double *sm, int n)
+{
+    for (int i = (int)(threadIdx.y * blockDim.x + threadIdx.x); i < n; i += (int)(blockDim.x * blockDim.y))
+        sm[i] = 0.0;
+}
+
+/* 7-point: iteration zi loads plane zi (stage 0); stage s computes plane zi - s from stage s-1's planes
+ * zi-s-1 (register `below`), zi-s (register `here` and, for x-y neighbours, the shared plane written in the
+ * previous iteration) and zi-s+1 (stage s-1's value of this iteration, in a register). Tiles of 8 x 2
+ * thread rows x rows: at most 64 registers, so that 2 blocks share an SM. */
+template <int TB, int TBY, int RY>
+__global__ void __launch_bounds__(TBX *TBY, TBY == 8 && RY == 2 ? 2 : 1)
+    k_tb7(const double *__restrict__ src, double *__restrict__ dst, int nx, int ny, int np, tb_ranges_t r,
+          int zchunk)
+{
+    constexpr int TH = TBY * RY, TW = TBX + 2, PL = tb_plane<TBY, RY>();
+    double *sm = tb_smem();
+    int zlo = r.lo[TB - 1] + (int)blockIdx.z * zchunk, zhi = min(zlo + zchunk, r.hi[TB - 1]);
+    if (zlo >= zhi) return; /* the whole block */
+    tb_zero(sm, 2 * TB * PL);
+    const tb_thread_t<TB, TBY, RY> t(nx, ny);
+    size_t P = (size_t)nx * ny;
+    int zend = min(np, zhi + TB); /* planes the pass reads: [zlo - TB, zhi + TB) */
+    double below[TB][RY], here[TB][RY];
+    tb_prefetch_t<RY, 2> pf; /* two planes ahead: the registers are there (at most 128 with 4 rows, tb 4) */
+#pragma unroll
+    for (int s = 0; s < TB; s++)
+#pragma unroll
+        for (int j = 0; j < RY; j++) below[s][j] = here[s][j] = 0.0;
+    pf.start(src, P, t.off, zlo - TB, zend);
+    int b = 0;
+    for (int zi = zlo - TB; zi < zhi + TB; zi++, b ^= 1) {
+        double v[RY];
+        pf.next(src, P, t.off, zi, zend, v);
+        __syncthreads(); /* the previous iteration's planes are written, and its reads are done */
+#pragma unroll
+        for (int s = 0; s < TB; s++) {
+            double *wb = sm + (2 * s + b) * PL + t.my;
+            const double *rb = sm + (2 * s + (b ^ 1)) * PL + t.my; /* stage s, plane zi - s - 1 */
+#pragma unroll
+            for (int j = 0; j < RY; j++) wb[j * TW] = v[j];
+            int zo = zi - s - 1; /* stage s + 1 computes this plane */
+            bool zin = zo >= r.lo[s] && zo < r.hi[s];
+            double o[RY];
+#pragma unroll
+            for (int j = 0; j < RY; j++) {
+                int row = t.row0 + j;
+                o[j] = here[s][j]; /* not computed: the value passes through */
+                if (row >= s + 1 && row < TH - s - 1 && zin && t.in_x && t.in_y(j, ny)) {
+                    double ym = j > 0 ? here[s][j - 1] : rb[-TW];
+                    double yp = j < RY - 1 ? here[s][j + 1] : rb[RY * TW];
+                    /* point<7>'s order: centre, z-1, z+1, y-1, y+1, x-1, x+1 */
+                    o[j] = 0.4 * here[s][j] +
+                           0.1 * (below[s][j] + v[j] + ym + yp + rb[j * TW - 1] + rb[j * TW + 1]);
+                }
+            }
+#pragma unroll
+            for (int j = 0; j < RY; j++) {
+                below[s][j] = here[s][j];
+                here[s][j] = v[j];
+                v[j] = o[j];
+            }
+        }
+        int zo = zi - TB;
+        if (zo >= zlo)
+#pragma unroll
+            for (int j = 0; j < RY; j++)
+                if (t.store[j]) dst[(size_t)zo * P + (size_t)t.off[j]] = v[j];
+    }
+}
+
+/* 27-point: iteration zi loads plane zi; stage s computes plane zi - 2s from stage s-1's planes
+ * zi-2s-1 and zi-2s (their partial sums, in registers) and zi-2s+1 (the shared plane stage s-1 wrote in
+ * the previous iteration: its partial sums need the x-y neighbours). */
+template <int TB, int TBY, int RY>
+__global__ void __launch_bounds__(TBX *TBY, 1)
+    k_tb27(const double *__restrict__ src, double *__restrict__ dst, int nx, int ny, int np, tb_ranges_t r,
+           int zchunk)
+{
+    constexpr int TH = TBY * RY, TW = TBX + 2, PL = tb_plane<TBY, RY>();
+    double *sm = tb_smem();
+    int zlo = r.lo[TB - 1] + (int)blockIdx.z * zchunk, zhi = min(zlo + zchunk, r.hi[TB - 1]);
+    if (zlo >= zhi) return; /* the whole block */
+    tb_zero(sm, 2 * TB * PL);
+    const tb_thread_t<TB, TBY, RY> t(nx, ny);
+    size_t P = (size_t)nx * ny;
+    int zend = min(np, zhi + TB); /* planes the pass reads: [zlo - TB, zhi + TB) */
+    /* partial sums of stage s's planes below (a) and at (b) the plane stage s + 1 computes */
+    double Ca[TB][RY], Fa[TB][RY], Ka[TB][RY], Cb[TB][RY], Fb[TB][RY], Kb[TB][RY];
+    /* two planes ahead where the registers allow it (ptxas, sm_90: no spills), else one */
+    tb_prefetch_t<RY, TB == 2 || (TB == 3 && TBY == 4) ? 2 : 1> pf;
+#pragma unroll
+    for (int s = 0; s < TB; s++)
+#pragma unroll
+        for (int j = 0; j < RY; j++) Ca[s][j] = Fa[s][j] = Ka[s][j] = Cb[s][j] = Fb[s][j] = Kb[s][j] = 0.0;
+    pf.start(src, P, t.off, zlo - TB, zend);
+    int b = 0;
+    for (int zi = zlo - TB; zi < zhi + 2 * TB; zi++, b ^= 1) {
+        double v[RY];
+        pf.next(src, P, t.off, zi, zend, v);
+        __syncthreads(); /* the previous iteration's planes are written, and its reads are done */
+#pragma unroll
+        for (int s = 0; s < TB; s++) {
+            double *wb = sm + (2 * s + b) * PL + t.my;
+            const double *rb = sm + (2 * s + (b ^ 1)) * PL + t.my; /* stage s, plane zi - 2s - 1 */
+#pragma unroll
+            for (int j = 0; j < RY; j++) wb[j * TW] = v[j];
+            int zo = zi - 2 * s - 2; /* stage s + 1 computes this plane */
+            bool zin = zo >= r.lo[s] && zo < r.hi[s];
+            double o[RY];
+#pragma unroll
+            for (int j = 0; j < RY; j++) {
+                int row = t.row0 + j;
+                o[j] = Cb[s][j]; /* not computed: the value passes through */
+                if (row >= s + 1 && row < TH - s - 1) {
+                    /* point<27>'s plane sums of the plane above: x - 1, x, x + 1 of rows j - 1 .. j + 1 */
+                    const double *q = rb + j * TW;
+                    double cm = q[-TW - 1] + q[TW - 1], c0 = q[-TW] + q[TW], cp = q[-TW + 1] + q[TW + 1];
+                    double Cc = q[0], Fc = (c0 + q[-1]) + q[1], Kc = cm + cp;
+                    if (zin && t.in_x && t.in_y(j, ny)) {
+                        double f = (Ca[s][j] + Cc) + Fb[s][j];
+                        double e = (Fa[s][j] + Fc) + Kb[s][j];
+                        double k = Ka[s][j] + Kc;
+                        o[j] = 0.2 * Cb[s][j] + 0.05 * f + 0.02 * e + 0.01 * k;
+                    }
+                    Ca[s][j] = Cb[s][j], Fa[s][j] = Fb[s][j], Ka[s][j] = Kb[s][j];
+                    Cb[s][j] = Cc, Fb[s][j] = Fc, Kb[s][j] = Kc;
+                }
+            }
+#pragma unroll
+            for (int j = 0; j < RY; j++) v[j] = o[j];
+        }
+        int zo = zi - 2 * TB;
+        if (zo >= zlo)
+#pragma unroll
+            for (int j = 0; j < RY; j++)
+                if (t.store[j]) dst[(size_t)zo * P + (size_t)t.off[j]] = v[j];
+    }
+}
+
+#endif
