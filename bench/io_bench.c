@@ -43,12 +43,12 @@ static const char *impl_name[NIMPL] = {"raw", "hdf5", "bounce", "cufile", "auto"
 static const ky_io_path_t impl_path[NIMPL] = {0, 0, KY_IO_PATH_BOUNCE, KY_IO_PATH_CUFILE, KY_IO_PATH_AUTO};
 
 static struct {
-    double nmin, nmax;
+    double nmin, nmax, budget;
     const char *dir, *json, *table;
     int reps, gpu, tune, rank, nranks, reps_now;
     size_t tmin, tmax;
     char fs[64];
-} o = {1e3, 1e8, "/tmp", NULL, NULL, 3, 1, 0, 0, 1, 3, 4096, (size_t)1 << 30, ""};
+} o = {1e3, 1e8, 0, "/tmp", NULL, NULL, 3, 1, 0, 0, 1, 3, 4096, (size_t)1 << 30, ""};
 
 /* the file system's name as src/io/table.c writes it (the table's first column must match) */
 static const char *fs_name(const char *path, char *buf, size_t len)
@@ -310,8 +310,23 @@ static void nbody(FILE *js)
                "rawW", "rawR", "h5W", "h5R", "bncW", "bncR", "cufW", "cufR", "autoW", "autoR", "a/h5W",
                "a/h5R", "a/rawW", "a/rawR");
     }
+    double t_start = bu_now(), t_last = 0;
+    int reps_last = 1;
     for (double Nd = o.nmin; Nd <= o.nmax * 1.0001; Nd *= 10) {
         size_t N = (size_t)(Nd + 0.5), bytes = 36 * N;
+        /* --budget: the next N takes about ten times the last one; stop before it would overrun (the same
+         * decision on every rank: rank 0's clock) */
+        int stop = 0;
+        int reps_next = bytes >= ((size_t)1 << 30) ? 1 : o.reps;
+        double projected = t_last * 10.0 * reps_next / reps_last;
+        if (o.rank == 0 && o.budget > 0 && t_last > 0 && bu_now() - t_start + projected > o.budget) {
+            printf("# N = %zu and above skipped: about %.0f s more would pass --budget %.0f s\n", N,
+                   projected, o.budget);
+            stop = 1;
+        }
+        MPI_Bcast(&stop, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        if (stop) break;
+        double t_n = bu_now();
         size_t lo = N * o.rank / o.nranks, hi = N * (o.rank + 1) / o.nranks, n = hi - lo;
         void *dev[NFIELD], *host[NFIELD] = {NULL, NULL, NULL};
         for (int i = 0; i < NFIELD; i++) {
@@ -423,6 +438,8 @@ static void nbody(FILE *js)
             dfree(dev[i]);
             free(host[i]);
         }
+        t_last = bu_now() - t_n;
+        reps_last = reps;
     }
 }
 
@@ -518,11 +535,12 @@ static int usage(const char *prog)
 {
     fprintf(
         stderr,
-        "usage: %s [--dir DIR] [--nmin N] [--nmax N] [--reps R] [--mem gpu|host] [--json FILE]\n"
+        "usage: %s [--dir DIR] [--nmin N] [--nmax N] [--reps R] [--budget S] [--mem gpu|host] [--json FILE]\n"
         "       %s --table FILE [--dir DIR] [--tmin BYTES] [--tmax BYTES] [--reps R]\n"
         "  N-body snapshot (36 B/particle) written and read by Kyoyu's paths (bounce, cufile, auto) beside\n"
         "  plain HDF5 after cudaMemcpy and the disk's raw O_DIRECT bandwidth; N = nmin, 10 nmin, .. nmax\n"
-        "  (default 1e3..1e8, best of 3). --table appends the KY_IO_TABLE rows of this file system to FILE\n"
+        "  (default 1e3..1e8, best of 3; --budget: no larger N once the next would end after S seconds).\n"
+        "  --table appends the KY_IO_TABLE rows of this file system to FILE\n"
         "  (sizes tmin..tmax x4, default 4K..1G). --quick: N = 1e3, 1e4, one repetition.\n",
         prog, prog);
     return 1;
@@ -539,6 +557,8 @@ int main(int argc, char **argv)
             o.nmin = atof(v), i++;
         else if (!strcmp(a, "--nmax") && v)
             o.nmax = atof(v), i++;
+        else if (!strcmp(a, "--budget") && v)
+            o.budget = atof(v), i++;
         else if (!strcmp(a, "--reps") && v)
             o.reps = atoi(v), i++;
         else if (!strcmp(a, "--json") && v)

@@ -10,7 +10,7 @@ goals (auto >= the better fixed path at every N; at N >= 1e7 auto >= 1.5x h5py a
 bandwidth).
 
     io_bench.py --build BUILD --json FILE [--case NAME] [--nmin 1e3] [--nmax 1e8] [--reps 3] [--quick]
-                [--dir DIR] [--mem gpu|host] [--ranks 1] [--python PY]"""
+                [--dir DIR] [--mem gpu|host] [--ranks 1] [--python PY] [--budget SECONDS]"""
 import argparse
 import json
 import os
@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -56,6 +57,8 @@ def main():
     ap.add_argument("--mem", default="gpu", choices=["gpu", "host"])
     ap.add_argument("--ranks", type=int, default=1)
     ap.add_argument("--python", help="python3 with h5py for the h5py baseline")
+    ap.add_argument("--budget", type=float, default=0, help="seconds for the whole run (0: no limit): ky_bench_io "
+                    "gets three quarters and stops before an N that would pass them, h5py the rest")
     a = ap.parse_args()
     if a.quick:
         a.nmin, a.nmax, a.reps = "1e3", "1e4", "1"
@@ -66,6 +69,9 @@ def main():
     tmp = tempfile.NamedTemporaryFile(prefix="ky_bench_io_", suffix=".jsonl", delete=False).name
     cmd = (launcher(a.build, a.ranks, a.mem == "gpu") + [prog, "--dir", a.dir, "--nmin", a.nmin, "--nmax", a.nmax,
                                                           "--reps", a.reps, "--mem", a.mem, "--json", tmp])
+    if a.budget > 0:
+        cmd += ["--budget", str(0.75 * a.budget)]
+    t0 = time.monotonic()
     print("io_bench.py: " + " ".join(cmd), flush=True)
     rc = subprocess.run(cmd).returncode
     if rc != 0:
@@ -84,11 +90,18 @@ def main():
         print("io_bench.py: no python3 with h5py and numpy here: the h5py baseline is skipped "
               "(plain HDF5 after cudaMemcpy is the baseline that counts)")
     else:
-        out = subprocess.run([py, os.path.join(HERE, "io_h5py.py"), "--dir", a.dir, "--n",
-                              ",".join(str(n) for n in ns), "--reps", a.reps], capture_output=True, text=True)
-        if out.returncode != 0:
-            print(f"io_bench.py: io_h5py.py failed (exit {out.returncode}): {out.stderr.strip()[-300:]}")
-        for line in out.stdout.splitlines():
+        left = a.budget - (time.monotonic() - t0) if a.budget > 0 else None
+        try:
+            out = subprocess.run([py, os.path.join(HERE, "io_h5py.py"), "--dir", a.dir, "--n",
+                                  ",".join(str(n) for n in ns), "--reps", a.reps], capture_output=True, text=True,
+                                 timeout=max(left, 10) if left is not None else None)
+            text, rc, err = out.stdout, out.returncode, out.stderr
+        except subprocess.TimeoutExpired as e:  # the sizes it finished count
+            text = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+            rc, err = 124, "stopped at the --budget"
+        if rc != 0:
+            print(f"io_bench.py: io_h5py.py exit {rc}: {err.strip()[-300:]}")
+        for line in text.splitlines():
             if line.startswith("{"):
                 x = json.loads(line)
                 h5[x["N"]] = x

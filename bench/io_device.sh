@@ -105,7 +105,7 @@ kind=nvidia-h100-x1
 nvidia-smi -L 2>/dev/null | grep -q H200 && kind=nvidia-h200
 nmax=1e8
 [ $quick = 1 ] && nmax=1e6
-step bench 200 env KY_IO_TABLE="$table" KY_BENCH_IO_DIR=/tmp BENCH_IO_BENCH_ARGS="--nmax $nmax" \
+step bench 220 env KY_IO_TABLE="$table" KY_BENCH_IO_DIR=/tmp BENCH_IO_BENCH_ARGS="--nmax $nmax --budget 180" \
     $B/bin/kybench run io --build $B --gpus --machine $kind --out "$out/results/io"
 sed -n '/^io_bench.py: GB\/s/,$p' "$out/results/io/io.log" | tee -a "$S"
 grep -E '^# ' "$out/results/io/io.log" | head -6 | tee -a "$S"
