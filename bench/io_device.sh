@@ -4,7 +4,8 @@
 # GPU: bounce, cufile on 1-4 ranks, auto from a table, cufile against bounce), measures the KY_IO_TABLE table on
 # /tmp and on the repository's disk when that is another file system (kybench io-tune), then kybench run io
 # (the N-body snapshot, N = 1e3..1e8, every path beside plain HDF5, h5py and the raw O_DIRECT bandwidth) with
-# that table. Each step under `timeout`; the whole call about 5-7 minutes. Everything lands in $OUT (or
+# that table. Each step under `timeout`, the whole call under IO_DEVICE_TOTAL seconds (420: later steps get what
+# the earlier ones left; the benchmark stops before an N that would not fit). Everything lands in $OUT (or
 # .scratch/io-device): summary.txt, one log per step, results/ (JSON lines, the tables), io-device.tgz.
 #
 #   bench/io_device.sh [--help] [--quick]     --quick: N up to 1e6 and sizes up to 64M (a dry run)
@@ -13,7 +14,7 @@
 set -u
 case "${1:-}" in
     -h | --help)
-        sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
 esac
@@ -28,6 +29,13 @@ mkdir -p "$out/results"
 S="$out/summary.txt"
 : >"$S"
 note() { echo "$*" | tee -a "$S"; }
+# the whole call within IO_DEVICE_TOTAL seconds (default 420): a step gets its nominal limit or what is left
+# after the reserve the later steps need, whichever is less
+total=${IO_DEVICE_TOTAL:-420}
+cap() { # nominal reserve -> seconds for this step (at least 10)
+    local left=$((total - SECONDS - $2))
+    [ $left -lt "$1" ] && echo $((left < 10 ? 10 : left)) || echo "$1"
+}
 step() { # name limit command...
     local name=$1 lim=$2 t0=$SECONDS rc
     shift 2
@@ -64,20 +72,20 @@ done
 gt=""
 [ -d /usr/src/googletest ] || [ ! -d "$root/.scratch/googletest" ] || gt="-DKY_GTEST_SOURCE=$root/.scratch/googletest"
 B=build-iodev
-step configure 90 cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DKY_BUILD_EXAMPLES=OFF -DKY_BUILD_APPS=OFF $gt
+step configure "$(cap 90 300)" cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DKY_BUILD_EXAMPLES=OFF -DKY_BUILD_APPS=OFF $gt
 grep -E 'io layer|CUDA ON|CUDA OFF' "$out/configure.log" | tee -a "$S"
 if ! grep -q 'io layer ON' "$out/configure.log"; then
     note "no parallel HDF5 found: the io layer is not built here (nothing to measure)"
     finish 1
 fi
 # the benchmark's targets first: a machine without GoogleTest still measures
-step build 200 cmake --build $B -j"$(nproc)" --target kyoyu kyinfo ky_bench_io || finish 1
-step build_tests 120 cmake --build $B -j"$(nproc)" --target test_io io_crash io_cufile_mock ||
+step build "$(cap 200 180)" cmake --build $B -j"$(nproc)" --target kyoyu kyinfo ky_bench_io || finish 1
+step build_tests "$(cap 120 170)" cmake --build $B -j"$(nproc)" --target test_io io_crash io_cufile_mock ||
     note "the io tests did not build (GoogleTest missing? carry .scratch/googletest): see build_tests.log"
 K=$B/bin/kyrun
 
 # the io tests: CPU ones, then every GPU one (bounce, smallchunk, cufile 1-4 ranks, auto 1/2/4)
-step tests 150 ctest --test-dir $B -R '^(gpu\.)?io\.' -j4 --output-on-failure
+step tests "$(cap 120 160)" ctest --test-dir $B -R '^(gpu\.)?io\.' -j4 --output-on-failure
 grep -E 'tests passed|\*\*\*Failed|Failed  |Not Run|Passed|Skipped' "$out/tests.log" | tee -a "$S"
 # the tests' files lie in the build folder: where /tmp is another file system (O_DIRECT taken or refused
 # differently), the cuFile round trips once more there
@@ -85,7 +93,7 @@ fs_tmp=$(stat -f -c %T /tmp 2>/dev/null)
 fs_repo=$(stat -f -c %T "$root" 2>/dev/null)
 if [ "$fs_tmp" != "$fs_repo" ]; then
     mkdir -p /tmp/kyoyu-io-tests
-    step tests_tmp 60 env KY_TEST_MEMKIND=gpu KY_IO_PATH=cufile KY_TEST_TMPDIR=/tmp/kyoyu-io-tests $K -n 2 \
+    step tests_tmp "$(cap 60 150)" env KY_TEST_MEMKIND=gpu KY_IO_PATH=cufile KY_TEST_TMPDIR=/tmp/kyoyu-io-tests $K -n 2 \
         --gpus-per-rank 1 $B/bin/test_io --gtest_filter='Io.CufileForced:Io.CufileCross:Io.ArrayRoundTrip:Io.Components'
     grep -E 'PASSED|FAILED|SKIPPED' "$out/tests_tmp.log" | head -8 | tee -a "$S"
 fi
@@ -96,7 +104,7 @@ tmax=1G
 [ $quick = 1 ] && tmax=64M
 dirs=(/tmp)
 [ "$fs_tmp" != "$fs_repo" ] && mkdir -p "$root/.scratch/io-tune" && dirs+=("$root/.scratch/io-tune")
-step tune 120 $B/bin/kybench io-tune "${dirs[@]}" --build $B --out "$table" --tmax $tmax
+step tune "$(cap 90 100)" $B/bin/kybench io-tune "${dirs[@]}" --build $B --out "$table" --tmax $tmax
 grep -vE '^#' "$table" 2>/dev/null | column -t | tee -a "$S"
 grep -E '^# cufile|failed' "$out/tune.log" | head -4 | tee -a "$S"
 
@@ -105,7 +113,9 @@ kind=nvidia-h100-x1
 nvidia-smi -L 2>/dev/null | grep -q H200 && kind=nvidia-h200
 nmax=1e8
 [ $quick = 1 ] && nmax=1e6
-step bench 220 env KY_IO_TABLE="$table" KY_BENCH_IO_DIR=/tmp BENCH_IO_BENCH_ARGS="--nmax $nmax --budget 180" \
+lim=$(cap 220 10)
+step bench "$lim" env KY_IO_TABLE="$table" KY_BENCH_IO_DIR=/tmp \
+    BENCH_IO_BENCH_ARGS="--nmax $nmax --budget $((lim > 35 ? lim - 25 : 10))" \
     $B/bin/kybench run io --build $B --gpus --machine $kind --out "$out/results/io"
 sed -n '/^io_bench.py: GB\/s/,$p' "$out/results/io/io.log" | tee -a "$S"
 grep -E '^# ' "$out/results/io/io.log" | head -6 | tee -a "$S"
