@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "comm/chan.h"
 #include "kyoyu.h"
 #include "runtime/gpu.h"
 #include "runtime/hb.h"
@@ -89,8 +90,6 @@ void kyi_plans_free(struct kyi_seg *s);
  * the target's piece. They record the error under `call`. */
 int kyi_check_target(const char *call, int rank, ky_seg_t seg);
 int kyi_check_range(const char *call, int rank, ky_seg_t seg, size_t off, size_t n);
-/* Sizes this large are negative numbers cast to size_t. */
-#define KYI_SIZE_LOOKS_NEGATIVE(n) ((n) > ((size_t)1 << 56))
 
 /* path.c */
 ky_path_t kyi_path(int rank, struct kyi_seg *s);
@@ -138,9 +137,8 @@ int kyi_handle_complete(kyi_handle_t *h);
 /* progress.c */
 int kyi_progress_start(void);
 int kyi_progress_stop(void);
-/* Serve pending requests on the calling thread (used by ky_poll and by waits without a progress thread).
- * Returns how many were handled. */
-int kyi_progress_poll(void);
+/* kyi_progress_poll (chan.h) serves pending requests on the calling thread: ky_poll, and waits without a
+ * progress thread. */
 /* Wait for MPI requests with backoff and timeout; serves requests meanwhile when there is no progress
  * thread. */
 int kyi_wait_reqs(const char *call, int peer, int n, MPI_Request *reqs);
@@ -157,5 +155,7 @@ int kyi_progress_deferred(void);
 int kyi_send_deferred_release(const void *buf, size_t n, int dest, int tag, MPI_Comm comm,
                               void (*release)(void *), void *ctx);
 unsigned kyi_new_tag(void);
+/* mpi/chan_mpi.c: the job-wide channels, once the communicators exist. */
+void kyi_chan_init(void);
 
 #endif

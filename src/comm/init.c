@@ -5,6 +5,7 @@
 
 #include "comm/bulk.h"
 #include "comm/comm.h"
+#include "comm/pack.h"
 #include "runtime/config.h"
 
 int kyi_am_init(void);
@@ -23,6 +24,7 @@ int kyi_comm_init(void)
     int *ub, flag = 0;
     MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
     kyi_comm.tag_ub = flag ? *ub : 32767;
+    kyi_chan_init();
     atomic_store(&kyi_comm.tag_next, 0);
     kyi_comm.progress_thread = kyi_setting_long(KYI_SET_PROGRESS_THREAD) != 0;
     kyi_comm.eager = kyi_setting_size(KYI_SET_EAGER_SIZE);
@@ -55,6 +57,11 @@ int kyi_comm_finalize(void)
     for (int i = 0; i < 4; i++) MPI_Comm_free(comms[i]);
     pthread_rwlock_destroy(&kyi_comm.seg_lock);
     return KY_OK;
+}
+
+size_t kyi_stage_chunk(void)
+{
+    return kyi_comm.stage_chunk;
 }
 
 int ky_poll(void)

@@ -138,15 +138,15 @@ static void *add_alloc(const char *call, size_t off, size_t bytes, size_t user_b
 /* Collective argument agreement: every rank must pass the same values, else all fail. */
 static int agree(const char *call, const long *vals, int n)
 {
-    long mx[8], mn[8], neg[8];
-    for (int i = 0; i < n; i++) neg[i] = -vals[i];
-    MPI_Allreduce(vals, mx, n, MPI_LONG, MPI_MAX, kyi_rt.world);
-    MPI_Allreduce(neg, mn, n, MPI_LONG, MPI_MAX, kyi_rt.world);
+    int64_t mx[8], mn[8];
+    for (int i = 0; i < n; i++) mx[i] = mn[i] = vals[i];
+    KYI_CHECK(kyi_rt_allreduce_i64(mx, n, KYI_RT_MAX));
+    KYI_CHECK(kyi_rt_allreduce_i64(mn, n, KYI_RT_MIN));
     for (int i = 0; i < n; i++)
-        if (mx[i] != -mn[i])
+        if (mx[i] != mn[i])
             return kyi_fail(KY_ERR_ARG, call,
-                            "ranks passed different arguments (argument %d ranges %ld..%ld)", i + 1, -mn[i],
-                            mx[i]);
+                            "ranks passed different arguments (argument %d ranges %lld..%lld)", i + 1,
+                            (long long)mn[i], (long long)mx[i]);
     return KY_OK;
 }
 

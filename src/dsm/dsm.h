@@ -31,10 +31,13 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "comm/comm.h"
+#include "comm/chan.h"
+#include "dsm/store.h"
 #include "kyoyu.h"
 #include "kyoyu/dsm.h"
-#include "dsm/store.h"
+#include "runtime/hb.h"
+#include "runtime/log.h"
+#include "runtime/runtime.h"
 
 /* HOME_OPEN: writable without a snapshot, in an interval opened by ky_sync_nofetch. */
 enum {
@@ -290,7 +293,7 @@ int kyi_peer_read(int home, size_t pg, size_t n, int scratch);
 int kyi_fetch_run(const char *call, int home, size_t pg, size_t n);
 /* Start a fetch of [pg, pg+n) from home; complete with kyi_fetch_wait. */
 typedef struct {
-    MPI_Request req;
+    kyi_chan_req_t req; /* the pages' reply (not direct) */
     int home;
     size_t pg, n;
     int direct;  /* already copied by kyi_peer_read */
@@ -298,8 +301,6 @@ typedef struct {
 } kyi_fetch_t;
 int kyi_fetch_start(const char *call, kyi_fetch_t *f, int home, size_t pg, size_t n, int scratch);
 int kyi_fetch_wait(const char *call, kyi_fetch_t *f, int nf);
-/* Wait for an MPI request with KY_TIMEOUT; *count receives the received byte count when st != NULL. */
-int kyi_dsm_wait(const char *call, int peer, MPI_Request *r, int *count);
 
 /* serve.c: home side and handlers */
 int kyi_serve_register(void);

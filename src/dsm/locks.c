@@ -35,7 +35,7 @@ static lockq_t *managed(int id)
 static void grant(int rank, int tag)
 {
     int64_t ok = KY_OK;
-    kyi_send_deferred(&ok, sizeof ok, rank, tag, kyi_comm.rep);
+    kyi_chan_reply(rank, tag, &ok, sizeof ok);
 }
 
 /* args: lock id, reply tag, try (1: answer KY_PENDING at once instead of queueing) */
@@ -54,7 +54,7 @@ static void on_lock(ky_am_token_t t, void *payload, size_t nb, const uint64_t *a
     if (try_only) {
         pthread_mutex_unlock(&mgr_lock);
         int64_t busy = KY_PENDING;
-        kyi_send_deferred(&busy, sizeof busy, src, tag, kyi_comm.rep);
+        kyi_chan_reply(src, tag, &busy, sizeof busy);
         return;
     }
     waiter_t *w = malloc(sizeof *w);
@@ -102,6 +102,18 @@ int kyi_locks_register(void)
     return ky_am_register(KYI_AM_DSM_UNLOCK, on_unlock);
 }
 
+/* Send a request whose answer r is posted for, and wait for the answer (withdrawn if the request failed). */
+static int request(const char *call, int rank, int handler, const uint64_t *args, int nargs,
+                   kyi_chan_req_t *r)
+{
+    int st = ky_am_short(rank, handler, args, nargs);
+    if (st) {
+        kyi_chan_cancel(r);
+        return st;
+    }
+    return kyi_chan_wait(call, rank, r);
+}
+
 static int check_id(const char *call, int id)
 {
     KYI_CHECK(kyi_require_dsm(call));
@@ -115,14 +127,12 @@ static int acquire(const char *call, int id, int try_only)
 {
     KYI_CHECK(check_id(call, id));
     uint64_t t0 = kyi_now_ns();
-    int mgr_rank = id % kyi_rt.nranks, tag = (int)kyi_new_tag();
+    int mgr_rank = id % kyi_rt.nranks, tag = kyi_chan_tag();
     int64_t ok = KY_ERR_INTERNAL;
-    MPI_Request r;
-    if (MPI_Irecv(&ok, 8, MPI_BYTE, mgr_rank, tag, kyi_comm.rep, &r) != MPI_SUCCESS)
-        return kyi_fail(KY_ERR_MPI, call, "MPI_Irecv for the grant of lock %d failed", id);
+    kyi_chan_req_t r;
+    KYI_CHECK(kyi_chan_irecv(call, kyi_chan_world(KYI_CHAN_REPLY), mgr_rank, tag, &ok, 8, &r));
     uint64_t args[3] = {(uint64_t)id, (uint64_t)tag, (uint64_t)try_only};
-    KYI_CHECK(ky_am_short(mgr_rank, KYI_AM_DSM_LOCK, args, 3));
-    KYI_CHECK(kyi_dsm_wait(call, mgr_rank, &r, NULL));
+    KYI_CHECK(request(call, mgr_rank, KYI_AM_DSM_LOCK, args, 3, &r));
     if (ok == KY_PENDING) return KY_PENDING;
     if (ok != KY_OK) return kyi_fail((int)ok, call, "rank %d refused lock %d", mgr_rank, id);
     kyi_hb_acquire(&held_here[id]); /* the previous holder's release, for ThreadSanitizer (runtime/hb.h) */
@@ -208,13 +218,12 @@ int ky_fetch_add(long *p, long v, long *old)
     if (home == kyi_rt.rank) {
         was = (long)kyi_fadd_local(off, v);
     } else {
-        int tag = (int)kyi_new_tag();
+        int tag = kyi_chan_tag();
         int64_t reply[2] = {KY_ERR_INTERNAL, 0};
-        MPI_Request r;
-        MPI_Irecv(reply, 16, MPI_BYTE, home, tag, kyi_comm.rep, &r);
+        kyi_chan_req_t r;
+        KYI_CHECK(kyi_chan_irecv(call, kyi_chan_world(KYI_CHAN_REPLY), home, tag, reply, 16, &r));
         uint64_t args[3] = {off, (uint64_t)v, (uint64_t)tag};
-        KYI_CHECK(ky_am_short(home, KYI_AM_DSM_FADD, args, 3));
-        KYI_CHECK(kyi_dsm_wait(call, home, &r, NULL));
+        KYI_CHECK(request(call, home, KYI_AM_DSM_FADD, args, 3, &r));
         if (reply[0] < 0)
             return kyi_fail((int)reply[0], call, "rank %d refused the atomic at %p", home, (void *)p);
         was = (long)reply[1];
@@ -250,14 +259,12 @@ int ky_compare_swap(void *p, size_t bytes, uint64_t expected, uint64_t desired, 
     if (home == kyi_rt.rank) {
         found = kyi_cas_local(off, bytes, expected, desired);
     } else {
-        int tag = (int)kyi_new_tag();
+        int tag = kyi_chan_tag();
         int64_t reply[2] = {KY_ERR_INTERNAL, 0};
-        MPI_Request r;
-        if (MPI_Irecv(reply, 16, MPI_BYTE, home, tag, kyi_comm.rep, &r) != MPI_SUCCESS)
-            return kyi_fail(KY_ERR_MPI, call, "MPI_Irecv for the answer of rank %d failed", home);
+        kyi_chan_req_t r;
+        KYI_CHECK(kyi_chan_irecv(call, kyi_chan_world(KYI_CHAN_REPLY), home, tag, reply, 16, &r));
         uint64_t args[5] = {off, bytes, expected, desired, (uint64_t)tag};
-        KYI_CHECK(ky_am_short(home, KYI_AM_DSM_CAS, args, 5));
-        KYI_CHECK(kyi_dsm_wait(call, home, &r, NULL));
+        KYI_CHECK(request(call, home, KYI_AM_DSM_CAS, args, 5, &r));
         if (reply[0] < 0)
             return kyi_fail((int)reply[0], call, "rank %d refused the compare-and-swap at %p", home, p);
         found = (uint64_t)reply[1];

@@ -52,13 +52,12 @@ void kyi_peers_open(void)
     kyi_dsm.direct = kyi_setting_long(KYI_SET_DSM_DIRECT) != 0;
     int mine[2] = {(int)getpid(), kyi_dsm.memfd}, *all = malloc(sizeof(int) * 2 * (size_t)kyi_rt.nranks);
     kyi_dsm.peer = calloc((size_t)kyi_rt.nranks, sizeof *kyi_dsm.peer);
-    if (!all || !kyi_dsm.peer) {
+    if (!all || !kyi_dsm.peer || kyi_rt_allgather(mine, sizeof mine, all)) {
         free(all);
         free(kyi_dsm.peer);
         kyi_dsm.peer = NULL;
         return;
     }
-    MPI_Allgather(mine, 2, MPI_INT, all, 2, MPI_INT, kyi_rt.world);
     int opened = 0;
     for (int r = 0; r < kyi_rt.nranks && kyi_dsm.direct; r++) {
         if (r == kyi_rt.rank || kyi_rt.node_of[r] != kyi_rt.node) continue;

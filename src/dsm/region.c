@@ -246,21 +246,23 @@ int ky_push_array(void *base, const size_t glb[], const size_t region[], int ndi
             break;
         }
         kyi_serve_copy(buf, pages.v[i], n);
-        int tag = (int)kyi_new_tag();
-        MPI_Request r;
-        if (MPI_Isend(buf, (int)bytes, MPI_BYTE, to_rank, tag, kyi_comm.data, &r) != MPI_SUCCESS) {
+        int tag = kyi_chan_tag();
+        kyi_chan_req_t r, ra;
+        if ((st = kyi_chan_isend(call, kyi_chan_world(KYI_CHAN_DATA), to_rank, tag, buf, bytes, &r))) {
             free(buf);
-            st = kyi_fail(KY_ERR_MPI, call, "MPI_Isend to rank %d failed", to_rank);
             break;
         }
-        int atag = (int)kyi_new_tag();
+        int atag = kyi_chan_tag();
         int64_t ack = KY_ERR_INTERNAL;
-        MPI_Request ra;
-        MPI_Irecv(&ack, 8, MPI_BYTE, to_rank, atag, kyi_comm.rep, &ra);
+        int st3 = kyi_chan_irecv(call, kyi_chan_world(KYI_CHAN_REPLY), to_rank, atag, &ack, 8, &ra);
         uint64_t args[5] = {pages.v[i], n, (uint64_t)tag, (uint64_t)atag, atomic_load(&kyi_dsm.synced)};
-        st = ky_am_short(to_rank, KYI_AM_DSM_PUSH, args, 5);
-        int st2 = kyi_dsm_wait(call, to_rank, &r, NULL);
-        int st3 = kyi_dsm_wait(call, to_rank, &ra, NULL);
+        st = st3 ? st3 : ky_am_short(to_rank, KYI_AM_DSM_PUSH, args, 5);
+        if (st) { /* no request went out: nothing will receive the data or answer */
+            if (!st3) kyi_chan_cancel(&ra);
+            kyi_chan_cancel(&r);
+        }
+        int st2 = st ? st : kyi_chan_wait(call, to_rank, &r);
+        st3 = st ? st : kyi_chan_wait(call, to_rank, &ra);
         free(buf);
         if (!st) st = st2 ? st2 : st3;
         if (!st && ack < 0)

@@ -26,7 +26,7 @@ static int homed_here(size_t pg, size_t n)
 
 static void reply_status(int src, int tag, int64_t status)
 {
-    kyi_send_deferred(&status, sizeof status, src, tag, kyi_comm.rep);
+    kyi_chan_reply(src, tag, &status, sizeof status);
 }
 
 /* A fetch of home page pg (stripe lock held): the page is guarded from the next interval on. A page written
@@ -134,7 +134,7 @@ void kyi_wait_unsent(size_t pg)
     kyi_waiter_init(&w, "dsm", "a reply to finish sending", -1);
     while (__atomic_load_n(&kyi_dsm.sending[pg], __ATOMIC_ACQUIRE)) {
         /* may run inside a handler, where the engine that completes the sends is this very thread */
-        kyi_progress_deferred();
+        kyi_chan_flush();
         kyi_waiter_pause(&w);
     }
 }
@@ -176,8 +176,8 @@ static int serve_direct(int src, size_t pg, size_t n, int tag)
     KYI_DSM_COUNT(pages_served, n);
     KYI_DSM_COUNT(bytes_served, bytes);
     atomic_fetch_add(&kyi_dsm.replies, 1);
-    kyi_send_deferred_release(kind == 1 ? kyi_pg_data(pg) : kyi_pg_snap(pg), bytes, src, tag, kyi_comm.rep,
-                              inflight_release, f);
+    kyi_chan_reply_release(src, tag, kind == 1 ? kyi_pg_data(pg) : kyi_pg_snap(pg), bytes, inflight_release,
+                           f);
     return 1;
 }
 
@@ -198,7 +198,7 @@ static void serve_now(int src, size_t pg, size_t n, int tag)
     KYI_DSM_COUNT(pages_served, n);
     KYI_DSM_COUNT(bytes_served, bytes);
     atomic_fetch_add(&kyi_dsm.replies, 1);
-    kyi_send_deferred_release(buf, bytes, src, tag, kyi_comm.rep, reply_buf_release, buf);
+    kyi_chan_reply_release(src, tag, buf, bytes, reply_buf_release, buf);
 }
 
 static void on_fetch(ky_am_token_t t, void *payload, size_t nb, const uint64_t *a, int na)
@@ -387,11 +387,12 @@ static void on_push(ky_am_token_t t, void *payload, size_t nb, const uint64_t *a
     size_t pg = a[0], n = a[1], bytes = n << kyi_dsm.page_shift;
     int64_t st = KY_OK;
     pending_push_t *p = malloc(sizeof *p + (bytes ? bytes : 1));
-    MPI_Request r;
+    kyi_chan_req_t r;
+    static const char *call = "ky_push_array (receiving)";
     if (!p) st = KY_ERR_NOMEM;
-    if (MPI_Irecv(p ? p->data : (char *)&st, p ? (int)bytes : 0, MPI_BYTE, src, (int)a[2], kyi_comm.data,
-                  &r) ||
-        kyi_dsm_wait("ky_push_array (receiving)", src, &r, NULL))
+    if (kyi_chan_irecv(call, kyi_chan_world(KYI_CHAN_DATA), src, (int)a[2], p ? p->data : (char *)&st,
+                       p ? bytes : 0, &r) ||
+        kyi_chan_wait(call, src, &r))
         st = KY_ERR_MPI;
     if (!st && (pg >= kyi_dsm.npages || n > kyi_dsm.npages - pg)) st = KY_ERR_RANGE;
     if (!st) {
@@ -461,7 +462,7 @@ static void on_cas(ky_am_token_t t, void *payload, size_t nb, const uint64_t *a,
         reply[0] = KY_ERR_RANGE;
     else
         reply[1] = (int64_t)kyi_cas_local(off, bytes, a[2], a[3]);
-    kyi_send_deferred(reply, sizeof reply, src, (int)a[4], kyi_comm.rep);
+    kyi_chan_reply(src, (int)a[4], reply, sizeof reply);
 }
 
 static void on_fadd(ky_am_token_t t, void *payload, size_t nb, const uint64_t *a, int na)
@@ -474,7 +475,7 @@ static void on_fadd(ky_am_token_t t, void *payload, size_t nb, const uint64_t *a
         reply[0] = KY_ERR_RANGE;
     else
         reply[1] = kyi_fadd_local(off, (int64_t)a[1]);
-    kyi_send_deferred(reply, sizeof reply, src, (int)a[2], kyi_comm.rep);
+    kyi_chan_reply(src, (int)a[2], reply, sizeof reply);
 }
 
 static int revert_run(void *ctx, size_t off, size_t len, int owner)

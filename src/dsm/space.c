@@ -114,8 +114,8 @@ static char *reserve(size_t size, uintptr_t hint)
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
         int ok = p == (void *)want;
         if (p != MAP_FAILED && !ok) munmap(p, size); /* old kernels treat the address as a hint */
-        int all = 0;
-        MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, kyi_rt.world);
+        int64_t all = ok;
+        if (kyi_rt_allreduce_i64(&all, 1, KYI_RT_MIN)) all = 0;
         if (all) return (char *)want;
         if (ok) munmap(p, size);
     }
@@ -125,7 +125,7 @@ static char *reserve(size_t size, uintptr_t hint)
 int kyi_dsm_init(void)
 {
     memset(&kyi_dsm_stats, 0, sizeof kyi_dsm_stats);
-    if (!kyi_comm.progress_thread) {
+    if (!kyi_progress_threaded()) {
         /* A home computing outside Kyoyu calls would never answer a fault. */
         snprintf(unavailable, sizeof unavailable,
                  "it needs the progress thread (KY_PROGRESS_THREAD=0 is set)");
@@ -180,8 +180,8 @@ int kyi_dsm_init(void)
                    fd, 0);
         if (svc == MAP_FAILED) why = "mapping the service view failed";
     }
-    int ok = !why, all = 0;
-    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, kyi_rt.world);
+    int64_t all = !why;
+    if (kyi_rt_allreduce_i64(&all, 1, KYI_RT_MIN)) all = 0;
     if (!all) {
         snprintf(unavailable, sizeof unavailable, "%s (KY_GAS_SIZE=%zu)", why ? why : "another rank failed",
                  size);
@@ -232,7 +232,7 @@ int kyi_dsm_finalize(void)
     kyi_waiter_t w;
     kyi_waiter_init(&w, "ky_finalize", "the global space's replies to be released", -1);
     while (atomic_load(&kyi_dsm.replies) > 0) {
-        kyi_progress_deferred();
+        kyi_chan_flush();
         kyi_waiter_pause(&w);
     }
     ky_team_free(kyi_dsm.team);

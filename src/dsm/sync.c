@@ -21,7 +21,7 @@ typedef struct {
 
 typedef struct {
     outbuf_t *out; /* [nranks] message being filled */
-    MPI_Request *acks;
+    kyi_chan_req_t *acks;
     int64_t *ack_val;
     int nacks, cap;
     size_t max;
@@ -36,15 +36,14 @@ static int send_out(diffset_t *d, int home)
     if (!o->len) return KY_OK;
     if (d->nacks == d->cap) {
         int cap = d->cap ? 2 * d->cap : 64;
-        MPI_Request *r = realloc(d->acks, cap * sizeof *r);
+        kyi_chan_req_t *r = realloc(d->acks, cap * sizeof *r);
         int64_t *v = realloc(d->ack_val, cap * sizeof *v);
         if (!r || !v) kyi_fatal("rank %d: %s: out of memory for diff acknowledgements", kyi_rt.rank, d->call);
         d->acks = r, d->ack_val = v, d->cap = cap;
     }
-    int tag = (int)kyi_new_tag();
-    if (MPI_Irecv(&d->ack_val[d->nacks], 8, MPI_BYTE, home, tag, kyi_comm.rep, &d->acks[d->nacks]) !=
-        MPI_SUCCESS)
-        return kyi_fail(KY_ERR_MPI, d->call, "MPI_Irecv for a diff acknowledgement failed");
+    int tag = kyi_chan_tag();
+    KYI_CHECK(kyi_chan_irecv(d->call, kyi_chan_world(KYI_CHAN_REPLY), home, tag, &d->ack_val[d->nacks], 8,
+                             &d->acks[d->nacks]));
     d->nacks++;
     uint64_t args[3] = {(uint64_t)tag, (uint64_t)d->release, d->epoch};
     KYI_CHECK(ky_am_medium(home, KYI_AM_DSM_DIFF, o->buf, o->len, args, 3));
@@ -196,7 +195,7 @@ static int diffset_finish(diffset_t *d, int st)
 {
     for (int r = 0; r < kyi_rt.nranks && !st && d->out; r++) st = send_out(d, r);
     for (int i = 0; i < d->nacks; i++) {
-        int s = kyi_dsm_wait(d->call, -1, &d->acks[i], NULL);
+        int s = kyi_chan_wait(d->call, -1, &d->acks[i]);
         if (!s && d->ack_val[i] < 0)
             s = kyi_fail((int)d->ack_val[i], d->call, "a home refused a diff (page freed?)");
         if (s && !st) st = s;

@@ -4,6 +4,7 @@
 #define KYI_RUNTIME_RUNTIME_H
 
 #include <mpi.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -11,6 +12,8 @@ extern "C" {
 #endif
 
 #define KYI_MAX_GPUS_PER_RANK 16
+/* Sizes this large are negative numbers cast to size_t (argument checks of every layer). */
+#define KYI_SIZE_LOOKS_NEGATIVE(n) ((n) > ((size_t)1 << 56))
 
 typedef struct {
     int initialized;
@@ -58,6 +61,15 @@ void kyi_waiter_pause(kyi_waiter_t *w);
 /* Reset the spin phase after progress was made. */
 void kyi_waiter_progress(kyi_waiter_t *w);
 uint64_t kyi_now_ns(void);
+
+/* boot.c: the bootstrap collectives, over every rank of the job on the runtime's communicator, for set-up
+ * and for the agreements of collective creation calls (every rank calls them in the same order). The one
+ * place above comm that layers may reach every rank without comm; everything else goes through comm. */
+typedef enum { KYI_RT_MIN, KYI_RT_MAX } kyi_rt_op_t;
+/* v[0..n) replaced by its minimum or maximum over the ranks. */
+int kyi_rt_allreduce_i64(int64_t *v, int n, kyi_rt_op_t op);
+/* all[r * bytes ..] receives rank r's `bytes` bytes at mine. */
+int kyi_rt_allgather(const void *mine, size_t bytes, void *all);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,157 @@
+/* The channel (comm/chan.h) on MPI: the job-wide channels are comm's reply and data communicators, a group
+ * is a communicator of its own; requests are MPI requests kept in the caller's kyi_chan_req_t, so a send or
+ * receive costs what the MPI call it wraps costs (no copy, no allocation). */
+#include <stdlib.h>
+
+#include "comm/chan.h"
+#include "comm/comm.h"
+
+struct kyi_chan {
+    MPI_Comm comm;
+    int owned; /* a group's own communicator, freed with it */
+};
+
+static struct kyi_chan world_chan[2];
+
+_Static_assert(sizeof(MPI_Request) <= sizeof(((kyi_chan_req_t *)0)->impl), "kyi_chan_req_t too small");
+
+static MPI_Request *mreq(kyi_chan_req_t *r)
+{
+    return (MPI_Request *)(void *)r->impl;
+}
+
+void kyi_chan_init(void)
+{
+    world_chan[KYI_CHAN_REPLY] = (struct kyi_chan){kyi_comm.rep, 0};
+    world_chan[KYI_CHAN_DATA] = (struct kyi_chan){kyi_comm.data, 0};
+}
+
+kyi_chan_t *kyi_chan_world(kyi_chan_world_t which)
+{
+    return &world_chan[which == KYI_CHAN_DATA];
+}
+
+int kyi_chan_tag(void)
+{
+    return (int)kyi_new_tag();
+}
+
+int kyi_chan_group(const char *call, int n, const int *world, kyi_chan_t **out)
+{
+    *out = NULL;
+    struct kyi_chan *c = calloc(1, sizeof *c);
+    if (!c) return kyi_fail(KY_ERR_NOMEM, call, "no memory for a channel");
+    c->owned = 1;
+    if (!world) {
+        /* every rank: a non-blocking duplicate, waited for while serving requests (no progress thread) */
+        MPI_Request rq;
+        if (MPI_Comm_idup(kyi_rt.world, &c->comm, &rq) != MPI_SUCCESS) {
+            free(c);
+            return kyi_fail(KY_ERR_MPI, call, "MPI_Comm_idup failed");
+        }
+        int st = kyi_wait_reqs(call, -1, 1, &rq);
+        if (st) {
+            free(c);
+            return st;
+        }
+    } else {
+        /* collective over the members only */
+        MPI_Group all, sub;
+        MPI_Comm_group(kyi_rt.world, &all);
+        int bad = MPI_Group_incl(all, n, world, &sub) != MPI_SUCCESS;
+        MPI_Group_free(&all);
+        if (bad) {
+            free(c);
+            return kyi_fail(KY_ERR_MPI, call, "MPI_Group_incl of %d ranks failed", n);
+        }
+        bad = MPI_Comm_create_group(kyi_rt.world, sub, 0, &c->comm) != MPI_SUCCESS;
+        MPI_Group_free(&sub);
+        if (bad) {
+            free(c);
+            return kyi_fail(KY_ERR_MPI, call, "MPI_Comm_create_group of %d ranks failed", n);
+        }
+    }
+    MPI_Comm_set_errhandler(c->comm, MPI_ERRORS_RETURN);
+    *out = c;
+    return KY_OK;
+}
+
+void kyi_chan_free(kyi_chan_t *c)
+{
+    if (!c || !c->owned) return;
+    MPI_Comm_free(&c->comm);
+    free(c);
+}
+
+int kyi_chan_irecv(const char *call, kyi_chan_t *c, int peer, int tag, void *buf, size_t cap,
+                   kyi_chan_req_t *r)
+{
+    if (cap > INT32_MAX) return kyi_fail(KY_ERR_INTERNAL, call, "a %zu-byte message", cap);
+    r->got = 0;
+    if (MPI_Irecv(buf, (int)cap, MPI_BYTE, peer, tag, c->comm, mreq(r)) != MPI_SUCCESS)
+        return kyi_fail(KY_ERR_MPI, call, "MPI_Irecv from rank %d failed", peer);
+    return KY_OK;
+}
+
+int kyi_chan_isend(const char *call, kyi_chan_t *c, int peer, int tag, const void *buf, size_t n,
+                   kyi_chan_req_t *r)
+{
+    if (n > INT32_MAX) return kyi_fail(KY_ERR_INTERNAL, call, "a %zu-byte message", n);
+    r->got = 0;
+    if (MPI_Isend(buf, (int)n, MPI_BYTE, peer, tag, c->comm, mreq(r)) != MPI_SUCCESS)
+        return kyi_fail(KY_ERR_MPI, call, "MPI_Isend to rank %d failed", peer);
+    return KY_OK;
+}
+
+int kyi_chan_test(const char *call, kyi_chan_req_t *r, int *done)
+{
+    MPI_Status s;
+    *done = 0;
+    if (MPI_Test(mreq(r), done, &s) != MPI_SUCCESS) return kyi_fail(KY_ERR_MPI, call, "MPI_Test failed");
+    if (*done) {
+        int count = 0;
+        MPI_Get_count(&s, MPI_BYTE, &count);
+        r->got = count > 0 ? (size_t)count : 0;
+        kyi_hb_acquire(KYI_HB_REPLY); /* what the handler did before answering precedes the return */
+    }
+    return KY_OK;
+}
+
+int kyi_chan_wait(const char *call, int peer, kyi_chan_req_t *r)
+{
+    kyi_waiter_t w;
+    kyi_waiter_init(&w, call, "a reply", peer);
+    for (;;) {
+        int done = 0;
+        KYI_CHECK(kyi_chan_test(call, r, &done));
+        if (done) return KY_OK;
+        if (!kyi_comm.progress_thread && kyi_progress_poll() > 0) continue;
+        kyi_waiter_pause(&w);
+    }
+}
+
+void kyi_chan_cancel(kyi_chan_req_t *r)
+{
+    MPI_Cancel(mreq(r));
+    MPI_Wait(mreq(r), MPI_STATUS_IGNORE);
+}
+
+int kyi_chan_reply(int dest, int tag, const void *buf, size_t n)
+{
+    return kyi_send_deferred(buf, n, dest, tag, kyi_comm.rep);
+}
+
+int kyi_chan_reply_release(int dest, int tag, const void *buf, size_t n, void (*release)(void *), void *ctx)
+{
+    return kyi_send_deferred_release(buf, n, dest, tag, kyi_comm.rep, release, ctx);
+}
+
+int kyi_chan_flush(void)
+{
+    return kyi_progress_deferred();
+}
+
+int kyi_progress_threaded(void)
+{
+    return kyi_comm.progress_thread;
+}

@@ -1,0 +1,22 @@
+/* The bootstrap collectives (runtime.h): blocking MPI collectives on the runtime's duplicate of the job's
+ * communicator. Layers above comm use these, not MPI, for their set-up agreements, so that a transport other
+ * than MPI changes nothing above comm; they stay on MPI, which starts the job whatever the transport. */
+#include "kyoyu/status.h"
+#include "runtime/log.h"
+#include "runtime/runtime.h"
+
+int kyi_rt_allreduce_i64(int64_t *v, int n, kyi_rt_op_t op)
+{
+    if (MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_INT64_T, op == KYI_RT_MIN ? MPI_MIN : MPI_MAX, kyi_rt.world) !=
+        MPI_SUCCESS)
+        return kyi_fail(KY_ERR_MPI, "kyi_rt_allreduce_i64", "MPI_Allreduce failed");
+    return KY_OK;
+}
+
+int kyi_rt_allgather(const void *mine, size_t bytes, void *all)
+{
+    if (bytes > INT32_MAX ||
+        MPI_Allgather(mine, (int)bytes, MPI_BYTE, all, (int)bytes, MPI_BYTE, kyi_rt.world) != MPI_SUCCESS)
+        return kyi_fail(KY_ERR_MPI, "kyi_rt_allgather", "MPI_Allgather of %zu bytes failed", bytes);
+    return KY_OK;
+}
