@@ -148,16 +148,20 @@ int ky_array_create(int ndim, const size_t dims[], size_t elem, const ky_dist_t 
              : !a ? kyi_fail(KY_ERR_NOMEM, call, "no memory")
                   : describe(call, a, ndim, dims, elem, dist, place, halo);
     /* Agree on failure so that no rank is left alone in the collective segment creation. */
-    int worst = st;
-    MPI_Allreduce(&st, &worst, 1, MPI_INT, MPI_MIN, kyi_rt.world);
+    int64_t worst = st;
+    if (kyi_rt_allreduce_i64(&worst, 1, KYI_RT_MIN) && !st) worst = KY_ERR_MPI;
     if (st || worst) {
         free(a);
-        return st ? st : kyi_fail(worst, call, "another rank passed bad arguments");
+        return st ? st : kyi_fail((int)worst, call, "another rank passed bad arguments");
     }
     /* Every rank must describe the same array (a mismatch would desynchronise the segment creations). */
-    unsigned long long h = describe_hash(a), hmin = 0, hmax = 0;
-    MPI_Allreduce(&h, &hmin, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, kyi_rt.world);
-    MPI_Allreduce(&h, &hmax, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, kyi_rt.world);
+    int64_t hmin = (int64_t)describe_hash(a), hmax = hmin;
+    int bad = kyi_rt_allreduce_i64(&hmin, 1, KYI_RT_MIN);
+    if (!bad) bad = kyi_rt_allreduce_i64(&hmax, 1, KYI_RT_MAX);
+    if (bad) {
+        free(a);
+        return bad;
+    }
     if (hmin != hmax) {
         free(a);
         return kyi_fail(KY_ERR_ARG, call,

@@ -104,9 +104,9 @@ static int plan(const char *call, struct kyi_array *a)
     /* The barriers order puts only; skip them where no member of the team has any. */
     struct kyi_team *t = kyi_team_get(call, a->team);
     if (!t) return KY_ERR_ARG;
-    int mine = a->nops > 0;
-    if (MPI_Allreduce(&mine, &a->puts_anywhere, 1, MPI_INT, MPI_MAX, t->comm) != MPI_SUCCESS)
-        return kyi_fail(KY_ERR_MPI, call, "MPI_Allreduce over the array's team failed");
+    int64_t none = a->nops > 0 ? -1 : 0; /* the maximum as the minimum of the negation */
+    KYI_CHECK(kyi_allreduce_min_i64(t, &none, 1, call));
+    a->puts_anywhere = none < 0;
     a->planned = 1;
     KYI_INFO(KYI_SUB_ARRAY, "halo plan: %d put(s) for %d local block(s)%s", a->nops, a->nlocal,
              a->puts_anywhere ? "" : ", no barriers");

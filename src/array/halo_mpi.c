@@ -1,4 +1,5 @@
-/* Halo exchange with ranks on other nodes as matched MPI messages (KY_HALO_SENDRECV=1, the default).
+/* Halo exchange with ranks on other nodes as matched messages (KY_HALO_SENDRECV=1, the default), on a
+ * channel of the array's team (comm/chan.h).
  *
  * Why not the one-sided puts of halo.c: a put to another node goes through the target's progress engine,
  * and for GPU memory it stages the whole transfer inside the call, one put after the other; the target's
@@ -15,21 +16,22 @@
  * strided ones are packed.
  *
  * Matching: the tag names the receiver's block and the direction the data comes from; chunks of one
- * message are sent in order on one tag, and MPI does not reorder messages of one tag between two ranks. */
+ * message are sent in order on one tag, and a channel does not reorder messages of one tag between two
+ * ranks. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "array/array.h"
 #include "coll/coll.h"
-#include "comm/comm.h"
-#include "comm/serve.h"
+#include "comm/chan.h"
+#include "comm/pack.h"
 #include "runtime/config.h"
 #include "runtime/gpu.h"
 #include "runtime/log.h"
 
 typedef struct {
     int send;  /* 1: my boundary cells out; 0: my halo cells in */
-    int peer;  /* rank in the halo communicator (the array's team) */
+    int peer;  /* rank in the halo channel (the array's team) */
     int world; /* the same rank in the world, for messages */
     int tag;
     int dev;                    /* -1: host block */
@@ -43,17 +45,24 @@ typedef struct {
 } kyi_hmsg_t;
 
 struct kyi_halo_mpi {
-    MPI_Comm comm;
+    kyi_chan_t *chan;
     int nmsg, nchunk;
     kyi_hmsg_t *msg;
     size_t chunk;
     /* per chunk, reused by every exchange */
-    MPI_Request *req;
+    kyi_chan_req_t *req;
     kyi_gpu_op_t **gop;
     unsigned char *state;
 };
 
-enum { CH_COPY = 1, CH_MPI = 2, CH_DONE = 3 };
+enum { CH_COPY = 1, CH_MSG = 2, CH_DONE = 3 };
+
+/* A neighbour whose block comm reaches through the target's progress engine, not by a direct copy. */
+static int by_msg(int rank, ky_seg_t seg)
+{
+    ky_path_t p = KY_PATH_SELF;
+    return ky_comm_path(rank, seg, NULL, &p) == KY_OK && p == KY_PATH_MPI;
+}
 
 static int dir_index(int ndim, const int dir[])
 {
@@ -111,7 +120,7 @@ static int plan_msgs(struct kyi_array *a, const struct kyi_team *t, int k, const
     if (q < 0) return KY_OK;
     int rank, kk;
     kyi_adist_home(a, q, &rank, &kk);
-    if (kyi_path(rank, a->seg[kk]) != KY_PATH_MPI) return KY_OK;
+    if (!by_msg(rank, a->seg[kk])) return KY_OK;
     int back[KY_ARRAY_MAX_DIMS];
     for (int d = 0; d < a->ndim; d++) back[d] = -dir[d];
     int ndir = 1;
@@ -141,7 +150,6 @@ int kyi_halo_mpi_plan(const char *call, struct kyi_array *a)
         return kyi_fail(KY_ERR_NOMEM, call, "no memory for the halo plan");
     }
     a->hm = hm;
-    hm->comm = MPI_COMM_NULL;
     int n = 0, st = KY_OK;
     for (int k = 0; k < a->nlocal && !st; k++)
         for (int i = 0; i < ndir && !st; i++) {
@@ -156,7 +164,7 @@ int kyi_halo_mpi_plan(const char *call, struct kyi_array *a)
     if (st) return kyi_fail(st, call, "halo box needs more than 3 strided levels");
     hm->nmsg = n;
     /* GPU boxes stream through pinned memory in chunks; host boxes go whole (MPI counts are ints) */
-    hm->chunk = a->place == KY_PLACE_GPU ? kyi_comm.stage_chunk : (size_t)1 << 30;
+    hm->chunk = a->place == KY_PLACE_GPU ? kyi_stage_chunk() : (size_t)1 << 30;
     for (int i = 0; i < n; i++) {
         kyi_hmsg_t *m = &hm->msg[i];
         int contiguous = m->levels == 0;
@@ -176,15 +184,14 @@ int kyi_halo_mpi_plan(const char *call, struct kyi_array *a)
     hm->state = calloc((size_t)hm->nchunk + 1, 1);
     if (!hm->req || !hm->gop || !hm->state)
         return kyi_fail(KY_ERR_NOMEM, call, "no memory for the halo plan");
-    if (MPI_Comm_dup(t->comm, &hm->comm) != MPI_SUCCESS)
-        return kyi_fail(KY_ERR_MPI, call, "MPI_Comm_dup of the array's team failed");
+    KYI_CHECK(kyi_chan_group(call, t->size, t->world, &hm->chan));
     KYI_INFO(KYI_SUB_ARRAY, "halo plan: %d message(s) over MPI in %d chunk(s)", n, hm->nchunk);
     return KY_OK;
 }
 
 int kyi_halo_by_msg(const struct kyi_array *a, int rank, ky_seg_t seg)
 {
-    return a->hm != NULL && kyi_path(rank, seg) == KY_PATH_MPI;
+    return a->hm != NULL && by_msg(rank, seg);
 }
 
 void kyi_halo_mpi_free(struct kyi_array *a)
@@ -198,7 +205,7 @@ void kyi_halo_mpi_free(struct kyi_array *a)
         else
             free(m->stage);
     }
-    if (hm->comm != MPI_COMM_NULL) MPI_Comm_free(&hm->comm);
+    kyi_chan_free(hm->chan);
     free(hm->msg);
     free(hm->req);
     free(hm->gop);
@@ -242,7 +249,6 @@ int kyi_halo_mpi_start(const char *call, struct kyi_array *a)
     if (!hm || !hm->nchunk) return KY_OK;
     int st = KY_OK;
     for (int i = 0; i < hm->nchunk; i++) {
-        hm->req[i] = MPI_REQUEST_NULL;
         hm->gop[i] = NULL;
         hm->state[i] = 0;
     }
@@ -251,10 +257,10 @@ int kyi_halo_mpi_start(const char *call, struct kyi_array *a)
         kyi_hmsg_t *m = &hm->msg[i];
         if (m->send) continue;
         for (int c = 0; c < m->nchunk; c++) {
-            if (MPI_Irecv(host_of(hm, m, c), (int)chunk_len(hm, m, c), MPI_BYTE, m->peer, m->tag, hm->comm,
-                          &hm->req[m->first + c]) != MPI_SUCCESS)
-                st = kyi_fail(KY_ERR_MPI, call, "MPI_Irecv of halo cells from rank %d failed", m->world);
-            hm->state[m->first + c] = CH_MPI;
+            st = kyi_chan_irecv(call, hm->chan, m->peer, m->tag, host_of(hm, m, c), chunk_len(hm, m, c),
+                                &hm->req[m->first + c]);
+            if (st) break;
+            hm->state[m->first + c] = CH_MSG;
         }
     }
     for (int i = 0; i < hm->nmsg && !st; i++) {
@@ -267,11 +273,11 @@ int kyi_halo_mpi_start(const char *call, struct kyi_array *a)
                     st = kyi_fail(st, call, "copying halo cells from GPU %d: %s", m->dev,
                                   kyi_gpu_last_error());
                 hm->state[m->first + c] = CH_COPY;
-            } else if (MPI_Isend(host_of(hm, m, c), (int)chunk_len(hm, m, c), MPI_BYTE, m->peer, m->tag,
-                                 hm->comm, &hm->req[m->first + c]) != MPI_SUCCESS) {
-                st = kyi_fail(KY_ERR_MPI, call, "MPI_Isend of halo cells to rank %d failed", m->world);
+            } else if ((st = kyi_chan_isend(call, hm->chan, m->peer, m->tag, host_of(hm, m, c),
+                                            chunk_len(hm, m, c), &hm->req[m->first + c]))) {
+                st = kyi_fail(st, call, "sending halo cells to rank %d", m->world);
             } else
-                hm->state[m->first + c] = CH_MPI;
+                hm->state[m->first + c] = CH_MSG;
         }
     }
     return st;
@@ -299,15 +305,15 @@ static int advance(const char *call, struct kyi_halo_mpi *hm, kyi_hmsg_t *m, int
                 continue;
             }
             if (!m->send) continue;
-            if (MPI_Isend(host_of(hm, m, c), (int)chunk_len(hm, m, c), MPI_BYTE, m->peer, m->tag, hm->comm,
-                          &hm->req[j]) != MPI_SUCCESS) {
-                *st = kyi_fail(KY_ERR_MPI, call, "MPI_Isend of halo cells to rank %d failed", m->world);
+            if (kyi_chan_isend(call, hm->chan, m->peer, m->tag, host_of(hm, m, c), chunk_len(hm, m, c),
+                               &hm->req[j])) {
+                *st = kyi_fail(KY_ERR_MPI, call, "sending halo cells to rank %d failed", m->world);
                 continue;
             }
-            hm->state[j] = CH_MPI;
-        } else if (hm->state[j] == CH_MPI) {
+            hm->state[j] = CH_MSG;
+        } else if (hm->state[j] == CH_MSG) {
             int done = 0;
-            if (MPI_Test(&hm->req[j], &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+            if (kyi_chan_test(call, &hm->req[j], &done)) {
                 *st = kyi_fail(KY_ERR_MPI, call, "halo message %s rank %d failed", m->send ? "to" : "from",
                                m->world);
                 hm->state[j] = CH_DONE;
