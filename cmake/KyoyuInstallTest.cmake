@@ -46,6 +46,11 @@ set_tests_properties(tools.help PROPERTIES LABELS "cpu;tools" TIMEOUT 240 ENVIRO
 add_test(NAME format.check COMMAND sh "${PROJECT_SOURCE_DIR}/cmake/check_format.sh" "${PROJECT_SOURCE_DIR}")
 set_tests_properties(format.check PROPERTIES LABELS "cpu;tools" TIMEOUT 300 SKIP_RETURN_CODE 77)
 
+# The boundary above comm: coll, dsm, array, io, sparse and shmem make no MPI call and read nothing of comm's
+# internals beyond its channel, except what the script lists with its reason.
+add_test(NAME layers.check COMMAND sh "${PROJECT_SOURCE_DIR}/cmake/check_layers.sh" "${PROJECT_SOURCE_DIR}")
+set_tests_properties(layers.check PROPERTIES LABELS "cpu;tools" TIMEOUT 60)
+
 # Values a setting does not allow are ignored with rank 0's warning at ky_init, naming the setting and what
 # it allows (the settings table checks them; kyinfo --machine starts Kyoyu, so the warning shows). The
 # regex has "." for the ";" in the messages (a ";" would split the argument list).

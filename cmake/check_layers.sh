@@ -1,0 +1,83 @@
+#!/bin/sh
+# CTest layers.check: the boundary above comm. The layers above it (coll, dsm, array, io, sparse, shmem)
+# reach other ranks only through comm's interface: puts, gets and active messages (kyoyu/comm.h), the
+# channel (comm/chan.h) and the strided helpers (comm/pack.h), plus the runtime's bootstrap collectives
+# (runtime.h). So no MPI call, no MPI communicator or request, no other comm header and no kyi_comm field
+# there: a second transport then changes comm alone. What must still stay is listed below, file by file,
+# with the reason; a file on the list that no longer needs it should leave the list.
+#   check_layers.sh SOURCE_DIR
+src=${1:?usage: check_layers.sh SOURCE_DIR}
+cd "$src" || exit 1
+
+# path (relative to the source dir) and rule (mpi: MPI calls and types; comm: comm's private headers and
+# kyi_comm), then why.
+allow() {
+    cat <<'LIST'
+src/io/io.h mpi HDF5's MPI-IO driver takes an MPI communicator (the file's private duplicate)
+src/io/file.c mpi the communicator handed to H5Pset_fapl_mpio, and the ranks' agreement on a file's status
+src/io/dataset.c mpi checksums and box coverage agreed on the file's communicator, beside parallel HDF5
+src/io/xfer.c mpi the ranks' agreement on a transfer's status, on the file's communicator
+src/shmem/init.c mpi shmem_global_exit must end the job: MPI_Abort
+src/shmem/internal.h comm shmem reads kyi_seg's mapped addresses for direct same-node copies (to move onto a comm call)
+src/shmem/rma.c comm the progress-thread test in its waits (to move to kyi_progress_threaded, chan.h)
+src/shmem/ctx.c comm the progress-thread test in its waits (to move to kyi_progress_threaded, chan.h)
+src/shmem/amo.c comm the progress-thread test in its waits (to move to kyi_progress_threaded, chan.h)
+src/shmem/coll.c comm the progress-thread test (to move to kyi_progress_threaded, chan.h)
+src/coll/coll.h mpi coll's schedules still run on MPI point-to-point on a team communicator (to move onto channel groups)
+src/coll/team.c mpi teams own MPI communicators (to become channel groups)
+src/coll/team.c comm kyi_wait_reqs on the communicator's duplication
+src/coll/exec.c mpi the executor's MPI_Isend/MPI_Irecv/MPI_Testall (to become kyi_chan_isend/irecv/test)
+src/coll/exec.c comm comm's waits and progress
+src/coll/coll_api.c comm comm's internal header for argument checks
+src/coll/shm.c comm the progress-thread test in its waits
+src/coll/gpu/gcoll.c comm comm's internal header (segments for the NVLink buffers)
+src/coll/gpu/gctx.c comm comm's internal header (segments for the NVLink buffers)
+LIST
+}
+
+allowed() { # file rule
+    allow | awk -v f="$1" -v r="$2" '$1 == f && $2 == r { found = 1 } END { exit !found }'
+}
+
+# code lines only: comment lines (starting with /*, * or //) do not count
+code() { grep -nE "$2" "$1" | grep -vE '^[0-9]+:[[:space:]]*(/\*|\*|//)'; }
+
+mpi_re='\bMPI_[A-Z][a-z_0-9]*[[:space:]]*\(|\bMPI_(Comm|Request|Status|Message|Group|Win)\b|\bMPI_COMM_'
+comm_re='#[[:space:]]*include[[:space:]]*"comm/|\bkyi_comm\.|\bkyi_comm_t\b'
+comm_ok='#[[:space:]]*include[[:space:]]*"comm/(chan|pack)\.h"'
+
+bad=0
+files=$(find src/coll src/dsm src/array src/io src/sparse src/shmem -type f \( -name '*.c' -o -name '*.h' -o -name '*.cu' -o -name '*.cpp' \) 2>/dev/null | sort)
+for f in $files; do
+    hits=$(code "$f" "$mpi_re")
+    if [ -n "$hits" ] && ! allowed "$f" mpi; then
+        echo "$f: MPI above comm (use comm/chan.h, or the runtime's bootstrap collectives):"
+        echo "$hits" | sed 's/^/    /'
+        bad=1
+    fi
+    hits=$(code "$f" "$comm_re" | grep -vE "$comm_ok")
+    if [ -n "$hits" ] && ! allowed "$f" comm; then
+        echo "$f: comm's internals above comm (only comm/chan.h and comm/pack.h may be included):"
+        echo "$hits" | sed 's/^/    /'
+        bad=1
+    fi
+done
+# an entry for a file that no longer needs it, or no longer exists, goes
+for e in $(allow | awk '{ print $1 ":" $2 }'); do
+    f=${e%:*} r=${e#*:}
+    if [ ! -f "$f" ]; then
+        echo "$f: on the allowlist but not in the tree"
+        bad=1
+        continue
+    fi
+    if [ "$r" = mpi ]; then hits=$(code "$f" "$mpi_re"); else hits=$(code "$f" "$comm_re" | grep -vE "$comm_ok"); fi
+    if [ -z "$hits" ]; then
+        echo "$f: allowed '$r' but needs it no more: take it off the list in cmake/check_layers.sh"
+        bad=1
+    fi
+done
+if [ "$bad" != 0 ]; then
+    echo "layers.check: failed"
+    exit 1
+fi
+echo "layers.check: $(echo "$files" | wc -l) files above comm use only its interface ($(allow | wc -l) allowed exceptions)"
