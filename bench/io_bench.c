@@ -531,10 +531,10 @@ static void tune(void)
     if (t) fclose(t);
 }
 
-static int usage(const char *prog)
+static int usage(const char *prog, FILE *to)
 {
     fprintf(
-        stderr,
+        to,
         "usage: %s [--dir DIR] [--nmin N] [--nmax N] [--reps R] [--budget S] [--mem gpu|host] [--json FILE]\n"
         "       %s --table FILE [--dir DIR] [--tmin BYTES] [--tmax BYTES] [--reps R]\n"
         "  N-body snapshot (36 B/particle) written and read by Kyoyu's paths (bounce, cufile, auto) beside\n"
@@ -551,6 +551,7 @@ int main(int argc, char **argv)
     const char *mem = "gpu";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) return usage(argv[0], stdout) - 1;
         if (!strcmp(a, "--dir") && v)
             o.dir = v, i++;
         else if (!strcmp(a, "--nmin") && v)
@@ -574,10 +575,10 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--quick"))
             o.nmin = 1e3, o.nmax = 1e4, o.reps = 1;
         else
-            return usage(argv[0]);
+            return usage(argv[0], stderr);
     }
     if (o.reps < 1 || o.nmin < 1 || o.nmax < o.nmin || (o.tune && !o.table) || o.tmin < 4)
-        return usage(argv[0]);
+        return usage(argv[0], stderr);
     o.gpu = strcmp(mem, "host") != 0;
     BU_KY(ky_init(&argc, &argv));
     o.rank = ky_rank();
