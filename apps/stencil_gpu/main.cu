@@ -145,10 +145,6 @@ static int parse(int argc, char **argv, opts_t *o)
             o->p.bt, o->p.tb);
         return 1;
     }
-    if (o->p.tb > 1 && o->overlap == 1) {
-        fprintf(stderr, "ky_stencil_gpu: --overlap 1 computes single steps; use it with --tb 1\n");
-        return 1;
-    }
     o->p.steps = (o->p.steps + o->p.bt - 1) / o->p.bt * o->p.bt; /* whole bt blocks */
     if (o->bpr > 1) o->variants = "c";
     return 0;
@@ -232,7 +228,7 @@ static double run_kyoyu(const opts_t *o, const sg_prob_t *p, int phased, sg_phas
     /* overlap: every rank decides the same (the exchange's halves are collective) */
     /* auto: where some neighbour is on another node; inside a node the exchange (NVLink) costs less than
      * the edges' extra copies and recomputation (97% against 100% on one H200, 7-point) */
-    int want = o->overlap < 0 ? ky_nnodes() > 1 && p->tb == 1 : o->overlap; /* overlap.cu: single steps */
+    int want = o->overlap < 0 ? ky_nnodes() > 1 : o->overlap;
     int ov = want && !phased, all_ok = 1;
     for (int k = 0; k < nl; k++) all_ok &= sg_overlap_ok(p, &d[k]);
     MPI_Allreduce(MPI_IN_PLACE, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);

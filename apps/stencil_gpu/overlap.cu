@@ -13,7 +13,9 @@
  *               time T+bt. Every point goes through the same kernel with the same inputs as in
  *               sg_block_steps, so the result is bit for bit the same.
  * The fixed faces (never written by a kernel) are read from whichever edge buffer a step uses, so both of
- * a pair start as copies of the initial planes. Needs nz >= 4h (the two cones must not meet). */
+ * a pair start as copies of the initial planes. Needs nz >= 4h (the two cones must not meet). With --tb
+ * every range sequence runs in passes of tb steps (sg_launch_tb): the ranges shrink by one plane per step
+ * as the blocked kernels need, and a pair of buffers swaps once per pass. */
 #include "stencil_gpu.h"
 
 int sg_overlap_ok(const sg_prob_t *p, const sg_sub_t *d)
@@ -69,6 +71,22 @@ static double *hi_base(const sg_prob_t *p, const sg_sub_t *d, double *buf)
     return buf - (size_t)(d->nz - 2 * p->bt) * sg_plane(p);
 }
 
+/* Steps s0 .. s0 + n - 1 (n = 1 or tb) of a sequence whose step s computes [lo(s), hi(s)): one launch. */
+static void pass(const sg_prob_t *p, const sg_sub_t *d, cudaStream_t st, const double *src, double *dst,
+                 int n, const int *lo, const int *hi)
+{
+    int l[4], h[4];
+    for (int k = 0; k < n; k++) {
+        l[k] = lo[k];
+        h[k] = hi[k];
+        sg_clip(p, d, &l[k], &h[k]);
+    }
+    if (n > 1)
+        sg_launch_tb(p, d, st, src, dst, l, h);
+    else
+        sg_launch(p, d, st, src, dst, l[0], h[0]);
+}
+
 void sg_inner_steps(const sg_prob_t *p, sg_sub_t *d, sg_edges_t *e)
 {
     int h = p->bt, nz = d->nz;
@@ -78,8 +96,11 @@ void sg_inner_steps(const sg_prob_t *p, sg_sub_t *d, sg_edges_t *e)
     planes(p, e->s2, e->lo[0], d->src, h, 4 * h);
     planes(p, e->s2, hi_base(p, d, e->hi[0]), d->src, nz - 2 * h, nz + h);
     SG_CUDA(cudaEventRecord(e->snap, e->s2));
-    for (int s = 1; s <= h; s++) {
-        sg_launch(p, d, e->s2, d->src, d->dst, 2 * h + s, nz - s);
+    int tb = p->tb > 1 ? p->tb : 1;
+    for (int s = 1; s <= h; s += tb) {
+        int lo[4], hi[4];
+        for (int k = 0; k < tb; k++) lo[k] = 2 * h + s + k, hi[k] = nz - s - k;
+        pass(p, d, e->s2, d->src, d->dst, tb, lo, hi);
         double *t = d->src;
         d->src = d->dst;
         d->dst = t;
@@ -95,14 +116,20 @@ void sg_edge_steps(const sg_prob_t *p, sg_sub_t *d, sg_edges_t *e, const double 
     double *H[2] = {hi_base(p, d, e->hi[0]), hi_base(p, d, e->hi[1])};
     if (d->has_lo) planes(p, d->s, e->lo[0], A, 0, h);
     if (d->has_hi) planes(p, d->s, H[0], A, nz + h, nz + 2 * h);
-    for (int s = 1; s <= h; s++) {
-        int a = s & 1, b = (s - 1) & 1;
-        sg_launch(p, d, d->s, e->lo[b], e->lo[a], d->has_lo ? s : h, 4 * h - s);
-        sg_launch(p, d, d->s, H[b], H[a], nz - 2 * h + s, d->has_hi ? nz + 2 * h - s : nz + h);
+    int tb = p->tb > 1 ? p->tb : 1, npass = 0;
+    for (int s = 1; s <= h; s += tb, npass++) { /* a pass reads buffer b of each pair, writes a */
+        int a = (npass + 1) & 1, b = npass & 1, llo[4], lhi[4], hlo[4], hhi[4];
+        for (int k = 0; k < tb; k++) {
+            int t = s + k;
+            llo[k] = d->has_lo ? t : h, lhi[k] = 4 * h - t;
+            hlo[k] = nz - 2 * h + t, hhi[k] = d->has_hi ? nz + 2 * h - t : nz + h;
+        }
+        pass(p, d, d->s, e->lo[b], e->lo[a], tb, llo, lhi);
+        pass(p, d, d->s, H[b], H[a], tb, hlo, hhi);
     }
     SG_CUDA(cudaStreamWaitEvent(d->s, e->inner, 0)); /* the interior wrote older levels over these planes */
     /* the planes the last step computed (a fixed face is not computed: the buffer keeps its own copy) */
-    int f = h & 1, l0 = h, l1 = 3 * h, h0 = nz - h, h1 = nz + h;
+    int f = npass & 1, l0 = h, l1 = 3 * h, h0 = nz - h, h1 = nz + h;
     sg_clip(p, d, &l0, &l1);
     sg_clip(p, d, &h0, &h1);
     planes(p, d->s, d->src, e->lo[f], l0, l1);

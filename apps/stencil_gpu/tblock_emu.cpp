@@ -172,6 +172,73 @@ static int check(int nx, int ny, int NZ, int z0, int nz, int bt, int zc)
     return bad || !same_barriers;
 }
 
+/* The ranges overlap.cu gives the blocked kernels: the interior [2h + s, nz - s), the low edge cone
+ * [s, 4h - s) (or from the face) and the high one, steps s = 1..h in passes of TB, against h single steps
+ * with the same ranges on the same pair of buffers (what sg_launch does); the planes of the last range. */
+template <int PTS, int TB, int TBY, int RY>
+static int check_ranges(int nx, int ny, int NZ, int z0, int nz, int bt, int zc, int kind)
+{
+    int h = bt, np = nz + 2 * h;
+    size_t P = (size_t)nx * ny, X = (size_t)nx;
+    auto range = [&](int t, int *lo, int *hi) { /* step t = 1..h, clipped as sg_clip */
+                                                if (kind == 0)
+                                                    *lo = 2 * h + t, *hi = nz - t;
+                                                else if (kind == 1)
+                                                    *lo = z0 > 0 ? t : h, *hi = 4 * h - t;
+                                                else
+                                                    *lo = nz - 2 * h + t,
+                                                    *hi = z0 + nz < NZ ? nz + 2 * h - t : nz + h;
+                                                int glo = z0 - h + *lo, ghi = z0 - h + *hi;
+                                                if (glo < 1) *lo += 1 - glo;
+                                                if (ghi > NZ - 1) *hi -= ghi - (NZ - 1);
+    };
+    std::vector<double> s0(P * np);
+    for (int p = 0; p < np; p++)
+        for (size_t i = 0; i < P; i++) {
+            int z = z0 - h + p;
+            s0[p * P + i] = z >= 0 && z < NZ ? init_value(z, (int)(i / X), (int)(i % X)) : 0.0;
+        }
+    std::vector<double> a = s0, b = s0, s = s0, d = s0; /* single steps in a, b; blocked in s, d */
+    double *src = a.data(), *dst = b.data();
+    for (int t = 1; t <= h; t++) {
+        int lo, hi;
+        range(t, &lo, &hi);
+        for (int z = lo; z < hi; z++)
+            for (int y = 1; y < ny - 1; y++)
+                for (int x = 1; x < nx - 1; x++) {
+                    size_t i = (size_t)z * P + (size_t)y * X + x;
+                    dst[i] = point<PTS>(src, i, P, X);
+                }
+        std::swap(src, dst);
+    }
+    const double *want = src;
+    src = s.data(), dst = d.data();
+    bool same_barriers = true;
+    for (int t = 1; t <= h; t += TB) {
+        tb_ranges_t r;
+        for (int k = 0; k < TB; k++) range(t + k, &r.lo[k], &r.hi[k]);
+        same_barriers &= launch<PTS, TB, TBY, RY>(src, dst, nx, ny, np, r, zc);
+        std::swap(src, dst);
+    }
+    int lo, hi;
+    range(h, &lo, &hi);
+    long bad = 0;
+    for (int p = lo; p < hi; p++)
+        for (size_t i = 0; i < P; i++)
+            if (memcmp(&src[p * P + i], &want[p * P + i], sizeof(double)) && bad++ < 3)
+                printf("  plane %d y %zu x %zu: %.17g, single steps %.17g\n", p, i / X, i % X, src[p * P + i],
+                       want[p * P + i]);
+    printf("%2d-point tb %d tile %2dx%d, grid %d x %d x %d, planes [%2d, %2d), bt %d, z chunk %2d, %s: %s\n",
+           PTS, TB, TBY, RY, nx, ny, NZ, z0, z0 + nz, bt, zc,
+           kind == 0   ? "overlap interior"
+           : kind == 1 ? "low edge cone"
+                       : "high edge cone",
+           !same_barriers ? "THREADS LEFT AT DIFFERENT BARRIERS"
+           : bad          ? "DIFFERENT"
+                          : "identical");
+    return bad || !same_barriers;
+}
+
 int main()
 {
     int fails = 0, nx = 77, ny = 45; /* 2 tiles along x, 2..5 along y, both partial */
@@ -185,6 +252,12 @@ int main()
         fails += check<27, 3, 8, 4>(nx, ny, c[0], c[1], c[2], 6, 4);
         fails += check<27, 4, 4, 4>(nx, ny, c[0], c[1], c[2], 8, 7);
         fails += check<27, 3, 4, 4>(nx, ny, c[0], c[1], c[2], 6, 64);
+    }
+    for (int kind = 0; kind < 3; kind++) { /* overlap.cu's sequences: 16 planes = 4 bt, neighbours or faces */
+        fails += check_ranges<7, 2, 8, 4>(nx, ny, 48, 16, 16, 4, 5, kind);
+        fails += check_ranges<27, 4, 4, 4>(nx, ny, 48, 16, 16, 4, 64, kind);
+        fails += check_ranges<7, 3, 8, 2>(nx, ny, 24, 0, 24, 6, 64, kind);
+        fails += check_ranges<27, 2, 8, 2>(nx, ny, 24, 0, 24, 6, 3, kind);
     }
     printf("%s\n", fails ? "blocked kernels: some cases DIFFERENT" : "blocked kernels: every case identical");
     return fails != 0;

@@ -105,6 +105,12 @@ want check && for nt in 1:8x4 1:16x2 2:4x4 2:8x2; do
         --tb-tile $tile --variants c || ok=0
     grep -E "^kyoyu" "$out/check_n${n}_tile$tile.log" | sed "s/^/    $tile: /" | tee -a "$S"
 done
+# the exchange behind the interior (--overlap 1, overlap.cu) in passes of tb steps, 2 ranks, every rank a node
+want check && for tb in 2 4; do
+    step check_n2_overlap_tb$tb 60 "$K" -n 2 --node-split "$X" --small --nz 16 --bt 4 --tb $tb --overlap 1 \
+        --variants c || ok=0
+    grep -E "^kyoyu" "$out/check_n2_overlap_tb$tb.log" | sed "s/^/    overlap: /" | tee -a "$S"
+done
 if want check; then
     if [ $nogpu = 1 ]; then
         note "CORRECTNESS: not checked: no GPU (exit status 77)"
