@@ -19,19 +19,6 @@ src/io/dataset.c mpi checksums and box coverage agreed on the file's communicato
 src/io/xfer.c mpi the ranks' agreement on a transfer's status, on the file's communicator
 src/shmem/init.c mpi shmem_global_exit must end the job: MPI_Abort
 src/shmem/internal.h comm shmem reads kyi_seg's mapped addresses for direct same-node copies (to move onto a comm call)
-src/shmem/rma.c comm the progress-thread test in its waits (to move to kyi_progress_threaded, chan.h)
-src/shmem/ctx.c comm the progress-thread test in its waits (to move to kyi_progress_threaded, chan.h)
-src/shmem/amo.c comm the progress-thread test in its waits (to move to kyi_progress_threaded, chan.h)
-src/shmem/coll.c comm the progress-thread test (to move to kyi_progress_threaded, chan.h)
-src/coll/coll.h mpi coll's schedules still run on MPI point-to-point on a team communicator (to move onto channel groups)
-src/coll/team.c mpi teams own MPI communicators (to become channel groups)
-src/coll/team.c comm kyi_wait_reqs on the communicator's duplication
-src/coll/exec.c mpi the executor's MPI_Isend/MPI_Irecv/MPI_Testall (to become kyi_chan_isend/irecv/test)
-src/coll/exec.c comm comm's waits and progress
-src/coll/coll_api.c comm comm's internal header for argument checks
-src/coll/shm.c comm the progress-thread test in its waits
-src/coll/gpu/gcoll.c comm comm's internal header (segments for the NVLink buffers)
-src/coll/gpu/gctx.c comm comm's internal header (segments for the NVLink buffers)
 LIST
 }
 

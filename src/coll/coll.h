@@ -1,22 +1,24 @@
 /* Internal: state shared by the files of the coll layer. A collective is compiled into a schedule: a list
  * of steps, each a send and/or a receive between two buffers of the call, or a local copy or reduction
- * (sched_*.c build them). The executor (exec.c) runs a schedule with non-blocking MPI on the team's private
- * communicator and waits through the runtime's waiters. Blocking calls build and run a schedule at once;
- * persistent plans keep it with its scratch buffers and run it at every start. */
+ * (sched_*.c build them). The executor (exec.c) runs a schedule with non-blocking messages on the team's
+ * channel (comm/chan.h) and waits through the runtime's waiters. Blocking calls build and run a schedule at
+ * once; persistent plans keep it with its scratch buffers and run it at every start. */
 #ifndef KYI_COLL_COLL_H
 #define KYI_COLL_COLL_H
 
-#include <mpi.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "comm/chan.h"
 #include "kyoyu.h"
+#include "runtime/log.h"
+#include "runtime/runtime.h"
 
 /* ---- teams (team.c) ---------------------------------------------------------------------------------- */
 
 struct kyi_team {
-    MPI_Comm comm; /* the team's own communicator; its ranks are team ranks */
+    kyi_chan_t *chan; /* the team's own channel; its peers are team ranks */
     int rank, size;
     int *world;      /* [size] world rank of every member */
     atomic_uint seq; /* collectives started on this team: the tag of the next one */
@@ -122,7 +124,7 @@ struct kyi_coll_plan {
     atomic_int busy;                   /* a thread is advancing this plan */
     /* in flight */
     int active, cur, posted, tag, status;
-    MPI_Request req[2];
+    kyi_chan_req_t req[2]; /* the current step's receive and send */
 };
 
 /* Allocate the schedule's scratch buffers. */

@@ -7,7 +7,6 @@
 #include "coll/gpu/gcoll.h"
 #include "coll/hier.h"
 #include "coll/shm.h"
-#include "comm/comm.h"
 #include "runtime/trace.h"
 
 enum { K_ALLREDUCE = 1, K_ALLGATHER, K_BCAST, K_REDUCE, K_BARRIER, K_ALLREDUCE_PLAN, K_ALLGATHER_PLAN };

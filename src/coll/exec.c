@@ -11,7 +11,6 @@
 
 #include "coll/coll.h"
 #include "coll/shm.h"
-#include "comm/comm.h"
 #include "runtime/config.h"
 
 static char dummy[8];
@@ -56,7 +55,8 @@ static int post(struct kyi_coll_plan *pl)
     const kyi_step_t *st = &pl->sched.v[pl->cur];
     struct kyi_team *t = pl->team;
     size_t es = kyi_dtype_size(pl->dtype);
-    pl->req[0] = pl->req[1] = MPI_REQUEST_NULL;
+    kyi_chan_req_init(&pl->req[0]);
+    kyi_chan_req_init(&pl->req[1]);
     switch (st->kind) {
         case KYI_STEP_COPY:
             memmove(at(pl, st->rbuf, st->roff), at(pl, st->sbuf, st->soff), st->slen);
@@ -68,12 +68,12 @@ static int post(struct kyi_coll_plan *pl)
         default:
             break;
     }
-    if (st->from >= 0 && MPI_Irecv(at(pl, st->rbuf, st->roff), (int)st->rlen, MPI_BYTE, st->from, pl->tag,
-                                   t->comm, &pl->req[0]) != MPI_SUCCESS)
-        return kyi_fail(KY_ERR_MPI, pl->call, "MPI_Irecv from team rank %d failed", st->from);
-    if (st->to >= 0 && MPI_Isend(at(pl, st->sbuf, st->soff), (int)st->slen, MPI_BYTE, st->to, pl->tag,
-                                 t->comm, &pl->req[1]) != MPI_SUCCESS)
-        return kyi_fail(KY_ERR_MPI, pl->call, "MPI_Isend to team rank %d failed", st->to);
+    if (st->from >= 0)
+        KYI_CHECK(kyi_chan_irecv(pl->call, t->chan, st->from, pl->tag, at(pl, st->rbuf, st->roff), st->rlen,
+                                 &pl->req[0]));
+    if (st->to >= 0)
+        KYI_CHECK(kyi_chan_isend(pl->call, t->chan, st->to, pl->tag, at(pl, st->sbuf, st->soff), st->slen,
+                                 &pl->req[1]));
     return 1;
 }
 
@@ -90,10 +90,10 @@ static int advance(struct kyi_coll_plan *pl)
             }
             pl->posted = 1;
         }
-        int done = 0;
-        if (MPI_Testall(2, pl->req, &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
-            return kyi_fail(KY_ERR_MPI, pl->call, "MPI_Testall failed");
-        if (!done) return 0;
+        int got = 0, sent = 0; /* an empty or completed request tests complete */
+        KYI_CHECK(kyi_chan_test(pl->call, &pl->req[0], &got));
+        KYI_CHECK(kyi_chan_test(pl->call, &pl->req[1], &sent));
+        if (!got || !sent) return 0;
         const kyi_step_t *st = &pl->sched.v[pl->cur];
         if (st->reduce && st->rlen)
             kyi_reduce_local(at(pl, st->dbuf, st->doff), at(pl, st->rbuf, st->roff),
@@ -190,7 +190,7 @@ int kyi_plan_wait(struct kyi_coll_plan *pl)
         while (!done && kyi_now_ns() < until) {
             done = progress_all(pl);
             if (done) break;
-            if (!kyi_comm.progress_thread) kyi_progress_poll();
+            if (!kyi_progress_threaded()) kyi_progress_poll();
             if (kyi_rt.oversubscribed) sched_yield(); /* else the core is ours: a syscall only adds latency */
         }
         if (!done) {
@@ -206,7 +206,7 @@ int kyi_plan_wait(struct kyi_coll_plan *pl)
                     w.peer = peer >= 0 ? pl->team->world[peer] : -1;
                     w.what = "its part of the collective";
                 }
-                if (!kyi_comm.progress_thread && kyi_progress_poll() > 0) continue;
+                if (!kyi_progress_threaded() && kyi_progress_poll() > 0) continue;
                 kyi_waiter_pause(&w);
             }
         }

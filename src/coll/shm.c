@@ -42,7 +42,7 @@
 #include <unistd.h>
 
 #include "coll/shm.h"
-#include "comm/comm.h"
+#include "comm/chan.h"
 #include "runtime/config.h"
 #include "runtime/log.h"
 
@@ -248,7 +248,7 @@ static void arrive(struct kyi_shm *s, struct kyi_team *t, const char *call)
     for (; j < s->p; j++) {
         unsigned spins = 0;
         while (atomic_load_explicit(counter(s, j), memory_order_acquire) < v) {
-            if (!kyi_comm.progress_thread && (++spins & 63u) == 0) kyi_progress_poll();
+            if (!kyi_progress_threaded() && (++spins & 63u) == 0) kyi_progress_poll();
             if (!until) until = kyi_now_ns() + (uint64_t)(yield_us > 0 ? yield_us : 0) * 1000ull;
             if (kyi_now_ns() < until) {
                 if (kyi_rt.oversubscribed)

@@ -1,7 +1,7 @@
-/* Teams: the world team (set up at its first use) and teams split from another. The world team owns a
- * private duplicate of the job's communicator, made with MPI_Comm_idup and waited for through the runtime's
- * waiters; a split team owns the communicator MPI_Comm_split gives its members (ranks = team ranks). Its
- * members are also listed by world rank (t->world). */
+/* Teams: the world team (set up at its first use) and teams split from another. Each owns a channel group
+ * (comm/chan.h) of its members, ranked as the team ranks them: the world team's is made by every rank and
+ * waited for through the runtime's waiters, a split team's by its members only. The members are also
+ * listed by world rank (t->world). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,27 +10,14 @@
 #include "coll/gpu/gcoll.h"
 #include "coll/hier.h"
 #include "coll/shm.h"
-#include "comm/comm.h"
 
 static struct kyi_team world_team;
 static int world_ready;
 static pthread_mutex_t world_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static int dup_comm(const char *call, MPI_Comm parent, MPI_Comm *out)
-{
-    MPI_Request rq;
-    if (MPI_Comm_idup(parent, out, &rq) != MPI_SUCCESS)
-        return kyi_fail(KY_ERR_MPI, call, "MPI_Comm_idup failed");
-    KYI_CHECK(kyi_wait_reqs(call, -1, 1, &rq));
-    MPI_Comm_set_errhandler(*out, MPI_ERRORS_RETURN);
-    return KY_OK;
-}
-
 static void set_tag_ub(struct kyi_team *t)
 {
-    int *ub, flag = 0;
-    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
-    t->tag_ub = flag ? *ub : 32767;
+    t->tag_ub = kyi_chan_tag_ub();
     atomic_store(&t->seq, 0);
 }
 
@@ -55,7 +42,7 @@ struct kyi_team *kyi_team_get(const char *call, ky_team_t team)
         }
         for (int i = 0; i < t->size; i++) t->world[i] = i;
         set_tag_ub(t);
-        if (dup_comm(call, kyi_rt.world, &t->comm)) {
+        if (kyi_chan_group(call, t->size, NULL, &t->chan)) {
             free(t->world);
             t->world = NULL;
             pthread_mutex_unlock(&world_lock);
@@ -113,39 +100,30 @@ int ky_team_split(ky_team_t parent, int color, int key, ky_team_t *team)
         st = kyi_fail(KY_ERR_NOMEM, call, "no memory for %d members", p);
         goto out; /* (the other members will time out: nothing sane is left to agree on) */
     }
-    /* Everyone's (color, key) through the team's own allgather; then the new teams' communicators, split
-     * from the parent's: each holds only its members, ranked as the team ranks them, so a later split
-     * of the new team involves only its members (a duplicate of the whole parent would need every parent
-     * member in every later split). MPI_Comm_split blocks inside MPI (with KY_PROGRESS_THREAD=0 it serves
-     * no one-sided request meanwhile); the parent's members all call it at once, as they just allgathered. */
+    /* Everyone's (color, key) through the team's own allgather; then each new team's channel group, made by
+     * its members only and ranked as the team ranks them, so a later split of the new team involves only its
+     * members. Making a group blocks inside the transport (with KY_PROGRESS_THREAD=0 it serves no one-sided
+     * request meanwhile); the members all make it at once, as they just allgathered. */
     st = ky_allgather(mine, sizeof mine, all, parent);
     if (st) goto out;
-    int n = 0, my_new = -1;
-    if (mine[0] >= 0) {
-        for (int i = 0; i < p; i++)
-            if (all[2 * i] == mine[0]) m[n++] = (member_t){all[2 * i], all[2 * i + 1], i};
-        qsort(m, (size_t)n, sizeof *m, by_key);
-        for (int i = 0; i < n; i++)
-            if (m[i].prank == pt->rank) my_new = i;
-    }
-    MPI_Comm sub = MPI_COMM_NULL;
-    if (MPI_Comm_split(pt->comm, mine[0] < 0 ? MPI_UNDEFINED : mine[0], my_new, &sub) != MPI_SUCCESS) {
-        st = kyi_fail(KY_ERR_MPI, call, "MPI_Comm_split failed");
-        goto out;
-    }
-    if (mine[0] < 0) goto out;
-    MPI_Comm_set_errhandler(sub, MPI_ERRORS_RETURN);
+    if (mine[0] < 0) goto out; /* in no new team */
+    int n = 0;
+    for (int i = 0; i < p; i++)
+        if (all[2 * i] == mine[0]) m[n++] = (member_t){all[2 * i], all[2 * i + 1], i};
+    qsort(m, (size_t)n, sizeof *m, by_key);
     t->world = malloc(sizeof(int) * (size_t)n);
     if (!t->world) {
-        MPI_Comm_free(&sub);
         st = kyi_fail(KY_ERR_NOMEM, call, "no memory");
-        goto out;
+        goto out; /* (the other members will time out, as above) */
     }
-    t->comm = sub;
     t->size = n;
     for (int i = 0; i < n; i++) {
         t->world[i] = pt->world[m[i].prank];
         if (m[i].prank == pt->rank) t->rank = i;
+    }
+    if ((st = kyi_chan_group(call, n, t->world, &t->chan))) {
+        free(t->world);
+        goto out;
     }
     set_tag_ub(t);
     *team = t;
@@ -164,7 +142,7 @@ int ky_team_free(ky_team_t team)
     kyi_gcoll_team_free(team);
     kyi_shm_team_free(team);
     kyi_hier_team_free(team);
-    MPI_Comm_free(&team->comm);
+    kyi_chan_free(team->chan);
     free(team->world);
     free(team);
     return KY_OK;

@@ -40,6 +40,9 @@ kyi_chan_t *kyi_chan_world(kyi_chan_world_t which);
 /* A fresh tag for a request and its answer or data on the job-wide channels. */
 int kyi_chan_tag(void);
 
+/* The largest tag a group's messages may carry (tags of groups are the caller's to choose). */
+int kyi_chan_tag_ub(void);
+
 /* Collective over the n ranks world[0..n) (NULL: every rank, in order), called by exactly those: a
  * channel whose peers are numbered 0..n-1 as in world[]. */
 int kyi_chan_group(const char *call, int n, const int *world, kyi_chan_t **out);
@@ -51,6 +54,8 @@ int kyi_chan_irecv(const char *call, kyi_chan_t *c, int peer, int tag, void *buf
                    kyi_chan_req_t *r);
 int kyi_chan_isend(const char *call, kyi_chan_t *c, int peer, int tag, const void *buf, size_t n,
                    kyi_chan_req_t *r);
+/* An empty request, complete at once (a step that posts only one of its send and receive). */
+void kyi_chan_req_init(kyi_chan_req_t *r);
 /* *done = 1 once r completed (r->got then holds a receive's size). */
 int kyi_chan_test(const char *call, kyi_chan_req_t *r, int *done);
 /* Wait for r through the runtime's waiters (KY_TIMEOUT names call and peer); serves requests meanwhile

@@ -104,7 +104,7 @@ static void wait_flag(const char *call, const char *what, int peer, int *flag)
     kyi_waiter_t w;
     kyi_waiter_init(&w, call, what, peer);
     while (!__atomic_load_n(flag, __ATOMIC_ACQUIRE)) {
-        if (!kyi_comm.progress_thread && ky_poll() > 0) continue;
+        if (!kyi_progress_threaded() && ky_poll() > 0) continue;
         kyi_waiter_pause(&w);
     }
 }
@@ -123,7 +123,7 @@ int kyi_shmem_amo(const char *call, int op, void *dest, size_t size, uint64_t va
         r = amo_local(op, p, size, value, cond);
         /* Without a progress thread this PE serves others only inside Kyoyu calls: a loop of local atomics
          * must not starve the PEs waiting on it (SHMEM programs expect progress from any call). */
-        if (!kyi_comm.progress_thread) ky_poll();
+        if (!kyi_progress_threaded()) ky_poll();
     } else {
         amo_wait_t w = {0, KY_OK, 0};
         uint64_t a[6] = {(uint64_t)which, off,  (uint64_t)op | (uint64_t)size << 8,
@@ -305,7 +305,7 @@ void shmem_set_lock(long *lock)
         if (kyi_shmem_amo(call, KYI_AMO_CSWAP, lock, sizeof(long), (uint64_t)kyi_shmem.me + 1, 0, 0, &old))
             return;
         if (old == 0) return;
-        if (!kyi_comm.progress_thread) ky_poll();
+        if (!kyi_progress_threaded()) ky_poll();
         kyi_waiter_pause(&w);
     }
 }
@@ -400,7 +400,7 @@ int kyi_shmem_wait(const char *call, const void *ivar, size_t size, int is_signe
             return kyi_shmem_fail(KY_ERR_ARG, call, "comparison %d is not one of the SHMEM_CMP_* values",
                                   cmp);
         if (holds) return KY_OK;
-        if (!kyi_comm.progress_thread && ky_poll() > 0) continue;
+        if (!kyi_progress_threaded() && ky_poll() > 0) continue;
         kyi_waiter_pause(&w);
     }
 }
@@ -419,7 +419,7 @@ int kyi_shmem_wait(const char *call, const void *ivar, size_t size, int is_signe
         if (kyi_shmem_cmp(ivar, sizeof(T), IS_SIGNED(T), cmp, (uint64_t)(int64_t)cmp_value, &holds))       \
             kyi_shmem_fail(KY_ERR_ARG, "shmem_" #NAME "_test", "comparison %d is not a SHMEM_CMP_* value", \
                            cmp);                                                                           \
-        if (!holds && !kyi_comm.progress_thread) ky_poll();                                                \
+        if (!holds && !kyi_progress_threaded()) ky_poll();                                                 \
         return holds;                                                                                      \
     }                                                                                                      \
     void shmem_##NAME##_wait(T *ivar, T cmp_value)                                                         \

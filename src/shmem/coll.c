@@ -32,7 +32,7 @@ static int world_barrier(const char *call, int quiet)
     KYI_CHECK(kyi_shmem_ready(call));
     if (quiet) KYI_CHECK(kyi_shmem_quiet(call));
     int st;
-    if (kyi_comm.progress_thread) {
+    if (kyi_progress_threaded()) {
         st = ky_team_barrier(KY_TEAM_WORLD);
     } else {
         st = ky_barrier_notify();

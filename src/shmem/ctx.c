@@ -249,7 +249,7 @@ static size_t wait_many(const char *call, int block, int mode, const void *ivars
         if (mode == 1 && (hits > 0 || !want)) return first;
         if (mode == 2 && (hits > 0 || !want)) return (size_t)hits;
         if (!block) return mode == 1 ? SIZE_MAX : 0;
-        if (!kyi_comm.progress_thread && ky_poll() > 0) continue;
+        if (!kyi_progress_threaded() && ky_poll() > 0) continue;
         kyi_waiter_pause(&w);
     }
 }

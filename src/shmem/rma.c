@@ -134,7 +134,7 @@ int kyi_shmem_rma(const char *call, int put, void *remote, void *local, size_t n
             memcpy(local, p, n);
         }
         kyi_count(pe == kyi_shmem.me ? KY_PATH_SELF : KY_PATH_SHM, n);
-        if (!kyi_comm.progress_thread) ky_poll(); /* serve the others (amo.c says why) */
+        if (!kyi_progress_threaded()) ky_poll(); /* serve the others (amo.c says why) */
         return KY_OK;
     }
     ky_seg_t s = kyi_shmem.seg[which];

@@ -12,7 +12,6 @@
 
 #include "coll/gpu/gctx.h"
 #include "coll/hier.h"
-#include "comm/comm.h"
 #include "runtime/gpu.h"
 
 enum { PATH_SELF = 3 };

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "coll/gpu/gctx.h"
-#include "comm/comm.h"
 #include "runtime/config.h"
 #include "runtime/gpu.h"
 

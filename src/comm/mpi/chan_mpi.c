@@ -36,6 +36,11 @@ int kyi_chan_tag(void)
     return (int)kyi_new_tag();
 }
 
+int kyi_chan_tag_ub(void)
+{
+    return kyi_comm.tag_ub;
+}
+
 int kyi_chan_group(const char *call, int n, const int *world, kyi_chan_t **out)
 {
     *out = NULL;
@@ -101,6 +106,12 @@ int kyi_chan_isend(const char *call, kyi_chan_t *c, int peer, int tag, const voi
     if (MPI_Isend(buf, (int)n, MPI_BYTE, peer, tag, c->comm, mreq(r)) != MPI_SUCCESS)
         return kyi_fail(KY_ERR_MPI, call, "MPI_Isend to rank %d failed", peer);
     return KY_OK;
+}
+
+void kyi_chan_req_init(kyi_chan_req_t *r)
+{
+    *mreq(r) = MPI_REQUEST_NULL;
+    r->got = 0;
 }
 
 int kyi_chan_test(const char *call, kyi_chan_req_t *r, int *done)
