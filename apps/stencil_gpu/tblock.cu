@@ -38,13 +38,14 @@ static void launch_tb_shape(const sg_prob_t *p, int np, cudaStream_t s, const do
 }
 
 /* The tile the blocked kernels use (64 columns x by * rows rows, halos included): what --tb-tile names
- * (16 x 2 for the 7-point stencil only), else 8 x 4 for the 7-point and 8 x 2 for the 27-point stencil (at
- * most 128 registers for 512 threads: the 27-point stage keeps 6 partial sums per row). */
+ * (16 x 2 for the 7-point stencil only), else 8 x 4 for the 7-point stencil and for the 27-point one 8 x 2
+ * at tb 2, 4 x 4 beyond: its stage keeps 6 partial sums per row, and with tb 3 or more 512 threads of 128
+ * registers spill where 256 threads of 255 do not (tb 3) or less (tb 4; ptxas, sm_90). */
 void sg_tb_shape(const sg_prob_t *p, int *by, int *rows)
 {
     int ok = p->tb_by && (p->pts == 7 || p->tb_by != 16);
-    *by = ok ? p->tb_by : 8;
-    *rows = ok ? p->tb_rows : p->pts == 7 ? 4 : 2;
+    *by = ok ? p->tb_by : p->pts == 7 || p->tb == 2 ? 8 : 4;
+    *rows = ok ? p->tb_rows : p->pts == 7 || p->tb > 2 ? 4 : 2;
 }
 
 void sg_launch_tb(const sg_prob_t *p, const sg_sub_t *d, cudaStream_t s, const double *src, double *dst,

@@ -206,7 +206,9 @@ for r in recs:
     # dynamic shared memory: the blocked kernels' planes; the single-step 27-point kernel's 4 staged tiles
     smem = 2 * tb * (by * rows + 2) * 66 * 8 / 1024 if tb > 1 else (4 * 18 * 68 * 8 / 1024 if pts == 27 else 0)
     tile = f"64x{by * rows}:{by}x{rows}" if tb > 1 else "1-step"  # columns x rows: thread rows x rows each
-    default = tb == 1 or (rows == (4 if pts == 7 else 2) and by == 8 and zc == 64)
+    # sg_tb_shape's default tile: 8x4 for the 7-point stencil, 8x2 (tb 2) or 4x4 for the 27-point one
+    dby, drows = (8, 4) if pts == 7 else (8, 2) if tb == 2 else (4, 4)
+    default = tb == 1 or (rows == drows and by == dby and zc == 64)
     print(f"{pts:>3} {tb:>2} {tile:>10} {zc or '-':>4} {r['step_ms']:>8.4f} {g:>7.1f} {g / roof:>6.2f} "
           f"{f.get('REG', '?'):>4} {f.get('SPILL', '?'):>5} {smem:>7.1f}  {ncu_of(pts, tb) if default else ''}")
     k = (pts, tb)
