@@ -1,0 +1,48 @@
+/* The kernels of examples/offload, written once with include/kyoyu/offload.h: a 7-point Jacobi step
+ * (stencil7.c) and the Himeno benchmark's jacobi iteration (himeno_kernel.c). They need no Kyoyu library,
+ * only the header; build them with one back end, e.g.
+ *     gcc -O3 -fopenacc -DKY_OFFLOAD_BACKEND=acc_parallel -I<kyoyu>/include stencil7.c ...
+ * Arrays live on the device between calls: the caller maps them (ofl_*_enter / ofl_*_exit, or its own
+ * KY_DATA_ENTER) and every loop names them present. */
+#ifndef KYOYU_EXAMPLES_OFFLOAD_KERNELS_H
+#define KYOYU_EXAMPLES_OFFLOAD_KERNELS_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+#define OFL_RESTRICT __restrict
+extern "C" {
+#else
+#define OFL_RESTRICT restrict
+#endif
+
+/* ---- 7-point stencil: out = c0 * in + c1 * (sum of the 6 neighbours) on the interior of nz x ny x nx,
+ * x fastest; the boundary planes of out are left as they are ---------------------------------------- */
+void ofl_stencil7_enter(int nz, int ny, int nx, double *a, double *b); /* copy both in */
+void ofl_stencil7_exit(int nz, int ny, int nx, double *a, double *b);  /* copy both out */
+void ofl_stencil7_step(int nz, int ny, int nx, const double *OFL_RESTRICT in, double *OFL_RESTRICT out,
+                       double c0, double c1);
+/* steps times, in and out swapped after each; returns the array holding the last step, updated on the
+ * host */
+double *ofl_stencil7_run(int nz, int ny, int nx, double *a, double *b, double c0, double c1, int steps);
+/* the same loop without directives, for checks */
+void ofl_stencil7_step_plain(int nz, int ny, int nx, const double *in, double *out, double c0, double c1);
+
+/* ---- Himeno: the original jacobi() on an I x J x K grid (k fastest), its arrays in one struct -------- */
+typedef struct {
+    int I, J, K;
+    float *p, *a, *b, *c, *bnd, *wrk1, *wrk2; /* a: 4 planes of I*J*K, b and c: 3, the others 1 */
+} ofl_himeno_t;
+
+int ofl_himeno_alloc(ofl_himeno_t *h, int I, int J, int K); /* and the original's initial values */
+void ofl_himeno_free(ofl_himeno_t *h);
+void ofl_himeno_enter(ofl_himeno_t *h);
+void ofl_himeno_exit(ofl_himeno_t *h); /* p back to the host */
+/* iters iterations on the device arrays; returns the last iteration's gosa (sum of ss^2, in double) */
+double ofl_himeno_jacobi(ofl_himeno_t *h, int iters, float omega);
+double ofl_himeno_jacobi_plain(ofl_himeno_t *h, int iters, float omega);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

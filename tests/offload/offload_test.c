@@ -1,0 +1,257 @@
+/* tests/offload: include/kyoyu/offload.h under the one back end this program was compiled for
+ * (KY_OFFLOAD_BACKEND, tests/offload/CMakeLists.txt), on the CPU (host OpenMP, serial, or the OpenACC and
+ * OpenMP target host fallbacks). Checks that every macro's directive text is the table's (probe.c), that
+ * every macro runs (ofl_probe_run), and that kernels written with the macros give what plain loops give:
+ * saxpy in a data region, reductions, a 2-D 5-point stencil with collapse and updates, the 7-point stencil
+ * and the Himeno kernel of examples/offload. Sizes are odd on purpose.
+ *     offload_test            run the checks; 0 when all hold
+ *     offload_test --table    print this back end's column of the table, one directive per line */
+#include <kyoyu/offload.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "offload_kernels.h"
+#include "probe.h"
+
+#if defined(_OPENACC)
+#include <openacc.h>
+#endif
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+static int failures;
+
+#define FAIL(...)                                                        \
+    do {                                                                 \
+        fprintf(stderr, "offload_test [%s]: ", KY_OFFLOAD_BACKEND_NAME); \
+        fprintf(stderr, __VA_ARGS__);                                    \
+        fputc('\n', stderr);                                             \
+        failures++;                                                      \
+    } while (0)
+
+static int check_table(void)
+{
+    int be = KY_OFFLOAD_BACKEND_ID - 1, bad = 0;
+    for (int r = 0; r < ofl_nrows; r++) {
+        const ofl_row_t *row = &ofl_rows[r];
+        if (strcmp(row->got, row->want[be]) != 0) {
+            FAIL("%s\n    expands to  \"%s\"\n    table says  \"%s\"", row->call, row->got, row->want[be]);
+            bad++;
+        }
+    }
+    return bad;
+}
+
+static double *alloc_doubles(size_t n)
+{
+    double *p = (double *)malloc(n * sizeof(double));
+    if (!p) {
+        fprintf(stderr, "offload_test: out of memory\n");
+        exit(1);
+    }
+    return p;
+}
+
+/* clang-format would write the array sections a[0:n] as "a[0:n]" */
+/* clang-format off */
+/* y = a x + y inside a structured data region */
+static void test_saxpy(int n)
+{
+    double *x = alloc_doubles((size_t)n), *y = alloc_doubles((size_t)n), *ref = alloc_doubles((size_t)n);
+    const double a = 1.5;
+    for (int i = 0; i < n; i++) x[i] = 0.25 * i, y[i] = ref[i] = 1.0 - i;
+    for (int i = 0; i < n; i++) ref[i] = a * x[i] + ref[i];
+    KY_DATA(KY_OPT_COPYIN(x[0:n]), KY_OPT_COPY(y[0:n]))
+    {
+        KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_SIMD, KY_OPT_NUM(128), KY_OPT_PRESENT(x[0:n], y[0:n]))
+        for (int i = 0; i < n; i++) y[i] = a * x[i] + y[i];
+    }
+    for (int i = 0; i < n; i++)
+        if (y[i] != ref[i]) {
+            FAIL("saxpy n=%d: y[%d] = %.17g, plain loop %.17g", n, i, y[i], ref[i]);
+            break;
+        }
+    free(x), free(y), free(ref);
+}
+
+/* sum and max reductions, data copied in by the loop's own clause */
+static void test_reduction(int n)
+{
+    double *x = alloc_doubles((size_t)n), sum = 0.0, mx = -1e300, rsum = 0.0, rmx = -1e300;
+    for (int i = 0; i < n; i++) x[i] = sin(0.1 * i) + 0.001 * (i % 7);
+    for (int i = 0; i < n; i++) rsum += x[i], rmx = x[i] > rmx ? x[i] : rmx;
+    KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_REDUCTION(+ : sum), KY_OPT_REDUCTION(max : mx), KY_OPT_COPYIN(x[0:n]))
+    for (int i = 0; i < n; i++) {
+        sum += x[i];
+        mx = x[i] > mx ? x[i] : mx;
+    }
+    if (fabs(sum - rsum) > 1e-12 * (1.0 + fabs(rsum)) || mx != rmx)
+        FAIL("reduction n=%d: sum %.17g max %.17g, plain loop %.17g %.17g", n, sum, mx, rsum, rmx);
+    free(x);
+}
+
+/* 2-D 5-point Jacobi, collapse(2), arrays entered once; every 3 steps the host reads the field back
+ * (update host), changes one corner value and sends it again (update device) */
+static void test_stencil2d(int ny, int nx, int steps)
+{
+    size_t n = (size_t)ny * nx;
+    double *a = alloc_doubles(n), *b = alloc_doubles(n), *ra = alloc_doubles(n), *rb = alloc_doubles(n);
+    for (size_t i = 0; i < n; i++) a[i] = b[i] = ra[i] = rb[i] = (double)((i * 7919) % 101) / 101.0;
+    /* plain */
+    for (int s = 0; s < steps; s++) {
+        for (int y = 1; y < ny - 1; y++)
+            for (int x = 1; x < nx - 1; x++)
+                rb[(size_t)y * nx + x] = 0.2 * (ra[(size_t)y * nx + x] + ra[(size_t)(y - 1) * nx + x] +
+                                                ra[(size_t)(y + 1) * nx + x] + ra[(size_t)y * nx + x - 1] +
+                                                ra[(size_t)y * nx + x + 1]);
+        double *t = ra;
+        ra = rb, rb = t;
+        if (s % 3 == 2) ra[(size_t)nx + 1] += 1.0;
+    }
+    /* directives */
+    KY_DATA_ENTER(KY_OPT_COPYIN(a[0:n], b[0:n]))
+    for (int s = 0; s < steps; s++) {
+        KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(2), KY_OPT_PRESENT(a[0:n], b[0:n]), KY_OPT_NUM(64))
+        for (int y = 1; y < ny - 1; y++)
+            for (int x = 1; x < nx - 1; x++)
+                b[(size_t)y * nx + x] =
+                    0.2 * (a[(size_t)y * nx + x] + a[(size_t)(y - 1) * nx + x] + a[(size_t)(y + 1) * nx + x] +
+                           a[(size_t)y * nx + x - 1] + a[(size_t)y * nx + x + 1]);
+        double *t = a;
+        a = b, b = t;
+        if (s % 3 == 2) {
+            KY_UPDATE_HOST(a[0:n])
+            a[(size_t)nx + 1] += 1.0;
+            KY_UPDATE_DEVICE(a[0:n])
+        }
+    }
+    KY_DATA_EXIT(KY_OPT_COPYOUT(a[0:n]), KY_OPT_DELETE(b[0:n]))
+    for (size_t i = 0; i < n; i++)
+        if (a[i] != ra[i]) {
+            FAIL("stencil2d %dx%d, %d steps: [%zu] = %.17g, plain loop %.17g", ny, nx, steps, i, a[i], ra[i]);
+            break;
+        }
+    /* after an odd number of swaps a and b are each other's buffers; free both pairs either way */
+    free(a), free(b), free(ra), free(rb);
+}
+
+/* clang-format on */
+/* examples/offload/stencil7.c against its plain loop */
+static void test_stencil7(int nz, int ny, int nx, int steps)
+{
+    size_t n = (size_t)nz * ny * nx;
+    double *a = alloc_doubles(n), *b = alloc_doubles(n), *ra = alloc_doubles(n), *rb = alloc_doubles(n);
+    for (size_t i = 0; i < n; i++) a[i] = b[i] = ra[i] = rb[i] = (double)((i * 104729) % 997) / 997.0;
+    const double c0 = 0.4, c1 = 0.1;
+    for (int s = 0; s < steps; s++) {
+        ofl_stencil7_step_plain(nz, ny, nx, ra, rb, c0, c1);
+        double *t = ra;
+        ra = rb, rb = t;
+    }
+    double *a0 = a, *b0 = b;
+    ofl_stencil7_enter(nz, ny, nx, a0, b0);
+    double *out = ofl_stencil7_run(nz, ny, nx, a0, b0, c0, c1, steps);
+    ofl_stencil7_exit(nz, ny, nx, a0, b0);
+    for (size_t i = 0; i < n; i++)
+        if (out[i] != ra[i]) {
+            FAIL("stencil7 %dx%dx%d, %d steps: [%zu] = %.17g, plain loop %.17g", nz, ny, nx, steps, i, out[i],
+                 ra[i]);
+            break;
+        }
+    free(a0), free(b0), free(ra), free(rb);
+}
+
+/* examples/offload/himeno_kernel.c against its plain loop; b nonzero so that every term counts */
+static void test_himeno(int I, int J, int K, int iters)
+{
+    ofl_himeno_t h, r;
+    if (ofl_himeno_alloc(&h, I, J, K) || ofl_himeno_alloc(&r, I, J, K)) {
+        fprintf(stderr, "offload_test: out of memory\n");
+        exit(1);
+    }
+    size_t n = (size_t)I * J * K;
+    for (size_t i = 0; i < 3 * n; i++) h.b[i] = r.b[i] = 0.01f * (float)(i % 5);
+    double rg = ofl_himeno_jacobi_plain(&r, iters, 0.8f);
+    ofl_himeno_enter(&h);
+    double g = ofl_himeno_jacobi(&h, iters, 0.8f);
+    ofl_himeno_exit(&h);
+    if (fabs(g - rg) > 1e-9 * (1.0 + fabs(rg)) || !(g > 0.0))
+        FAIL("himeno %dx%dx%d, %d iterations: gosa %.17g, plain loop %.17g", I, J, K, iters, g, rg);
+    for (size_t i = 0; i < n; i++)
+        if (h.p[i] != r.p[i]) {
+            FAIL("himeno %dx%dx%d, %d iterations: p[%zu] = %.9g, plain loop %.9g", I, J, K, iters, i, h.p[i],
+                 r.p[i]);
+            break;
+        }
+    ofl_himeno_free(&h), ofl_himeno_free(&r);
+}
+
+/* clang-format off */
+/* a histogram: KY_ATOMIC in a parallel loop. Not on omp_target_loop: GCC 12 keeps OpenMP 5.0's rule that
+ * only parallel, loop and simd may be met inside a loop region (5.1 allows atomic) */
+static void test_histogram(int n, int nbins)
+{
+#if KY_OFFLOAD_BACKEND_ID == 3 && defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
+    printf("histogram: not built on omp_target_loop with GCC %d (atomic inside loop)\n", __GNUC__);
+    (void)n, (void)nbins;
+#else
+    int *h = (int *)calloc((size_t)nbins, sizeof(int)), *ref = (int *)calloc((size_t)nbins, sizeof(int));
+    if (!h || !ref) exit(1);
+    for (int i = 0; i < n; i++) ref[(i * 31) % nbins]++;
+    KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_COPY(h[0:nbins]))
+    for (int i = 0; i < n; i++) {
+        KY_ATOMIC
+        h[(i * 31) % nbins] += 1;
+    }
+    for (int b = 0; b < nbins; b++)
+        if (h[b] != ref[b]) {
+            FAIL("histogram n=%d: bin %d = %d, plain loop %d", n, b, h[b], ref[b]);
+            break;
+        }
+    free(h), free(ref);
+#endif
+}
+
+/* clang-format on */
+static void print_devices(void)
+{
+    printf("offload_test [%s]:", KY_OFFLOAD_BACKEND_NAME);
+#if defined(_OPENACC)
+    printf(" _OPENACC=%d, %d non-host OpenACC devices", _OPENACC, acc_get_num_devices(acc_device_not_host));
+#endif
+#if defined(_OPENMP)
+    printf(" _OPENMP=%d, %d OpenMP target devices", _OPENMP, omp_get_num_devices());
+#endif
+    printf("\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "--table") == 0) {
+        for (int r = 0; r < ofl_nrows; r++) {
+            const char *w = ofl_rows[r].want[KY_OFFLOAD_BACKEND_ID - 1];
+            printf("%s\n", w[0] ? w : "(none)");
+        }
+        return 0;
+    }
+    print_devices();
+    int t = check_table();
+    printf("directive table: %d rows, %d differ\n", ofl_nrows, t);
+    failures += ofl_probe_run(37);
+    test_saxpy(1001);
+    test_saxpy(1);
+    test_reduction(999);
+    test_histogram(1003, 17);
+    test_stencil2d(23, 37, 7);
+    test_stencil2d(5, 3, 4);
+    test_stencil7(13, 11, 9, 5);
+    test_stencil7(7, 5, 17, 4);
+    test_himeno(9, 7, 11, 3);
+    test_himeno(17, 9, 13, 2);
+    printf("%s: %s\n", KY_OFFLOAD_BACKEND_NAME, failures ? "FAILED" : "all checks hold");
+    return failures ? 1 : 0;
+}
