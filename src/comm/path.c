@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "comm/comm.h"
+#include "comm/direct.h"
 
 ky_path_t kyi_path(int rank, struct kyi_seg *s)
 {
@@ -40,6 +41,16 @@ int ky_comm_path(int rank, ky_seg_t seg, const void *local, ky_path_t *path)
     if (!path) return kyi_fail(KY_ERR_ARG, "ky_comm_path", "path is NULL");
     *path = kyi_path(rank, seg);
     return KY_OK;
+}
+
+void *kyi_seg_peer_base(ky_seg_t seg, int rank)
+{
+    return rank == kyi_rt.rank ? seg->base : seg->mapped[rank];
+}
+
+void kyi_count_path(ky_path_t p, size_t n)
+{
+    kyi_count(p, n);
 }
 
 int kyi_mapped_dev(const struct kyi_seg *s, int rank)

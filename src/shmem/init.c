@@ -99,9 +99,8 @@ int kyi_shmem_xlate(const char *call, const char *what, const void *addr, size_t
 void *kyi_shmem_peer_addr(int which, size_t off, int pe)
 {
     if (pe == kyi_shmem.me) return kyi_shmem.base[which] + off;
-    struct kyi_seg *s = kyi_shmem.seg[which];
-    if (which != KYI_SHM_HEAP || !s->mapped[pe]) return NULL;
-    return (char *)s->mapped[pe] + off;
+    char *peer = which == KYI_SHM_HEAP ? kyi_seg_peer_base(kyi_shmem.seg[which], pe) : NULL;
+    return peer ? peer + off : NULL;
 }
 
 /* The main program's writable PT_LOAD segment (.data, .bss; the first object dl_iterate_phdr reports), less

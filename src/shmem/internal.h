@@ -6,10 +6,16 @@
 #ifndef KYI_SHMEM_INTERNAL_H
 #define KYI_SHMEM_INTERNAL_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "comm/comm.h"
+#include "comm/chan.h"
+#include "comm/direct.h"
+#include "kyoyu.h"
+#include "runtime/log.h"
+#include "runtime/runtime.h"
 #include "shmem.h"
 
 enum { KYI_SHM_HEAP = 0, KYI_SHM_DATA = 1, KYI_SHM_NSEGS = 2 };

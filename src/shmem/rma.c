@@ -133,7 +133,7 @@ int kyi_shmem_rma(const char *call, int put, void *remote, void *local, size_t n
             atomic_thread_fence(memory_order_seq_cst); /* after any earlier flag read, as comm's gets */
             memcpy(local, p, n);
         }
-        kyi_count(pe == kyi_shmem.me ? KY_PATH_SELF : KY_PATH_SHM, n);
+        kyi_count_path(pe == kyi_shmem.me ? KY_PATH_SELF : KY_PATH_SHM, n);
         if (!kyi_progress_threaded()) ky_poll(); /* serve the others (amo.c says why) */
         return KY_OK;
     }
