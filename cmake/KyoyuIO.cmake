@@ -36,7 +36,8 @@ set(_ky_cufile_how "no CUDA")
 if(KY_HAVE_HDF5 AND KY_HAVE_CUDA)
     find_path(KY_CUFILE_INCLUDE cufile.h HINTS ${CUDAToolkit_INCLUDE_DIRS} $ENV{CUFILE_ROOT}/include
               /usr/local/cuda/targets/x86_64-linux/include /usr/local/cuda/targets/sbsa-linux/include)
-    find_library(KY_CUFILE_LIBRARY cufile HINTS ${CUDAToolkit_LIBRARY_DIR} $ENV{CUFILE_ROOT}/lib
+    # libcufile.so.0 too: a machine with the runtime library but without its development symlink
+    find_library(KY_CUFILE_LIBRARY NAMES cufile libcufile.so.0 HINTS ${CUDAToolkit_LIBRARY_DIR} $ENV{CUFILE_ROOT}/lib
                  $ENV{CUFILE_ROOT}/lib64 /usr/local/cuda/targets/x86_64-linux/lib /usr/local/cuda/lib64)
     if(KY_CUFILE_INCLUDE AND KY_CUFILE_LIBRARY)
         set(KY_HAVE_CUFILE ON)
