@@ -22,10 +22,14 @@
 #   make install PREFIX=/usr/local
 #   make format     rewrite every C, C++ and CUDA source as .clang-format says (clang-format 14);
 #                   make format-check (and make test's format.check) only checks
+#   make offload-check  which compilers and back ends of include/kyoyu/offload.h build and run here, and
+#                   whether anything can offload to a GPU (tools/offload-check; GCC's nvptx offloading from
+#                   the .deb files in OFFLOAD_DEBS when it holds some; docs/offload.md)
 #   make clean
 # Variables: BUILD=build  JOBS=<cores>  CMAKE_ARGS="-DKY_ENABLE_CUDA=OFF ..."  CTEST_ARGS="-R rma"
 #            DEMO_RANKS=4  DEMO_ARGS="--nz 128 ..."  PREFIX=/usr/local
 #            SAN_LABELS='^(dsm|...)$'  TSAN_LABELS=...  ASAN_BUILD=build-asan  TSAN_BUILD=build-tsan  TSAN_GAS_BASE=0x1000000000
+#            OFFLOAD_DEBS=.scratch/offload-debs
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eo pipefail -c
@@ -48,9 +52,12 @@ TSAN_LABELS ?= ^(dsm|runtime|seg|barrier|threads|sms)$$
 # Inside ThreadSanitizer's low application range (4 KiB .. 512 GiB on x86-64 Linux); the default
 # 0x300000000000 is TSan's metadata.
 TSAN_GAS_BASE ?= 0x1000000000
+# GCC's nvptx offloading as .deb files for make offload-check (tools/offload-check --fetch DIR gets them)
+OFFLOAD_DEBS ?= .scratch/offload-debs
 GENERATOR := $(if $(shell command -v ninja 2>/dev/null),Ninja,Unix Makefiles)
 
-.PHONY: all help deps deps-apt build test test-gpu test-asan test-tsan bench demo install clean format format-check
+.PHONY: all help deps deps-apt build test test-gpu test-asan test-tsan bench demo install clean format format-check \
+        offload-check
 
 all: build
 
@@ -180,3 +187,7 @@ format:
 
 format-check:
 	@sh cmake/check_format.sh .
+
+# Reports, does not judge: nothing is installed (the nvptx packages are unpacked with dpkg -x, if given).
+offload-check:
+	@tools/offload-check $(if $(wildcard $(OFFLOAD_DEBS)/*.deb),--debs $(OFFLOAD_DEBS))
