@@ -17,7 +17,6 @@ src/io/io.h mpi HDF5's MPI-IO driver takes an MPI communicator (the file's priva
 src/io/file.c mpi the communicator handed to H5Pset_fapl_mpio, and the ranks' agreement on a file's status
 src/io/dataset.c mpi checksums and box coverage agreed on the file's communicator, beside parallel HDF5
 src/io/xfer.c mpi the ranks' agreement on a transfer's status, on the file's communicator
-src/shmem/init.c mpi shmem_global_exit must end the job: MPI_Abort
 LIST
 }
 

@@ -1,6 +1,8 @@
 /* The bootstrap collectives (runtime.h): blocking MPI collectives on the runtime's duplicate of the job's
  * communicator. Layers above comm use these, not MPI, for their set-up agreements, so that a transport other
  * than MPI changes nothing above comm; they stay on MPI, which starts the job whatever the transport. */
+#include <stdlib.h>
+
 #include "kyoyu/status.h"
 #include "runtime/log.h"
 #include "runtime/runtime.h"
@@ -19,4 +21,10 @@ int kyi_rt_allgather(const void *mine, size_t bytes, void *all)
         MPI_Allgather(mine, (int)bytes, MPI_BYTE, all, (int)bytes, MPI_BYTE, kyi_rt.world) != MPI_SUCCESS)
         return kyi_fail(KY_ERR_MPI, "kyi_rt_allgather", "MPI_Allgather of %zu bytes failed", bytes);
     return KY_OK;
+}
+
+void kyi_rt_abort(int status)
+{
+    MPI_Abort(MPI_COMM_WORLD, status);
+    abort(); /* MPI_Abort returned: still end this process */
 }

@@ -70,6 +70,9 @@ typedef enum { KYI_RT_MIN, KYI_RT_MAX } kyi_rt_op_t;
 int kyi_rt_allreduce_i64(int64_t *v, int n, kyi_rt_op_t op);
 /* all[r * bytes ..] receives rank r's `bytes` bytes at mine. */
 int kyi_rt_allgather(const void *mine, size_t bytes, void *all);
+/* End the whole job now with exit status `status` (what the launcher reports): for a program's own request
+ * to end everything (shmem_global_exit); errors go through kyi_fatal instead. Does not return. */
+void kyi_rt_abort(int status) __attribute__((noreturn));
 
 #ifdef __cplusplus
 }

@@ -214,8 +214,7 @@ void shmem_global_exit(int status)
     fflush(stderr);
     /* The runtime's own abort (kyi_fatal) has a fixed exit code; the program asked for this one, which
      * mpirun passes on as the job's status. */
-    MPI_Abort(MPI_COMM_WORLD, status);
-    abort();
+    kyi_rt_abort(status);
 }
 
 int shmem_my_pe(void)
