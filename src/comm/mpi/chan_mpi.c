@@ -47,7 +47,9 @@ int kyi_chan_group(const char *call, int n, const int *world, kyi_chan_t **out)
     struct kyi_chan *c = calloc(1, sizeof *c);
     if (!c) return kyi_fail(KY_ERR_NOMEM, call, "no memory for a channel");
     c->owned = 1;
-    if (!world) {
+    int every = n == kyi_rt.nranks; /* every rank in world order: the non-blocking way */
+    for (int i = 0; world && every && i < n; i++) every = world[i] == i;
+    if (!world || every) {
         /* every rank: a non-blocking duplicate, waited for while serving requests (no progress thread) */
         MPI_Request rq;
         if (MPI_Comm_idup(kyi_rt.world, &c->comm, &rq) != MPI_SUCCESS) {
