@@ -1,8 +1,9 @@
 # The io layer (src/io: arrays and buffers to and from HDF5, docs/io.md) added to the library's object library
 # when a parallel HDF5 is found: CMake's FindHDF5 preferring the parallel one, else pkg-config's hdf5-openmpi
 # (Debian's libhdf5-openmpi-dev). Without one, src/io/io_none.c makes every call return KY_ERR_UNSUPPORTED and
-# the io tests skip. The cuFile (GPUDirect Storage) path, src/io/cufile.c with its GPU checksum cufile_gpu.cu, is
-# built when CUDA is on and cufile.h and libcufile are found (beside the CUDA toolkit, or where KY_CUFILE_INCLUDE
+# the io tests skip. The checksum on the GPU (src/io/checksum_gpu.cu) is built when CUDA is on (checksum_gpu_none.c
+# otherwise). The cuFile (GPUDirect Storage) path, src/io/cufile.c, is built when CUDA is on and cufile.h and
+# libcufile are found (beside the CUDA toolkit, or where KY_CUFILE_INCLUDE
 # and KY_CUFILE_LIBRARY point); otherwise cufile_none.c makes KY_IO_PATH=cufile say so. Included by the
 # top-level CMakeLists.txt right after kyoyu_obj is defined.
 option(KY_ENABLE_IO "Build the io layer when a parallel HDF5 is found" ON)
@@ -48,9 +49,12 @@ if(KY_HAVE_HDF5 AND KY_HAVE_CUDA)
 endif()
 if(KY_HAVE_HDF5)
     list(FILTER _ky_io_src EXCLUDE REGEX "/io_none\\.c$")
+    if(KY_HAVE_CUDA)
+        list(FILTER _ky_io_src EXCLUDE REGEX "/checksum_gpu_none\\.c$")
+        list(APPEND _ky_io_src "${CMAKE_CURRENT_SOURCE_DIR}/src/io/checksum_gpu.cu")
+    endif()
     if(KY_HAVE_CUFILE)
         list(FILTER _ky_io_src EXCLUDE REGEX "/cufile_none\\.c$")
-        list(APPEND _ky_io_src "${CMAKE_CURRENT_SOURCE_DIR}/src/io/cufile_gpu.cu")
         set_source_files_properties("${CMAKE_CURRENT_SOURCE_DIR}/src/io/cufile.c" PROPERTIES
                                     INCLUDE_DIRECTORIES "${KY_CUFILE_INCLUDE}")
         foreach(_t kyoyu kyoyu_static)

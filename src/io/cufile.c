@@ -15,7 +15,7 @@
  * page under O_DIRECT would lose the other writer's bytes. Where the file system refuses O_DIRECT (tmpfs,
  * some overlays) the whole run goes through cuFile on the plain descriptor (a note says so once).
  *
- * The checksum is computed on the GPU (cufile_gpu.cu): on this path the data never passes through host
+ * The checksum is computed on the GPU (checksum_gpu.cu): on this path the data never passes through host
  * memory, and a device-to-host copy only for the checksum would double the PCIe traffic the path saves.
  * cuFile's driver is opened once, when first needed, and closed at exit. Buffers are not registered with
  * cuFileBufRegister (the user's arrays change from call to call and registration costs more than it saves
@@ -31,7 +31,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "io/cufile_gpu.h"
 #include "io/io.h"
 #include "runtime/log.h"
 
@@ -176,55 +175,6 @@ static int cf_open(const char *call, ky_io_file_t f, cf_t **out)
     return KY_OK;
 }
 
-/* This piece's runs contiguous both in the file and in GPU memory, in file order along each row. */
-static int piece_runs(const char *call, const kyi_io_shape_t *sh, const kyi_io_piece_t *p, kyi_io_run_t **out,
-                      size_t *nout)
-{
-    int nd = sh->ndim, last = nd - 1;
-    size_t GS[KY_ARRAY_MAX_DIMS], l[KY_ARRAY_MAX_DIMS] = {0}, el = sh->elem, cap = 16, n = 0;
-    GS[last] = 1;
-    for (int d = last - 1; d >= 0; d--) GS[d] = GS[d + 1] * sh->dims[d + 1];
-    for (int d = 0; d < nd; d++)
-        if (p->n[d] == 0) {
-            *out = NULL;
-            *nout = 0;
-            return KY_OK;
-        }
-    kyi_io_run_t *r = malloc(cap * sizeof *r);
-    if (!r) return kyi_fail(KY_ERR_NOMEM, call, "no memory for the cuFile path's runs");
-    for (;;) {
-        size_t gbase = 0, mbase = 0;
-        for (int d = 0; d < last; d++) {
-            gbase += (p->g[d] ? p->g[d][l[d]] : p->g0[d] + l[d]) * GS[d];
-            mbase += l[d] * p->S[d];
-        }
-        for (size_t x = 0; x < p->n[last]; x++) {
-            uint64_t g = gbase + (p->g[last] ? p->g[last][x] : p->g0[last] + x);
-            const char *m = p->origin + (mbase + x * p->S[last]) * el;
-            if (n && r[n - 1].g + r[n - 1].n == g && r[n - 1].mem + r[n - 1].n * el == m) {
-                r[n - 1].n++;
-                continue;
-            }
-            if (n == cap) {
-                kyi_io_run_t *b = realloc(r, 2 * cap * sizeof *r);
-                if (!b) {
-                    free(r);
-                    return kyi_fail(KY_ERR_NOMEM, call, "no memory for the cuFile path's runs");
-                }
-                r = b;
-                cap *= 2;
-            }
-            r[n++] = (kyi_io_run_t){m, g, 1};
-        }
-        int d = last - 1;
-        while (d >= 0 && ++l[d] == p->n[d]) l[d--] = 0;
-        if (d < 0) break;
-    }
-    *out = r;
-    *nout = n;
-    return KY_OK;
-}
-
 /* Whole pages through cuFile: [off, off + len) of the file from or to GPU address mem. */
 static int direct_io(const char *call, cf_t *c, const char *name, uint64_t off, uint64_t len, char *mem,
                      int put)
@@ -317,7 +267,7 @@ static int move(const char *call, ky_io_file_t f, hid_t dset, const kyi_io_shape
     size_t nr = 0;
     if (e != cudaSuccess)
         st = kyi_fail(KY_ERR_CUDA, call, "GPU %d before cuFile I/O: %s", p->dev, cudaGetErrorString(e));
-    if (st == KY_OK) st = piece_runs(call, sh, p, &runs, &nr);
+    if (st == KY_OK) st = kyi_io_piece_runs(call, sh, p, &runs, &nr);
     char why[256];
     uint64_t bytes = 0;
     if (st == KY_OK && put && kyi_io_gpu_checksum(p->dev, runs, nr, sh->elem, cks, why, sizeof why) != 0)

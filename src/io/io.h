@@ -3,7 +3,8 @@
  * xfer.c the moves between memory and a dataset (the path of each dataset chosen once for all ranks; host
  * memory straight to HDF5, GPU memory through the bounce pipeline or cuFile), table.c the measured table
  * behind KY_IO_PATH=auto, checksum.c the distribution-independent checksum, cufile.c (cufile_none.c in builds
- * without cuFile) the GPUDirect Storage path with its GPU checksum (cufile_gpu.cu).
+ * without cuFile) the GPUDirect Storage path, runs.c a piece's contiguous runs, checksum_gpu.cu the checksum
+ * on the GPU (checksum_gpu_none.c without CUDA).
  *
  * io sits above array: it uses array's public API, the runtime's GPU service (runtime/gpu.h), settings and
  * errors, and MPI only for the communicator HDF5's MPI-IO driver needs and the agreement of the ranks on a
@@ -17,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "io/checksum_gpu.h"
 #include "kyoyu.h"
 #include "kyoyu/io.h"
 
@@ -127,6 +129,15 @@ int kyi_io_table_choose(const char *fs, int put, size_t bytes, char *why, size_t
 uint64_t kyi_io_checksum(const kyi_io_shape_t *sh, const kyi_io_piece_t *p, size_t r0, size_t r1,
                          const char *mem, const size_t mS[]);
 #define KYI_IO_CHECKSUM_ALGO "kyoyu-sum-splitmix64-v1"
+
+/* ---- runs.c ------------------------------------------------------------------------------------------- */
+/* The runs of piece p contiguous both in the dataset and in memory, in file order along each row (*out
+ * malloc'ed, NULL for an empty piece). */
+int kyi_io_piece_runs(const char *call, const kyi_io_shape_t *sh, const kyi_io_piece_t *p, kyi_io_run_t **out,
+                      size_t *nout);
+/* GPU pieces of at least this many bytes have their checksum computed on the GPU on the bounce path too (the
+ * CPU's 1-2 GB/s per core beside each HDF5 write would bound the pipeline); smaller ones on the CPU. */
+#define KYI_IO_GPU_CKS_MIN ((size_t)1 << 20)
 
 /* ---- cufile.c (cufile_none.c) ------------------------------------------------------------------------- */
 /* GPUDirect Storage: piece p's runs contiguous in the file written (read) with cuFileWrite (cuFileRead) at

@@ -280,6 +280,27 @@ static int pinned(const char *call, ky_io_file_t f, size_t bytes, int host)
     return KY_OK;
 }
 
+/* The piece's checksum on its GPU (runs.c's runs, checksum_gpu.cu); `quiet`: a failure only noted (the caller
+ * falls back to the CPU). */
+static int gpu_checksum(const char *call, const kyi_io_shape_t *sh, const kyi_io_piece_t *p, uint64_t *cks,
+                        int quiet)
+{
+    kyi_io_run_t *runs = NULL;
+    size_t nr = 0;
+    uint64_t sum = 0;
+    char why[256];
+    int st = kyi_io_piece_runs(call, sh, p, &runs, &nr);
+    if (st == KY_OK && kyi_io_gpu_checksum(p->dev, runs, nr, sh->elem, &sum, why, sizeof why) != 0) {
+        if (quiet)
+            KYI_INFO(KYI_SUB_IO, "%s: checksum on GPU %d failed (%s): computed on the CPU", call, p->dev,
+                     why);
+        st = quiet ? KY_ERR_CUDA : kyi_fail(KY_ERR_CUDA, call, "checksum on GPU %d failed: %s", p->dev, why);
+    }
+    free(runs);
+    if (st == KY_OK) *cks += sum;
+    return st;
+}
+
 static int bounce(const char *call, ky_io_file_t f, hid_t dset, hid_t fsp, const kyi_io_shape_t *sh,
                   const kyi_io_piece_t *p, uint64_t *cks, int put)
 {
@@ -293,6 +314,10 @@ static int bounce(const char *call, ky_io_file_t f, hid_t dset, hid_t fsp, const
     for (int d = sh->ndim - 2; d >= 0; d--) dS[d] = dS[d + 1] * p->n[d + 1];
     kyi_gpu_op_t *op[2] = {NULL, NULL};
     int st = KY_OK;
+    /* large GPU pieces: the checksum in one pass on the GPU (writes: before the copies, falling back to the
+     * CPU if it fails; reads: after the last copy), not on the CPU beside each HDF5 transfer */
+    int gpu_cks = p->dev >= 0 && n0 * rowb >= KYI_IO_GPU_CKS_MIN;
+    if (gpu_cks && put) gpu_cks = gpu_checksum(call, sh, p, cks, 1) == KY_OK;
     if (put) {
         st = gpu_rows(call, sh, p, 0, R, f->pin[0], 1, &op[0]);
         for (size_t k = 0, r0 = 0; r0 < n0 && st == KY_OK; k++, r0 += R) {
@@ -301,7 +326,7 @@ static int bounce(const char *call, ky_io_file_t f, hid_t dset, hid_t fsp, const
             if (st == KY_OK && r1 < n0)
                 st = gpu_rows(call, sh, p, r1, r1 + R < n0 ? r1 + R : n0, f->pin[b ^ 1], 1, &op[b ^ 1]);
             if (st == KY_OK) {
-                *cks += kyi_io_checksum(sh, p, r0, r1, f->pin[b], dS);
+                if (!gpu_cks) *cks += kyi_io_checksum(sh, p, r0, r1, f->pin[b], dS);
                 st = h5xfer(call, f, dset, fsp, sh, p, r0, r1, f->pin[b], 1, 1);
             }
         }
@@ -311,7 +336,7 @@ static int bounce(const char *call, ky_io_file_t f, hid_t dset, hid_t fsp, const
             st = finish(call, &op[b]); /* the copy out of this buffer two pieces ago */
             if (st == KY_OK) st = h5xfer(call, f, dset, fsp, sh, p, r0, r1, f->pin[b], 1, 0);
             if (st == KY_OK) {
-                *cks += kyi_io_checksum(sh, p, r0, r1, f->pin[b], dS);
+                if (!gpu_cks) *cks += kyi_io_checksum(sh, p, r0, r1, f->pin[b], dS);
                 st = gpu_rows(call, sh, p, r0, r1, f->pin[b], 0, &op[b]);
             }
         }
@@ -321,6 +346,7 @@ static int bounce(const char *call, ky_io_file_t f, hid_t dset, hid_t fsp, const
         int s = finish(call, &op[b]);
         if (st == KY_OK) st = s;
     }
+    if (st == KY_OK && gpu_cks && !put) st = gpu_checksum(call, sh, p, cks, 0);
     return st;
 }
 

@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "io/cufile_gpu.h"
+#include "io/checksum_gpu.h"
 
 namespace {
 
@@ -83,7 +83,8 @@ extern "C" int kyi_io_gpu_checksum(int dev, const kyi_io_run_t *runs, size_t nru
     cudaError_t e = cudaSetDevice(dev);
     if (e != cudaSuccess) return cuda_fail(e, "cudaSetDevice", err, errlen);
     cudaStream_t s;
-    if ((e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)) != cudaSuccess)
+    /* blocking, as the runtime's copy streams: after what the program queued on the legacy default stream */
+    if ((e = cudaStreamCreateWithFlags(&s, cudaStreamDefault)) != cudaSuccess)
         return cuda_fail(e, "cudaStreamCreate", err, errlen);
     kyi_io_run_t *d_runs = nullptr;
     unsigned long long *d_out = nullptr, h_out = 0;
