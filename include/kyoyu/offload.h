@@ -36,8 +36,8 @@
 #define KYI_IF(c) KYI_CAT(KYI_IF_, c)
 #define KYI_IF_0(t, f) f
 #define KYI_IF_1(t, f) t
-/* a probe: KYI_CAT(KYI_PROBE_x_, tok) is "~, 1" for the one token that has a KYI_PROBE_ definition, else a
- * single unknown name, so KYI_SECOND picks 1 or the 0 behind it */
+/* probes: pasting KYI_PROBE_OFF_ to the first token gives "~, 1" for KYI_OFF alone (any other token makes
+ * one unknown name), so KYI_SECOND picks 1 there and the 0 behind it elsewhere; likewise for KYO_SIMD */
 #define KYI_IS_OFF(...) KYI_SECOND(KYI_CAT(KYI_PROBE_OFF_, __VA_ARGS__), 0, ~)
 #define KYI_PROBE_OFF_KYI_OFF ~, 1
 #define KYI_IS_SIMD(...) KYI_SECOND(KYI_CAT(KYI_PROBE_SIMD_, __VA_ARGS__), 0, ~)
@@ -135,7 +135,8 @@
  * KYI_CL_KYO_<clause> is the clause's text, or nothing where the back end drops it. KYI_CL_ alone is an
  * empty list element (KY_OFFLOAD()). KYO_USE_DEVICE and KYO_QUEUE only come from KY_USE_DEVICE_PTR and
  * KY_OFFLOAD_WAIT. */
-#define KYI_CL(x) KYI_CAT_(KYI_CL_, x) /* x comes expanded; KYI_CL_ must not be */
+/* x arrives expanded (KYO_...); the direct paste keeps KYI_CL_, the empty element, from expanding first */
+#define KYI_CL(x) KYI_CAT_(KYI_CL_, x)
 #define KYI_CL_
 
 #if KY_OFFLOAD_BACKEND_ID <= 2 /* OpenACC */
