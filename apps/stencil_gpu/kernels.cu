@@ -350,7 +350,7 @@ static void tuning(const sg_prob_t *p, int *zc, int *by, int *ry, int *st)
 {
     int fits = p->nx % 2 == 0 && p->block_y != 2 && (p->rows == -1 || p->rows == 2 || p->rows == 4);
     *st = p->pts != 27 ? 0 : p->smem < 0 ? (fits ? 4 : 0) : p->smem == 1 ? 4 : p->smem;
-    *zc = p->zchunk ? p->zchunk : p->pts == 7 || *st ? 8 : 64;
+    *zc = p->zchunk > 0 ? p->zchunk : p->pts == 7 || *st ? 8 : 64; /* -1 is the blocked kernels' */
     *by = p->block_y ? p->block_y : p->pts == 7 || *st ? 4 : 8;
     *ry = p->pts == 27 ? (p->rows >= 0 ? p->rows : 4) : 1;
 }

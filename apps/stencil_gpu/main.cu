@@ -2,7 +2,7 @@
  *
  *   ky_stencil_gpu [--nx N] [--ny N] [--nz N] [--pts 7|27|both] [--bt K] [--steps T] [--variants adbc]
  *                  [--weak] [--check] [--small] [--phases 0|1] [--blocks-per-rank K] [--roofline GBs]
- *                  [--json FILE] [--overlap 0|1] [--tb K] [--tb-tile 8x4|8x2|4x4|16x2]
+ *                  [--json FILE] [--overlap 0|1] [--tb K] [--tb-tile 8x4|8x2|4x4|16x2|16x1]
  *
  * --weak: --nz is per GPU (NZ = nz * GPUs) and rank 0 also runs the per-GPU problem alone, giving the
  * weak-scaling efficiency t(1 GPU) / t(variant). --check: every variant's result is compared with a
@@ -12,7 +12,8 @@
  * computes the interior while ky_array_halo_exchange_begin/_end move the halos (overlap.cu; its phase
  * columns come from a run without overlap, where the phases can be told apart); default: where the job
  * spans several (logical) nodes. --tb K: K steps per pass through memory (tblock.cu; bt a multiple of K, the
- * checked reference stays the single-step kernel). --roofline 0: measure the device copy bandwidth first.
+ * checked reference stays the single-step kernel; --zchunk -1: persistent blocks, see tblock_kernels.cuh).
+ * --roofline 0: measure the device copy bandwidth first.
  * Exit status 77 without a GPU. */
 #include <math.h>
 #include <string.h>
@@ -43,7 +44,7 @@ static void usage_text(FILE *out)
             "       [--variants abcd] [--weak] [--check] [--small] [--phases 0|1] [--blocks-per-rank K]\n"
             "       [--roofline GBs] [--json FILE] [--zchunk PLANES] [--block-y 2|4|8]\n"
             "       [--rows 0|1|2|4] [--smem 0|1|4|8] [--overlap 0|1] [--tb 1|2|3|4]\n"
-            "       [--tb-tile 8x4|8x2|4x4|16x2]\n");
+            "       [--tb-tile 8x4|8x2|4x4|16x2|16x1]\n");
 }
 
 static void usage(void)
@@ -55,7 +56,7 @@ static void usage(void)
 static int tile_ok(int by, int rows)
 {
     return (by == 0 && rows == 0) || (by == 8 && (rows == 4 || rows == 2)) || (by == 4 && rows == 4) ||
-           (by == 16 && rows == 2);
+           (by == 16 && (rows == 2 || rows == 1));
 }
 
 static int parse(int argc, char **argv, opts_t *o)
@@ -125,7 +126,7 @@ static int parse(int argc, char **argv, opts_t *o)
         }
 #undef NEXT
     }
-    if (o->p.bt < 1 || o->p.steps < 1 || o->p.nx < 3 || o->p.ny < 3 || o->bpr < 1 || o->p.zchunk < 0 ||
+    if (o->p.bt < 1 || o->p.steps < 1 || o->p.nx < 3 || o->p.ny < 3 || o->bpr < 1 || o->p.zchunk < -1 ||
         (o->p.block_y != 0 && o->p.block_y != 2 && o->p.block_y != 4 && o->p.block_y != 8) ||
         (o->p.rows != -1 && o->p.rows != 0 && o->p.rows != 1 && o->p.rows != 2 && o->p.rows != 4) ||
         (o->p.smem < -1 || o->p.smem > 8 || (o->p.smem > 1 && o->p.smem != 4 && o->p.smem != 8)) ||

@@ -15,20 +15,33 @@ static void launch_tb(const sg_prob_t *p, int np, cudaStream_t s, const double *
     else
         kern = k_tb27<TB, TBY, RY>;
     size_t bytes = (size_t)2 * TB * tb_plane<TBY, RY>() * sizeof(double);
+    static int resident; /* per kernel: blocks per SM x SMs (the same kind of GPU on every rank) */
     SG_CUDA(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
+    if (!resident) {
+        int dev, sms, per_sm;
+        SG_CUDA(cudaGetDevice(&dev));
+        SG_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+        SG_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, TBX * TBY, bytes));
+        resident = sms * (per_sm > 0 ? per_sm : 1);
+    }
     constexpr int OW = TBX - 2 * TB, OH = TBY * RY - 2 * TB;
     int span = r.hi[TB - 1] - r.lo[TB - 1];
-    dim3 grid((unsigned)((p->nx - 2 + OW - 1) / OW), (unsigned)((p->ny - 2 + OH - 1) / OH),
-              (unsigned)((span + zc - 1) / zc));
-    kern<<<grid, dim3(TBX, TBY, 1), bytes, s>>>(src, dst, p->nx, p->ny, np, r, zc);
+    /* zc < 0: persistent blocks (the kernel's zchunk 0), as many as are resident at once */
+    dim3 grid = zc > 0 ? dim3((unsigned)((p->nx - 2 + OW - 1) / OW), (unsigned)((p->ny - 2 + OH - 1) / OH),
+                              (unsigned)((span + zc - 1) / zc))
+                       : dim3((unsigned)resident, 1, 1);
+    kern<<<grid, dim3(TBX, TBY, 1), bytes, s>>>(src, dst, p->nx, p->ny, np, r, zc > 0 ? zc : 0);
 }
 
 template <int PTS, int TB>
 static void launch_tb_shape(const sg_prob_t *p, int np, cudaStream_t s, const double *src, double *dst,
                             const tb_ranges_t &r, int zc, int by, int rows)
 {
-    if constexpr (PTS == 7) /* 1024 threads in 64 registers: the 27-point stage does not fit */
+    /* 1024 threads in 64 registers: the 7-point stage with 2 rows per thread, the 27-point one with 1 */
+    if constexpr (PTS == 7)
         if (by == 16) return launch_tb<PTS, TB, 16, 2>(p, np, s, src, dst, r, zc);
+    if constexpr (PTS == 27)
+        if (by == 16) return launch_tb<PTS, TB, 16, 1>(p, np, s, src, dst, r, zc);
     if (by == 4 && rows == 4)
         launch_tb<PTS, TB, 4, 4>(p, np, s, src, dst, r, zc);
     else if (rows == 2)
@@ -38,14 +51,19 @@ static void launch_tb_shape(const sg_prob_t *p, int np, cudaStream_t s, const do
 }
 
 /* The tile the blocked kernels use (64 columns x by * rows rows, halos included): what --tb-tile names
- * (16 x 2 for the 7-point stencil only), else 8 x 4 for the 7-point stencil and for the 27-point one 8 x 2
- * at tb 2, 4 x 4 beyond: its stage keeps 6 partial sums per row, and with tb 3 or more 512 threads of 128
- * registers spill where 256 threads of 255 do not (tb 3) or less (tb 4; ptxas, sm_90). */
+ * (16 x 2 for the 7-point stencil only, 16 x 1 for the 27-point one only; the other stencil takes its own
+ * 16-row tile), else 16 x 2 for the 7-point stencil (the fastest measured at every tb, H200 2026-11-27) and
+ * for the 27-point one 8 x 2 at tb 2, 4 x 4 beyond: its stage keeps 6 partial sums per row, and with tb 3 or
+ * more 512 threads of 128 registers spill where 256 threads of 255 do not (tb 3) or less (tb 4; ptxas,
+ * sm_90). */
 void sg_tb_shape(const sg_prob_t *p, int *by, int *rows)
 {
-    int ok = p->tb_by && (p->pts == 7 || p->tb_by != 16);
-    *by = ok ? p->tb_by : p->pts == 7 || p->tb == 2 ? 8 : 4;
-    *rows = ok ? p->tb_rows : p->pts == 7 || p->tb > 2 ? 4 : 2;
+    if (p->tb_by == 16) {
+        *by = 16, *rows = p->pts == 7 ? 2 : 1;
+        return;
+    }
+    *by = p->tb_by ? p->tb_by : p->pts == 7 ? 16 : p->tb == 2 ? 8 : 4;
+    *rows = p->tb_by ? p->tb_rows : p->pts == 7 ? 2 : p->tb > 2 ? 4 : 2;
 }
 
 void sg_launch_tb(const sg_prob_t *p, const sg_sub_t *d, cudaStream_t s, const double *src, double *dst,
@@ -58,7 +76,7 @@ void sg_launch_tb(const sg_prob_t *p, const sg_sub_t *d, cudaStream_t s, const d
         r.hi[k] = hi[k];
     }
     if (r.hi[p->tb - 1] <= r.lo[p->tb - 1]) return;
-    int np = d->nz + 2 * d->h, zc = p->zchunk ? p->zchunk : 64, by, rows;
+    int np = d->nz + 2 * d->h, zc = p->zchunk ? p->zchunk : 64, by, rows; /* -1: persistent */
     sg_tb_shape(p, &by, &rows);
 #define SG_TB(PTS)                                                        \
     do {                                                                  \

@@ -1,8 +1,9 @@
 /* ky_stencil_gpu: the kernels of temporal blocking inside the kernel (launched by tblock.cu; also compiled
  * as host code by tblock_emu.cpp, which runs them on the CPU). One pass through memory advances TB time
  * steps (--tb, 2 to 4): 2.5-D streaming along z. A thread block owns an x-y tile (64 columns x TBY * RY
- * rows, TB-wide halos included, so 64 - 2 TB by TBY RY - 2 TB points are written), marches along z and
- * keeps every stage but the last on chip:
+ * rows, TB-wide halos included, so 64 - 2 TB by TBY RY - 2 TB points are written), marches along z (a
+ * chunk of planes, or with persistent blocks a share of all tiles' planes: tb_work_t) and keeps every stage
+ * but the last on chip:
  *   - each thread owns one tile column and RY consecutive rows of it; stage 0 is the plane it loads from
  *     global memory (one or two planes ahead, in registers), stage s (1..TB) is step s of the pass;
  *   - a stage's z neighbours stay in the thread's registers, its x-y neighbours come from shared memory,
@@ -92,13 +93,13 @@ struct tb_thread_t {
     bool store_x;   /* the column is one of the tile's outputs */
     bool store[RY]; /* the row is one of the tile's outputs */
     int row0, my;   /* tile row of row 0; shared-memory index of (row 0, column) in a plane */
-    __device__ tb_thread_t(int nx, int ny)
+    __device__ tb_thread_t(int nx, int ny, int bx, int by)
     {
         constexpr int OW = TBX - 2 * TB, OH = TBY * RY - 2 * TB;
         int tx = (int)threadIdx.x;
         row0 = (int)threadIdx.y * RY;
-        gx = (int)blockIdx.x * OW + 1 - TB + tx;
-        gy0 = (int)blockIdx.y * OH + 1 - TB + row0;
+        gx = bx * OW + 1 - TB + tx;
+        gy0 = by * OH + 1 - TB + row0;
         in_x = gx >= 1 && gx <= nx - 2;
         store_x = in_x && tx >= TB && tx < TBX - TB;
 #pragma unroll
@@ -112,6 +113,44 @@ struct tb_thread_t {
     __device__ bool in_y(int j, int ny) const
     {
         return gy0 + j >= 1 && gy0 + j <= ny - 2;
+    }
+};
+
+/* What a block computes: segments (a tile, a range of the last step's planes), one after the other. The
+ * tiles' plane ranges are laid end to end, tile by tile (x fastest); a block with zchunk > 0 takes one chunk
+ * of zchunk planes of tile (blockIdx.x, blockIdx.y), the blockIdx.z-th; with zchunk == 0 (persistent: as
+ * many blocks as fit on the GPU at once) the blockIdx.x-th of gridDim.x equal shares of the whole line, which
+ * may span several tiles. Equal shares leave no tail wave, and a block starts a new stream (and pays the 2 tb
+ * or 3 tb planes of its start-up) only about once per tile instead of once per chunk. */
+template <int TB, int TBY, int RY>
+struct tb_work_t {
+    /* the block's part of the line: [w, w1) (below 2^31: tiles x planes); the rest is recomputed from the
+     * kernel's arguments, which cost no registers */
+    int w, w1;
+    __device__ tb_work_t(int nx, int ny, const tb_ranges_t &r, int zchunk)
+    {
+        constexpr int OW = TBX - 2 * TB, OH = TBY * RY - 2 * TB;
+        int span = r.hi[TB - 1] - r.lo[TB - 1], ntx = (nx - 2 + OW - 1) / OW;
+        if (zchunk > 0) {
+            int t = (int)blockIdx.y * ntx + (int)blockIdx.x;
+            w = t * span + (int)blockIdx.z * zchunk;
+            w1 = min(w + zchunk, (t + 1) * span);
+        } else {
+            long long all = (long long)ntx * ((ny - 2 + OH - 1) / OH) * span;
+            w = (int)(all * blockIdx.x / gridDim.x);
+            w1 = (int)(all * (blockIdx.x + 1) / gridDim.x);
+        }
+    }
+    /* the next segment: tile (bx, by), planes [zlo, zhi); false when there is none */
+    __device__ bool next(int nx, const tb_ranges_t &r, int &bx, int &by, int &zlo, int &zhi)
+    {
+        if (w >= w1) return false;
+        constexpr int OW = TBX - 2 * TB;
+        int span = r.hi[TB - 1] - r.lo[TB - 1], ntx = (nx - 2 + OW - 1) / OW;
+        int t = w / span, z = w - t * span, n = min(span - z, w1 - w);
+        bx = t % ntx, by = t / ntx, zlo = r.lo[TB - 1] + z, zhi = zlo + n;
+        w += n;
+        return true;
     }
 };
 
@@ -134,57 +173,60 @@ __global__ void __launch_bounds__(TBX *TBY, TBY == 8 && RY == 2 ? 2 : 1)
 {
     constexpr int TH = TBY * RY, TW = TBX + 2, PL = tb_plane<TBY, RY>();
     double *sm = tb_smem();
-    int zlo = r.lo[TB - 1] + (int)blockIdx.z * zchunk, zhi = min(zlo + zchunk, r.hi[TB - 1]);
-    if (zlo >= zhi) return; /* the whole block */
     tb_zero(sm, 2 * TB * PL);
-    const tb_thread_t<TB, TBY, RY> t(nx, ny);
     size_t P = (size_t)nx * ny;
-    int zend = min(np, zhi + TB); /* planes the pass reads: [zlo - TB, zhi + TB) */
-    double below[TB][RY], here[TB][RY];
-    tb_prefetch_t<RY, 2> pf; /* two planes ahead: the registers are there (at most 128 with 4 rows, tb 4) */
+    tb_work_t<TB, TBY, RY> work(nx, ny, r, zchunk);
+    /* a segment's first __syncthreads orders its writes after the previous segment's last reads */
+    for (int bx, by, zlo, zhi; work.next(nx, r, bx, by, zlo, zhi);) {
+        const tb_thread_t<TB, TBY, RY> t(nx, ny, bx, by);
+        int zend = min(np, zhi + TB); /* planes the pass reads: [zlo - TB, zhi + TB) */
+        double below[TB][RY], here[TB][RY];
+        tb_prefetch_t<RY, 2>
+            pf; /* two planes ahead: the registers are there (at most 128 with 4 rows, tb 4) */
 #pragma unroll
-    for (int s = 0; s < TB; s++)
+        for (int s = 0; s < TB; s++)
 #pragma unroll
-        for (int j = 0; j < RY; j++) below[s][j] = here[s][j] = 0.0;
-    pf.start(src, P, t.off, zlo - TB, zend);
-    int b = 0;
-    for (int zi = zlo - TB; zi < zhi + TB; zi++, b ^= 1) {
-        double v[RY];
-        pf.next(src, P, t.off, zi, zend, v);
-        __syncthreads(); /* the previous iteration's planes are written, and its reads are done */
+            for (int j = 0; j < RY; j++) below[s][j] = here[s][j] = 0.0;
+        pf.start(src, P, t.off, zlo - TB, zend);
+        int b = 0;
+        for (int zi = zlo - TB; zi < zhi + TB; zi++, b ^= 1) {
+            double v[RY];
+            pf.next(src, P, t.off, zi, zend, v);
+            __syncthreads(); /* the previous iteration's planes are written, and its reads are done */
 #pragma unroll
-        for (int s = 0; s < TB; s++) {
-            double *wb = sm + (2 * s + b) * PL + t.my;
-            const double *rb = sm + (2 * s + (b ^ 1)) * PL + t.my; /* stage s, plane zi - s - 1 */
+            for (int s = 0; s < TB; s++) {
+                double *wb = sm + (2 * s + b) * PL + t.my;
+                const double *rb = sm + (2 * s + (b ^ 1)) * PL + t.my; /* stage s, plane zi - s - 1 */
 #pragma unroll
-            for (int j = 0; j < RY; j++) wb[j * TW] = v[j];
-            int zo = zi - s - 1; /* stage s + 1 computes this plane */
-            bool zin = zo >= r.lo[s] && zo < r.hi[s];
-            double o[RY];
+                for (int j = 0; j < RY; j++) wb[j * TW] = v[j];
+                int zo = zi - s - 1; /* stage s + 1 computes this plane */
+                bool zin = zo >= r.lo[s] && zo < r.hi[s];
+                double o[RY];
 #pragma unroll
-            for (int j = 0; j < RY; j++) {
-                int row = t.row0 + j;
-                o[j] = here[s][j]; /* not computed: the value passes through */
-                if (row >= s + 1 && row < TH - s - 1 && zin && t.in_x && t.in_y(j, ny)) {
-                    double ym = j > 0 ? here[s][j - 1] : rb[-TW];
-                    double yp = j < RY - 1 ? here[s][j + 1] : rb[RY * TW];
-                    /* point<7>'s order: centre, z-1, z+1, y-1, y+1, x-1, x+1 */
-                    o[j] = 0.4 * here[s][j] +
-                           0.1 * (below[s][j] + v[j] + ym + yp + rb[j * TW - 1] + rb[j * TW + 1]);
+                for (int j = 0; j < RY; j++) {
+                    int row = t.row0 + j;
+                    o[j] = here[s][j]; /* not computed: the value passes through */
+                    if (row >= s + 1 && row < TH - s - 1 && zin && t.in_x && t.in_y(j, ny)) {
+                        double ym = j > 0 ? here[s][j - 1] : rb[-TW];
+                        double yp = j < RY - 1 ? here[s][j + 1] : rb[RY * TW];
+                        /* point<7>'s order: centre, z-1, z+1, y-1, y+1, x-1, x+1 */
+                        o[j] = 0.4 * here[s][j] +
+                               0.1 * (below[s][j] + v[j] + ym + yp + rb[j * TW - 1] + rb[j * TW + 1]);
+                    }
+                }
+#pragma unroll
+                for (int j = 0; j < RY; j++) {
+                    below[s][j] = here[s][j];
+                    here[s][j] = v[j];
+                    v[j] = o[j];
                 }
             }
+            int zo = zi - TB;
+            if (zo >= zlo)
 #pragma unroll
-            for (int j = 0; j < RY; j++) {
-                below[s][j] = here[s][j];
-                here[s][j] = v[j];
-                v[j] = o[j];
-            }
+                for (int j = 0; j < RY; j++)
+                    if (t.store[j]) dst[(size_t)zo * P + (size_t)t.off[j]] = v[j];
         }
-        int zo = zi - TB;
-        if (zo >= zlo)
-#pragma unroll
-            for (int j = 0; j < RY; j++)
-                if (t.store[j]) dst[(size_t)zo * P + (size_t)t.off[j]] = v[j];
     }
 }
 
@@ -198,62 +240,65 @@ __global__ void __launch_bounds__(TBX *TBY, 1)
 {
     constexpr int TH = TBY * RY, TW = TBX + 2, PL = tb_plane<TBY, RY>();
     double *sm = tb_smem();
-    int zlo = r.lo[TB - 1] + (int)blockIdx.z * zchunk, zhi = min(zlo + zchunk, r.hi[TB - 1]);
-    if (zlo >= zhi) return; /* the whole block */
     tb_zero(sm, 2 * TB * PL);
-    const tb_thread_t<TB, TBY, RY> t(nx, ny);
     size_t P = (size_t)nx * ny;
-    int zend = min(np, zhi + TB); /* planes the pass reads: [zlo - TB, zhi + TB) */
-    /* partial sums of stage s's planes below (a) and at (b) the plane stage s + 1 computes */
-    double Ca[TB][RY], Fa[TB][RY], Ka[TB][RY], Cb[TB][RY], Fb[TB][RY], Kb[TB][RY];
-    /* two planes ahead where the registers allow it (ptxas, sm_90: no spills), else one */
-    tb_prefetch_t<RY, TB == 2 || (TB == 3 && TBY == 4) ? 2 : 1> pf;
+    tb_work_t<TB, TBY, RY> work(nx, ny, r, zchunk);
+    for (int bx, by, zlo, zhi; work.next(nx, r, bx, by, zlo, zhi);) {
+        const tb_thread_t<TB, TBY, RY> t(nx, ny, bx, by);
+        int zend = min(np, zhi + TB); /* planes the pass reads: [zlo - TB, zhi + TB) */
+        /* partial sums of stage s's planes below (a) and at (b) the plane stage s + 1 computes */
+        double Ca[TB][RY], Fa[TB][RY], Ka[TB][RY], Cb[TB][RY], Fb[TB][RY], Kb[TB][RY];
+        /* two planes ahead where the registers allow it (ptxas, sm_90: no spills), else one */
+        tb_prefetch_t<RY, TB == 2 || (TB == 3 && TBY == 4) ? 2 : 1> pf;
 #pragma unroll
-    for (int s = 0; s < TB; s++)
-#pragma unroll
-        for (int j = 0; j < RY; j++) Ca[s][j] = Fa[s][j] = Ka[s][j] = Cb[s][j] = Fb[s][j] = Kb[s][j] = 0.0;
-    pf.start(src, P, t.off, zlo - TB, zend);
-    int b = 0;
-    for (int zi = zlo - TB; zi < zhi + 2 * TB; zi++, b ^= 1) {
-        double v[RY];
-        pf.next(src, P, t.off, zi, zend, v);
-        __syncthreads(); /* the previous iteration's planes are written, and its reads are done */
-#pragma unroll
-        for (int s = 0; s < TB; s++) {
-            double *wb = sm + (2 * s + b) * PL + t.my;
-            const double *rb = sm + (2 * s + (b ^ 1)) * PL + t.my; /* stage s, plane zi - 2s - 1 */
-#pragma unroll
-            for (int j = 0; j < RY; j++) wb[j * TW] = v[j];
-            int zo = zi - 2 * s - 2; /* stage s + 1 computes this plane */
-            bool zin = zo >= r.lo[s] && zo < r.hi[s];
-            double o[RY];
-#pragma unroll
-            for (int j = 0; j < RY; j++) {
-                int row = t.row0 + j;
-                o[j] = Cb[s][j]; /* not computed: the value passes through */
-                if (row >= s + 1 && row < TH - s - 1) {
-                    /* point<27>'s plane sums of the plane above: x - 1, x, x + 1 of rows j - 1 .. j + 1 */
-                    const double *q = rb + j * TW;
-                    double cm = q[-TW - 1] + q[TW - 1], c0 = q[-TW] + q[TW], cp = q[-TW + 1] + q[TW + 1];
-                    double Cc = q[0], Fc = (c0 + q[-1]) + q[1], Kc = cm + cp;
-                    if (zin && t.in_x && t.in_y(j, ny)) {
-                        double f = (Ca[s][j] + Cc) + Fb[s][j];
-                        double e = (Fa[s][j] + Fc) + Kb[s][j];
-                        double k = Ka[s][j] + Kc;
-                        o[j] = 0.2 * Cb[s][j] + 0.05 * f + 0.02 * e + 0.01 * k;
-                    }
-                    Ca[s][j] = Cb[s][j], Fa[s][j] = Fb[s][j], Ka[s][j] = Kb[s][j];
-                    Cb[s][j] = Cc, Fb[s][j] = Fc, Kb[s][j] = Kc;
-                }
-            }
-#pragma unroll
-            for (int j = 0; j < RY; j++) v[j] = o[j];
-        }
-        int zo = zi - 2 * TB;
-        if (zo >= zlo)
+        for (int s = 0; s < TB; s++)
 #pragma unroll
             for (int j = 0; j < RY; j++)
-                if (t.store[j]) dst[(size_t)zo * P + (size_t)t.off[j]] = v[j];
+                Ca[s][j] = Fa[s][j] = Ka[s][j] = Cb[s][j] = Fb[s][j] = Kb[s][j] = 0.0;
+        pf.start(src, P, t.off, zlo - TB, zend);
+        int b = 0;
+        for (int zi = zlo - TB; zi < zhi + 2 * TB; zi++, b ^= 1) {
+            double v[RY];
+            pf.next(src, P, t.off, zi, zend, v);
+            __syncthreads(); /* the previous iteration's planes are written, and its reads are done */
+#pragma unroll
+            for (int s = 0; s < TB; s++) {
+                double *wb = sm + (2 * s + b) * PL + t.my;
+                const double *rb = sm + (2 * s + (b ^ 1)) * PL + t.my; /* stage s, plane zi - 2s - 1 */
+#pragma unroll
+                for (int j = 0; j < RY; j++) wb[j * TW] = v[j];
+                int zo = zi - 2 * s - 2; /* stage s + 1 computes this plane */
+                bool zin = zo >= r.lo[s] && zo < r.hi[s];
+                double o[RY];
+#pragma unroll
+                for (int j = 0; j < RY; j++) {
+                    int row = t.row0 + j;
+                    o[j] = Cb[s][j]; /* not computed: the value passes through */
+                    if (row >= s + 1 && row < TH - s - 1) {
+                        /* point<27>'s plane sums of the plane above: x - 1, x, x + 1 of rows j - 1 .. j + 1
+                         */
+                        const double *q = rb + j * TW;
+                        double cm = q[-TW - 1] + q[TW - 1], c0 = q[-TW] + q[TW], cp = q[-TW + 1] + q[TW + 1];
+                        double Cc = q[0], Fc = (c0 + q[-1]) + q[1], Kc = cm + cp;
+                        if (zin && t.in_x && t.in_y(j, ny)) {
+                            double f = (Ca[s][j] + Cc) + Fb[s][j];
+                            double e = (Fa[s][j] + Fc) + Kb[s][j];
+                            double k = Ka[s][j] + Kc;
+                            o[j] = 0.2 * Cb[s][j] + 0.05 * f + 0.02 * e + 0.01 * k;
+                        }
+                        Ca[s][j] = Cb[s][j], Fa[s][j] = Fb[s][j], Ka[s][j] = Kb[s][j];
+                        Cb[s][j] = Cc, Fb[s][j] = Fc, Kb[s][j] = Kc;
+                    }
+                }
+#pragma unroll
+                for (int j = 0; j < RY; j++) v[j] = o[j];
+            }
+            int zo = zi - 2 * TB;
+            if (zo >= zlo)
+#pragma unroll
+                for (int j = 0; j < RY; j++)
+                    if (t.store[j]) dst[(size_t)zo * P + (size_t)t.off[j]] = v[j];
+        }
     }
 }
 

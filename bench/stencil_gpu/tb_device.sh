@@ -98,12 +98,20 @@ want check && for n in 1 2; do
         grep -E "identical|DIFFERENT|WRONG" "$out/check_n${n}_tb$tb.log" | sed 's/^/    /' | tee -a "$S"
     done
 done
-# every other tile at tb 4, z chunks of 3 planes: 8x4 and 16x2 on 1 rank, 4x4 and 8x2 on 2 (as the GPU tests)
+# every other tile at tb 4, z chunks of 3 planes: 8x4 and 16x2 (the 27-point stencil: 16x1) on 1 rank, 4x4
+# and 8x2 on 2 (as the GPU tests)
 want check && for nt in 1:8x4 1:16x2 2:4x4 2:8x2; do
     n=${nt%%:*} tile=${nt#*:}
     step check_n${n}_tile$tile 60 "$K" -n $n "$X" --small --nx 77 --ny 53 --pts both --bt 4 --tb 4 --zchunk 3 \
         --tb-tile $tile --variants c || ok=0
     grep -E "^kyoyu" "$out/check_n${n}_tile$tile.log" | sed "s/^/    $tile: /" | tee -a "$S"
+done
+# persistent blocks (--zchunk -1: shares of the tiles' plane ranges that span tiles), the 16-row tiles
+want check && for nt in 1:2 2:3; do
+    n=${nt%%:*} tb=${nt#*:}
+    step check_n${n}_persist_tb$tb 60 "$K" -n $n "$X" --small --nx 131 --ny 45 --pts both --bt 6 --tb $tb \
+        --zchunk -1 --tb-tile 16x2 --variants c || ok=0
+    grep -E "^kyoyu" "$out/check_n${n}_persist_tb$tb.log" | sed "s/^/    persistent: /" | tee -a "$S"
 done
 # the exchange behind the interior (--overlap 1, overlap.cu) in passes of tb steps, 2 ranks, every rank a node
 want check && for tb in 2 4; do
@@ -134,14 +142,19 @@ if want perf; then
     [ $quick = 1 ] && for tb in 2 3 4; do perf perf_tb$tb --tb $tb; done
 fi
 if want perf && [ $quick = 0 ]; then
+    # 16x2: the 7-point stencil's 64x32 tile of 1024 threads; the 27-point one takes 16x1 (64x16, 1024
+    # threads, one row each); zchunk -1: persistent blocks. The tiles measured slow on 2026-11-27 (27-point
+    # 8x4 at tb 3 and 4, 8x2 at tb 4: under 45 Gpoint/s) are left out: they only cost time.
     for tb in 2 3 4; do
-        # both stencils try each tile (a 27-point run given 16x2 keeps its default 8x2, not timed twice)
-        perf perf_tb${tb}_8x2 --tb $tb --tb-tile 8x2
-        perf perf_tb${tb}_8x4 --tb $tb --tb-tile 8x4
+        perf perf_tb${tb}_16x2 --tb $tb --tb-tile 16x2
+        perf perf_tb${tb}_16x2_pers --tb $tb --tb-tile 16x2 --zchunk -1
         perf perf_tb${tb}_4x4 --tb $tb --tb-tile 4x4
-        perf perf_tb${tb}_16x2 --tb $tb --tb-tile 16x2 --pts 7
+        perf perf_tb${tb}_8x4 --tb $tb --tb-tile 8x4 --pts 7
+        perf perf_tb${tb}_8x2 --tb $tb --tb-tile 8x2 $([ $tb = 4 ] && echo --pts 7)
     done
-    for zc in 32 128; do perf perf_tb3_zc$zc --tb 3 --zchunk $zc; done
+    perf perf_tb2_8x4_27 --tb 2 --tb-tile 8x4 --pts 27
+    for zc in 96 128; do perf perf_tb3_16x2_zc$zc --tb 3 --tb-tile 16x2 --zchunk $zc --pts 7; done
+    perf perf_tb2_16x1_zc128 --tb 2 --tb-tile 16x1 --zchunk 128 --pts 27
 fi
 
 # ---- ncu: speed of light of each default kernel (a short run: one block of bt steps) ----------------------
@@ -206,14 +219,15 @@ for r in recs:
     # dynamic shared memory: the blocked kernels' planes; the single-step 27-point kernel's 4 staged tiles
     smem = 2 * tb * (by * rows + 2) * 66 * 8 / 1024 if tb > 1 else (4 * 18 * 68 * 8 / 1024 if pts == 27 else 0)
     tile = f"64x{by * rows}:{by}x{rows}" if tb > 1 else "1-step"  # columns x rows: thread rows x rows each
-    # sg_tb_shape's default tile: 8x4 for the 7-point stencil, 8x2 (tb 2) or 4x4 for the 27-point one
-    dby, drows = (8, 4) if pts == 7 else (8, 2) if tb == 2 else (4, 4)
+    # sg_tb_shape's default tile: 16x2 for the 7-point stencil, 8x2 (tb 2) or 4x4 for the 27-point one
+    dby, drows = (16, 2) if pts == 7 else (8, 2) if tb == 2 else (4, 4)
     default = tb == 1 or (rows == drows and by == dby and zc == 64)
-    print(f"{pts:>3} {tb:>2} {tile:>10} {zc or '-':>4} {r['step_ms']:>8.4f} {g:>7.1f} {g / roof:>6.2f} "
+    zcs = "pers" if zc == -1 else zc or "-"  # -1: persistent blocks
+    print(f"{pts:>3} {tb:>2} {tile:>10} {zcs:>4} {r['step_ms']:>8.4f} {g:>7.1f} {g / roof:>6.2f} "
           f"{f.get('REG', '?'):>4} {f.get('SPILL', '?'):>5} {smem:>7.1f}  {ncu_of(pts, tb) if default else ''}")
     k = (pts, tb)
     if k not in best or g > best[k][0]:
-        best[k] = (g, tile, zc, g / roof)
+        best[k] = (g, tile, zcs, g / roof)
 print()
 print("best per (pts, tb): " + "; ".join(f"{p}pt tb{t}: {v[0]:.0f} Gpt/s = {v[3]:.2f}x roofline ({v[1]}, zc {v[2] or '-'})" for (p, t), v in sorted(best.items())))
 g7 = max((v[0] for (p, t), v in best.items() if p == 7), default=0)
