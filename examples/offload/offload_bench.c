@@ -1,20 +1,21 @@
-/* Times examples/offload's two kernels under the back end this program was compiled for: the 7-point
- * stencil (stencil7.c) and the Himeno jacobi iteration (himeno_kernel.c), arrays on the device for the
- * whole run, as the directives-against-CUDA table of docs/offload.md needs. Library-independent:
+/* Times examples/offload's kernels under the back end this program was compiled for: the 7- and 27-point
+ * stencils (stencil7.c, stencil27.c) and the Himeno jacobi iteration (himeno_kernel.c), arrays on the
+ * device for the whole run, as the directives-against-CUDA table of docs/offload.md needs.
+ * Library-independent:
  *
  *   gcc -O3 -fopenacc -DKY_OFFLOAD_BACKEND=acc_parallel -I<kyoyu>/include offload_bench.c stencil7.c \
- *       himeno_kernel.c -lm -o offload_bench                     (tools/offload-check --bench builds it so)
- *   offload_bench [--kernel stencil7|himeno|both] [--n NZ,NY,NX] [--size S|M|L|XL] [--steps N] [--reps R]
- *                 [--check]
+ *       stencil27.c himeno_kernel.c -lm -o offload_bench        (tools/offload-check --bench builds it so)
+ *   offload_bench [--kernel stencil7|stencil27|himeno|all] [--n NZ,NY,NX] [--size S|M|L|XL] [--steps N]
+ *                 [--reps R] [--check]
  *
- * stencil7: --n points (default 256^3), --steps steps per repetition; reported per step, and as the
- * bandwidth of the minimum traffic (read one array, write the other: 16 bytes per point). himeno: the
- * original's grid sizes (default M: 129 x 129 x 257 with the boundary), --steps iterations, reported per
- * iteration and in the benchmark's MFLOPS (34 flops per interior point). The best of --reps (default 3)
- * repetitions after one untimed. --check: the same steps on the host without directives, and the largest
- * difference (exit 1 above 1e-9 for the stencil's doubles, 1e-4 for Himeno's floats and gosa's relative
- * difference: a GPU may contract a * b + c into one rounding where the host does not). One line per
- * kernel, then the same as JSON. */
+ * Stencils: --n points (default 256^3), --steps steps per repetition; per step, in GFLOP/s as ky_stencil
+ * counts them (8 and 30 flops per point), and as the bandwidth of the minimum traffic (read one array,
+ * write the other: 16 bytes per point). Himeno: the original's grid sizes (default M: 129 x 129 x 257 with
+ * the boundary), --steps iterations; per iteration and in GFLOP/s of the benchmark's count (34 flops per
+ * interior point). The best of --reps (default 3) repetitions after one untimed. --check: the same steps on
+ * the host without directives, and the largest difference (exit 1 above 1e-9 for the stencils' doubles,
+ * 1e-4 for Himeno's floats and gosa's relative difference: a GPU may contract a * b + c into one rounding
+ * where the host does not). One line per kernel, then the same as JSON. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,14 +46,15 @@ static void *xmalloc(size_t bytes)
 typedef struct {
     const char *kernel;
     int n[3], steps;
-    double best_s, rate, diff; /* rate: GB/s (stencil7) or MFLOPS (himeno); diff < 0: not checked */
-    const char *unit;
+    double best_s, gbps, gflops,
+        diff; /* gbps: the stencils' minimum traffic (0: himeno); diff < 0: not checked */
 } result_t;
 
 static void print_result(const result_t *r)
 {
-    printf("%-22s %-8s %4dx%4dx%4d  %8.3f ms/step  %9.1f %-6s", KY_OFFLOAD_BACKEND_NAME, r->kernel, r->n[0],
-           r->n[1], r->n[2], 1e3 * r->best_s / r->steps, r->rate, r->unit);
+    printf("%-22s %-9s %4dx%4dx%4d  %8.3f ms/step  %7.1f GFLOP/s", KY_OFFLOAD_BACKEND_NAME, r->kernel,
+           r->n[0], r->n[1], r->n[2], 1e3 * r->best_s / r->steps, r->gflops);
+    if (r->gbps > 0.0) printf("  %7.1f GB/s", r->gbps);
     if (r->diff >= 0.0) printf("  max diff %.3g", r->diff);
     printf("\n");
 }
@@ -61,28 +63,38 @@ static void print_json(const result_t *r)
 {
     printf(
         "{\"backend\": \"%s\", \"kernel\": \"%s\", \"n\": [%d, %d, %d], \"steps\": %d, "
-        "\"seconds_per_step\": %.9g, \"%s\": %.6g, \"max_diff\": %.6g}\n",
+        "\"seconds_per_step\": %.9g, \"gflops\": %.6g, \"gbps\": %.6g, \"max_diff\": %.6g}\n",
         KY_OFFLOAD_BACKEND_NAME, r->kernel, r->n[0], r->n[1], r->n[2], r->steps, r->best_s / r->steps,
-        strcmp(r->unit, "GB/s") == 0 ? "gbps" : "mflops", r->rate, r->diff);
+        r->gflops, r->gbps, r->diff);
 }
 
-static result_t bench_stencil7(const int n[3], int steps, int reps, int check)
+/* one step of the 7- or 27-point stencil, with directives or without */
+static void stencil_step(int points, int plain, const int n[3], const double *in, double *out)
 {
-    const int nz = n[0], ny = n[1], nx = n[2];
-    const size_t pts = (size_t)nz * ny * nx;
+    if (points == 27 && plain)
+        ofl_stencil27_step_plain(n[0], n[1], n[2], in, out);
+    else if (points == 27)
+        ofl_stencil27_step(n[0], n[1], n[2], in, out);
+    else if (plain)
+        ofl_stencil7_step_plain(n[0], n[1], n[2], in, out, 0.4, 0.1);
+    else
+        ofl_stencil7_step(n[0], n[1], n[2], in, out, 0.4, 0.1);
+}
+
+/* ky_stencil's counts: 8 flops per point (7-point), 30 (27-point); traffic at least one read and one write
+ * of a double per point */
+static result_t bench_stencil(int points, const int n[3], int steps, int reps, int check)
+{
+    const size_t pts = (size_t)n[0] * n[1] * n[2];
     double *a = (double *)xmalloc(pts * sizeof(double)), *b = (double *)xmalloc(pts * sizeof(double));
     for (size_t i = 0; i < pts; i++) a[i] = b[i] = (double)((i * 104729) % 997) / 997.0;
-    const double c0 = 0.4, c1 = 0.1;
-    result_t r = {"stencil7", {nz, ny, nx}, steps, 1e30, 0.0, -1.0, "GB/s"};
-    ofl_stencil7_enter(nz, ny, nx, a, b);
+    result_t r = {points == 27 ? "stencil27" : "stencil7", {n[0], n[1], n[2]}, steps, 1e30, 0.0, 0.0, -1.0};
+    ofl_stencil_enter(n[0], n[1], n[2], a, b);
     int total = 0; /* steps so far: even, the field is in a */
     for (int rep = 0; rep <= reps; rep++) {
         double t0 = now();
         for (int s = 0; s < steps; s++, total++)
-            if (total % 2 == 0)
-                ofl_stencil7_step(nz, ny, nx, a, b, c0, c1);
-            else
-                ofl_stencil7_step(nz, ny, nx, b, a, c0, c1);
+            stencil_step(points, 0, n, total % 2 ? b : a, total % 2 ? a : b);
         double t = now() - t0;
         if (rep > 0 && t < r.best_s) r.best_s = t; /* repetition 0 warms up */
     }
@@ -90,12 +102,14 @@ static result_t bench_stencil7(const int n[3], int steps, int reps, int check)
     /* clang-format off */
     KY_UPDATE_HOST(last[0:pts])
     /* clang-format on */
-    r.rate = 16.0 * (double)(nz - 2) * (ny - 2) * (nx - 2) * steps / r.best_s / 1e9;
+    const double interior = (double)(n[0] - 2) * (n[1] - 2) * (n[2] - 2) * steps;
+    r.gbps = 16.0 * interior / r.best_s / 1e9;
+    r.gflops = (points == 27 ? 30.0 : 8.0) * interior / r.best_s / 1e9;
     if (check) {
         double *ra = (double *)xmalloc(pts * sizeof(double)), *rb = (double *)xmalloc(pts * sizeof(double));
         for (size_t i = 0; i < pts; i++) ra[i] = rb[i] = (double)((i * 104729) % 997) / 997.0;
         for (int s = 0; s < total; s++) {
-            ofl_stencil7_step_plain(nz, ny, nx, ra, rb, c0, c1);
+            stencil_step(points, 1, n, ra, rb);
             double *t = ra;
             ra = rb, rb = t;
         }
@@ -103,7 +117,7 @@ static result_t bench_stencil7(const int n[3], int steps, int reps, int check)
         for (size_t i = 0; i < pts; i++) r.diff = fmax(r.diff, fabs(last[i] - ra[i]));
         free(ra), free(rb);
     }
-    ofl_stencil7_exit(nz, ny, nx, a, b);
+    ofl_stencil_exit(n[0], n[1], n[2], a, b);
     free(a), free(b);
     return r;
 }
@@ -112,7 +126,7 @@ static result_t bench_himeno(const int n[3], int steps, int reps, int check)
 {
     ofl_himeno_t h;
     if (ofl_himeno_alloc(&h, n[0], n[1], n[2])) exit(1);
-    result_t r = {"himeno", {n[0], n[1], n[2]}, steps, 1e30, 0.0, -1.0, "MFLOPS"};
+    result_t r = {"himeno", {n[0], n[1], n[2]}, steps, 1e30, 0.0, 0.0, -1.0};
     double gosa = 0.0;
     ofl_himeno_enter(&h);
     for (int rep = 0; rep <= reps; rep++) {
@@ -122,7 +136,7 @@ static result_t bench_himeno(const int n[3], int steps, int reps, int check)
         if (rep > 0 && t < r.best_s) r.best_s = t;
     }
     ofl_himeno_exit(&h);
-    r.rate = 34.0 * (double)(n[0] - 2) * (n[1] - 2) * (n[2] - 2) * steps / r.best_s / 1e6;
+    r.gflops = 34.0 * (double)(n[0] - 2) * (n[1] - 2) * (n[2] - 2) * steps / r.best_s / 1e9;
     if (check) {
         ofl_himeno_t ref;
         if (ofl_himeno_alloc(&ref, n[0], n[1], n[2])) exit(1);
@@ -141,7 +155,7 @@ static result_t bench_himeno(const int n[3], int steps, int reps, int check)
 
 int main(int argc, char **argv)
 {
-    const char *kernel = "both";
+    const char *kernel = "all";
     int n7[3] = {256, 256, 256}, nh[3] = {129, 129, 257}, steps = 20, reps = 3, check = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -178,12 +192,15 @@ int main(int argc, char **argv)
         }
     }
     if (steps < 1 || reps < 1) return 2;
-    result_t res[2];
-    int nres = 0;
-    if (!strcmp(kernel, "stencil7") || !strcmp(kernel, "both"))
-        res[nres++] = bench_stencil7(n7, steps, reps, check);
-    if (!strcmp(kernel, "himeno") || !strcmp(kernel, "both"))
-        res[nres++] = bench_himeno(nh, steps, reps, check);
+    result_t res[3];
+    int nres = 0, all = !strcmp(kernel, "all");
+    if (all || !strcmp(kernel, "stencil7")) res[nres++] = bench_stencil(7, n7, steps, reps, check);
+    if (all || !strcmp(kernel, "stencil27")) res[nres++] = bench_stencil(27, n7, steps, reps, check);
+    if (all || !strcmp(kernel, "himeno")) res[nres++] = bench_himeno(nh, steps, reps, check);
+    if (nres == 0) {
+        fprintf(stderr, "offload_bench: --kernel %s: stencil7, stencil27, himeno or all\n", kernel);
+        return 2;
+    }
     for (int i = 0; i < nres; i++) print_result(&res[i]);
     for (int i = 0; i < nres; i++) print_json(&res[i]);
     int bad = 0;

@@ -16,10 +16,13 @@ extern "C" {
 #define OFL_RESTRICT restrict
 #endif
 
-/* ---- 7-point stencil: out = c0 * in + c1 * (sum of the 6 neighbours) on the interior of nz x ny x nx,
- * x fastest; the boundary planes of out are left as they are ---------------------------------------- */
-void ofl_stencil7_enter(int nz, int ny, int nx, double *a, double *b); /* copy both in */
-void ofl_stencil7_exit(int nz, int ny, int nx, double *a, double *b);  /* copy both out */
+/* ---- stencils on nz x ny x nx doubles, x fastest, the interior updated, out's boundary left as it is;
+ * both arrays on the device from ofl_stencil_enter (copy in) to ofl_stencil_exit (copy out) ------------ */
+void ofl_stencil_enter(int nz, int ny, int nx, double *a, double *b);
+void ofl_stencil_exit(int nz, int ny, int nx, double *a, double *b);
+
+/* 7-point (stencil7.c): out = c0 * in + c1 * (sum of the 6 face neighbours); ky_stencil's with c0 = 0.4,
+ * c1 = 0.1, added in its order */
 void ofl_stencil7_step(int nz, int ny, int nx, const double *OFL_RESTRICT in, double *OFL_RESTRICT out,
                        double c0, double c1);
 /* steps times, in and out swapped after each; returns the array holding the last step, updated on the
@@ -27,6 +30,11 @@ void ofl_stencil7_step(int nz, int ny, int nx, const double *OFL_RESTRICT in, do
 double *ofl_stencil7_run(int nz, int ny, int nx, double *a, double *b, double c0, double c1, int steps);
 /* the same loop without directives, for checks */
 void ofl_stencil7_step_plain(int nz, int ny, int nx, const double *in, double *out, double c0, double c1);
+
+/* 27-point (stencil27.c): ky_stencil's, 0.3 c + 0.05 (6 faces) + 0.025 (12 edges) + 0.0125 (8 corners),
+ * each group added in its order, so results are bitwise ky_stencil's */
+void ofl_stencil27_step(int nz, int ny, int nx, const double *OFL_RESTRICT in, double *OFL_RESTRICT out);
+void ofl_stencil27_step_plain(int nz, int ny, int nx, const double *in, double *out);
 
 /* ---- Himeno: the original jacobi() on an I x J x K grid (k fastest), its arrays in one struct -------- */
 typedef struct {

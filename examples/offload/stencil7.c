@@ -15,14 +15,14 @@
 
 /* clang-format would write the array sections a[0:n] as "a[0:n]" */
 /* clang-format off */
-void ofl_stencil7_enter(int nz, int ny, int nx, double *a, double *b)
+void ofl_stencil_enter(int nz, int ny, int nx, double *a, double *b)
 {
     size_t n = (size_t)nz * ny * nx;
     KY_DATA_ENTER(KY_OPT_COPYIN(a[0:n], b[0:n]))
     (void)n, (void)a, (void)b; /* named in the directive only (none at all on host back ends) */
 }
 
-void ofl_stencil7_exit(int nz, int ny, int nx, double *a, double *b)
+void ofl_stencil_exit(int nz, int ny, int nx, double *a, double *b)
 {
     size_t n = (size_t)nz * ny * nx;
     KY_DATA_EXIT(KY_OPT_COPYOUT(a[0:n], b[0:n]))

@@ -2,8 +2,8 @@
  * (KY_OFFLOAD_BACKEND, tests/offload/CMakeLists.txt), on the CPU (host OpenMP, serial, or the OpenACC and
  * OpenMP target host fallbacks). Checks that every macro's directive text is the table's (probe.c), that
  * every macro runs (ofl_probe_run), and that kernels written with the macros give what plain loops give:
- * saxpy in a data region, reductions, a 2-D 5-point stencil with collapse and updates, the 7-point stencil
- * and the Himeno kernel of examples/offload. Sizes are odd on purpose.
+ * saxpy in a data region, reductions, a 2-D 5-point stencil with collapse and updates, the 7- and
+ * 27-point stencils and the Himeno kernel of examples/offload. Sizes are odd on purpose.
  *     offload_test            run the checks; 0 when all hold
  *     offload_test --device   the same, and fail unless the regions run on a device (tools/offload-check)
  *     offload_test --table    print this back end's column of the table, one directive per line */
@@ -154,9 +154,9 @@ static void test_stencil7(int nz, int ny, int nx, int steps)
         ra = rb, rb = t;
     }
     double *a0 = a, *b0 = b;
-    ofl_stencil7_enter(nz, ny, nx, a0, b0);
+    ofl_stencil_enter(nz, ny, nx, a0, b0);
     double *out = ofl_stencil7_run(nz, ny, nx, a0, b0, c0, c1, steps);
-    ofl_stencil7_exit(nz, ny, nx, a0, b0);
+    ofl_stencil_exit(nz, ny, nx, a0, b0);
     for (size_t i = 0; i < n; i++)
         if (out[i] != ra[i]) {
             FAIL("stencil7 %dx%dx%d, %d steps: [%zu] = %.17g, plain loop %.17g", nz, ny, nx, steps, i, out[i],
@@ -164,6 +164,30 @@ static void test_stencil7(int nz, int ny, int nx, int steps)
             break;
         }
     free(a0), free(b0), free(ra), free(rb);
+}
+
+/* examples/offload/stencil27.c against its plain loop */
+static void test_stencil27(int nz, int ny, int nx, int steps)
+{
+    size_t n = (size_t)nz * ny * nx;
+    double *a = alloc_doubles(n), *b = alloc_doubles(n), *ra = alloc_doubles(n), *rb = alloc_doubles(n);
+    for (size_t i = 0; i < n; i++) a[i] = b[i] = ra[i] = rb[i] = (double)((i * 7877) % 991) / 991.0;
+    for (int s = 0; s < steps; s++) {
+        ofl_stencil27_step_plain(nz, ny, nx, ra, rb);
+        double *t = ra;
+        ra = rb, rb = t;
+    }
+    ofl_stencil_enter(nz, ny, nx, a, b);
+    for (int s = 0; s < steps; s++) ofl_stencil27_step(nz, ny, nx, s % 2 ? b : a, s % 2 ? a : b);
+    ofl_stencil_exit(nz, ny, nx, a, b);
+    const double *out = steps % 2 ? b : a;
+    for (size_t i = 0; i < n; i++)
+        if (out[i] != ra[i]) {
+            FAIL("stencil27 %dx%dx%d, %d steps: [%zu] = %.17g, plain loop %.17g", nz, ny, nx, steps, i,
+                 out[i], ra[i]);
+            break;
+        }
+    free(a), free(b), free(ra), free(rb);
 }
 
 /* examples/offload/himeno_kernel.c against its plain loop; b nonzero so that every term counts */
@@ -280,6 +304,8 @@ int main(int argc, char **argv)
     test_stencil2d(5, 3, 4);
     test_stencil7(13, 11, 9, 5);
     test_stencil7(7, 5, 17, 4);
+    test_stencil27(11, 9, 13, 3);
+    test_stencil27(5, 7, 3, 2);
     test_himeno(9, 7, 11, 3);
     test_himeno(17, 9, 13, 2);
     printf("%s: %s\n", KY_OFFLOAD_BACKEND_NAME, failures ? "FAILED" : "all checks hold");

@@ -1,0 +1,47 @@
+/* ky_stencil's 27-point update (apps/stencil/kernel.c) written once with include/kyoyu/offload.h: faces,
+ * edges and corners summed in the same order as there, so that each back end's result is bitwise the
+ * CPU application's. The arrays are on the device already (ofl_stencil_enter in stencil7.c). */
+#include "offload_kernels.h"
+
+#include <kyoyu/offload.h>
+
+#define OFL_AT(z, y, x) (((size_t)(z) * (size_t)ny + (size_t)(y)) * (size_t)nx + (size_t)(x))
+#define OFL_W27C 0.3
+#define OFL_W27F 0.05
+#define OFL_W27E 0.025
+#define OFL_W27K 0.0125
+
+/* one point, shared by the directive loop and the plain one: i the point, yn and zn the row and plane
+ * strides; m and p stand for the planes below and above */
+#define OFL_S27_POINT(i)                                                                                     \
+    do {                                                                                                     \
+        const size_t c_ = (i), m_ = c_ - zn, p_ = c_ + zn;                                                   \
+        double f = in[c_ - 1] + in[c_ + 1] + in[c_ - yn] + in[c_ + yn] + in[m_] + in[p_];                    \
+        double e = in[c_ - yn - 1] + in[c_ - yn + 1] + in[c_ + yn - 1] + in[c_ + yn + 1] + in[m_ - 1] +      \
+                   in[m_ + 1] + in[p_ - 1] + in[p_ + 1] + in[m_ - yn] + in[m_ + yn] + in[p_ - yn] +          \
+                   in[p_ + yn];                                                                              \
+        double k = in[m_ - yn - 1] + in[m_ - yn + 1] + in[m_ + yn - 1] + in[m_ + yn + 1] + in[p_ - yn - 1] + \
+                   in[p_ - yn + 1] + in[p_ + yn - 1] + in[p_ + yn + 1];                                      \
+        out[c_] = OFL_W27C * in[c_] + OFL_W27F * f + OFL_W27E * e + OFL_W27K * k;                            \
+    } while (0)
+
+/* clang-format would write the array sections a[0:n] as "a [0:n]" */
+/* clang-format off */
+void ofl_stencil27_step(int nz, int ny, int nx, const double *OFL_RESTRICT in, double *OFL_RESTRICT out)
+{
+    const size_t n = (size_t)nz * ny * nx, yn = (size_t)nx, zn = (size_t)nx * ny;
+    (void)n;
+    KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(3), KY_OPT_PRESENT(in[0:n], out[0:n]), KY_OPT_NUM(128))
+    for (int z = 1; z < nz - 1; z++)
+        for (int y = 1; y < ny - 1; y++)
+            for (int x = 1; x < nx - 1; x++) OFL_S27_POINT(OFL_AT(z, y, x));
+}
+/* clang-format on */
+
+void ofl_stencil27_step_plain(int nz, int ny, int nx, const double *in, double *out)
+{
+    const size_t yn = (size_t)nx, zn = (size_t)nx * ny;
+    for (int z = 1; z < nz - 1; z++)
+        for (int y = 1; y < ny - 1; y++)
+            for (int x = 1; x < nx - 1; x++) OFL_S27_POINT(OFL_AT(z, y, x));
+}
