@@ -9,6 +9,7 @@ template <int PTS, int TB, int TBY, int RY>
 static void launch_tb(const sg_prob_t *p, int np, cudaStream_t s, const double *src, double *dst,
                       const tb_ranges_t &r, int zc)
 {
+    constexpr int TBX = tb_cols<TBY>();
     void (*kern)(const double *, double *, int, int, int, tb_ranges_t, int);
     if constexpr (PTS == 7)
         kern = k_tb7<TB, TBY, RY>;
@@ -40,8 +41,10 @@ static void launch_tb_shape(const sg_prob_t *p, int np, cudaStream_t s, const do
     /* 1024 threads in 64 registers: the 7-point stage with 2 rows per thread, the 27-point one with 1 */
     if constexpr (PTS == 7)
         if (by == 16) return launch_tb<PTS, TB, 16, 2>(p, np, s, src, dst, r, zc);
-    if constexpr (PTS == 27)
+    if constexpr (PTS == 27) {
         if (by == 16) return launch_tb<PTS, TB, 16, 1>(p, np, s, src, dst, r, zc);
+        if (by == 32) return launch_tb<PTS, TB, 32, 1>(p, np, s, src, dst, r, zc); /* 32 x 32 points */
+    }
     if (by == 4 && rows == 4)
         launch_tb<PTS, TB, 4, 4>(p, np, s, src, dst, r, zc);
     else if (rows == 2)
@@ -50,16 +53,16 @@ static void launch_tb_shape(const sg_prob_t *p, int np, cudaStream_t s, const do
         launch_tb<PTS, TB, 8, 4>(p, np, s, src, dst, r, zc);
 }
 
-/* The tile the blocked kernels use (64 columns x by * rows rows, halos included): what --tb-tile names
- * (16 x 2 for the 7-point stencil only, 16 x 1 for the 27-point one only; the other stencil takes its own
- * 16-row tile), else 16 x 2 for the 7-point stencil (the fastest measured at every tb, H200 2026-11-27) and
- * for the 27-point one 8 x 2 at tb 2, 4 x 4 beyond: its stage keeps 6 partial sums per row, and with tb 3 or
- * more 512 threads of 128 registers spill where 256 threads of 255 do not (tb 3) or less (tb 4; ptxas,
- * sm_90). */
+/* The tile the blocked kernels use (64 columns x by * rows rows, halos included; 32 x 32 for 32x1): what
+ * --tb-tile names (16 x 2 for the 7-point stencil only, 16 x 1 and 32 x 1 for the 27-point one only; the
+ * 7-point stencil takes 16 x 2 for those, the 27-point one 16 x 1 for 16 x 2), else 16 x 2 for the 7-point
+ * stencil (the fastest measured at every tb, H200 2026-11-27) and for the 27-point one 8 x 2 at tb 2, 4 x 4
+ * beyond: its stage keeps 6 partial sums per row, and with tb 3 or more 512 threads of 128 registers spill
+ * where 256 threads of 255 do not (tb 3) or less (tb 4; ptxas, sm_90). */
 void sg_tb_shape(const sg_prob_t *p, int *by, int *rows)
 {
-    if (p->tb_by == 16) {
-        *by = 16, *rows = p->pts == 7 ? 2 : 1;
+    if (p->tb_by >= 16) {
+        *by = p->pts == 7 ? 16 : p->tb_by, *rows = p->pts == 7 ? 2 : 1;
         return;
     }
     *by = p->tb_by ? p->tb_by : p->pts == 7 ? 16 : p->tb == 2 ? 8 : 4;

@@ -91,13 +91,14 @@ static bool emu_block(int n)
 template <int PTS, int TB, int TBY, int RY>
 static bool launch(const double *src, double *dst, int nx, int ny, int np, tb_ranges_t r, int zc)
 {
-    constexpr int OW = TBX - 2 * TB, OH = TBY * RY - 2 * TB;
+    constexpr int TBX = tb_cols<TBY>(), OW = TBX - 2 * TB, OH = TBY * RY - 2 * TB;
     int span = r.hi[TB - 1] - r.lo[TB - 1];
     if (span <= 0) return true;
-    /* zc 0: persistent blocks, here 7 (shares that start and end inside tiles) */
+    /* zc 0: persistent blocks, here 3 (rounds of whole tiles where there are 3 or more, then shares that
+     * start and end inside tiles) */
     dim3 grid = zc ? dim3{(unsigned)((nx - 2 + OW - 1) / OW), (unsigned)((ny - 2 + OH - 1) / OH),
                           (unsigned)((span + zc - 1) / zc)}
-                   : dim3{7, 1, 1};
+                   : dim3{3, 1, 1};
     std::vector<double> sm(2 * TB * tb_plane<TBY, RY>());
     blockDim = dim3{TBX, TBY, 1};
     gridDim = grid;
@@ -260,6 +261,8 @@ int main()
         fails += check<27, 3, 16, 1>(nx, ny, c[0], c[1], c[2], 6, 0);
         fails += check<7, 3, 16, 2>(nx, ny, c[0], c[1], c[2], 6, 0);
         fails += check<27, 2, 8, 2>(nx, ny, c[0], c[1], c[2], 4, 0);
+        fails += check<27, 2, 32, 1>(nx, ny, c[0], c[1], c[2], 6, 5);
+        fails += check<27, 3, 32, 1>(nx, ny, c[0], c[1], c[2], 6, 0);
     }
     for (int kind = 0; kind < 3; kind++) { /* overlap.cu's sequences: 16 planes = 4 bt, neighbours or faces */
         fails += check_ranges<7, 2, 8, 4>(nx, ny, 48, 16, 16, 4, 5, kind);
@@ -268,6 +271,7 @@ int main()
         fails += check_ranges<27, 2, 8, 2>(nx, ny, 24, 0, 24, 6, 3, kind);
         fails += check_ranges<7, 2, 16, 2>(nx, ny, 48, 16, 16, 4, 0, kind);
         fails += check_ranges<27, 2, 16, 1>(nx, ny, 24, 0, 24, 6, 0, kind);
+        fails += check_ranges<27, 2, 32, 1>(nx, ny, 48, 16, 16, 4, 0, kind);
     }
     printf("%s\n", fails ? "blocked kernels: some cases DIFFERENT" : "blocked kernels: every case identical");
     return fails != 0;

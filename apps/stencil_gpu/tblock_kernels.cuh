@@ -34,7 +34,13 @@ __device__ static inline double *tb_smem()
 }
 #endif
 
-enum { TBX = 64 }; /* threads per tile row (= tile columns); TBY thread rows per block */
+/* Threads per tile row (= tile columns): 64, or 32 for the tiles of 32 thread rows (32 x 32 points, 1024
+ * threads: the 27-point stencil's square tile, whose halo costs less than 64 x 16's); TBY thread rows. */
+template <int TBY>
+__host__ __device__ constexpr int tb_cols()
+{
+    return TBY == 32 ? 32 : 64;
+}
 
 struct tb_ranges_t {
     int lo[4], hi[4]; /* stage s (1..TB) computes local planes [lo[s-1], hi[s-1]) */
@@ -81,7 +87,7 @@ struct tb_prefetch_t {
 template <int TBY, int RY>
 __host__ __device__ constexpr int tb_plane()
 {
-    return (TBY * RY + 2) * (TBX + 2);
+    return (TBY * RY + 2) * (tb_cols<TBY>() + 2);
 }
 
 /* The per-thread set-up both kernels share: global coordinates, load offsets, what this thread writes. */
@@ -95,7 +101,7 @@ struct tb_thread_t {
     int row0, my;   /* tile row of row 0; shared-memory index of (row 0, column) in a plane */
     __device__ tb_thread_t(int nx, int ny, int bx, int by)
     {
-        constexpr int OW = TBX - 2 * TB, OH = TBY * RY - 2 * TB;
+        constexpr int TBX = tb_cols<TBY>(), OW = TBX - 2 * TB, OH = TBY * RY - 2 * TB;
         int tx = (int)threadIdx.x;
         row0 = (int)threadIdx.y * RY;
         gx = bx * OW + 1 - TB + tx;
@@ -116,40 +122,51 @@ struct tb_thread_t {
     }
 };
 
-/* What a block computes: segments (a tile, a range of the last step's planes), one after the other. The
- * tiles' plane ranges are laid end to end, tile by tile (x fastest); a block with zchunk > 0 takes one chunk
- * of zchunk planes of tile (blockIdx.x, blockIdx.y), the blockIdx.z-th; with zchunk == 0 (persistent: as
- * many blocks as fit on the GPU at once) the blockIdx.x-th of gridDim.x equal shares of the whole line, which
- * may span several tiles. Equal shares leave no tail wave, and a block starts a new stream (and pays the 2 tb
- * or 3 tb planes of its start-up) only about once per tile instead of once per chunk. */
+/* What a block computes: segments (a tile, a range of the last step's planes), one after the other. With
+ * zchunk > 0 one segment: chunk blockIdx.z (zchunk planes) of tile (blockIdx.x, blockIdx.y). With zchunk == 0
+ * (persistent: gridDim.x blocks, as many as are resident at once) block b first takes whole tiles b,
+ * b + gridDim.x, ... in rounds (all blocks stream the same planes at the same time, so the halo a tile shares
+ * with its neighbours is read from L2, as with chunks), then an equal share of the tiles left over, their
+ * plane ranges laid end to end tile by tile (a share may span tiles). Equal work leaves no tail wave, and a
+ * block pays the start-up of a stream (2 tb or 3 tb planes) about once per tile instead of once per chunk. */
 template <int TB, int TBY, int RY>
 struct tb_work_t {
-    /* the block's part of the line: [w, w1) (below 2^31: tiles x planes); the rest is recomputed from the
-     * kernel's arguments, which cost no registers */
-    int w, w1;
+    /* rounds taken (-1: chunks); the share of the leftover line, [w, w1) (below 2^31: tiles x planes); the
+     * rest is recomputed from the kernel's arguments, which cost no registers */
+    int k, w, w1;
     __device__ tb_work_t(int nx, int ny, const tb_ranges_t &r, int zchunk)
     {
-        constexpr int OW = TBX - 2 * TB, OH = TBY * RY - 2 * TB;
-        int span = r.hi[TB - 1] - r.lo[TB - 1], ntx = (nx - 2 + OW - 1) / OW;
+        constexpr int TBX = tb_cols<TBY>(), OW = TBX - 2 * TB, OH = TBY * RY - 2 * TB;
+        int span = r.hi[TB - 1] - r.lo[TB - 1], ntx = (nx - 2 + OW - 1) / OW,
+            nt = ntx * ((ny - 2 + OH - 1) / OH);
         if (zchunk > 0) {
             int t = (int)blockIdx.y * ntx + (int)blockIdx.x;
+            k = -1;
             w = t * span + (int)blockIdx.z * zchunk;
             w1 = min(w + zchunk, (t + 1) * span);
         } else {
-            long long all = (long long)ntx * ((ny - 2 + OH - 1) / OH) * span;
-            w = (int)(all * blockIdx.x / gridDim.x);
-            w1 = (int)(all * (blockIdx.x + 1) / gridDim.x);
+            int nb = (int)gridDim.x, done = nt / nb * nb; /* tiles taken in rounds */
+            long long left = (long long)(nt - done) * span;
+            k = 0;
+            w = done * span + (int)(left * blockIdx.x / nb);
+            w1 = done * span + (int)(left * (blockIdx.x + 1) / nb);
         }
     }
     /* the next segment: tile (bx, by), planes [zlo, zhi); false when there is none */
-    __device__ bool next(int nx, const tb_ranges_t &r, int &bx, int &by, int &zlo, int &zhi)
+    __device__ bool next(int nx, int ny, const tb_ranges_t &r, int &bx, int &by, int &zlo, int &zhi)
     {
-        if (w >= w1) return false;
-        constexpr int OW = TBX - 2 * TB;
-        int span = r.hi[TB - 1] - r.lo[TB - 1], ntx = (nx - 2 + OW - 1) / OW;
-        int t = w / span, z = w - t * span, n = min(span - z, w1 - w);
+        constexpr int TBX = tb_cols<TBY>(), OW = TBX - 2 * TB, OH = TBY * RY - 2 * TB;
+        int span = r.hi[TB - 1] - r.lo[TB - 1], ntx = (nx - 2 + OW - 1) / OW,
+            nt = ntx * ((ny - 2 + OH - 1) / OH);
+        int t, z, n;
+        if (k >= 0 && k < nt / (int)gridDim.x) { /* a round: a whole tile */
+            t = (int)blockIdx.x + k++ * (int)gridDim.x, z = 0, n = span;
+        } else {
+            if (w >= w1) return false;
+            t = w / span, z = w - t * span, n = min(span - z, w1 - w);
+            w += n;
+        }
         bx = t % ntx, by = t / ntx, zlo = r.lo[TB - 1] + z, zhi = zlo + n;
-        w += n;
         return true;
     }
 };
@@ -167,17 +184,17 @@ __device__ static inline void tb_zero(double *sm, int n)
  * previous iteration) and zi-s+1 (stage s-1's value of this iteration, in a register). Tiles of 8 x 2
  * thread rows x rows: at most 64 registers, so that 2 blocks share an SM. */
 template <int TB, int TBY, int RY>
-__global__ void __launch_bounds__(TBX *TBY, TBY == 8 && RY == 2 ? 2 : 1)
+__global__ void __launch_bounds__(tb_cols<TBY>() * TBY, TBY == 8 && RY == 2 ? 2 : 1)
     k_tb7(const double *__restrict__ src, double *__restrict__ dst, int nx, int ny, int np, tb_ranges_t r,
           int zchunk)
 {
-    constexpr int TH = TBY * RY, TW = TBX + 2, PL = tb_plane<TBY, RY>();
+    constexpr int TH = TBY * RY, TW = tb_cols<TBY>() + 2, PL = tb_plane<TBY, RY>();
     double *sm = tb_smem();
     tb_zero(sm, 2 * TB * PL);
     size_t P = (size_t)nx * ny;
     tb_work_t<TB, TBY, RY> work(nx, ny, r, zchunk);
     /* a segment's first __syncthreads orders its writes after the previous segment's last reads */
-    for (int bx, by, zlo, zhi; work.next(nx, r, bx, by, zlo, zhi);) {
+    for (int bx, by, zlo, zhi; work.next(nx, ny, r, bx, by, zlo, zhi);) {
         const tb_thread_t<TB, TBY, RY> t(nx, ny, bx, by);
         int zend = min(np, zhi + TB); /* planes the pass reads: [zlo - TB, zhi + TB) */
         double below[TB][RY], here[TB][RY];
@@ -234,16 +251,16 @@ __global__ void __launch_bounds__(TBX *TBY, TBY == 8 && RY == 2 ? 2 : 1)
  * zi-2s-1 and zi-2s (their partial sums, in registers) and zi-2s+1 (the shared plane stage s-1 wrote in
  * the previous iteration: its partial sums need the x-y neighbours). */
 template <int TB, int TBY, int RY>
-__global__ void __launch_bounds__(TBX *TBY, 1)
+__global__ void __launch_bounds__(tb_cols<TBY>() * TBY, 1)
     k_tb27(const double *__restrict__ src, double *__restrict__ dst, int nx, int ny, int np, tb_ranges_t r,
            int zchunk)
 {
-    constexpr int TH = TBY * RY, TW = TBX + 2, PL = tb_plane<TBY, RY>();
+    constexpr int TH = TBY * RY, TW = tb_cols<TBY>() + 2, PL = tb_plane<TBY, RY>();
     double *sm = tb_smem();
     tb_zero(sm, 2 * TB * PL);
     size_t P = (size_t)nx * ny;
     tb_work_t<TB, TBY, RY> work(nx, ny, r, zchunk);
-    for (int bx, by, zlo, zhi; work.next(nx, r, bx, by, zlo, zhi);) {
+    for (int bx, by, zlo, zhi; work.next(nx, ny, r, bx, by, zlo, zhi);) {
         const tb_thread_t<TB, TBY, RY> t(nx, ny, bx, by);
         int zend = min(np, zhi + TB); /* planes the pass reads: [zlo - TB, zhi + TB) */
         /* partial sums of stage s's planes below (a) and at (b) the plane stage s + 1 computes */

@@ -2,7 +2,7 @@
 # ky_stencil_gpu's in-kernel temporal blocking (--tb, apps/stencil_gpu/tblock.cu) on one GPU, in one device
 # call of under 6 minutes: builds ky_stencil_gpu (Release, its own build dir), checks every blocked kernel
 # bitwise against the single-step kernels and the CPU (the GPU tests' cases), times 512^3 doubles for the
-# 7- and 27-point stencils at tb 1..4 and every tile, and prints one table: ms/step, effective Gpoint/s,
+# 7- and 27-point stencils at tb 1..4, tiles and z chunks (persistent blocks too), and prints one table: ms/step, effective Gpoint/s,
 # the ratio to the single-step HBM roofline (16 B/point at the device copy bandwidth measured by the
 # program), registers, spills and shared memory per kernel (ptxas -v), and ncu's speed-of-light figures
 # where ncu exists. Everything lands in $OUT (default .scratch/tb-device): summary.txt (what you read first),
@@ -98,20 +98,20 @@ want check && for n in 1 2; do
         grep -E "identical|DIFFERENT|WRONG" "$out/check_n${n}_tb$tb.log" | sed 's/^/    /' | tee -a "$S"
     done
 done
-# every other tile at tb 4, z chunks of 3 planes: 8x4 and 16x2 (the 27-point stencil: 16x1) on 1 rank, 4x4
-# and 8x2 on 2 (as the GPU tests)
-want check && for nt in 1:8x4 1:16x2 2:4x4 2:8x2; do
+# every other tile at tb 4, z chunks of 3 planes: 8x4 and 16x2 (the 27-point stencil: 16x1) on 1 rank, 4x4,
+# 8x2 and 32x1 (the 7-point stencil: 16x2) on 2 (as the GPU tests)
+want check && for nt in 1:8x4 1:16x2 2:4x4 2:8x2 2:32x1; do
     n=${nt%%:*} tile=${nt#*:}
     step check_n${n}_tile$tile 60 "$K" -n $n "$X" --small --nx 77 --ny 53 --pts both --bt 4 --tb 4 --zchunk 3 \
         --tb-tile $tile --variants c || ok=0
     grep -E "^kyoyu" "$out/check_n${n}_tile$tile.log" | sed "s/^/    $tile: /" | tee -a "$S"
 done
-# persistent blocks (--zchunk -1: shares of the tiles' plane ranges that span tiles), the 16-row tiles
-want check && for nt in 1:2 2:3; do
-    n=${nt%%:*} tb=${nt#*:}
-    step check_n${n}_persist_tb$tb 60 "$K" -n $n "$X" --small --nx 131 --ny 45 --pts both --bt 6 --tb $tb \
-        --zchunk -1 --tb-tile 16x2 --variants c || ok=0
-    grep -E "^kyoyu" "$out/check_n${n}_persist_tb$tb.log" | sed "s/^/    persistent: /" | tee -a "$S"
+# persistent blocks (--zchunk -1: rounds of whole tiles, then shares that span tiles), 1024-thread tiles
+want check && for nt in 1:2:16x2 2:3:16x2 2:2:32x1; do
+    n=${nt%%:*} tb=${nt#*:} tile=${tb#*:} tb=${tb%%:*}
+    step check_n${n}_persist_tb${tb}_$tile 60 "$K" -n $n "$X" --small --nx 131 --ny 45 --pts both --bt 6 \
+        --tb $tb --zchunk -1 --tb-tile $tile --variants c || ok=0
+    grep -E "^kyoyu" "$out/check_n${n}_persist_tb${tb}_$tile.log" | sed "s/^/    persistent $tile: /" | tee -a "$S"
 done
 # the exchange behind the interior (--overlap 1, overlap.cu) in passes of tb steps, 2 ranks, every rank a node
 want check && for tb in 2 4; do
@@ -143,8 +143,9 @@ if want perf; then
 fi
 if want perf && [ $quick = 0 ]; then
     # 16x2: the 7-point stencil's 64x32 tile of 1024 threads; the 27-point one takes 16x1 (64x16, 1024
-    # threads, one row each); zchunk -1: persistent blocks. The tiles measured slow on 2026-11-27 (27-point
-    # 8x4 at tb 3 and 4, 8x2 at tb 4: under 45 Gpoint/s) are left out: they only cost time.
+    # threads, one row each); 32x1: the 27-point stencil's 32x32 tile (1024 threads); zchunk -1: persistent
+    # blocks. The tiles measured slow on 2026-11-27 (27-point 8x4 at tb 3 and 4, 8x2 at tb 4: under 45
+    # Gpoint/s) are left out: they only cost time.
     for tb in 2 3 4; do
         perf perf_tb${tb}_16x2 --tb $tb --tb-tile 16x2
         perf perf_tb${tb}_16x2_pers --tb $tb --tb-tile 16x2 --zchunk -1
@@ -152,9 +153,12 @@ if want perf && [ $quick = 0 ]; then
         perf perf_tb${tb}_8x4 --tb $tb --tb-tile 8x4 --pts 7
         perf perf_tb${tb}_8x2 --tb $tb --tb-tile 8x2 $([ $tb = 4 ] && echo --pts 7)
     done
-    perf perf_tb2_8x4_27 --tb 2 --tb-tile 8x4 --pts 27
+    for tb in 2 3; do
+        perf perf_tb${tb}_32x1 --tb $tb --tb-tile 32x1 --pts 27
+        perf perf_tb${tb}_32x1_pers --tb $tb --tb-tile 32x1 --zchunk -1 --pts 27
+    done
     for zc in 96 128; do perf perf_tb3_16x2_zc$zc --tb 3 --tb-tile 16x2 --zchunk $zc --pts 7; done
-    perf perf_tb2_16x1_zc128 --tb 2 --tb-tile 16x1 --zchunk 128 --pts 27
+    perf perf_tb2_32x1_zc128 --tb 2 --tb-tile 32x1 --zchunk 128 --pts 27
 fi
 
 # ---- ncu: speed of light of each default kernel (a short run: one block of bt steps) ----------------------
@@ -217,8 +221,9 @@ for r in recs:
     roof = r["roofline_GBs"] / 16.0
     f = resources(pts, tb, by, rows)
     # dynamic shared memory: the blocked kernels' planes; the single-step 27-point kernel's 4 staged tiles
-    smem = 2 * tb * (by * rows + 2) * 66 * 8 / 1024 if tb > 1 else (4 * 18 * 68 * 8 / 1024 if pts == 27 else 0)
-    tile = f"64x{by * rows}:{by}x{rows}" if tb > 1 else "1-step"  # columns x rows: thread rows x rows each
+    cols = 32 if by == 32 else 64  # tile columns (= threads per thread row)
+    smem = 2 * tb * (by * rows + 2) * (cols + 2) * 8 / 1024 if tb > 1 else (4 * 18 * 68 * 8 / 1024 if pts == 27 else 0)
+    tile = f"{cols}x{by * rows}:{by}x{rows}" if tb > 1 else "1-step"  # columns x rows: thread rows x rows each
     # sg_tb_shape's default tile: 16x2 for the 7-point stencil, 8x2 (tb 2) or 4x4 for the 27-point one
     dby, drows = (16, 2) if pts == 7 else (8, 2) if tb == 2 else (4, 4)
     default = tb == 1 or (rows == drows and by == dby and zc == 64)
