@@ -154,6 +154,7 @@ if want perf && [ $quick = 0 ]; then
         perf perf_tb${tb}_8x2 --tb $tb --tb-tile 8x2 $([ $tb = 4 ] && echo --pts 7)
     done
     for tb in 2 3; do
+        perf perf_tb${tb}_8x2_pers --tb $tb --tb-tile 8x2 --zchunk -1
         perf perf_tb${tb}_32x1 --tb $tb --tb-tile 32x1 --pts 27
         perf perf_tb${tb}_32x1_pers --tb $tb --tb-tile 32x1 --zchunk -1 --pts 27
     done
