@@ -34,9 +34,13 @@ extern KY_API int sms_nprocs; /* ky_nranks() once ky_init has run */
 extern KY_API int sms_nproc;  /* the same as sms_nprocs */
 KY_EXTERN_C_END
 
+/* status 0: a pointer-returning call failed; its reason (with the code's text) is in ky_last_error alone. */
 static inline void sms_die_(const char *call, int status)
 {
-    fprintf(stderr, "%s: %s (%s)\n", call, ky_last_error(), ky_strerror(status));
+    if (status == 0)
+        fprintf(stderr, "%s: %s\n", call, ky_last_error());
+    else
+        fprintf(stderr, "%s: %s (%s)\n", call, ky_last_error(), ky_strerror(status));
     fflush(stderr);
     abort();
 }
@@ -66,7 +70,7 @@ static inline void *sms_alloc(size_t bytes, int node)
 static inline void *sms_mapalloc(const int dim[], const int div[], size_t elem, int first, int count)
 {
     void *p = ky_mapalloc(dim, div, elem, first, count);
-    if (p == NULL) sms_die_("sms_mapalloc", KY_ERR_NOMEM);
+    if (p == NULL) sms_die_("sms_mapalloc", 0);
     return p;
 }
 
