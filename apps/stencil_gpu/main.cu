@@ -12,7 +12,8 @@
  * computes the interior while ky_array_halo_exchange_begin/_end move the halos (overlap.cu; its phase
  * columns come from a run without overlap, where the phases can be told apart); default: where the job
  * spans several (logical) nodes. --tb K: K steps per pass through memory (tblock.cu; bt a multiple of K, the
- * checked reference stays the single-step kernel; --zchunk -1: persistent blocks, see tblock_kernels.cuh).
+ * checked reference stays the single-step kernel; --zchunk -1: persistent blocks, see tblock_kernels.cuh;
+ * --tb-unroll 0: the first 7-point blocked kernel, k_tb7, instead of k_tb7u).
  * --roofline 0: measure the device copy bandwidth first.
  * Exit status 77 without a GPU. */
 #include <math.h>
@@ -44,7 +45,7 @@ static void usage_text(FILE *out)
             "       [--variants abcd] [--weak] [--check] [--small] [--phases 0|1] [--blocks-per-rank K]\n"
             "       [--roofline GBs] [--json FILE] [--zchunk PLANES] [--block-y 2|4|8]\n"
             "       [--rows 0|1|2|4] [--smem 0|1|4|8] [--overlap 0|1] [--tb 1|2|3|4]\n"
-            "       [--tb-tile 8x4|8x2|4x4|16x2|16x1|32x1]\n");
+            "       [--tb-tile 8x4|8x2|4x4|16x2|16x1|32x1] [--tb-unroll 0|1]\n");
 }
 
 static void usage(void)
@@ -116,6 +117,8 @@ static int parse(int argc, char **argv, opts_t *o)
             o->p.smem = atoi(v);
         else if (!strcmp(a, "--tb") && NEXT())
             o->p.tb = atoi(v);
+        else if (!strcmp(a, "--tb-unroll") && NEXT())
+            o->p.tb_rolled = atoi(v) == 0;
         else if (!strcmp(a, "--tb-tile") && NEXT()) {
             if (sscanf(v, "%dx%d", &o->p.tb_by, &o->p.tb_rows) != 2) o->p.tb_by = -1;
         } else if (!strcmp(a, "--json") && NEXT())
@@ -565,8 +568,8 @@ int main(int argc, char **argv)
                 if (p.tb > 1) { /* the tile: 64 columns x tb_by * tb_rows rows, halos included */
                     int by, rows;
                     sg_tb_shape(&p, &by, &rows);
-                    fprintf(js, ",\"tb_by\":%d,\"tb_rows\":%d,\"zchunk\":%d", by, rows,
-                            p.zchunk ? p.zchunk : 64);
+                    fprintf(js, ",\"tb_by\":%d,\"tb_rows\":%d,\"zchunk\":%d,\"tb_unroll\":%d", by, rows,
+                            p.zchunk ? p.zchunk : 64, !p.tb_rolled);
                 }
                 if (weff >= 0) fprintf(js, ",\"weak_eff\":%.6g,\"single_time_s\":%.6g", weff / 100.0, t_one);
                 if (t_staged > 0) fprintf(js, ",\"ratio_vs_staged\":%.6g", t_staged / tmax);

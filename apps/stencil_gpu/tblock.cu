@@ -12,25 +12,26 @@ static void launch_tb(const sg_prob_t *p, int np, cudaStream_t s, const double *
     constexpr int TBX = tb_cols<TBY>();
     void (*kern)(const double *, double *, int, int, int, tb_ranges_t, int);
     if constexpr (PTS == 7)
-        kern = k_tb7<TB, TBY, RY>;
+        kern = p->tb_rolled ? k_tb7<TB, TBY, RY> : k_tb7u<TB, TBY, RY>;
     else
         kern = k_tb27<TB, TBY, RY>;
     size_t bytes = (size_t)2 * TB * tb_plane<TBY, RY>() * sizeof(double);
-    static int resident; /* per kernel: blocks per SM x SMs (the same kind of GPU on every rank) */
+    static int resident[2]; /* per kernel: blocks per SM x SMs (the same kind of GPU on every rank) */
+    int &res = resident[PTS == 7 && p->tb_rolled];
     SG_CUDA(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
-    if (!resident) {
+    if (!res) {
         int dev, sms, per_sm;
         SG_CUDA(cudaGetDevice(&dev));
         SG_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
         SG_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, TBX * TBY, bytes));
-        resident = sms * (per_sm > 0 ? per_sm : 1);
+        res = sms * (per_sm > 0 ? per_sm : 1);
     }
     constexpr int OW = TBX - 2 * TB, OH = TBY * RY - 2 * TB;
     int span = r.hi[TB - 1] - r.lo[TB - 1];
     /* zc < 0: persistent blocks (the kernel's zchunk 0), as many as are resident at once */
     dim3 grid = zc > 0 ? dim3((unsigned)((p->nx - 2 + OW - 1) / OW), (unsigned)((p->ny - 2 + OH - 1) / OH),
                               (unsigned)((span + zc - 1) / zc))
-                       : dim3((unsigned)resident, 1, 1);
+                       : dim3((unsigned)res, 1, 1);
     kern<<<grid, dim3(TBX, TBY, 1), bytes, s>>>(src, dst, p->nx, p->ny, np, r, zc > 0 ? zc : 0);
 }
 

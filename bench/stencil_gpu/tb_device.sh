@@ -113,6 +113,12 @@ want check && for nt in 1:2:16x2 2:3:16x2 2:2:32x1; do
         --tb $tb --zchunk -1 --tb-tile $tile --variants c || ok=0
     grep -E "^kyoyu" "$out/check_n${n}_persist_tb${tb}_$tile.log" | sed "s/^/    persistent $tile: /" | tee -a "$S"
 done
+# the first 7-point kernel (--tb-unroll 0: k_tb7; every other 7-point run is k_tb7u)
+want check && {
+    step check_n2_rolled 60 "$K" -n 2 "$X" --small --nx 131 --ny 45 --pts 7 --bt 6 --tb 3 --tb-tile 16x2 \
+        --tb-unroll 0 --variants c || ok=0
+    grep -E "^kyoyu" "$out/check_n2_rolled.log" | sed "s/^/    k_tb7: /" | tee -a "$S"
+}
 # the exchange behind the interior (--overlap 1, overlap.cu) in passes of tb steps, 2 ranks, every rank a node
 want check && for tb in 2 4; do
     step check_n2_overlap_tb$tb 60 "$K" -n 2 --node-split "$X" --small --nz 16 --bt 4 --tb $tb --overlap 1 \
@@ -159,6 +165,9 @@ if want perf && [ $quick = 0 ]; then
         perf perf_tb${tb}_32x1_pers --tb $tb --tb-tile 32x1 --zchunk -1 --pts 27
     done
     for zc in 96 128; do perf perf_tb3_16x2_zc$zc --tb 3 --tb-tile 16x2 --zchunk $zc --pts 7; done
+    # the first 7-point kernel (k_tb7: 386 Gpoint/s on 2026-11-27) against k_tb7u on the same machine
+    perf perf_tb3_16x2_rolled --tb 3 --tb-tile 16x2 --tb-unroll 0 --pts 7
+    perf perf_tb3_16x2_pers_rolled --tb 3 --tb-tile 16x2 --tb-unroll 0 --zchunk -1 --pts 7
     perf perf_tb2_32x1_zc128 --tb 2 --tb-tile 32x1 --zchunk 128 --pts 27
 fi
 
@@ -190,13 +199,13 @@ for l in open(rf):
     w = l.split()
     if w:
         res[w[0]] = dict(re.findall(r"(\w+):(\d+)", l))
-def kernel_of(pts, tb, by, rows):
+def kernel_of(pts, tb, by, rows, unroll):
     """mangled-name pattern of the kernel a run used"""
     if tb == 1:
         return r"k_stencilILi7ELi4E" if pts == 7 else r"k_stencil27sILi64ELi4ELi4ELi4E"
-    return rf"_Z\d+k_tb{pts}ILi{tb}ELi{by}ELi{rows}EE"
-def resources(pts, tb, by, rows):
-    pat = re.compile(kernel_of(pts, tb, by, rows))
+    return rf"_Z\d+k_tb{pts}{'u' if pts == 7 and unroll else ''}ILi{tb}ELi{by}ELi{rows}EE"
+def resources(pts, tb, by, rows, unroll=1):
+    pat = re.compile(kernel_of(pts, tb, by, rows, unroll))
     for k, f in res.items():
         if pat.search(k):
             return f
@@ -220,14 +229,16 @@ for r in recs:
     by, rows, zc = r.get("tb_by", 0), r.get("tb_rows", 0), r.get("zchunk", 0)
     g = r.get("gpoints_per_s", 0.0)
     roof = r["roofline_GBs"] / 16.0
-    f = resources(pts, tb, by, rows)
+    f = resources(pts, tb, by, rows, r.get("tb_unroll", 1))
     # dynamic shared memory: the blocked kernels' planes; the single-step 27-point kernel's 4 staged tiles
     cols = 32 if by == 32 else 64  # tile columns (= threads per thread row)
     smem = 2 * tb * (by * rows + 2) * (cols + 2) * 8 / 1024 if tb > 1 else (4 * 18 * 68 * 8 / 1024 if pts == 27 else 0)
     tile = f"{cols}x{by * rows}:{by}x{rows}" if tb > 1 else "1-step"  # columns x rows: thread rows x rows each
+    if pts == 7 and tb > 1 and not r.get("tb_unroll", 1):
+        tile += "r"  # the first 7-point kernel, k_tb7 (--tb-unroll 0)
     # sg_tb_shape's default tile: 16x2 for the 7-point stencil, 8x2 (tb 2) or 4x4 for the 27-point one
     dby, drows = (16, 2) if pts == 7 else (8, 2) if tb == 2 else (4, 4)
-    default = tb == 1 or (rows == drows and by == dby and zc == 64)
+    default = tb == 1 or (rows == drows and by == dby and zc == 64 and (pts != 7 or r.get("tb_unroll", 1)))
     zcs = "pers" if zc == -1 else zc or "-"  # -1: persistent blocks
     print(f"{pts:>3} {tb:>2} {tile:>10} {zcs:>4} {r['step_ms']:>8.4f} {g:>7.1f} {g / roof:>6.2f} "
           f"{f.get('REG', '?'):>4} {f.get('SPILL', '?'):>5} {smem:>7.1f}  {ncu_of(pts, tb) if default else ''}")
