@@ -1,14 +1,34 @@
 # The io layer (src/io: arrays and buffers to and from HDF5, docs/io.md) added to the library's object library
-# when a parallel HDF5 is found: CMake's FindHDF5 preferring the parallel one, else pkg-config's hdf5-openmpi
-# (Debian's libhdf5-openmpi-dev). Without one, src/io/io_none.c makes every call return KY_ERR_UNSUPPORTED and
-# the io tests skip. The checksum on the GPU (src/io/checksum_gpu.cu) is built when CUDA is on (checksum_gpu_none.c
+# when an HDF5 is found. A parallel one first: CMake's FindHDF5 preferring the parallel one, else pkg-config's
+# hdf5-openmpi (Debian's libhdf5-openmpi-dev); files are then written through MPI-IO (KY_IO_RAW=1 forces the raw
+# path). Else a serial one (or -DKY_HDF5_SERIAL=ON): pkg-config's hdf5-serial (Debian/Ubuntu's libhdf5-dev),
+# Debian's serial paths, FindHDF5's serial result, or -DKY_HDF5_INCLUDE=DIR -DKY_HDF5_LIBRARY=FILE (headers and
+# library carried as files); files then take the raw path (rank 0 keeps the metadata, every rank pwrites its
+# bytes: src/io/raw.c). Without any, src/io/io_none.c makes every call return KY_ERR_UNSUPPORTED and the io tests
+# skip. The checksum on the GPU (src/io/checksum_gpu.cu) is built when CUDA is on (checksum_gpu_none.c
 # otherwise). The cuFile (GPUDirect Storage) path, src/io/cufile.c, is built when CUDA is on and cufile.h and
-# libcufile are found (beside the CUDA toolkit, or where KY_CUFILE_INCLUDE
-# and KY_CUFILE_LIBRARY point); otherwise cufile_none.c makes KY_IO_PATH=cufile say so. Included by the
-# top-level CMakeLists.txt right after kyoyu_obj is defined.
-option(KY_ENABLE_IO "Build the io layer when a parallel HDF5 is found" ON)
+# libcufile are found (beside the CUDA toolkit, in the pip wheel nvidia-cufile(-cu12/-cu13) of the python3 on
+# PATH, or where KY_CUFILE_INCLUDE and KY_CUFILE_LIBRARY point); otherwise cufile_none.c makes KY_IO_PATH=cufile
+# say so. Included by the top-level CMakeLists.txt right after kyoyu_obj is defined.
+option(KY_ENABLE_IO "Build the io layer when an HDF5 is found" ON)
+option(KY_HDF5_SERIAL "Build the io layer against a serial HDF5 even where a parallel one is found" OFF)
+set(KY_HDF5_INCLUDE "" CACHE PATH "HDF5's include directory (with KY_HDF5_LIBRARY: skip the search)")
+set(KY_HDF5_LIBRARY "" CACHE FILEPATH "HDF5's C library (with KY_HDF5_INCLUDE: skip the search)")
 set(KY_HAVE_HDF5 OFF)
-if(KY_ENABLE_IO)
+set(KY_HDF5_PARALLEL OFF)
+if(KY_ENABLE_IO AND KY_HDF5_INCLUDE AND KY_HDF5_LIBRARY)
+    set(_ky_hdf5_inc ${KY_HDF5_INCLUDE})
+    set(_ky_hdf5_libs ${KY_HDF5_LIBRARY})
+    set(_ky_hdf5_defs "")
+    set(KY_HAVE_HDF5 ON)
+    file(STRINGS "${KY_HDF5_INCLUDE}/H5pubconf.h" _ky_par REGEX "define H5_HAVE_PARALLEL 1")
+    if(_ky_par)
+        set(KY_HDF5_PARALLEL ON)
+    endif()
+    file(STRINGS "${KY_HDF5_INCLUDE}/H5pubconf.h" _ky_ver REGEX "define H5_VERSION ")
+    string(REGEX REPLACE ".*\"(.*)\".*" "\\1" _ky_ver "${_ky_ver}")
+    set(_ky_hdf5_how "KY_HDF5_INCLUDE/KY_HDF5_LIBRARY ${_ky_ver}: ${KY_HDF5_LIBRARY}")
+elseif(KY_ENABLE_IO AND NOT KY_HDF5_SERIAL)
     set(HDF5_PREFER_PARALLEL TRUE)
     find_package(HDF5 QUIET COMPONENTS C)
     if(HDF5_FOUND AND HDF5_IS_PARALLEL)
@@ -16,6 +36,7 @@ if(KY_ENABLE_IO)
         set(_ky_hdf5_libs ${HDF5_C_LIBRARIES})
         set(_ky_hdf5_defs ${HDF5_C_DEFINITIONS} ${HDF5_DEFINITIONS})
         set(KY_HAVE_HDF5 ON)
+        set(KY_HDF5_PARALLEL ON)
         set(_ky_hdf5_how "FindHDF5 ${HDF5_VERSION}")
     else()
         find_package(PkgConfig QUIET)
@@ -26,20 +47,81 @@ if(KY_ENABLE_IO)
                 set(_ky_hdf5_libs ${KY_PC_HDF5_LINK_LIBRARIES})
                 set(_ky_hdf5_defs "")
                 set(KY_HAVE_HDF5 ON)
+                set(KY_HDF5_PARALLEL ON)
                 set(_ky_hdf5_how "pkg-config hdf5-openmpi ${KY_PC_HDF5_VERSION}")
             endif()
         endif()
     endif()
 endif()
+if(KY_ENABLE_IO AND NOT KY_HAVE_HDF5)
+    # a serial HDF5: Debian/Ubuntu's libhdf5-dev through pkg-config, its paths (a machine with the runtime
+    # library libhdf5_serial.so.103 but without the development package needs KY_HDF5_INCLUDE), FindHDF5
+    find_package(PkgConfig QUIET)
+    if(PKG_CONFIG_FOUND)
+        pkg_check_modules(KY_PCS_HDF5 QUIET hdf5-serial)
+    endif()
+    if(KY_PCS_HDF5_FOUND)
+        set(_ky_hdf5_inc ${KY_PCS_HDF5_INCLUDE_DIRS})
+        set(_ky_hdf5_libs ${KY_PCS_HDF5_LINK_LIBRARIES})
+        set(_ky_hdf5_how "pkg-config hdf5-serial ${KY_PCS_HDF5_VERSION}")
+    else()
+        find_path(KY_HDF5_SERIAL_INC hdf5.h PATHS /usr/include/hdf5/serial NO_DEFAULT_PATH)
+        find_library(KY_HDF5_SERIAL_LIB NAMES hdf5_serial libhdf5_serial.so.103 hdf5
+                     PATHS /usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/hdf5/serial /usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}
+                     NO_DEFAULT_PATH)
+        if(KY_HDF5_SERIAL_INC AND KY_HDF5_SERIAL_LIB)
+            set(_ky_hdf5_inc ${KY_HDF5_SERIAL_INC})
+            set(_ky_hdf5_libs ${KY_HDF5_SERIAL_LIB})
+            set(_ky_hdf5_how "Debian's serial paths: ${KY_HDF5_SERIAL_LIB}")
+        else()
+            set(HDF5_PREFER_PARALLEL FALSE)
+            find_package(HDF5 QUIET COMPONENTS C)
+            if(HDF5_FOUND)
+                set(_ky_hdf5_inc ${HDF5_C_INCLUDE_DIRS} ${HDF5_INCLUDE_DIRS})
+                set(_ky_hdf5_libs ${HDF5_C_LIBRARIES})
+                set(_ky_hdf5_how "FindHDF5 ${HDF5_VERSION}")
+                if(HDF5_IS_PARALLEL)
+                    set(KY_HDF5_PARALLEL ON)
+                endif()
+            endif()
+        endif()
+    endif()
+    if(_ky_hdf5_libs)
+        set(_ky_hdf5_defs "")
+        set(KY_HAVE_HDF5 ON)
+    endif()
+endif()
+if(KY_HDF5_PARALLEL)
+    set(_ky_hdf5_kind "parallel HDF5")
+else()
+    set(_ky_hdf5_kind "serial HDF5, raw path")
+endif()
 file(GLOB _ky_io_src CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/src/io/*.c")
 set(KY_HAVE_CUFILE OFF)
 set(_ky_cufile_how "no CUDA")
 if(KY_HAVE_HDF5 AND KY_HAVE_CUDA)
+    # the pip wheel nvidia-cufile (nvidia/cufile/{include,lib}) or CUDA 13's (nvidia/cu13/{include,lib}), in the
+    # python3 on PATH: a machine whose CUDA toolkit came without GDS
+    set(_ky_cufile_pip "")
+    find_program(KY_PYTHON3 python3)
+    if(KY_PYTHON3)
+        execute_process(COMMAND "${KY_PYTHON3}" -c "import nvidia, os\nfor p in nvidia.__path__:\n for d in ('cufile', 'cu13', 'cu12'):\n  q = os.path.join(p, d)\n  if os.path.isfile(os.path.join(q, 'include', 'cufile.h')): print(q)"
+                        OUTPUT_VARIABLE _ky_cufile_pip OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+        string(REPLACE "\n" ";" _ky_cufile_pip "${_ky_cufile_pip}")
+    endif()
+    set(_ky_cufile_inc_hints "")
+    set(_ky_cufile_lib_hints "")
+    foreach(_d ${_ky_cufile_pip})
+        list(APPEND _ky_cufile_inc_hints "${_d}/include")
+        list(APPEND _ky_cufile_lib_hints "${_d}/lib" "${_d}/lib64")
+    endforeach()
     find_path(KY_CUFILE_INCLUDE cufile.h HINTS ${CUDAToolkit_INCLUDE_DIRS} $ENV{CUFILE_ROOT}/include
-              /usr/local/cuda/targets/x86_64-linux/include /usr/local/cuda/targets/sbsa-linux/include)
-    # libcufile.so.0 too: a machine with the runtime library but without its development symlink
+              /usr/local/cuda/targets/x86_64-linux/include /usr/local/cuda/targets/sbsa-linux/include
+              ${_ky_cufile_inc_hints})
+    # libcufile.so.0 too: a machine with the runtime library but without its development symlink (the wheel)
     find_library(KY_CUFILE_LIBRARY NAMES cufile libcufile.so.0 HINTS ${CUDAToolkit_LIBRARY_DIR} $ENV{CUFILE_ROOT}/lib
-                 $ENV{CUFILE_ROOT}/lib64 /usr/local/cuda/targets/x86_64-linux/lib /usr/local/cuda/lib64)
+                 $ENV{CUFILE_ROOT}/lib64 /usr/local/cuda/targets/x86_64-linux/lib /usr/local/cuda/lib64
+                 ${_ky_cufile_lib_hints})
     if(KY_CUFILE_INCLUDE AND KY_CUFILE_LIBRARY)
         set(KY_HAVE_CUFILE ON)
         set(_ky_cufile_how "${KY_CUFILE_LIBRARY}")
@@ -71,11 +153,11 @@ if(KY_HAVE_HDF5)
     foreach(_t kyoyu kyoyu_static)
         target_link_libraries(${_t} PRIVATE ${_ky_hdf5_libs})
     endforeach()
-    message(STATUS "Kyoyu: io layer ON (parallel HDF5: ${_ky_hdf5_how}; ${_ky_cufile_state})")
+    message(STATUS "Kyoyu: io layer ON (${_ky_hdf5_kind}: ${_ky_hdf5_how}; ${_ky_cufile_state})")
 else()
     set(_ky_io_src "${CMAKE_CURRENT_SOURCE_DIR}/src/io/io_none.c")
     if(KY_ENABLE_IO)
-        message(STATUS "Kyoyu: io layer OFF (no parallel HDF5: install libhdf5-openmpi-dev); ky_io_* return KY_ERR_UNSUPPORTED")
+        message(STATUS "Kyoyu: io layer OFF (no HDF5: install libhdf5-openmpi-dev or libhdf5-dev, or give KY_HDF5_INCLUDE and KY_HDF5_LIBRARY); ky_io_* return KY_ERR_UNSUPPORTED")
     else()
         message(STATUS "Kyoyu: io layer OFF (KY_ENABLE_IO=OFF); ky_io_* return KY_ERR_UNSUPPORTED")
     endif()

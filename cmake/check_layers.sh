@@ -17,6 +17,7 @@ src/io/io.h mpi HDF5's MPI-IO driver takes an MPI communicator (the file's priva
 src/io/file.c mpi the communicator handed to H5Pset_fapl_mpio, and the ranks' agreement on a file's status
 src/io/dataset.c mpi checksums and box coverage agreed on the file's communicator, beside parallel HDF5
 src/io/xfer.c mpi the ranks' agreement on a transfer's status, on the file's communicator
+src/io/raw.c mpi the raw path (serial HDF5): rank 0 alone creates each dataset and sends its file offset to the ranks that write at it
 LIST
 }
 

@@ -1,10 +1,10 @@
 /* The GPUDirect Storage path (KY_IO_PATH=cufile, or auto's choice): GPU memory written to and read from the
  * dataset's bytes in the file with cuFile, HDF5 keeping only the metadata. Datasets are created contiguous
  * and allocated at creation, objects of 4 KiB or more 4 KiB-aligned (dataset.c, file.c), so a dataset is one
- * extent at H5Dget_offset(dset); each run of this rank's piece that is contiguous in the file (a row, or
- * whole rows where the piece spans the trailing dimensions without halos) is one write at offset + the run's
- * byte offset, straight from GPU memory. HDF5 never writes that extent (no fill values), so HDF5's own writes
- * and these never meet.
+ * extent at H5Dget_offset (kyi_io_dset_t.off: on the raw path rank 0 found it and sent it); each run of this
+ * rank's piece that is contiguous in the file (a row, or whole rows where the piece spans the trailing
+ * dimensions without halos) is one write at offset + the run's byte offset, straight from GPU memory. HDF5
+ * never writes that extent (no fill values), so HDF5's own writes and these never meet.
  *
  * Descriptors: each rank opens the file itself, once per file: O_DIRECT (with the kernel driver nvidia-fs the
  * DMA goes GPU to disk; without it cuFile's compatibility mode stages through its own pinned buffers) where
@@ -233,27 +233,17 @@ static int run_io(const char *call, cf_t *c, const char *name, uint64_t fo, uint
     return KY_OK;
 }
 
-static int move(const char *call, ky_io_file_t f, hid_t dset, const kyi_io_shape_t *sh,
+static int move(const char *call, ky_io_file_t f, uint64_t off, const kyi_io_shape_t *sh,
                 const kyi_io_piece_t *p, uint64_t *cks, int put)
 {
     const char *name = f->writing ? f->tmp : f->path;
     if (p->dev < 0) return kyi_fail(KY_ERR_INTERNAL, call, "the cuFile path was given host memory");
-    haddr_t off = H5Dget_offset(dset);
-    if (off == HADDR_UNDEF)
-        return kyi_fail(
-            KY_ERR_UNSUPPORTED, call,
-            "KY_IO_PATH=cufile: a dataset of %s has no single allocated extent (chunked, compact, or "
-            "never written); the cuFile path needs a contiguous one: use KY_IO_PATH=bounce",
-            name);
-    hid_t ft = H5Dget_type(dset);
-    int native = ft >= 0 && H5Tequal(ft, kyi_io_h5type(sh->type)) > 0;
-    if (ft >= 0) H5Tclose(ft);
-    if (!native)
-        return kyi_fail(
-            KY_ERR_UNSUPPORTED, call,
-            "KY_IO_PATH=cufile: a dataset of %s is stored in another byte order or layout than this "
-            "machine's; the cuFile path moves raw bytes: use KY_IO_PATH=bounce",
-            name);
+    if (off == KYI_IO_NO_EXTENT)
+        return kyi_fail(KY_ERR_UNSUPPORTED, call,
+                        "KY_IO_PATH=cufile: a dataset of %s has no single allocated extent of this machine's "
+                        "number type (chunked, compact, never written, or another byte order); the cuFile "
+                        "path moves raw bytes into one: use KY_IO_PATH=bounce",
+                        name);
     cf_t *c = NULL;
     KYI_CHECK(cf_open(call, f, &c));
     int prev = -1;
@@ -286,14 +276,14 @@ static int move(const char *call, ky_io_file_t f, hid_t dset, const kyi_io_shape
     return st;
 }
 
-int kyi_io_cufile_put(const char *call, ky_io_file_t f, hid_t dset, const kyi_io_shape_t *sh,
+int kyi_io_cufile_put(const char *call, ky_io_file_t f, uint64_t off, const kyi_io_shape_t *sh,
                       const kyi_io_piece_t *p, uint64_t *cks)
 {
-    return move(call, f, dset, sh, p, cks, 1);
+    return move(call, f, off, sh, p, cks, 1);
 }
 
-int kyi_io_cufile_get(const char *call, ky_io_file_t f, hid_t dset, const kyi_io_shape_t *sh,
+int kyi_io_cufile_get(const char *call, ky_io_file_t f, uint64_t off, const kyi_io_shape_t *sh,
                       const kyi_io_piece_t *p, uint64_t *cks)
 {
-    return move(call, f, dset, sh, p, cks, 0);
+    return move(call, f, off, sh, p, cks, 0);
 }

@@ -14,17 +14,17 @@ static int missing(const char *call, ky_io_file_t f)
                     f->writing ? f->tmp : f->path);
 }
 
-int kyi_io_cufile_put(const char *call, ky_io_file_t f, hid_t dset, const kyi_io_shape_t *sh,
+int kyi_io_cufile_put(const char *call, ky_io_file_t f, uint64_t off, const kyi_io_shape_t *sh,
                       const kyi_io_piece_t *p, uint64_t *cks)
 {
-    (void)dset, (void)sh, (void)p, (void)cks;
+    (void)off, (void)sh, (void)p, (void)cks;
     return missing(call, f);
 }
 
-int kyi_io_cufile_get(const char *call, ky_io_file_t f, hid_t dset, const kyi_io_shape_t *sh,
+int kyi_io_cufile_get(const char *call, ky_io_file_t f, uint64_t off, const kyi_io_shape_t *sh,
                       const kyi_io_piece_t *p, uint64_t *cks)
 {
-    (void)dset, (void)sh, (void)p, (void)cks;
+    (void)off, (void)sh, (void)p, (void)cks;
     return missing(call, f);
 }
 

@@ -1,7 +1,9 @@
 /* The public dataset calls of the io layer: arguments checked, the dataset created (contiguous, allocated at
  * once: the layout a GPUDirect Storage write needs, docs/io.md) or opened and checked against what the caller
  * asked for, this rank's pieces moved by xfer.c, the checksum agreed by all ranks and written or verified,
- * the attributes written. Every rank ends each call with the same status (kyi_io_agree). */
+ * the attributes written. Every rank ends each call with the same status (kyi_io_agree). On a raw file being
+ * written only rank 0 holds the HDF5 handle (f->fid >= 0): it alone makes the HDF5 calls, and the ranks
+ * learn the dataset's offset from it (kyi_io_dset_extent). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,8 +162,9 @@ static int write_core(const char *call, ky_io_file_t f, const char *name, const 
     char why[256];
     int st = kyi_io_agree(call, f->comm, local);
     hid_t d = -1, fsp = -1, dcpl = -1;
+    int h5 = f->fid >= 0; /* this rank makes the HDF5 calls (every rank, or rank 0 of a raw file) */
     if (st == KY_OK) {
-        if (H5Lexists(f->fid, name, H5P_DEFAULT) > 0)
+        if (h5 && H5Lexists(f->fid, name, H5P_DEFAULT) > 0)
             st = kyi_fail(KY_ERR_ARG, call, "dataset '%s' already exists in %s", name, f->path);
         st = kyi_io_agree(call, f->comm, st);
     }
@@ -174,23 +177,25 @@ static int write_core(const char *call, ky_io_file_t f, const char *name, const 
         H5Pset_layout(dcpl, H5D_CONTIGUOUS);
         H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY);
         H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);
-        d = H5Dcreate2(f->fid, name, kyi_io_h5type(sh->type), fsp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-        if (d < 0)
+        if (h5) d = H5Dcreate2(f->fid, name, kyi_io_h5type(sh->type), fsp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+        if (h5 && d < 0)
             st = kyi_fail(KY_ERR_IO, call, "creating dataset '%s' in %s failed: %s", name, f->tmp,
                           kyi_io_h5_cause(why, sizeof why));
         st = kyi_io_agree(call, f->comm, st);
     }
     uint64_t cks = 0, all = 0;
     kyi_io_plan_t plan;
-    if (st == KY_OK) st = kyi_io_agree(call, f->comm, kyi_io_plan(call, f, d, sh, pc, np, opts, 1, &plan));
+    kyi_io_dset_t ds;
+    if (st == KY_OK) st = kyi_io_agree(call, f->comm, kyi_io_dset_extent(call, f, d, sh->type, &ds));
+    if (st == KY_OK) st = kyi_io_agree(call, f->comm, kyi_io_plan(call, f, &ds, sh, pc, np, opts, 1, &plan));
     if (st == KY_OK) {
         for (int i = 0; i < np && st == KY_OK; i++)
-            st = kyi_io_put_piece(call, f, d, fsp, sh, &pc[i], &plan, &cks);
+            st = kyi_io_put_piece(call, f, &ds, fsp, sh, &pc[i], &plan, &cks);
         st = kyi_io_agree(call, f->comm, st);
     }
     if (st == KY_OK) {
         MPI_Allreduce(&cks, &all, 1, MPI_UINT64_T, MPI_SUM, f->comm);
-        if (write_attrs(d, sh, dist, units, all) < 0)
+        if (h5 && write_attrs(d, sh, dist, units, all) < 0)
             st = kyi_fail(KY_ERR_IO, call, "writing the attributes of '%s' in %s failed: %s", name, f->tmp,
                           kyi_io_h5_cause(why, sizeof why));
         st = kyi_io_agree(call, f->comm, st);
@@ -214,6 +219,12 @@ static int read_core(const char *call, ky_io_file_t f, const char *name, kyi_io_
     int st = kyi_io_agree(call, f->comm, local);
     hid_t d = -1, fsp = -1, ft = -1;
     const char *file = f->writing ? f->tmp : f->path;
+    if (st == KY_OK && f->raw && f->writing) /* the same answer on every rank */
+        st = kyi_fail(KY_ERR_UNSUPPORTED, call,
+                      "reading %s before ky_io_close: on the raw path (KY_IO_RAW) only rank 0 holds a file "
+                      "being written; close it and open it again",
+                      f->path);
+    st = kyi_io_agree(call, f->comm, st);
     if (st == KY_OK) {
         if (H5Lexists(f->fid, name, H5P_DEFAULT) <= 0 || (d = H5Dopen2(f->fid, name, H5P_DEFAULT)) < 0)
             st = kyi_fail(KY_ERR_IO, call, "no dataset '%s' in %s", name, file);
@@ -279,7 +290,10 @@ static int read_core(const char *call, ky_io_file_t f, const char *name, kyi_io_
     }
     uint64_t cks = 0, all = 0, stored = 0;
     kyi_io_plan_t plan;
-    if (st == KY_OK) st = kyi_io_agree(call, f->comm, kyi_io_plan(call, f, d, want, pc, np, opts, 0, &plan));
+    kyi_io_dset_t ds;
+    if (st == KY_OK) st = kyi_io_agree(call, f->comm, kyi_io_dset_extent(call, f, d, want->type, &ds));
+    if (st == KY_OK)
+        st = kyi_io_agree(call, f->comm, kyi_io_plan(call, f, &ds, want, pc, np, opts, 0, &plan));
     if (st == KY_OK) {
         for (int i = 0; i < np && st == KY_OK; i++) {
             int out = 0;
@@ -292,7 +306,7 @@ static int read_core(const char *call, ky_io_file_t f, const char *name, kyi_io_
                 shape_text(a, sizeof a, want->ndim, want->dims);
                 st = kyi_fail(KY_ERR_ARG, call, "box outside dataset '%s' of shape %s in %s", name, a, file);
             } else
-                st = kyi_io_get_piece(call, f, d, fsp, want, &pc[i], &plan, &cks);
+                st = kyi_io_get_piece(call, f, &ds, fsp, want, &pc[i], &plan, &cks);
         }
         st = kyi_io_agree(call, f->comm, st);
     }
@@ -570,7 +584,12 @@ int ky_io_info(ky_io_file_t f, const char *name, int *ndim, size_t dims[], ky_io
     const char *file = f->writing ? f->tmp : f->path;
     int st = KY_OK;
     hid_t d = -1;
-    if (H5Lexists(f->fid, name, H5P_DEFAULT) <= 0 || (d = H5Dopen2(f->fid, name, H5P_DEFAULT)) < 0) {
+    if (f->raw && f->writing) {
+        st = kyi_fail(
+            KY_ERR_UNSUPPORTED, call,
+            "%s is being written on the raw path (KY_IO_RAW): only rank 0 holds it until ky_io_close",
+            f->path);
+    } else if (H5Lexists(f->fid, name, H5P_DEFAULT) <= 0 || (d = H5Dopen2(f->fid, name, H5P_DEFAULT)) < 0) {
         st = kyi_fail(KY_ERR_IO, call, "no dataset '%s' in %s", name, file);
     } else {
         hid_t sp = H5Dget_space(d), t = H5Dget_type(d);

@@ -1,7 +1,10 @@
 /* Files of the io layer: ky_io_create writes under a temporary name, ky_io_close makes the file appear at
  * its path by one rename after everything is on disk (so a failed or killed job never leaves a file there
  * that looks complete), ky_io_abort discards it, ky_io_open refuses what is not HDF5 or was never finished.
- * Every collective step ends with kyi_io_agree, so all ranks return the same status and name the cause. */
+ * Every collective step ends with kyi_io_agree, so all ranks return the same status and name the cause.
+ * A file on the raw path (KY_IO_RAW, the only path with a serial HDF5; raw.c) is created, given its
+ * attributes, flushed and closed by rank 0 alone through HDF5's default (POSIX) driver, every rank writing
+ * its bytes with pwrite; a file opened for reading is opened read-only by every rank. */
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -121,6 +124,7 @@ static int new_file(const char *call, ky_io_file_t *out, const char *path)
     ky_io_file_t f = calloc(1, sizeof *f);
     if (!f) return kyi_fail(KY_ERR_NOMEM, call, "no memory for a file object");
     f->fid = -1;
+    f->raw_fd = -1;
     f->comm = MPI_COMM_NULL;
     snprintf(f->path, sizeof f->path, "%s", path);
     if (MPI_Comm_dup(kyi_rt.world, &f->comm) != MPI_SUCCESS) {
@@ -134,16 +138,38 @@ static int new_file(const char *call, ky_io_file_t *out, const char *path)
 static void free_file(ky_io_file_t f)
 {
     kyi_io_cufile_close("ky_io_close", f, 0); /* a read file's handle, or what a failed write left */
+    kyi_io_raw_close("ky_io_close", f, 0);
     kyi_io_pin_free(f);
     if (f->comm != MPI_COMM_NULL) MPI_Comm_free(&f->comm);
     free(f);
 }
 
-static hid_t mpio_fapl(MPI_Comm comm)
+/* MPI-IO for every rank, or HDF5's default POSIX driver for the raw path (serial HDF5 has nothing else) */
+static hid_t file_fapl(ky_io_file_t f)
 {
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-    H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL);
+#ifdef H5_HAVE_PARALLEL
+    if (!f->raw) H5Pset_fapl_mpio(fapl, f->comm, MPI_INFO_NULL);
+#else
+    (void)f;
+#endif
     return fapl;
+}
+
+/* The root's format name and completion mark (0 until ky_io_close) */
+static int root_attrs(hid_t fid)
+{
+    hid_t sp = H5Screate(H5S_SCALAR);
+    hid_t t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, sizeof FORMAT_NAME);
+    hid_t a = H5Acreate2(fid, FORMAT_ATTR, t, sp, H5P_DEFAULT, H5P_DEFAULT);
+    int bad = a < 0 || H5Awrite(a, t, FORMAT_NAME) < 0;
+    if (bad) kyi_io_h5_keep();
+    if (a >= 0) H5Aclose(a);
+    H5Tclose(t);
+    H5Sclose(sp);
+    bad |= attr_int(fid, COMPLETE_ATTR, 0) < 0;
+    return bad ? -1 : 0;
 }
 
 int ky_io_create(const char *path, ky_io_file_t *out)
@@ -156,9 +182,9 @@ int ky_io_create(const char *path, ky_io_file_t *out)
     KYI_CHECK(new_file(call, &f, path));
     kyi_io_quiet_t q;
     kyi_io_quiet_begin(&q);
-    int st = KY_OK;
+    int st = kyi_io_raw_wanted(call, &f->raw);
     long pid = (long)getpid();
-    if (kyi_rt.rank == 0) {
+    if (kyi_rt.rank == 0 && st == KY_OK) {
         /* the directory checked once, by one rank, so the message names the cause rather than HDF5's stack */
         char dir[KYI_IO_PATH_MAX];
         snprintf(dir, sizeof dir, "%s", path);
@@ -177,13 +203,13 @@ int ky_io_create(const char *path, ky_io_file_t *out)
     st = kyi_io_agree(call, f->comm, st);
     if (st == KY_OK) {
         snprintf(f->tmp, sizeof f->tmp, "%s.kytmp-%ld", path, pid);
-        hid_t fapl = mpio_fapl(f->comm);
+        hid_t fapl = file_fapl(f);
         /* datasets (and other objects) of 4 KiB or more start on a 4 KiB boundary: the cuFile path writes
          * whole pages with O_DIRECT, and only the unaligned edges of each run go through the page cache */
         H5Pset_alignment(fapl, 4096, 4096);
-        f->fid = H5Fcreate(f->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+        if (!f->raw || kyi_rt.rank == 0) f->fid = H5Fcreate(f->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
         char why[256];
-        if (f->fid < 0)
+        if (f->fid < 0 && (!f->raw || kyi_rt.rank == 0))
             st = kyi_fail(KY_ERR_IO, call, "creating %s (temporary name of %s) failed: %s", f->tmp, path,
                           kyi_io_h5_cause(why, sizeof why));
         H5Pclose(fapl); /* after the reason was read: every HDF5 call clears the error stack */
@@ -191,18 +217,8 @@ int ky_io_create(const char *path, ky_io_file_t *out)
     }
     if (st == KY_OK) {
         /* marked incomplete until close: a temporary file left by a killed job is refused by ky_io_open */
-        hid_t sp = H5Screate(H5S_SCALAR);
-        hid_t t = H5Tcopy(H5T_C_S1);
-        H5Tset_size(t, sizeof FORMAT_NAME);
-        hid_t a = H5Acreate2(f->fid, FORMAT_ATTR, t, sp, H5P_DEFAULT, H5P_DEFAULT);
-        int bad = a < 0 || H5Awrite(a, t, FORMAT_NAME) < 0;
-        if (bad) kyi_io_h5_keep();
-        if (a >= 0) H5Aclose(a);
-        H5Tclose(t);
-        H5Sclose(sp);
-        bad |= attr_int(f->fid, COMPLETE_ATTR, 0) < 0;
         char why[256];
-        if (bad)
+        if (f->fid >= 0 && root_attrs(f->fid) < 0)
             st = kyi_fail(KY_ERR_IO, call, "writing the root attributes of %s failed: %s", f->tmp,
                           kyi_io_h5_cause(why, sizeof why));
         st = kyi_io_agree(call, f->comm, st);
@@ -213,7 +229,8 @@ int ky_io_create(const char *path, ky_io_file_t *out)
         ky_io_abort(f);
         return st;
     }
-    KYI_INFO(KYI_SUB_IO, "%s: writing %s as %s", call, path, f->tmp);
+    KYI_INFO(KYI_SUB_IO, "%s: writing %s as %s (%s)", call, path, f->tmp,
+             f->raw ? "raw path: HDF5 on rank 0, pwrite on every rank" : "parallel HDF5, MPI-IO");
     *out = f;
     return KY_OK;
 }
@@ -228,8 +245,8 @@ int ky_io_open(const char *path, ky_io_file_t *out)
     KYI_CHECK(new_file(call, &f, path));
     kyi_io_quiet_t q;
     kyi_io_quiet_begin(&q);
-    int st = KY_OK;
-    if (kyi_rt.rank == 0) {
+    int st = kyi_io_raw_wanted(call, &f->raw);
+    if (kyi_rt.rank == 0 && st == KY_OK) {
         struct stat sb;
         if (stat(path, &sb) != 0)
             st = kyi_fail(KY_ERR_IO, call, "cannot open %s: %s", path, strerror(errno));
@@ -238,7 +255,7 @@ int ky_io_open(const char *path, ky_io_file_t *out)
     }
     st = kyi_io_agree(call, f->comm, st);
     if (st == KY_OK) {
-        hid_t fapl = mpio_fapl(f->comm);
+        hid_t fapl = file_fapl(f); /* raw path: every rank opens the file read-only itself */
         f->fid = H5Fopen(path, H5F_ACC_RDONLY, fapl);
         char why[256];
         if (f->fid < 0)
@@ -300,15 +317,17 @@ int ky_io_close(ky_io_file_t f)
     if (f->writing) {
         /* the cuFile path's own descriptors synced and closed first: their data is on disk before the rename
          */
-        st = kyi_io_agree(call, f->comm, kyi_io_cufile_close(call, f, 1));
+        int s = kyi_io_cufile_close(call, f, 1), r = kyi_io_raw_close(call, f, 1);
+        st = kyi_io_agree(call, f->comm, s != KY_OK ? s : r);
     }
+    /* every rank's bytes are on disk (agreed above) before the file is marked complete */
     if (f->writing && st == KY_OK) {
-        if (attr_int(f->fid, COMPLETE_ATTR, 1) < 0 || H5Fflush(f->fid, H5F_SCOPE_GLOBAL) < 0)
+        if (f->fid >= 0 && (attr_int(f->fid, COMPLETE_ATTR, 1) < 0 || H5Fflush(f->fid, H5F_SCOPE_GLOBAL) < 0))
             st = kyi_fail(KY_ERR_IO, call, "finishing %s failed: %s", f->tmp,
                           kyi_io_h5_cause(why, sizeof why));
         st = kyi_io_agree(call, f->comm, st);
     }
-    if (H5Fclose(f->fid) < 0 && st == KY_OK)
+    if (f->fid >= 0 && H5Fclose(f->fid) < 0 && st == KY_OK)
         st = kyi_fail(KY_ERR_IO, call, "closing %s failed: %s", f->writing ? f->tmp : f->path,
                       kyi_io_h5_cause(why, sizeof why));
     f->fid = -1;
@@ -330,7 +349,8 @@ int ky_io_close(ky_io_file_t f)
             if (st != KY_OK) unlink(f->tmp);
         }
         st = kyi_io_agree(call, f->comm, st);
-    }
+    } else /* every rank's handle closed before any rank returns: a raw path reader holds a file lock */
+        st = kyi_io_agree(call, f->comm, st);
     kyi_io_quiet_end(&q);
     free_file(f);
     return st;

@@ -4,11 +4,12 @@
  * memory straight to HDF5, GPU memory through the bounce pipeline or cuFile), table.c the measured table
  * behind KY_IO_PATH=auto, checksum.c the distribution-independent checksum, cufile.c (cufile_none.c in builds
  * without cuFile) the GPUDirect Storage path, runs.c a piece's contiguous runs, checksum_gpu.cu the checksum
- * on the GPU (checksum_gpu_none.c without CUDA).
+ * on the GPU (checksum_gpu_none.c without CUDA), raw.c the raw path (serial HDF5: rank 0 alone keeps the
+ * metadata, every rank moves its bytes with pwrite/pread at the dataset's offset).
  *
  * io sits above array: it uses array's public API, the runtime's GPU service (runtime/gpu.h), settings and
- * errors, and MPI only for the communicator HDF5's MPI-IO driver needs and the agreement of the ranks on a
- * status and a checksum (HDF5 itself is MPI underneath). */
+ * errors, and MPI only for the communicator HDF5's MPI-IO driver needs, the agreement of the ranks on a
+ * status and a checksum, and (raw path) rank 0's dataset offsets (HDF5 itself is MPI underneath). */
 #ifndef KYI_IO_IO_H
 #define KYI_IO_IO_H
 
@@ -26,10 +27,12 @@
 #define KYI_IO_PATH_MAX 4096
 
 struct kyi_io_file {
-    hid_t fid;
-    int writing;                /* from ky_io_create: committed by rename at close */
-    int failed;                 /* a write failed on some rank: close discards the file */
-    MPI_Comm comm;              /* private duplicate of the job's ranks, handed to MPI-IO */
+    hid_t fid;     /* -1 on ranks without the file's HDF5 handle (raw path, writing: rank 0 has it) */
+    int raw;       /* the raw path (KY_IO_RAW): data as raw bytes at each dataset's offset */
+    int raw_fd;    /* this rank's descriptor of the raw path (-1: not opened yet) */
+    int writing;   /* from ky_io_create: committed by rename at close */
+    int failed;    /* a write failed on some rank: close discards the file */
+    MPI_Comm comm; /* private duplicate of the job's ranks, handed to MPI-IO */
     char path[KYI_IO_PATH_MAX]; /* the name the user asked for */
     char tmp[KYI_IO_PATH_MAX];  /* the name written to until close */
     void *pin[2];               /* the bounce path's pinned buffers, kept for the file's life */
@@ -37,6 +40,14 @@ struct kyi_io_file {
     int pin_malloc; /* plain malloc (host pieces forced to bounce without CUDA), not pinned */
     void *cufile;   /* cufile.c's descriptors and registered handle of this file (NULL: none yet) */
 };
+
+/* One dataset as the transfers see it. `off` is set where the dataset is one allocated contiguous extent of
+ * this machine's number types (its bytes can be moved raw: cuFile, the raw path), else KYI_IO_NO_EXTENT. */
+typedef struct {
+    hid_t id;     /* -1 on ranks without the file's HDF5 handle */
+    uint64_t off; /* byte offset of the extent in the file */
+} kyi_io_dset_t;
+#define KYI_IO_NO_EXTENT UINT64_MAX
 
 /* Paths of one piece (xfer.c) */
 enum { KYI_IO_HOST, KYI_IO_BOUNCE, KYI_IO_CUFILE };
@@ -95,19 +106,21 @@ hid_t kyi_io_h5type(ky_io_type_t t);
  * with the dataset's bytes per rank, and takes cufile only where every rank can: all pieces in GPU memory,
  * cuFile working, the dataset contiguous in the file, long runs), the same on every rank so that no rank's
  * HDF5 write (MPI-IO read-modify-write of a strided selection) races another's cuFile write. */
-int kyi_io_plan(const char *call, ky_io_file_t f, hid_t dset, const kyi_io_shape_t *sh,
+int kyi_io_plan(const char *call, ky_io_file_t f, const kyi_io_dset_t *ds, const kyi_io_shape_t *sh,
                 const kyi_io_piece_t *pc, int np, const ky_io_opts_t *opts, int put, kyi_io_plan_t *plan);
 /* Bytes of one run of piece p contiguous in the file (a row, or rows that cover whole trailing dimensions).
  */
 size_t kyi_io_piece_run_bytes(const kyi_io_shape_t *sh, const kyi_io_piece_t *p);
 /* Move one piece between memory and the dataset (file space `fspace`), adding its elements' checksum to
  * *cks. Returns this rank's status (not agreed). */
-int kyi_io_put_piece(const char *call, ky_io_file_t f, hid_t dset, hid_t fspace, const kyi_io_shape_t *sh,
-                     const kyi_io_piece_t *p, const kyi_io_plan_t *plan, uint64_t *cks);
+int kyi_io_put_piece(const char *call, ky_io_file_t f, const kyi_io_dset_t *ds, hid_t fspace,
+                     const kyi_io_shape_t *sh, const kyi_io_piece_t *p, const kyi_io_plan_t *plan,
+                     uint64_t *cks);
 /* The bounce buffers freed (ky_io_close, ky_io_abort). */
 void kyi_io_pin_free(ky_io_file_t f);
-int kyi_io_get_piece(const char *call, ky_io_file_t f, hid_t dset, hid_t fspace, const kyi_io_shape_t *sh,
-                     const kyi_io_piece_t *p, const kyi_io_plan_t *plan, uint64_t *cks);
+int kyi_io_get_piece(const char *call, ky_io_file_t f, const kyi_io_dset_t *ds, hid_t fspace,
+                     const kyi_io_shape_t *sh, const kyi_io_piece_t *p, const kyi_io_plan_t *plan,
+                     uint64_t *cks);
 
 /* ---- table.c ------------------------------------------------------------------------------------------ */
 /* The file system holding `path` as a name ("ext4", "xfs", "lustre", "tmpfs", ...; "0x<magic>" if unknown).
@@ -139,13 +152,28 @@ int kyi_io_piece_runs(const char *call, const kyi_io_shape_t *sh, const kyi_io_p
  * CPU's 1-2 GB/s per core beside each HDF5 write would bound the pipeline); smaller ones on the CPU. */
 #define KYI_IO_GPU_CKS_MIN ((size_t)1 << 20)
 
+/* ---- raw.c --------------------------------------------------------------------------------------------- */
+/* Whether files take the raw path: KY_IO_RAW=1, or auto in a build without parallel HDF5; KY_IO_RAW=0 there
+ * is KY_ERR_UNSUPPORTED. */
+int kyi_io_raw_wanted(const char *call, int *raw);
+/* Collective: ds for dataset d (-1 on ranks without the handle) of number type t; on a raw file being written
+ * rank 0 flushes the new dataset's metadata and sends its offset to every rank. Returns this rank's status.
+ */
+int kyi_io_dset_extent(const char *call, ky_io_file_t f, hid_t d, ky_io_type_t t, kyi_io_dset_t *ds);
+/* Rows [r0, r1) of piece p written (read) as raw bytes at the extent's offset `off` with pwrite (pread):
+ * from (into) the piece itself, or (dense) from a dense buffer `mem` of those rows. */
+int kyi_io_raw_rows(const char *call, ky_io_file_t f, uint64_t off, const kyi_io_shape_t *sh,
+                    const kyi_io_piece_t *p, size_t r0, size_t r1, void *mem, int dense, int put);
+/* The raw descriptor closed; `sync`: fsync first (a written file about to be committed). */
+int kyi_io_raw_close(const char *call, ky_io_file_t f, int sync);
+
 /* ---- cufile.c (cufile_none.c) ------------------------------------------------------------------------- */
 /* GPUDirect Storage: piece p's runs contiguous in the file written (read) with cuFileWrite (cuFileRead) at
- * H5Dget_offset(dset) + the run's byte offset (the dataset is contiguous and allocated when created) while
- * HDF5 keeps the metadata; the checksum computed on the GPU. */
-int kyi_io_cufile_put(const char *call, ky_io_file_t f, hid_t dset, const kyi_io_shape_t *sh,
+ * `off` (the dataset's extent: kyi_io_dset_t.off; KYI_IO_NO_EXTENT is refused) + the run's byte offset
+ * while HDF5 keeps the metadata; the checksum computed on the GPU. */
+int kyi_io_cufile_put(const char *call, ky_io_file_t f, uint64_t off, const kyi_io_shape_t *sh,
                       const kyi_io_piece_t *p, uint64_t *cks);
-int kyi_io_cufile_get(const char *call, ky_io_file_t f, hid_t dset, const kyi_io_shape_t *sh,
+int kyi_io_cufile_get(const char *call, ky_io_file_t f, uint64_t off, const kyi_io_shape_t *sh,
                       const kyi_io_piece_t *p, uint64_t *cks);
 /* 1 if this build has the cuFile path and its driver opens (opened once, lazily; closed at exit). */
 int kyi_io_cufile_available(void);

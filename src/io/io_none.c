@@ -1,5 +1,5 @@
-/* The io calls in a build without parallel HDF5 (cmake/KyoyuIO.cmake found none): each says so and returns
- * KY_ERR_UNSUPPORTED, so programs link everywhere and the tests skip with the reason. */
+/* The io calls in a build without HDF5 (cmake/KyoyuIO.cmake found neither a parallel nor a serial one): each
+ * says so and returns KY_ERR_UNSUPPORTED, so programs link everywhere and the tests skip with the reason. */
 #include "kyoyu.h"
 #include "kyoyu/io.h"
 #include "runtime/log.h"
@@ -7,8 +7,8 @@
 static int none(const char *call)
 {
     return kyi_fail(KY_ERR_UNSUPPORTED, call,
-                    "this Kyoyu was built without parallel HDF5 (install "
-                    "libhdf5-openmpi-dev and configure again: docs/io.md)");
+                    "this Kyoyu was built without HDF5 (install libhdf5-openmpi-dev or libhdf5-dev and "
+                    "configure again: docs/io.md)");
 }
 
 size_t ky_io_type_size(ky_io_type_t t)

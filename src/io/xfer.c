@@ -5,7 +5,9 @@
  * piece in KY_IO_CHUNK pieces through two pinned buffers: the device-to-host copy of the next piece runs
  * while HDF5 writes this one, and on reads the host-to-device copy of this piece while HDF5 reads the next)
  * or the cuFile path (cufile.c). Writes are independent MPI-IO (ranks make different numbers of calls); the
- * file selection of a piece is one hyperslab for block distributions and a union of runs for cyclic ones. */
+ * file selection of a piece is one hyperslab for block distributions and a union of runs for cyclic ones.
+ * On a raw file (KY_IO_RAW, serial HDF5) the same pieces go to raw.c's pwrite/pread at the dataset's offset
+ * instead of H5Dwrite/H5Dread (datasets without an extent, from other writers, are read through HDF5). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +38,7 @@ size_t kyi_io_piece_run_bytes(const kyi_io_shape_t *sh, const kyi_io_piece_t *p)
     return r;
 }
 
-int kyi_io_plan(const char *call, ky_io_file_t f, hid_t dset, const kyi_io_shape_t *sh,
+int kyi_io_plan(const char *call, ky_io_file_t f, const kyi_io_dset_t *ds, const kyi_io_shape_t *sh,
                 const kyi_io_piece_t *pc, int np, const ky_io_opts_t *opts, int put, kyi_io_plan_t *plan)
 {
     ky_io_path_t mode = mode_of(opts);
@@ -61,13 +63,8 @@ int kyi_io_plan(const char *call, ky_io_file_t f, hid_t dset, const kyi_io_shape
                  KYI_IO_AUTO_CUFILE_MIN >> 20);
     }
     /* cufile only where every rank can take it: the raw bytes of a contiguous dataset of the native type
-     * (H5Dget_offset defined), every piece in GPU memory, runs long enough, the driver working */
-    int ok = want == KYI_IO_CUFILE;
-    if (ok) {
-        hid_t ft = H5Dget_type(dset);
-        ok = H5Dget_offset(dset) != HADDR_UNDEF && ft >= 0 && H5Tequal(ft, kyi_io_h5type(sh->type)) > 0;
-        if (ft >= 0) H5Tclose(ft);
-    }
+     * (an extent), every piece in GPU memory, runs long enough, the driver working */
+    int ok = want == KYI_IO_CUFILE && ds->off != KYI_IO_NO_EXTENT;
     for (int i = 0; ok && i < np; i++) {
         size_t n = 1;
         for (int d = 0; d < sh->ndim; d++) n *= pc[i].n[d];
@@ -169,16 +166,25 @@ static hid_t mem_space(const kyi_io_shape_t *sh, const kyi_io_piece_t *p, size_t
     return m;
 }
 
-/* One HDF5 transfer of rows [r0, r1) between `mem` (block origin's allocation start when direct, else a
- * dense buffer) and the file. */
-static int h5xfer(const char *call, ky_io_file_t f, hid_t dset, hid_t fsp, const kyi_io_shape_t *sh,
-                  const kyi_io_piece_t *p, size_t r0, size_t r1, void *mem, int dense, int put)
+/* One transfer of rows [r0, r1) between `mem` (block origin's allocation start when direct, else a
+ * dense buffer) and the file: through HDF5, or raw at the dataset's offset on a raw file. */
+static int h5xfer(const char *call, ky_io_file_t f, const kyi_io_dset_t *ds, hid_t fsp,
+                  const kyi_io_shape_t *sh, const kyi_io_piece_t *p, size_t r0, size_t r1, void *mem,
+                  int dense, int put)
 {
+    if (f->raw && ds->off != KYI_IO_NO_EXTENT)
+        return kyi_io_raw_rows(call, f, ds->off, sh, p, r0, r1, mem, dense, put);
+    hid_t dset = ds->id;
     char why[256];
     const char *file = f->writing ? f->tmp : f->path;
+    if (dset < 0) /* a raw file being written: its datasets always have an extent */
+        return kyi_fail(KY_ERR_INTERNAL, call,
+                        "no HDF5 handle of %s on this rank for a dataset without extent", file);
     hid_t m = mem_space(sh, p, r0, r1, dense);
     hid_t x = H5Pcreate(H5P_DATASET_XFER);
-    H5Pset_dxpl_mpio(x, H5FD_MPIO_INDEPENDENT);
+#ifdef H5_HAVE_PARALLEL
+    if (!f->raw) H5Pset_dxpl_mpio(x, H5FD_MPIO_INDEPENDENT);
+#endif
     int st = KY_OK;
     if (m < 0 || select_file(fsp, sh, p, r0, r1) < 0)
         st = kyi_fail(KY_ERR_IO, call, "selecting rows %zu..%zu of a piece in %s failed: %s", r0, r1, file,
@@ -301,8 +307,8 @@ static int gpu_checksum(const char *call, const kyi_io_shape_t *sh, const kyi_io
     return st;
 }
 
-static int bounce(const char *call, ky_io_file_t f, hid_t dset, hid_t fsp, const kyi_io_shape_t *sh,
-                  const kyi_io_piece_t *p, uint64_t *cks, int put)
+static int bounce(const char *call, ky_io_file_t f, const kyi_io_dset_t *ds, hid_t fsp,
+                  const kyi_io_shape_t *sh, const kyi_io_piece_t *p, uint64_t *cks, int put)
 {
     size_t re, n0 = rows_total(p, sh->ndim, &re), rowb = re * sh->elem;
     size_t chunk = kyi_setting_size(KYI_SET_IO_CHUNK);
@@ -327,14 +333,14 @@ static int bounce(const char *call, ky_io_file_t f, hid_t dset, hid_t fsp, const
                 st = gpu_rows(call, sh, p, r1, r1 + R < n0 ? r1 + R : n0, f->pin[b ^ 1], 1, &op[b ^ 1]);
             if (st == KY_OK) {
                 if (!gpu_cks) *cks += kyi_io_checksum(sh, p, r0, r1, f->pin[b], dS);
-                st = h5xfer(call, f, dset, fsp, sh, p, r0, r1, f->pin[b], 1, 1);
+                st = h5xfer(call, f, ds, fsp, sh, p, r0, r1, f->pin[b], 1, 1);
             }
         }
     } else {
         for (size_t k = 0, r0 = 0; r0 < n0 && st == KY_OK; k++, r0 += R) {
             size_t r1 = r0 + R < n0 ? r0 + R : n0, b = k & 1;
             st = finish(call, &op[b]); /* the copy out of this buffer two pieces ago */
-            if (st == KY_OK) st = h5xfer(call, f, dset, fsp, sh, p, r0, r1, f->pin[b], 1, 0);
+            if (st == KY_OK) st = h5xfer(call, f, ds, fsp, sh, p, r0, r1, f->pin[b], 1, 0);
             if (st == KY_OK) {
                 if (!gpu_cks) *cks += kyi_io_checksum(sh, p, r0, r1, f->pin[b], dS);
                 st = gpu_rows(call, sh, p, r0, r1, f->pin[b], 0, &op[b]);
@@ -350,33 +356,36 @@ static int bounce(const char *call, ky_io_file_t f, hid_t dset, hid_t fsp, const
     return st;
 }
 
-static int move(const char *call, ky_io_file_t f, hid_t dset, hid_t fsp, const kyi_io_shape_t *sh,
-                const kyi_io_piece_t *p, const kyi_io_plan_t *plan, uint64_t *cks, int put)
+static int move(const char *call, ky_io_file_t f, const kyi_io_dset_t *ds, hid_t fsp,
+                const kyi_io_shape_t *sh, const kyi_io_piece_t *p, const kyi_io_plan_t *plan, uint64_t *cks,
+                int put)
 {
     size_t re, n0 = rows_total(p, sh->ndim, &re);
     if (n0 == 0) return KY_OK;
     switch (p->dev < 0 ? plan->host : plan->gpu) {
         case KYI_IO_HOST: {
-            int st = h5xfer(call, f, dset, fsp, sh, p, 0, n0, alloc_start(sh, p), 0, put);
+            int st = h5xfer(call, f, ds, fsp, sh, p, 0, n0, alloc_start(sh, p), 0, put);
             if (st == KY_OK) *cks += kyi_io_checksum(sh, p, 0, n0, p->origin, p->S);
             return st;
         }
         case KYI_IO_CUFILE:
-            return put ? kyi_io_cufile_put(call, f, dset, sh, p, cks)
-                       : kyi_io_cufile_get(call, f, dset, sh, p, cks);
+            return put ? kyi_io_cufile_put(call, f, ds->off, sh, p, cks)
+                       : kyi_io_cufile_get(call, f, ds->off, sh, p, cks);
         default:
-            return bounce(call, f, dset, fsp, sh, p, cks, put);
+            return bounce(call, f, ds, fsp, sh, p, cks, put);
     }
 }
 
-int kyi_io_put_piece(const char *call, ky_io_file_t f, hid_t dset, hid_t fspace, const kyi_io_shape_t *sh,
-                     const kyi_io_piece_t *p, const kyi_io_plan_t *plan, uint64_t *cks)
+int kyi_io_put_piece(const char *call, ky_io_file_t f, const kyi_io_dset_t *ds, hid_t fspace,
+                     const kyi_io_shape_t *sh, const kyi_io_piece_t *p, const kyi_io_plan_t *plan,
+                     uint64_t *cks)
 {
-    return move(call, f, dset, fspace, sh, p, plan, cks, 1);
+    return move(call, f, ds, fspace, sh, p, plan, cks, 1);
 }
 
-int kyi_io_get_piece(const char *call, ky_io_file_t f, hid_t dset, hid_t fspace, const kyi_io_shape_t *sh,
-                     const kyi_io_piece_t *p, const kyi_io_plan_t *plan, uint64_t *cks)
+int kyi_io_get_piece(const char *call, ky_io_file_t f, const kyi_io_dset_t *ds, hid_t fspace,
+                     const kyi_io_shape_t *sh, const kyi_io_piece_t *p, const kyi_io_plan_t *plan,
+                     uint64_t *cks)
 {
-    return move(call, f, dset, fspace, sh, p, plan, cks, 0);
+    return move(call, f, ds, fspace, sh, p, plan, cks, 0);
 }

@@ -53,6 +53,8 @@ def checksum(data, elem_bytes):
 def write(path):
     with h5py.File(path, "w") as f:
         f["temps"] = np.array([val(g) for g in range(66)], dtype=np.float64).reshape(11, 6)
+        # chunked and compressed: no single extent, so the raw path reads it through HDF5
+        f.create_dataset("temps_z", data=f["temps"][...], chunks=(4, 3), compression="gzip")
         f["ids"] = np.arange(50, dtype=np.uint64) * 3 + 1
         f["vel"] = (np.arange(150, dtype=np.float32) * 0.5).reshape(50, 3)
     print("h5py wrote", path)

@@ -16,6 +16,10 @@
 #include "kyoyu/io.h"
 #include "kyt.h"
 
+#ifndef KY_TEST_HDF5_PARALLEL /* set by tests/io/CMakeLists.txt: the build's HDF5 is parallel */
+#define KY_TEST_HDF5_PARALLEL 1
+#endif
+
 namespace {
 
 bool gpu_run()
@@ -538,6 +542,69 @@ TEST(Io, BadInput)
     ky_array_free(wrong);
 }
 
+/* Whether this run takes the raw path (KY_IO_RAW=1, or a build with a serial HDF5 unless KY_IO_RAW=0). */
+bool raw_run()
+{
+    const char *r = getenv("KY_IO_RAW");
+    std::string v = r ? r : "auto";
+    return v == "1" || (v == "auto" && !KY_TEST_HDF5_PARALLEL);
+}
+
+/* The raw path's own rules: a file being written is rank 0's alone until ky_io_close (reads and queries are
+ * refused with the reason and leave the file good; with MPI-IO they work), and the committed file is plain
+ * HDF5: contiguous datasets, a large one on a 4 KiB boundary, values and attributes read by serial HDF5. */
+TEST(Io, RawPath)
+{
+    SKIP_IF_NO_IO();
+    size_t dims[2] = {333, 7}; /* 18 KiB: at least 4 KiB, so aligned */
+    Layout L{2, {333, 7, 0, 0}, ky_dist_block1(), {1, 2, 0, 0}};
+    ky_array_t a, b;
+    KYT_EXPECT_OK(ky_array_create(2, dims, sizeof(double), NULL, place(), L.halo, &a));
+    KYT_EXPECT_OK(ky_array_create(2, dims, sizeof(double), NULL, place(), L.halo, &b));
+    fill(a, L, 0, -1);
+    fill(b, L, 3, -4);
+    std::string path = dir() + "/raw.h5";
+    ky_io_file_t f;
+    ky_io_opts_t o{KY_IO_F64, 0, "m"};
+    KYT_EXPECT_OK(ky_io_create(path.c_str(), &f));
+    KYT_EXPECT_OK(ky_io_write(f, "x", a, &o));
+    int st = ky_io_read(f, "x", b, NULL), nd = 0;
+    if (raw_run()) {
+        KYT_EXPECT_STATUS(KY_ERR_UNSUPPORTED, st);
+        EXPECT_NE(std::string::npos, std::string(ky_last_error()).find("raw path")) << ky_last_error();
+        KYT_EXPECT_STATUS(KY_ERR_UNSUPPORTED, ky_io_info(f, "x", &nd, NULL, NULL, NULL));
+    } else {
+        KYT_EXPECT_OK(st);
+    }
+    KYT_EXPECT_OK(ky_io_write(f, "y", a, &o)); /* the refused read left the file good */
+    KYT_EXPECT_OK(ky_io_close(f));
+    KYT_EXPECT_OK(ky_io_open(path.c_str(), &f));
+    KYT_EXPECT_OK(ky_io_read(f, "y", b, NULL));
+    KYT_EXPECT_OK(ky_io_close(f));
+    EXPECT_TRUE(kyt::all(check(b, L, 0, -4) == 0));
+    if (kyt::rank() == 0) {
+        hid_t fid = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+        ASSERT_GE(fid, 0);
+        for (const char *n : {"x", "y"}) {
+            hid_t d = H5Dopen2(fid, n, H5P_DEFAULT), p = H5Dget_create_plist(d);
+            EXPECT_EQ(H5D_CONTIGUOUS, H5Pget_layout(p));
+            haddr_t off = H5Dget_offset(d);
+            EXPECT_NE(HADDR_UNDEF, off);
+            EXPECT_EQ(0u, off % 4096) << n << " at offset " << off;
+            std::vector<double> v(333 * 7);
+            EXPECT_GE(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()), 0);
+            long bad = 0;
+            for (size_t e = 0; e < v.size(); e++) bad += v[e] != val(e);
+            EXPECT_EQ(0, bad) << n;
+            H5Pclose(p);
+            H5Dclose(d);
+        }
+        H5Fclose(fid);
+    }
+    ky_array_free(a);
+    ky_array_free(b);
+}
+
 /* GPU memory only (label gpu): the bounce path with pieces of one row and of many, GPU buffers, and the
  * cufile path refusing with its reason. */
 TEST(Io, GpuPaths)
@@ -793,27 +860,30 @@ TEST(IoH5py, Exchange)
     if (access(in, R_OK) != 0) GTEST_SKIP() << in << " not written (python3-h5py missing?)";
     ky_io_file_t f;
     size_t d2[2] = {11, 6}, d1[1] = {50};
-    ky_array_t t, ids, vel;
+    ky_array_t t, tz, ids, vel;
     int halo[2] = {1, 1};
     KYT_EXPECT_OK(ky_array_create(2, d2, sizeof(double), NULL, place(), halo, &t));
+    KYT_EXPECT_OK(ky_array_create(2, d2, sizeof(double), NULL, place(), NULL, &tz));
     KYT_EXPECT_OK(ky_array_create(1, d1, sizeof(uint64_t), NULL, place(), NULL, &ids));
     KYT_EXPECT_OK(ky_array_create(1, d1, 3 * sizeof(float), NULL, place(), NULL, &vel));
     KYT_EXPECT_OK(ky_io_open(in, &f));
     KYT_EXPECT_OK(ky_io_read(f, "temps", t, NULL));
+    KYT_EXPECT_OK(ky_io_read(f, "temps_z", tz, NULL)); /* chunked, gzip: read through HDF5 on every path */
     ky_io_opts_t ou{KY_IO_U64, 0, NULL};
     KYT_EXPECT_OK(ky_io_read(f, "ids", ids, &ou));
     KYT_EXPECT_OK(ky_io_read(f, "vel", vel, NULL));
     KYT_EXPECT_OK(ky_io_close(f));
     ky_comm_barrier();
-    std::vector<double> tv(66);
+    std::vector<double> tv(66), tzv(66);
     std::vector<uint64_t> iv(50);
     std::vector<float> vv(150);
     size_t lo[2] = {0, 0};
     KYT_EXPECT_OK(ky_array_get(t, lo, d2, tv.data()));
+    KYT_EXPECT_OK(ky_array_get(tz, lo, d2, tzv.data()));
     KYT_EXPECT_OK(ky_array_get(ids, lo, d1, iv.data()));
     KYT_EXPECT_OK(ky_array_get(vel, lo, d1, vv.data()));
     long bad = 0;
-    for (size_t g = 0; g < 66; g++) bad += tv[g] != val(g);
+    for (size_t g = 0; g < 66; g++) bad += (tv[g] != val(g)) + (tzv[g] != val(g));
     for (size_t g = 0; g < 50; g++) bad += iv[g] != g * 3 + 1;
     for (size_t g = 0; g < 150; g++) bad += vv[g] != (float)g * 0.5f;
     EXPECT_TRUE(kyt::all(bad == 0)) << bad << " wrong values read from h5py's file on rank " << kyt::rank();
@@ -834,5 +904,6 @@ TEST(IoH5py, Exchange)
     KYT_EXPECT_OK(ky_io_write(f, "field", fa, &of));
     KYT_EXPECT_OK(ky_io_write(f, "pm", pm, &op));
     KYT_EXPECT_OK(ky_io_close(f));
-    ky_array_free(t), ky_array_free(ids), ky_array_free(vel), ky_array_free(fa), ky_array_free(pm);
+    ky_array_free(t), ky_array_free(tz), ky_array_free(ids), ky_array_free(vel), ky_array_free(fa),
+        ky_array_free(pm);
 }

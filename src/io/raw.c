@@ -1,0 +1,135 @@
+/* The raw path (KY_IO_RAW; the only path with a serial HDF5): HDF5 keeps the file's metadata on rank 0 alone,
+ * and every rank moves its own bytes with pwrite and pread at the offset of the dataset's one extent.
+ * Datasets are contiguous, allocated when created and never filled (dataset.c), so HDF5 writes none of their
+ * bytes; rank 0 flushes the new dataset's metadata and sends its offset to every rank before any rank
+ * writes (kyi_io_dset_extent), and sets the completion mark only after every rank's bytes were synced
+ * (file.c). The file stays plain HDF5: only rank 0's library ever writes its structure.
+ *
+ * A piece's rows are cut into runs contiguous in both memory and the file (runs.c): host memory moves
+ * straight from the block (halos left out, one call per run), the bounce pipeline's dense buffers of whole
+ * rows in runs as long as the file allows. Reads of a file opened with ky_io_open take the same way where
+ * the dataset has an extent; every rank has its own read-only HDF5 handle there, so datasets of other
+ * writers (chunked, compressed) go through H5Dread instead (xfer.c). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "io/io.h"
+#include "runtime/config.h"
+#include "runtime/log.h"
+#include "runtime/runtime.h"
+
+#define MAX_IO ((size_t)1 << 30) /* bytes per system call (Linux moves at most 2 GiB - 4 KiB) */
+
+int kyi_io_raw_wanted(const char *call, int *raw)
+{
+#ifdef H5_HAVE_PARALLEL
+    (void)call;
+    *raw = kyi_setting_is(KYI_SET_IO_RAW, "1");
+#else
+    if (kyi_setting_is(KYI_SET_IO_RAW, "0"))
+        return kyi_fail(KY_ERR_UNSUPPORTED, call,
+                        "KY_IO_RAW=0 asks for parallel HDF5 (MPI-IO), and this Kyoyu was built with a serial "
+                        "HDF5: use KY_IO_RAW=auto or 1 (docs/io.md)");
+    *raw = 1;
+#endif
+    return KY_OK;
+}
+
+int kyi_io_dset_extent(const char *call, ky_io_file_t f, hid_t d, ky_io_type_t t, kyi_io_dset_t *ds)
+{
+    int st = KY_OK;
+    ds->id = d;
+    ds->off = KYI_IO_NO_EXTENT;
+    if (d >= 0) {
+        hid_t ft = H5Dget_type(d), h = kyi_io_h5type(t);
+        haddr_t a = H5Dget_offset(d); /* HADDR_UNDEF: chunked, compact, or never allocated */
+        if (a != HADDR_UNDEF && ft >= 0 && h >= 0 && H5Tequal(ft, h) > 0) ds->off = (uint64_t)a;
+        if (ft >= 0) H5Tclose(ft);
+    }
+    if (f->raw && f->writing) {
+        /* the dataset's object header on disk before any rank's bytes go in beside it: the file is valid
+         * HDF5 whenever a rank writes */
+        char why[256];
+        if (d >= 0 && H5Fflush(f->fid, H5F_SCOPE_LOCAL) < 0)
+            st =
+                kyi_fail(KY_ERR_IO, call, "flushing %s failed: %s", f->tmp, kyi_io_h5_cause(why, sizeof why));
+        if (MPI_Bcast(&ds->off, 1, MPI_UINT64_T, 0, f->comm) != MPI_SUCCESS && st == KY_OK)
+            st = kyi_fail(KY_ERR_MPI, call, "sending the dataset's offset in %s failed", f->tmp);
+    }
+    return st;
+}
+
+static int raw_fd(const char *call, ky_io_file_t f)
+{
+    if (f->raw_fd >= 0) return KY_OK;
+    const char *name = f->writing ? f->tmp : f->path;
+    f->raw_fd = open(name, f->writing ? O_RDWR : O_RDONLY);
+    if (f->raw_fd < 0)
+        return kyi_fail(KY_ERR_IO, call, "opening %s for its raw bytes failed: %s", name, strerror(errno));
+    return KY_OK;
+}
+
+int kyi_io_raw_close(const char *call, ky_io_file_t f, int sync)
+{
+    if (f->raw_fd < 0) return KY_OK;
+    int st = KY_OK;
+    if (sync && fsync(f->raw_fd) != 0)
+        st = kyi_fail(KY_ERR_IO, call, "fsync of %s (raw path) failed: %s", f->tmp, strerror(errno));
+    close(f->raw_fd);
+    f->raw_fd = -1;
+    return st;
+}
+
+/* Rows [r0, r1) of p as a piece of their own: in the block, or in a dense buffer of just those rows. */
+static void sub_piece(const kyi_io_shape_t *sh, const kyi_io_piece_t *p, size_t r0, size_t r1, void *mem,
+                      int dense, kyi_io_piece_t *q)
+{
+    *q = *p;
+    q->n[0] = r1 - r0;
+    q->g0[0] = p->g0[0] + r0;
+    if (p->g[0]) q->g[0] = p->g[0] + r0;
+    if (!dense) {
+        q->origin = p->origin + r0 * p->S[0] * sh->elem;
+        return;
+    }
+    q->origin = mem;
+    q->S[sh->ndim - 1] = 1;
+    for (int d = sh->ndim - 2; d >= 0; d--) q->S[d] = q->S[d + 1] * q->n[d + 1];
+}
+
+static int one_run(const char *call, ky_io_file_t f, uint64_t fo, size_t len, char *mem, int put)
+{
+    const char *name = f->writing ? f->tmp : f->path;
+    for (size_t done = 0; done < len;) {
+        size_t k = len - done < MAX_IO ? len - done : MAX_IO;
+        ssize_t r = put ? pwrite(f->raw_fd, mem + done, k, (off_t)(fo + done))
+                        : pread(f->raw_fd, mem + done, k, (off_t)(fo + done));
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0)
+            return kyi_fail(KY_ERR_IO, call, "%s %zu bytes at offset %llu of %s failed: %s",
+                            put ? "writing" : "reading", k, (unsigned long long)(fo + done), name,
+                            r < 0 ? strerror(errno) : "end of file (the file is shorter than its datasets)");
+        done += (size_t)r;
+    }
+    return KY_OK;
+}
+
+int kyi_io_raw_rows(const char *call, ky_io_file_t f, uint64_t off, const kyi_io_shape_t *sh,
+                    const kyi_io_piece_t *p, size_t r0, size_t r1, void *mem, int dense, int put)
+{
+    if (off == KYI_IO_NO_EXTENT) return kyi_fail(KY_ERR_INTERNAL, call, "raw path without a dataset extent");
+    KYI_CHECK(raw_fd(call, f));
+    kyi_io_piece_t q;
+    sub_piece(sh, p, r0, r1, mem, dense, &q);
+    kyi_io_run_t *runs = NULL;
+    size_t nr = 0;
+    int st = kyi_io_piece_runs(call, sh, &q, &runs, &nr);
+    for (size_t i = 0; i < nr && st == KY_OK; i++)
+        st = one_run(call, f, off + runs[i].g * sh->elem, runs[i].n * sh->elem, (char *)runs[i].mem, put);
+    free(runs);
+    return st;
+}
