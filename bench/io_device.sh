@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The io layer's work of one GPU-machine call (issue: HDF5 straight from GPU memory, seed 002): builds the io
-# targets (Release, own build folder, parallel HDF5 and cuFile as CMake finds them), runs the io tests (CPU and
+# targets (Release, own build folder; HDF5 and cuFile as CMake finds them: a serial HDF5 takes the raw path, and
+# where the machine has none, or only its runtime library, the copy of Debian's serial HDF5 1.10.8 carried in
+# .scratch/hdf5-serial; cuFile beside CUDA or from the pip wheel nvidia-cufile), runs the io tests (CPU and
 # GPU: bounce, cufile on 1-4 ranks, auto from a table, cufile against bounce), measures the KY_IO_TABLE table on
 # /tmp and on the repository's disk when that is another file system (kybench io-tune), then kybench run io
 # (the N-body snapshot, N = 1e3..1e8, every path beside plain HDF5, h5py and the raw O_DIRECT bandwidth) with
@@ -10,11 +12,12 @@
 #
 #   bench/io_device.sh [--help] [--quick]     --quick: N up to 1e6 and sizes up to 64M (a dry run)
 #
-# Where the machine has no GoogleTest, carry a copy (.scratch/googletest, as tools/device-run says).
+# Where the machine has no GoogleTest, carry a copy (.scratch/googletest, as tools/device-run says); where it has
+# no HDF5 headers, carry .scratch/hdf5-serial.
 set -u
 case "${1:-}" in
     -h | --help)
-        sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
 esac
@@ -71,11 +74,44 @@ done
 
 gt=""
 [ -d /usr/src/googletest ] || [ ! -d "$root/.scratch/googletest" ] || gt="-DKY_GTEST_SOURCE=$root/.scratch/googletest"
+# HDF5: what the machine has (the io layer takes a parallel one, else a serial one: the raw path), h5py's own
+note "HDF5 here: pkg-config hdf5-openmpi $(pkg-config --modversion hdf5-openmpi 2>/dev/null || echo -), hdf5-serial" \
+    "$(pkg-config --modversion hdf5-serial 2>/dev/null || echo -); headers $(ls -d /usr/include/hdf5/*/hdf5.h /usr/include/hdf5.h 2>/dev/null | tr '\n' ' ');" \
+    "libraries $(ls /usr/lib/*/libhdf5*.so* /usr/lib64/libhdf5*.so* 2>/dev/null | tr '\n' ' ')"
+note "h5py: $(python3 -c 'import h5py; print(h5py.__version__, "HDF5", h5py.version.hdf5_version)' 2>&1 | tail -1)"
+hdf=()
+kit="$root/.scratch/hdf5-serial"
+if [ ! -f /usr/include/hdf5/serial/hdf5.h ] && [ ! -f /usr/include/hdf5/openmpi/hdf5.h ] &&
+    [ ! -f /usr/include/hdf5.h ]; then
+    # no headers: the carried copy's, with the machine's own serial library if it has one, else the copy's
+    lib=$(ls /usr/lib/*/libhdf5_serial.so.103 2>/dev/null | head -1)
+    if [ -z "$lib" ] && [ -f "$kit/lib/libhdf5_serial.so.103" ]; then
+        # only the libraries the machine lacks, so that its own (newer) ones stay first
+        mkdir -p "$out/hdf5-libs"
+        for l in "$kit"/lib/*.so*; do
+            ldconfig -p | grep -q "/$(basename "$l")\$" || ln -sf "$l" "$out/hdf5-libs/"
+        done
+        lib="$out/hdf5-libs/libhdf5_serial.so.103"
+        export LD_LIBRARY_PATH="$out/hdf5-libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+        note "HDF5: the carried serial HDF5 1.10.8 ($kit; from it: $(ls "$out/hdf5-libs" | tr '\n' ' '))"
+    fi
+    if [ -n "$lib" ] && [ -d "$kit/include" ]; then
+        hdf=(-DKY_HDF5_INCLUDE="$kit/include" -DKY_HDF5_LIBRARY="$lib")
+        export HDF5_DISABLE_VERSION_CHECK=2 # the carried 1.10.8 headers beside another 1.10.x library
+        note "HDF5: headers carried ($kit/include), library $lib"
+    else
+        note "HDF5: no headers here and none carried ($kit): carry .scratch/hdf5-serial"
+    fi
+fi
+# cuFile: beside CUDA, or the pip wheel (CMake looks in both)
+note "cuFile here: $(ls /usr/local/cuda/targets/*/lib/libcufile.so* /usr/local/cuda/lib64/libcufile.so* 2>/dev/null | head -2 | tr '\n' ' ')" \
+    "pip: $(python3 -c 'import nvidia, os; print(" ".join(os.path.join(p, d) for p in nvidia.__path__ for d in ("cufile", "cu13", "cu12") if os.path.isfile(os.path.join(p, d, "include", "cufile.h"))))' 2>/dev/null || echo -)"
 B=build-iodev
-step configure "$(cap 90 300)" cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DKY_BUILD_EXAMPLES=OFF -DKY_BUILD_APPS=OFF $gt
+step configure "$(cap 90 300)" cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DKY_BUILD_EXAMPLES=OFF -DKY_BUILD_APPS=OFF $gt "${hdf[@]}"
 grep -E 'io layer|CUDA ON|CUDA OFF' "$out/configure.log" | tee -a "$S"
+note "CMake's choices: $(grep -E '^(KY_CUFILE_INCLUDE|KY_CUFILE_LIBRARY|KY_HDF5_INCLUDE|KY_HDF5_LIBRARY|KY_HDF5_SERIAL_LIB|HDF5_C_LIBRARY_hdf5):' $B/CMakeCache.txt 2>/dev/null | tr '\n' ' ')"
 if ! grep -q 'io layer ON' "$out/configure.log"; then
-    note "no parallel HDF5 found: the io layer is not built here (nothing to measure)"
+    note "no HDF5 found: the io layer is not built here (nothing to measure)"
     finish 1
 fi
 # the benchmark's targets first: a machine without GoogleTest still measures

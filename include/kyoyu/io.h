@@ -1,7 +1,9 @@
 /* Kyoyu io: distributed arrays and plain buffers (host or GPU memory) to and from plain HDF5 files
  * (docs/io.md; seed 002's HDF5 from GPU memory).
  *
- * One file per job, written by every rank through parallel HDF5 (MPI-IO): each dataset is one contiguous
+ * One file per job, written by every rank through parallel HDF5 (MPI-IO), or with a serial HDF5 on the raw
+ * path (KY_IO_RAW: rank 0 keeps the metadata, every rank writes its bytes at the dataset's offset; a file
+ * being written cannot be read before ky_io_close there): each dataset is one contiguous
  * HDF5 dataset in C order over the global index space, and every rank writes its own hyperslab of it (its
  * owned elements: halos are never written). h5py, h5dump and ParaView read the files as they are.
  *
@@ -25,7 +27,7 @@
  * measurements).
  *
  * All calls except the queries are collective over all ranks of the job, in the same order everywhere.
- * A build without parallel HDF5 has the calls, and they return KY_ERR_UNSUPPORTED. Errors: KY_ERR_ARG for
+ * A build without HDF5 has the calls, and they return KY_ERR_UNSUPPORTED. Errors: KY_ERR_ARG for
  * bad arguments, KY_ERR_IO for files (unwritable directory, not HDF5, missing dataset, shape or type not
  * the asked one, checksum mismatch, no space left), each message naming rank, call, file and cause. */
 #ifndef KYOYU_IO_H
