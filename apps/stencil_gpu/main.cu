@@ -13,7 +13,7 @@
  * columns come from a run without overlap, where the phases can be told apart); default: where the job
  * spans several (logical) nodes. --tb K: K steps per pass through memory (tblock.cu; bt a multiple of K, the
  * checked reference stays the single-step kernel; --zchunk -1: persistent blocks, see tblock_kernels.cuh;
- * --tb-unroll 0: the first 7-point blocked kernel, k_tb7, instead of k_tb7u).
+ * --tb-unroll 0: the first blocked kernels, k_tb7 and k_tb27, instead of k_tb7u and k_tb27u).
  * --roofline 0: measure the device copy bandwidth first.
  * Exit status 77 without a GPU. */
 #include <math.h>

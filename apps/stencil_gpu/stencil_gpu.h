@@ -47,8 +47,8 @@ typedef struct {
     int tb_by, tb_rows; /* tb > 1: thread rows per block and grid rows per thread, 8 x 4, 8 x 2, 4 x 4,
                            16 x 2 (7-point) or 16 x 1 (27-point), a tile of 64 columns x tb_by * tb_rows
                            rows, halos included (0: sg_tb_shape's choice); zchunk -1: persistent blocks */
-    int tb_rolled;      /* 7-point, tb > 1: the first kernel, one plane per loop iteration (k_tb7), instead
-                           of k_tb7u (--tb-unroll 0) */
+    int tb_rolled;      /* tb > 1: the first kernels, one plane per loop iteration (k_tb7, k_tb27), instead
+                           of k_tb7u and k_tb27u (--tb-unroll 0) */
 } sg_prob_t;
 
 /* One GPU's part of the grid: planes [z0, z0+nz) owned, h halo planes each side, two buffers. */

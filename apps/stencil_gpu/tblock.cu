@@ -14,10 +14,10 @@ static void launch_tb(const sg_prob_t *p, int np, cudaStream_t s, const double *
     if constexpr (PTS == 7)
         kern = p->tb_rolled ? k_tb7<TB, TBY, RY> : k_tb7u<TB, TBY, RY>;
     else
-        kern = k_tb27<TB, TBY, RY>;
+        kern = p->tb_rolled ? k_tb27<TB, TBY, RY> : k_tb27u<TB, TBY, RY>;
     size_t bytes = (size_t)2 * TB * tb_plane<TBY, RY>() * sizeof(double);
     static int resident[2]; /* per kernel: blocks per SM x SMs (the same kind of GPU on every rank) */
-    int &res = resident[PTS == 7 && p->tb_rolled];
+    int &res = resident[p->tb_rolled];
     SG_CUDA(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
     if (!res) {
         int dev, sms, per_sm;

@@ -87,7 +87,7 @@ static bool emu_block(int n)
     }
 }
 
-static bool emu_rolled; /* the 7-point kernel: k_tb7 (the first version) instead of k_tb7u */
+static bool emu_rolled; /* the first kernels (k_tb7, k_tb27) instead of k_tb7u, k_tb27u */
 
 /* ---- one case ------------------------------------------------------------------------------------------ */
 template <int PTS, int TB, int TBY, int RY>
@@ -110,8 +110,10 @@ static bool launch(const double *src, double *dst, int nx, int ny, int np, tb_ra
             k_tb7<TB, TBY, RY>(src, dst, nx, ny, np, r, zc);
         else if (PTS == 7)
             k_tb7u<TB, TBY, RY>(src, dst, nx, ny, np, r, zc);
-        else
+        else if (emu_rolled)
             k_tb27<TB, TBY, RY>(src, dst, nx, ny, np, r, zc);
+        else
+            k_tb27u<TB, TBY, RY>(src, dst, nx, ny, np, r, zc);
     };
     for (unsigned bz = 0; bz < grid.z; bz++)
         for (unsigned by = 0; by < grid.y; by++)
@@ -173,7 +175,7 @@ static int check(int nx, int ny, int NZ, int z0, int nz, int bt, int zc)
                 printf("  z %d y %zu x %zu: %.17g, CPU %.17g\n", z0 - h + p, i / X, i % X, *got, *want);
         }
     printf("%2d-point%s tb %d tile %2dx%d, grid %d x %d x %d, planes [%2d, %2d), bt %d, z chunk %2d: %s\n",
-           PTS, PTS == 7 && emu_rolled ? " (k_tb7)" : "", TB, TBY, RY, nx, ny, NZ, z0, z0 + nz, bt, zc,
+           PTS, emu_rolled ? " (first kernel)" : "", TB, TBY, RY, nx, ny, NZ, z0, z0 + nz, bt, zc,
            !same_barriers ? "THREADS LEFT AT DIFFERENT BARRIERS"
            : bad          ? "DIFFERENT"
                           : "identical");
@@ -277,13 +279,16 @@ int main()
         fails += check_ranges<27, 2, 16, 1>(nx, ny, 24, 0, 24, 6, 0, kind);
         fails += check_ranges<27, 2, 32, 1>(nx, ny, 48, 16, 16, 4, 0, kind);
     }
-    /* the first 7-point kernel (k_tb7, --tb-unroll 0); the cases above ran k_tb7u */
+    /* the first kernels (k_tb7, k_tb27, --tb-unroll 0); the cases above ran k_tb7u and k_tb27u */
     emu_rolled = true;
     for (const auto &c : sub) {
         fails += check<7, 3, 16, 2>(nx, ny, c[0], c[1], c[2], 6, 9);
         fails += check<7, 4, 4, 4>(nx, ny, c[0], c[1], c[2], 4, 0);
+        fails += check<27, 2, 8, 2>(nx, ny, c[0], c[1], c[2], 6, 5);
+        fails += check<27, 3, 16, 1>(nx, ny, c[0], c[1], c[2], 6, 0);
     }
     fails += check_ranges<7, 2, 8, 4>(nx, ny, 48, 16, 16, 4, 5, 1);
+    fails += check_ranges<27, 2, 8, 2>(nx, ny, 24, 0, 24, 6, 3, 2);
     printf("%s\n", fails ? "blocked kernels: some cases DIFFERENT" : "blocked kernels: every case identical");
     return fails != 0;
 }

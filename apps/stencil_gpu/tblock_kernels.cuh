@@ -249,8 +249,8 @@ __global__ void __launch_bounds__(tb_cols<TBY>() * TBY, TBY == 8 && RY == 2 ? 2 
 
 /* The 7-point kernel with fewer instructions per plane (the default; k_tb7 above is the first version,
  * --tb-unroll 0). Same stages, same points, same sums; what changes is bookkeeping, which was about half of
- * the instructions of an iteration (sm_90 SASS of k_tb7<3, 16, 2>: 268 per warp and plane, 42% of the issue
- * slots an H200 has for the measured 386 Gpoint/s):
+ * the instructions of an iteration (sm_90 SASS of k_tb7<3, 16, 2>: 268 per warp and plane, about three
+ * quarters of the issue slots an H200 has at the measured 386 Gpoint/s; k_tb7u: 150-160):
  *   - the z loop is unrolled by 6 (tb7u_plane<PH>), so that the phases are compile-time constants: the
  *     shared-memory buffer (period 2) and the in-flight plane (period 2) are immediate offsets and
  *     registers, and each stage's planes below and here live in a ring of 3 registers (period 3) instead of
@@ -434,6 +434,113 @@ __global__ void __launch_bounds__(tb_cols<TBY>() * TBY, 1)
 #pragma unroll
                 for (int j = 0; j < RY; j++)
                     if (t.store[j]) dst[(size_t)zo * P + (size_t)t.off[j]] = v[j];
+        }
+    }
+}
+
+/* The 27-point kernel with less bookkeeping (the default; k_tb27 above is the first version, --tb-unroll 0),
+ * as k_tb7u: the z loop unrolled by 2, so that the shared-memory buffer, the in-flight planes and the
+ * partial sums of the planes below and at the computed one (a ring of 2 per stage: this iteration's plane
+ * above takes the slot of the plane below) are compile-time; a mask made per segment and selects instead of
+ * branches; pointer walks. */
+template <int TB, int RY, int PF>
+struct tb27u_regs_t {
+    double C[TB][2][RY], F[TB][2][RY], K[TB][2][RY]; /* slot PH % 2: plane below, the other: plane at */
+    double q[PF][RY];                                /* the planes in flight: slot PH % PF is this one's */
+};
+
+template <int TB, int TBY, int RY, int PF, int PH>
+__device__ static inline void tb27u_plane(tb27u_regs_t<TB, RY, PF> &g, const tb_thread_t<TB, TBY, RY> &t,
+                                          double *smy, const double *&ld, double *&st, size_t P, int zi,
+                                          int zend, int zlo, const tb_ranges_t &r, unsigned mask)
+{
+    constexpr int TW = tb_cols<TBY>() + 2, PL = tb_plane<TBY, RY>(), B = PH % 2, QS = PH % PF;
+    constexpr int A = PH % 2, BB = (PH + 1) % 2; /* the slots of the planes below (a) and at (b) */
+    double v[RY];
+    bool zok = zi + PF < zend && zi + PF >= 0;
+#pragma unroll
+    for (int j = 0; j < RY; j++) {
+        v[j] = g.q[QS][j];
+        g.q[QS][j] = zok && t.off[j] >= 0 ? __ldg(ld + t.off[j]) : 0.0;
+    }
+    ld += P;
+    __syncthreads(); /* the previous iteration's planes are written, and its reads are done */
+#pragma unroll
+    for (int s = 0; s < TB; s++) {
+        double *wb = smy + (2 * s + B) * PL;
+        const double *rb = smy + (2 * s + (B ^ 1)) * PL; /* stage s, plane zi - 2s - 1 */
+#pragma unroll
+        for (int j = 0; j < RY; j++) wb[j * TW] = v[j];
+        int zo = zi - 2 * s - 2; /* stage s + 1 computes this plane */
+        bool zin = zo >= r.lo[s] && zo < r.hi[s];
+        double o[RY];
+#pragma unroll
+        for (int j = 0; j < RY; j++) {
+            /* point<27>'s plane sums of the plane above: x - 1, x, x + 1 of rows j - 1 .. j + 1 */
+            const double *q = rb + j * TW;
+            double cm = q[-TW - 1] + q[TW - 1], c0 = q[-TW] + q[TW], cp = q[-TW + 1] + q[TW + 1];
+            double Cc = q[0], Fc = (c0 + q[-1]) + q[1], Kc = cm + cp;
+            double f = (g.C[s][A][j] + Cc) + g.F[s][BB][j];
+            double e = (g.F[s][A][j] + Fc) + g.K[s][BB][j];
+            double k = g.K[s][A][j] + Kc;
+            double c = 0.2 * g.C[s][BB][j] + 0.05 * f + 0.02 * e + 0.01 * k;
+            o[j] = zin && (mask >> (s * RY + j) & 1u) ? c : g.C[s][BB][j]; /* else the value passes through */
+            g.C[s][A][j] = Cc, g.F[s][A][j] = Fc, g.K[s][A][j] = Kc;
+        }
+#pragma unroll
+        for (int j = 0; j < RY; j++) v[j] = o[j];
+    }
+    if (zi - 2 * TB >= zlo) { /* st: plane zi - 2 TB */
+#pragma unroll
+        for (int j = 0; j < RY; j++)
+            if (t.store[j]) st[t.off[j]] = v[j];
+        st += P;
+    }
+}
+
+template <int TB, int TBY, int RY>
+__global__ void __launch_bounds__(tb_cols<TBY>() * TBY, 1)
+    k_tb27u(const double *__restrict__ src, double *__restrict__ dst, int nx, int ny, int np, tb_ranges_t r,
+            int zchunk)
+{
+    /* two planes ahead where the registers allow it (ptxas, sm_90: no spills), else one */
+    constexpr int TH = TBY * RY, PL = tb_plane<TBY, RY>(), PF = TB == 2 || (TB == 3 && TBY == 4) ? 2 : 1;
+    double *sm = tb_smem();
+    tb_zero(sm, 2 * TB * PL);
+    size_t P = (size_t)nx * ny;
+    tb_work_t<TB, TBY, RY> work(nx, ny, r, zchunk);
+    /* a segment's first __syncthreads orders its writes after the previous segment's last reads */
+    for (int bx, by, zlo, zhi; work.next(nx, ny, r, bx, by, zlo, zhi);) {
+        const tb_thread_t<TB, TBY, RY> t(nx, ny, bx, by);
+        int zend = min(np, zhi + TB); /* planes the pass reads: [zlo - TB, zhi + TB) */
+        unsigned mask = 0;            /* bit s * RY + j: stage s + 1 computes row j of this column */
+#pragma unroll
+        for (int s = 0; s < TB; s++)
+#pragma unroll
+            for (int j = 0; j < RY; j++)
+                if (t.row0 + j >= s + 1 && t.row0 + j < TH - s - 1 && t.in_x && t.in_y(j, ny))
+                    mask |= 1u << (s * RY + j);
+        tb27u_regs_t<TB, RY, PF> g;
+#pragma unroll
+        for (int s = 0; s < TB; s++)
+#pragma unroll
+            for (int k = 0; k < 2; k++)
+#pragma unroll
+                for (int j = 0; j < RY; j++) g.C[s][k][j] = g.F[s][k][j] = g.K[s][k][j] = 0.0;
+        int z0 = zlo - TB;
+#pragma unroll
+        for (int k = 0; k < PF; k++) tb_load<RY>(src, P, t.off, z0 + k, zend, g.q[k]);
+        /* pointers to plane z0 + PF (the next load) and plane zlo (the first store); plane numbers below 0
+         * only arise before the loads and stores they would address are made (zok, zi - 2 TB >= zlo) */
+        const double *ld = src + (ptrdiff_t)(z0 + PF) * (ptrdiff_t)P;
+        double *st = dst + (ptrdiff_t)zlo * (ptrdiff_t)P;
+        double *smy = sm + t.my;
+        int zi = z0, zstop = zhi + 2 * TB;
+        for (;;) {
+            tb27u_plane<TB, TBY, RY, PF, 0>(g, t, smy, ld, st, P, zi, zend, zlo, r, mask);
+            if (++zi >= zstop) break;
+            tb27u_plane<TB, TBY, RY, PF, 1>(g, t, smy, ld, st, P, zi, zend, zlo, r, mask);
+            if (++zi >= zstop) break;
         }
     }
 }

@@ -113,11 +113,11 @@ want check && for nt in 1:2:16x2 2:3:16x2 2:2:32x1; do
         --tb $tb --zchunk -1 --tb-tile $tile --variants c || ok=0
     grep -E "^kyoyu" "$out/check_n${n}_persist_tb${tb}_$tile.log" | sed "s/^/    persistent $tile: /" | tee -a "$S"
 done
-# the first 7-point kernel (--tb-unroll 0: k_tb7; every other 7-point run is k_tb7u)
+# the first kernels (--tb-unroll 0: k_tb7, k_tb27; every other run is k_tb7u, k_tb27u)
 want check && {
-    step check_n2_rolled 60 "$K" -n 2 "$X" --small --nx 131 --ny 45 --pts 7 --bt 6 --tb 3 --tb-tile 16x2 \
+    step check_n2_rolled 60 "$K" -n 2 "$X" --small --nx 131 --ny 45 --pts both --bt 6 --tb 3 --tb-tile 16x2 \
         --tb-unroll 0 --variants c || ok=0
-    grep -E "^kyoyu" "$out/check_n2_rolled.log" | sed "s/^/    k_tb7: /" | tee -a "$S"
+    grep -E "^kyoyu" "$out/check_n2_rolled.log" | sed "s/^/    first kernels: /" | tee -a "$S"
 }
 # the exchange behind the interior (--overlap 1, overlap.cu) in passes of tb steps, 2 ranks, every rank a node
 want check && for tb in 2 4; do
@@ -150,14 +150,14 @@ fi
 if want perf && [ $quick = 0 ]; then
     # 16x2: the 7-point stencil's 64x32 tile of 1024 threads; the 27-point one takes 16x1 (64x16, 1024
     # threads, one row each); 32x1: the 27-point stencil's 32x32 tile (1024 threads); zchunk -1: persistent
-    # blocks. The tiles measured slow on 2026-11-27 (27-point 8x4 at tb 3 and 4, 8x2 at tb 4: under 45
-    # Gpoint/s) are left out: they only cost time.
+    # blocks. The 27-point 8x4 tile (11-28 Gpoint/s at tb 3 and 4 on 2026-11-27, and it still spills) is
+    # left out: it only costs time.
     for tb in 2 3 4; do
         perf perf_tb${tb}_16x2 --tb $tb --tb-tile 16x2
         perf perf_tb${tb}_16x2_pers --tb $tb --tb-tile 16x2 --zchunk -1
         perf perf_tb${tb}_4x4 --tb $tb --tb-tile 4x4
         perf perf_tb${tb}_8x4 --tb $tb --tb-tile 8x4 --pts 7
-        perf perf_tb${tb}_8x2 --tb $tb --tb-tile 8x2 $([ $tb = 4 ] && echo --pts 7)
+        perf perf_tb${tb}_8x2 --tb $tb --tb-tile 8x2
     done
     for tb in 2 3; do
         perf perf_tb${tb}_8x2_pers --tb $tb --tb-tile 8x2 --zchunk -1
@@ -165,9 +165,10 @@ if want perf && [ $quick = 0 ]; then
         perf perf_tb${tb}_32x1_pers --tb $tb --tb-tile 32x1 --zchunk -1 --pts 27
     done
     for zc in 96 128; do perf perf_tb3_16x2_zc$zc --tb 3 --tb-tile 16x2 --zchunk $zc --pts 7; done
-    # the first 7-point kernel (k_tb7: 386 Gpoint/s on 2026-11-27) against k_tb7u on the same machine
+    # the first kernels (--tb-unroll 0: k_tb7, 386 Gpoint/s on 2026-11-27, and k_tb27, 150) against
+    # k_tb7u and k_tb27u on the same machine
     perf perf_tb3_16x2_rolled --tb 3 --tb-tile 16x2 --tb-unroll 0 --pts 7
-    perf perf_tb3_16x2_pers_rolled --tb 3 --tb-tile 16x2 --tb-unroll 0 --zchunk -1 --pts 7
+    perf perf_tb2_8x2_rolled --tb 2 --tb-tile 8x2 --tb-unroll 0 --pts 27
     perf perf_tb2_32x1_zc128 --tb 2 --tb-tile 32x1 --zchunk 128 --pts 27
 fi
 
@@ -203,7 +204,7 @@ def kernel_of(pts, tb, by, rows, unroll):
     """mangled-name pattern of the kernel a run used"""
     if tb == 1:
         return r"k_stencilILi7ELi4E" if pts == 7 else r"k_stencil27sILi64ELi4ELi4ELi4E"
-    return rf"_Z\d+k_tb{pts}{'u' if pts == 7 and unroll else ''}ILi{tb}ELi{by}ELi{rows}EE"
+    return rf"_Z\d+k_tb{pts}{'u' if unroll else ''}ILi{tb}ELi{by}ELi{rows}EE"
 def resources(pts, tb, by, rows, unroll=1):
     pat = re.compile(kernel_of(pts, tb, by, rows, unroll))
     for k, f in res.items():
@@ -234,11 +235,11 @@ for r in recs:
     cols = 32 if by == 32 else 64  # tile columns (= threads per thread row)
     smem = 2 * tb * (by * rows + 2) * (cols + 2) * 8 / 1024 if tb > 1 else (4 * 18 * 68 * 8 / 1024 if pts == 27 else 0)
     tile = f"{cols}x{by * rows}:{by}x{rows}" if tb > 1 else "1-step"  # columns x rows: thread rows x rows each
-    if pts == 7 and tb > 1 and not r.get("tb_unroll", 1):
-        tile += "r"  # the first 7-point kernel, k_tb7 (--tb-unroll 0)
+    if tb > 1 and not r.get("tb_unroll", 1):
+        tile += "r"  # the first kernels, k_tb7 and k_tb27 (--tb-unroll 0)
     # sg_tb_shape's default tile: 16x2 for the 7-point stencil, 8x2 (tb 2) or 4x4 for the 27-point one
     dby, drows = (16, 2) if pts == 7 else (8, 2) if tb == 2 else (4, 4)
-    default = tb == 1 or (rows == drows and by == dby and zc == 64 and (pts != 7 or r.get("tb_unroll", 1)))
+    default = tb == 1 or (rows == drows and by == dby and zc == 64 and r.get("tb_unroll", 1))
     zcs = "pers" if zc == -1 else zc or "-"  # -1: persistent blocks
     print(f"{pts:>3} {tb:>2} {tile:>10} {zcs:>4} {r['step_ms']:>8.4f} {g:>7.1f} {g / roof:>6.2f} "
           f"{f.get('REG', '?'):>4} {f.get('SPILL', '?'):>5} {smem:>7.1f}  {ncu_of(pts, tb) if default else ''}")
