@@ -88,6 +88,7 @@ if [ ! -f /usr/include/hdf5/serial/hdf5.h ] && [ ! -f /usr/include/hdf5/openmpi/
     if [ -z "$lib" ] && [ -f "$kit/lib/libhdf5_serial.so.103" ]; then
         # only the libraries the machine lacks, so that its own (newer) ones stay first
         mkdir -p "$out/hdf5-libs"
+        ln -sf "$kit/lib/libhdf5_serial.so.103" "$out/hdf5-libs/"
         for l in "$kit"/lib/*.so*; do
             ldconfig -p | grep -q "/$(basename "$l")\$" || ln -sf "$l" "$out/hdf5-libs/"
         done
