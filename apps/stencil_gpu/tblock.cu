@@ -57,17 +57,17 @@ static void launch_tb_shape(const sg_prob_t *p, int np, cudaStream_t s, const do
 /* The tile the blocked kernels use (64 columns x by * rows rows, halos included; 32 x 32 for 32x1): what
  * --tb-tile names (16 x 2 for the 7-point stencil only, 16 x 1 and 32 x 1 for the 27-point one only; the
  * 7-point stencil takes 16 x 2 for those, the 27-point one 16 x 1 for 16 x 2), else 16 x 2 for the 7-point
- * stencil (the fastest measured at every tb, H200 2026-11-27) and for the 27-point one 8 x 2 at tb 2, 4 x 4
- * beyond: its stage keeps 6 partial sums per row, and with tb 3 or more 512 threads of 128 registers spill
- * where 256 threads of 255 do not (tb 3) or less (tb 4; ptxas, sm_90). */
+ * stencil (the fastest measured at every tb, H200 2026-11-27) and 8 x 2 for the 27-point one (the fastest
+ * measured at tb 2; k_tb27u keeps its 6 partial sums per row in 110-128 registers without spills up to tb
+ * 4, where k_tb27 spilled from tb 3 on and 4 x 4 was the default there; ptxas, sm_90). */
 void sg_tb_shape(const sg_prob_t *p, int *by, int *rows)
 {
     if (p->tb_by >= 16) {
         *by = p->pts == 7 ? 16 : p->tb_by, *rows = p->pts == 7 ? 2 : 1;
         return;
     }
-    *by = p->tb_by ? p->tb_by : p->pts == 7 ? 16 : p->tb == 2 ? 8 : 4;
-    *rows = p->tb_by ? p->tb_rows : p->pts == 7 ? 2 : p->tb > 2 ? 4 : 2;
+    *by = p->tb_by ? p->tb_by : p->pts == 7 ? 16 : 8;
+    *rows = p->tb_by ? p->tb_rows : 2;
 }
 
 void sg_launch_tb(const sg_prob_t *p, const sg_sub_t *d, cudaStream_t s, const double *src, double *dst,
