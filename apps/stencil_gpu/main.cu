@@ -2,7 +2,7 @@
  *
  *   ky_stencil_gpu [--nx N] [--ny N] [--nz N] [--pts 7|27|both] [--bt K] [--steps T] [--variants adbc]
  *                  [--weak] [--check] [--small] [--phases 0|1] [--blocks-per-rank K] [--roofline GBs]
- *                  [--json FILE] [--overlap 0|1] [--tb K] [--tb-tile 8x4|8x2|4x4|16x2|16x1|32x1]
+ *                  [--json FILE] [--overlap 0|1] [--tb K] [--tb-tile 8x4|8x2|4x4|16x2|16x1|32x1|12x2]
  *
  * --weak: --nz is per GPU (NZ = nz * GPUs) and rank 0 also runs the per-GPU problem alone, giving the
  * weak-scaling efficiency t(1 GPU) / t(variant). --check: every variant's result is compared with a
@@ -45,7 +45,7 @@ static void usage_text(FILE *out)
             "       [--variants abcd] [--weak] [--check] [--small] [--phases 0|1] [--blocks-per-rank K]\n"
             "       [--roofline GBs] [--json FILE] [--zchunk PLANES] [--block-y 2|4|8]\n"
             "       [--rows 0|1|2|4] [--smem 0|1|4|8] [--overlap 0|1] [--tb 1|2|3|4]\n"
-            "       [--tb-tile 8x4|8x2|4x4|16x2|16x1|32x1] [--tb-unroll 0|1]\n");
+            "       [--tb-tile 8x4|8x2|4x4|16x2|16x1|32x1|12x2] [--tb-unroll 0|1]\n");
 }
 
 static void usage(void)
@@ -57,7 +57,7 @@ static void usage(void)
 static int tile_ok(int by, int rows)
 {
     return (by == 0 && rows == 0) || (by == 8 && (rows == 4 || rows == 2)) || (by == 4 && rows == 4) ||
-           (by == 16 && (rows == 2 || rows == 1)) || (by == 32 && rows == 1);
+           (by == 16 && (rows == 2 || rows == 1)) || (by == 32 && rows == 1) || (by == 12 && rows == 2);
 }
 
 static int parse(int argc, char **argv, opts_t *o)

@@ -44,11 +44,12 @@ typedef struct {
     int smem; /* 27-point: planes staged in shared memory in 4 (1, 4) or 8 buffers; 0 off; -1 where it fits */
     int tb;   /* steps per pass through memory (temporal blocking inside the kernel, tblock.cu): 1 (the
                  single-step kernels) to 4; bt a multiple */
-    int tb_by, tb_rows; /* tb > 1: thread rows per block and grid rows per thread, 8 x 4, 8 x 2, 4 x 4,
-                           16 x 2 (7-point) or 16 x 1 (27-point), a tile of 64 columns x tb_by * tb_rows
-                           rows, halos included (0: sg_tb_shape's choice); zchunk -1: persistent blocks */
-    int tb_rolled;      /* tb > 1: the first kernels, one plane per loop iteration (k_tb7, k_tb27), instead
-                           of k_tb7u and k_tb27u (--tb-unroll 0) */
+    int tb_by,
+        tb_rows;   /* tb > 1: thread rows per block and grid rows per thread, 8 x 4, 8 x 2, 4 x 4,
+                      16 x 2 (7-point) or 16 x 1, 32 x 1, 12 x 2 (27-point), a tile of 64 columns x tb_by *
+                      tb_rows   rows, halos included (0: sg_tb_shape's choice); zchunk -1: persistent blocks */
+    int tb_rolled; /* tb > 1: the first kernels, one plane per loop iteration (k_tb7, k_tb27), instead
+                      of k_tb7u and k_tb27u (--tb-unroll 0) */
 } sg_prob_t;
 
 /* One GPU's part of the grid: planes [z0, z0+nz) owned, h halo planes each side, two buffers. */

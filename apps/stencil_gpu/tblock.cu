@@ -45,6 +45,7 @@ static void launch_tb_shape(const sg_prob_t *p, int np, cudaStream_t s, const do
     if constexpr (PTS == 27) {
         if (by == 16) return launch_tb<PTS, TB, 16, 1>(p, np, s, src, dst, r, zc);
         if (by == 32) return launch_tb<PTS, TB, 32, 1>(p, np, s, src, dst, r, zc); /* 32 x 32 points */
+        if (by == 12) return launch_tb<PTS, TB, 12, 2>(p, np, s, src, dst, r, zc); /* 768 threads */
     }
     if (by == 4 && rows == 4)
         launch_tb<PTS, TB, 4, 4>(p, np, s, src, dst, r, zc);
@@ -55,15 +56,15 @@ static void launch_tb_shape(const sg_prob_t *p, int np, cudaStream_t s, const do
 }
 
 /* The tile the blocked kernels use (64 columns x by * rows rows, halos included; 32 x 32 for 32x1): what
- * --tb-tile names (16 x 2 for the 7-point stencil only, 16 x 1 and 32 x 1 for the 27-point one only; the
- * 7-point stencil takes 16 x 2 for those, the 27-point one 16 x 1 for 16 x 2), else 16 x 2 for the 7-point
- * stencil (the fastest measured at every tb, H200 2026-11-27) and 8 x 2 for the 27-point one (the fastest
- * measured at tb 2; k_tb27u keeps its 6 partial sums per row in 110-128 registers without spills up to tb
- * 4, where k_tb27 spilled from tb 3 on and 4 x 4 was the default there; ptxas, sm_90). */
+ * --tb-tile names (16 x 2 for the 7-point stencil only, 16 x 1, 32 x 1 and 12 x 2 for the 27-point one only;
+ * the 7-point stencil takes 16 x 2 for those, the 27-point one 16 x 1 for 16 x 2), else 16 x 2 for the
+ * 7-point stencil (the fastest measured at every tb, H200 2026-11-27) and 8 x 2 for the 27-point one (the
+ * fastest measured at tb 2; k_tb27u keeps its 6 partial sums per row in 110-128 registers without spills up
+ * to tb 4, where k_tb27 spilled from tb 3 on and 4 x 4 was the default there; ptxas, sm_90). */
 void sg_tb_shape(const sg_prob_t *p, int *by, int *rows)
 {
-    if (p->tb_by >= 16) {
-        *by = p->pts == 7 ? 16 : p->tb_by, *rows = p->pts == 7 ? 2 : 1;
+    if (p->tb_by >= 16 || p->tb_by == 12) {
+        *by = p->pts == 7 ? 16 : p->tb_by, *rows = p->pts == 7 || p->tb_by == 12 ? 2 : 1;
         return;
     }
     *by = p->tb_by ? p->tb_by : p->pts == 7 ? 16 : 8;

@@ -269,6 +269,8 @@ int main()
         fails += check<27, 2, 8, 2>(nx, ny, c[0], c[1], c[2], 4, 0);
         fails += check<27, 2, 32, 1>(nx, ny, c[0], c[1], c[2], 6, 5);
         fails += check<27, 3, 32, 1>(nx, ny, c[0], c[1], c[2], 6, 0);
+        fails += check<27, 2, 12, 2>(nx, ny, c[0], c[1], c[2], 6, 4);
+        fails += check<27, 2, 12, 2>(nx, ny, c[0], c[1], c[2], 4, 0);
     }
     for (int kind = 0; kind < 3; kind++) { /* overlap.cu's sequences: 16 planes = 4 bt, neighbours or faces */
         fails += check_ranges<7, 2, 8, 4>(nx, ny, 48, 16, 16, 4, 5, kind);

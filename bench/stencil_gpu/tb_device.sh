@@ -98,9 +98,9 @@ want check && for n in 1 2; do
         grep -E "identical|DIFFERENT|WRONG" "$out/check_n${n}_tb$tb.log" | sed 's/^/    /' | tee -a "$S"
     done
 done
-# every other tile at tb 4, z chunks of 3 planes: 8x4 and 16x2 (the 27-point stencil: 16x1) on 1 rank, 4x4,
-# 8x2 and 32x1 (the 7-point stencil: 16x2) on 2 (as the GPU tests)
-want check && for nt in 1:8x4 1:16x2 2:4x4 2:8x2 2:32x1; do
+# every other tile at tb 4, z chunks of 3 planes: 8x4, 16x2 (the 27-point stencil: 16x1) and 12x2 (the
+# 7-point stencil: 16x2) on 1 rank, 4x4, 8x2 and 32x1 (the 7-point stencil: 16x2) on 2 (as the GPU tests)
+want check && for nt in 1:8x4 1:16x2 2:4x4 2:8x2 2:32x1 1:12x2; do
     n=${nt%%:*} tile=${nt#*:}
     step check_n${n}_tile$tile 60 "$K" -n $n "$X" --small --nx 77 --ny 53 --pts both --bt 4 --tb 4 --zchunk 3 \
         --tb-tile $tile --variants c || ok=0
@@ -164,6 +164,9 @@ if want perf && [ $quick = 0 ]; then
         perf perf_tb${tb}_32x1 --tb $tb --tb-tile 32x1 --pts 27
     done
     perf perf_tb2_32x1_pers --tb 2 --tb-tile 32x1 --zchunk -1 --pts 27
+    # 12x2: the 27-point stencil's 64x24 tile of 768 threads (80 registers, no spills at tb 2 only)
+    perf perf_tb2_12x2 --tb 2 --tb-tile 12x2 --pts 27
+    perf perf_tb2_12x2_pers --tb 2 --tb-tile 12x2 --zchunk -1 --pts 27
     perf perf_tb3_16x2_zc128 --tb 3 --tb-tile 16x2 --zchunk 128 --pts 7
     # the first kernels (--tb-unroll 0: k_tb7, 386 Gpoint/s on 2026-11-27, and k_tb27, 150) against
     # k_tb7u and k_tb27u on the same machine
