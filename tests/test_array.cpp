@@ -358,6 +358,31 @@ TEST_F(Array, RegionGetPut)
     }
 }
 
+/* A put issued the moment ky_array_create returns must survive: create returned on a fast rank while the
+ * owner was still zeroing its block, and the late memset wiped the put (io.h5py's flaky file). Blocks of
+ * 4 MiB make the owner's memset long, and the put goes to the last element, which the memset reaches last;
+ * every rank then gets the whole array back and compares. */
+TEST_F(Array, PutRightAfterCreate)
+{
+    int n = ky_nranks();
+    size_t dims[1] = {(size_t)n * (512 * 1024) + 3}, lo[1] = {0}, last[1] = {dims[0] - 1};
+    std::vector<val_t> back(dims[0]);
+    val_t v = 12345;
+    size_t bad = 0;
+    for (int rep = 0; rep < 5; rep++) {
+        ky_array_t a = nullptr;
+        ky_dist_t dist = ky_dist_block1();
+        KYT_EXPECT_OK(ky_array_create(1, dims, sizeof(val_t), &dist, place, nullptr, &a));
+        if (ky_rank() == 0) KYT_EXPECT_OK(ky_array_put(a, last, dims, &v));
+        ky_comm_barrier();
+        KYT_EXPECT_OK(ky_array_get(a, lo, dims, back.data()));
+        for (size_t i = 0; i < dims[0]; i++) bad += back[i] != (i == last[0] ? v : 0);
+        ky_comm_barrier();
+        KYT_EXPECT_OK(ky_array_free(a));
+    }
+    EXPECT_TRUE(kyt::all(bad == 0)) << bad << " wrong values (the put lost) on rank " << ky_rank();
+}
+
 TEST_F(Array, OwnerAndAffinity)
 {
     int n = ky_nranks(), me = ky_rank();

@@ -168,7 +168,7 @@ int ky_array_create(int ndim, const size_t dims[], size_t elem, const ky_dist_t 
                         "ranks passed different shapes, element sizes, distributions, placements or halos");
     }
     int memkind = place == KY_PLACE_GPU ? KY_MEM_GPU : KY_MEM_HOST;
-    int k = 0;
+    int k = 0, zero_st = KY_OK;
     for (; k < a->bpr; k++) {
         size_t bytes = k < a->nlocal ? a->blk[k].bytes : 0;
         int dev = k < a->nlocal ? a->blk[k].dev : -1;
@@ -180,8 +180,19 @@ int ky_array_create(int ndim, const size_t dims[], size_t elem, const ky_dist_t 
             size_t off = 0;
             for (int d = 0; d < ndim; d++) off += (size_t)a->halo[d] * a->blk[k].S[d];
             a->blk[k].origin = a->blk[k].base + off * elem;
-            if (bytes && (st = ky_memset(kyi_rt.rank, a->seg[k], 0, 0, bytes))) break;
+            if (bytes && !zero_st) zero_st = ky_memset(kyi_rt.rank, a->seg[k], 0, 0, bytes);
         }
+    }
+    /* Every block is zeroed before any rank returns. ky_seg_create's exchange lets a rank leave while another
+     * still zeroes its block, so a put right after the create (ky_array_put from the rank that left first)
+     * could land before the owner's memset and be wiped (a flaky io test's array read back as zeros). The
+     * agreement orders them and gives every rank the same status; a failed memset no longer leaves its rank
+     * out of the remaining collective segment creations either. */
+    if (!st) {
+        int64_t worst_zero = zero_st;
+        if (kyi_rt_allreduce_i64(&worst_zero, 1, KYI_RT_MIN)) worst_zero = KY_ERR_MPI;
+        if (worst_zero)
+            st = zero_st ? zero_st : kyi_fail((int)worst_zero, call, "another rank could not zero its block");
     }
     int member = a->nlocal > 0;
     if (!st) {
