@@ -149,25 +149,22 @@ if want perf; then
 fi
 if want perf && [ $quick = 0 ]; then
     # 16x2: the 7-point stencil's 64x32 tile of 1024 threads; the 27-point one takes 16x1 (64x16, 1024
-    # threads, one row each); 32x1: the 27-point stencil's 32x32 tile (1024 threads); zchunk -1: persistent
-    # blocks. Left out as slow on 2026-11-27 (and unchanged since): the 7-point 4x4 tile, 7-point 8x4 at tb
-    # 4 and the 27-point 8x4 tile (it still spills).
+    # threads, one row each); 12x2 and 32x1: the 27-point stencil's 64x24 (768 threads) and 32x32 (1024)
+    # tiles; zchunk -1: persistent blocks. Left out as slow on 2026-11-27 (and unchanged since): the 7-point
+    # 4x4 tile, 7-point 8x4 at tb 4 and the 27-point 8x4 tile (it still spills); to keep the call short,
+    # the 27-point 4x4 tile at tb 4 and 32x1 beyond tb 2 too.
     for tb in 2 3 4; do
         perf perf_tb${tb}_16x2 --tb $tb --tb-tile 16x2
         perf perf_tb${tb}_8x2 --tb $tb --tb-tile 8x2
-        perf perf_tb${tb}_4x4 --tb $tb --tb-tile 4x4 --pts 27
     done
     for tb in 2 3; do
         perf perf_tb${tb}_16x2_pers --tb $tb --tb-tile 16x2 --zchunk -1
         perf perf_tb${tb}_8x2_pers --tb $tb --tb-tile 8x2 --zchunk -1
-        perf perf_tb${tb}_8x4 --tb $tb --tb-tile 8x4 --pts 7
-        perf perf_tb${tb}_32x1 --tb $tb --tb-tile 32x1 --pts 27
+        perf perf_tb${tb}_4x4 --tb $tb --tb-tile 4x4 --pts 27
     done
-    perf perf_tb2_32x1_pers --tb 2 --tb-tile 32x1 --zchunk -1 --pts 27
-    # 12x2: the 27-point stencil's 64x24 tile of 768 threads (80 registers, no spills at tb 2 only)
     perf perf_tb2_12x2 --tb 2 --tb-tile 12x2 --pts 27
-    perf perf_tb2_12x2_pers --tb 2 --tb-tile 12x2 --zchunk -1 --pts 27
-    perf perf_tb3_16x2_zc128 --tb 3 --tb-tile 16x2 --zchunk 128 --pts 7
+    perf perf_tb2_32x1 --tb 2 --tb-tile 32x1 --pts 27
+    perf perf_tb3_8x4 --tb 3 --tb-tile 8x4 --pts 7
     # the first kernels (--tb-unroll 0: k_tb7, 386 Gpoint/s on 2026-11-27, and k_tb27, 150) against
     # k_tb7u and k_tb27u on the same machine
     perf perf_tb3_16x2_rolled --tb 3 --tb-tile 16x2 --tb-unroll 0 --pts 7
