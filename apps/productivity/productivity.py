@@ -16,7 +16,6 @@ import argparse
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -158,7 +157,9 @@ def main(argv):
             times.setdefault(v, []).append(r[2])
     load1 = loadavg()
     ref = sums["seq"]
-    machine = os.environ.get("KY_BENCH_MACHINE") or socket.gethostname()
+    sys.path.insert(0, os.path.join(ROOT, "tools"))
+    from kybench_lib.suites import machine_name  # KY_BENCH_MACHINE, the GPUs' kind, else the host name
+    machine = machine_name(None)
     r = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"], capture_output=True, text=True)
     version = r.stdout.strip() or "unknown"
     ok_all = True

@@ -8,6 +8,7 @@ exit status; one progress line per case goes to stdout."""
 import datetime
 import fnmatch
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -208,8 +209,27 @@ def count_gpus():
     return sum(1 for line in out.splitlines() if line.startswith("GPU "))
 
 
+def gpu_kind():
+    """The device tool's kind name of this host's GPUs (nvidia-h200, nvidia-h100-x2, ...), or None: records
+    made without KY_BENCH_MACHINE on a GPU host carried the host name, which is the same ("vm") on the GPU
+    machines and on the development machine."""
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return None
+    try:
+        out = subprocess.run([smi, "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True,
+                             timeout=30).stdout.split("\n")
+    except (OSError, subprocess.SubprocessError):
+        return None
+    names = [n.strip() for n in out if n.strip()]
+    m = re.search(r"\b([AHBL]\d{2,3})\b", names[0]) if names else None
+    if not m:
+        return None
+    return "nvidia-%s%s" % (m.group(1).lower(), "-x%d" % len(names) if len(names) > 1 else "")
+
+
 def machine_name(arg):
-    return arg or os.environ.get("KY_BENCH_MACHINE") or socket.gethostname()
+    return arg or os.environ.get("KY_BENCH_MACHINE") or gpu_kind() or socket.gethostname()
 
 
 def utc_date():
