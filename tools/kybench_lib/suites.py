@@ -225,7 +225,9 @@ def gpu_kind():
     m = re.search(r"\b([AHBL]\d{2,3})\b", names[0]) if names else None
     if not m:
         return None
-    return "nvidia-%s%s" % (m.group(1).lower(), "-x%d" % len(names) if len(names) > 1 else "")
+    gpu = m.group(1).lower()
+    # the device tool's names: nvidia-h200 for one H200, nvidia-h100-x1 for one H100, -xN for N GPUs
+    return "nvidia-%s%s" % (gpu, "" if len(names) == 1 and gpu == "h200" else "-x%d" % len(names))
 
 
 def machine_name(arg):
