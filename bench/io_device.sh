@@ -13,7 +13,7 @@
 #   bench/io_device.sh [--help] [--quick]     --quick: N up to 1e6 and sizes up to 64M (a dry run)
 #
 # Where the machine has no GoogleTest, carry a copy (.scratch/googletest, as tools/device-run says); where it has
-# no HDF5 headers, carry .scratch/hdf5-serial.
+# no HDF5 headers, carry .scratch/hdf5-serial (made here by tools/fetch-hdf5-serial).
 set -u
 case "${1:-}" in
     -h | --help)
