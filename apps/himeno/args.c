@@ -43,6 +43,12 @@ void hg_usage(FILE *out)
         "                      ranks) (default pdl)\n"
         "  --sweep fixed|alternate  GPU: odd iterations take the i planes in reverse order, so that each\n"
         "                      starts on what the previous one left in L2 (default alternate)\n"
+        "  --tb K              one rank on a GPU, chained: the temporally blocked kernel, K = 2 or 3\n"
+        "                      iterations per pass through memory, gosa of every one (default 1: the\n"
+        "                      single-step kernels); with --check also compared with the single-step\n"
+        "                      kernel: the field bit for bit, gosa of every iteration\n"
+        "  --tb-tile 32x16|64x16  its thread block along k x j (default 32x16)\n"
+        "  --tb-chunk N        its i planes per block (default 64)\n"
         "  --json FILE         append one JSON record per variant (docs/benchmarks.md)\n"
         "  -q                  no per-rank phase table\n"
         "  --diag-nogosa       GPU: the kernel without its gosa reduction, to measure what it costs\n"
@@ -132,6 +138,7 @@ int hg_parse(int argc, char **argv, int nranks, hg_opts_t *o, char *err, size_t 
     int have_dims = 0;
     o->tune = 1;
     o->chain = HG_CHAIN_PDL, o->sweep = 1;
+    o->tb = 1, o->tb_tile = 0, o->tb_chunk = 64;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         char *end;
@@ -225,6 +232,17 @@ int hg_parse(int argc, char **argv, int nranks, hg_opts_t *o, char *err, size_t 
                 if (!strcmp(v, names[c])) o->chain = c;
             if (o->chain < 0)
                 return fail(err, len, "--chain %s: expected sync, plain, pdl, graph or graph-pdl", v);
+        } else if (!strcmp(a, "--tb")) {
+            o->tb = (int)strtol(v, &end, 10);
+            if (*end || o->tb < 1 || o->tb > 3) return fail(err, len, "--tb %s: expected 1, 2 or 3", v);
+        } else if (!strcmp(a, "--tb-tile")) {
+            if (strcmp(v, "32x16") && strcmp(v, "64x16"))
+                return fail(err, len, "--tb-tile %s: expected 32x16 or 64x16", v);
+            o->tb_tile = !strcmp(v, "64x16");
+        } else if (!strcmp(a, "--tb-chunk")) {
+            o->tb_chunk = (int)strtol(v, &end, 10);
+            if (*end || o->tb_chunk < 1)
+                return fail(err, len, "--tb-chunk %s: expected a plane count >= 1", v);
         } else if (!strcmp(a, "--sweep")) {
             if (strcmp(v, "fixed") && strcmp(v, "alternate"))
                 return fail(err, len, "--sweep %s: expected fixed or alternate", v);
@@ -275,6 +293,14 @@ int hg_parse(int argc, char **argv, int nranks, hg_opts_t *o, char *err, size_t 
                             o->dims[d], "ijk"[d]);
             o->grid[d] *= o->dims[d];
         }
+    /* the blocked kernel has no halo exchange between its passes and keeps gosa on the GPU */
+    if (o->tb > 1 && (!o->gpu || nranks != 1 || o->chain == HG_CHAIN_SYNC ||
+                      ((o->variants & HG_VAR_KY) && o->gosa != HG_GOSA_AM) || o->nogosa))
+        return fail(
+            err, len,
+            "--tb %d: one rank, --mem gpu, a chained loop (--chain other than sync, --gosa am) and gosa "
+            "computed",
+            o->tb);
     /* every rank needs two points along each split dimension: one it sends, one beside the ghost layer */
     static const char axis[] = "ijk";
     for (int d = 0; d < 3; d++)

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "himeno.h"
+#include "tb_kernel.cuh"
 
 /* Thread-block shape and points per thread along i: hg_gpu_set_shape (ky_himeno --block, or its tuning). */
 static int g_bx = 64, g_by = 4, g_bz = 2, g_ich = 1, g_vec = 0;
@@ -396,6 +397,67 @@ extern "C" int hg_gpu_chain(const hg_block_t *b, const hg_coef_t *cf, float *f0,
     int e = chain_launches(b, cf, f0, f1, done, n - done, omega, ring, pdl, sweep);
     if (e) HG_CU((cudaError_t)e);
     HG_CU(cudaGetLastError());
+    return 0;
+}
+
+/* The temporally blocked chain: passes of tb iterations, launched plainly (a pass is several iterations'
+ * work, so the launch gaps the chain modes hide matter less). */
+template <int TB, int TBX, int TBY>
+static cudaError_t launch_tb(const hg_tb_args &g, const hg_coef_t *cf, const float *p, float *q, double *ring)
+{
+    dim3 grid((g.ue2 - g.ub2 + TBX - 2 * TB - 1) / (TBX - 2 * TB),
+              (g.ue1 - g.ub1 + TBY - 2 * TB - 1) / (TBY - 2 * TB), (g.ue0 - g.ub0 + g.chunk - 1) / g.chunk);
+    size_t smem = (size_t)TB * 3 * hg_tb_plane<TBX, TBY>() * sizeof(float);
+    hg_tb_kernel<TB, TBX, TBY>
+        <<<grid, dim3(TBX, TBY), smem, g_stream>>>(g, p, q, cf->a, cf->b, cf->c, cf->bnd, cf->wrk1, ring);
+    return cudaGetLastError();
+}
+
+extern "C" int hg_gpu_chain_tb(const hg_block_t *b, const hg_coef_t *cf, float *f0, float *f1, int n,
+                               float omega, double *ring, int tb, int tile, int chunk, int *cur, char *err,
+                               size_t len)
+{
+    static_assert(HG_TB_RING == HG_TB_RING_SLOTS, "one ring size");
+    *cur = 0;
+    if (n <= 0) return 0;
+    if (tb < 1 || tb > 3 || chunk < 1) {
+        snprintf(err, len, "tb %d, chunk %d: expected 1..3 and >= 1", tb, chunk);
+        return -1;
+    }
+    HG_CU(cudaMemsetAsync(ring, 0, HG_TB_RING * sizeof(double), g_stream));
+    if (empty_block(b)) return 0;
+    float *f[2] = {f0, f1};
+    int c = 0;
+    for (int it = 0; it < n;) {
+        int T = n - it < tb ? n - it : tb;
+        hg_tb_args g = {b->ub[0],
+                        b->ue[0],
+                        b->ub[1],
+                        b->ue[1],
+                        b->ub[2],
+                        b->ue[2],
+                        b->ext[0],
+                        b->ext[1],
+                        b->ext[2],
+                        chunk,
+                        it,
+                        b->vol,
+                        (size_t)b->ext[1] * b->ext[2],
+                        (size_t)b->ext[2],
+                        omega};
+        cudaError_t e;
+        if (tile == 1)
+            e = T == 1   ? launch_tb<1, 64, 16>(g, cf, f[c], f[c ^ 1], ring)
+                : T == 2 ? launch_tb<2, 64, 16>(g, cf, f[c], f[c ^ 1], ring)
+                         : launch_tb<3, 64, 16>(g, cf, f[c], f[c ^ 1], ring);
+        else
+            e = T == 1   ? launch_tb<1, 32, 16>(g, cf, f[c], f[c ^ 1], ring)
+                : T == 2 ? launch_tb<2, 32, 16>(g, cf, f[c], f[c ^ 1], ring)
+                         : launch_tb<3, 32, 16>(g, cf, f[c], f[c ^ 1], ring);
+        HG_CU(e);
+        c ^= 1, it += T;
+    }
+    *cur = c;
     return 0;
 }
 

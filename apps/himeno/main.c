@@ -134,13 +134,21 @@ static double chain(hg_run_t *r, int n, hg_phase_t *ph)
 {
     double t0 = hg_now(), g = 0.0;
     if (n <= 0) return 0.0;
-    if (hg_gpu_chain(&r->b, &r->cf, r->f[0], r->f[1], n, g_omega, r->d_gosa, r->chain, r->o->sweep, r->err,
-                     sizeof r->err) ||
-        hg_gpu_copy_async(r->h_gosa, r->d_gosa + ((n - 1) & 1), sizeof(double), r->err, sizeof r->err) ||
-        hg_gpu_sync(r->err, sizeof r->err))
+    const hg_opts_t *o = r->o;
+    int cur = n & 1, e;
+    if (o->tb > 1) /* the blocked kernel's ring follows the single-step kernels' 3 doubles */
+        e = hg_gpu_chain_tb(&r->b, &r->cf, r->f[0], r->f[1], n, g_omega, r->d_gosa + 3, o->tb, o->tb_tile,
+                            o->tb_chunk, &cur, r->err, sizeof r->err) ||
+            hg_gpu_copy_async(r->h_gosa, r->d_gosa + 3 + (n - 1) % HG_TB_RING_SLOTS, sizeof(double), r->err,
+                              sizeof r->err);
+    else
+        e = hg_gpu_chain(&r->b, &r->cf, r->f[0], r->f[1], n, g_omega, r->d_gosa, r->chain, o->sweep, r->err,
+                         sizeof r->err) ||
+            hg_gpu_copy_async(r->h_gosa, r->d_gosa + ((n - 1) & 1), sizeof(double), r->err, sizeof r->err);
+    if (e || hg_gpu_sync(r->err, sizeof r->err))
         hg_fail("rank %d: kernel chain (%d iterations): %s", r->b.rank, n, r->err);
     g = *r->h_gosa;
-    r->cur = n & 1;
+    r->cur = cur;
     if (ph) {
         double t = hg_now() - t0;
         ph->kernel += t, ph->total += t;
@@ -220,6 +228,56 @@ static void run_variant(const hg_opts_t *o, hg_run_t *r, hg_result_t *res)
         }
     }
     res->ran = 1, res->iters = nn, res->gosa = gosa, res->chain = r->chain;
+}
+
+/* --tb K --check (one rank): the blocked chain against the single-step chain (the tuned kernel, plain
+ * launches) from the initial field, for every length m = 1 .. 2K + 2 (each stage of a pass last, the short
+ * last passes): the field bit for bit (ghosts and padding included), and the last iteration's gosa, which
+ * sums the same floats ss * ss in double in another order (blocks of other shapes, atomics in another
+ * order): equal within 1e-12 relative. Returns 1 if anything differs. */
+static int verify_tb(const hg_opts_t *o, const hg_block_t *b, const float *p0, const hg_coef_t *cf,
+                     double *d_gosa)
+{
+    size_t bytes = b->vol * sizeof(float);
+    float *f[4] = {NULL, NULL, NULL, NULL}, *h1 = malloc(bytes), *h2 = malloc(bytes);
+    double *hg = NULL;
+    char err[256];
+    if (!h1 || !h2) hg_fail("rank 0: out of memory");
+    for (int x = 0; x < 4; x++)
+        if (hg_gpu_alloc((void **)&f[x], bytes, err, sizeof err)) hg_fail("rank 0: --tb check: %s", err);
+    if (hg_gpu_host_alloc((void **)&hg, 2 * sizeof(double), err, sizeof err)) hg_fail("rank 0: %s", err);
+    int bad = 0, mmax = 2 * o->tb + 2;
+    double worst = 0.0;
+    for (int m = 1; m <= mmax; m++) {
+        int cur = 0;
+        for (int x = 0; x < 4; x++)
+            if (hg_gpu_copy(f[x], p0, bytes, err, sizeof err)) hg_fail("rank 0: %s", err);
+        if (hg_gpu_chain(b, cf, f[0], f[1], m, g_omega, d_gosa, HG_CHAIN_PLAIN, 0, err, sizeof err) ||
+            hg_gpu_copy_async(hg, d_gosa + ((m - 1) & 1), sizeof(double), err, sizeof err) ||
+            hg_gpu_chain_tb(b, cf, f[2], f[3], m, g_omega, d_gosa + 3, o->tb, o->tb_tile, o->tb_chunk, &cur,
+                            err, sizeof err) ||
+            hg_gpu_copy_async(hg + 1, d_gosa + 3 + (m - 1) % HG_TB_RING_SLOTS, sizeof(double), err,
+                              sizeof err) ||
+            hg_gpu_sync(err, sizeof err) || hg_gpu_copy(h1, f[m & 1], bytes, err, sizeof err) ||
+            hg_gpu_copy(h2, f[2 + cur], bytes, err, sizeof err))
+            hg_fail("rank 0: --tb check, %d iterations: %s", m, err);
+        double rel = hg[0] == hg[1] ? 0.0 : fabs(hg[1] - hg[0]) / fabs(hg[0]);
+        int same = !memcmp(h1, h2, bytes);
+        if (rel > worst) worst = rel;
+        if (!same || !(rel <= 1e-12)) {
+            bad = 1;
+            printf(" --tb %d check, %d iterations: field %s, gosa %.17g vs single-step %.17g\n", o->tb, m,
+                   same ? "bitwise equal" : "DIFFERENT", hg[1], hg[0]);
+        }
+    }
+    printf(
+        " --tb %d check against the single-step kernel, %d..%d iterations: field bitwise equal, gosa of "
+        "every iteration within 1e-12 relative (largest %.2e): %s\n",
+        o->tb, 1, mmax, worst, bad ? "FAIL" : "OK");
+    for (int x = 0; x < 4; x++) hg_gpu_free(f[x]);
+    hg_gpu_host_free(hg);
+    free(h1), free(h2);
+    return bad;
 }
 
 /* GPU: the kernel's shape, given or measured: each candidate runs chains of a few iterations on this rank's
@@ -332,6 +390,9 @@ static void print_result(const hg_opts_t *o, int v, const hg_result_t *r, const 
                r->chain == HG_CHAIN_SYNC ? "synchronised (gosa read after every kernel)"
                                          : "chained on the GPU: ",
                r->chain == HG_CHAIN_SYNC ? "" : g_chain_names[r->chain], o->sweep ? "alternating" : "fixed");
+    if (o->gpu && o->tb > 1)
+        printf(" temporally blocked kernel: %d iterations per pass, tile %s, %d i planes per block\n", o->tb,
+               o->tb_tile ? "64x16" : "32x16", o->tb_chunk);
     printf(" Loop executed for %d times\n", r->iters);
     printf(" Gosa : %e \n", r->gosa);
     printf(" MFLOPS measured : %f\tcpu : %f\n", mflops(o, r->iters, r->time), r->time);
@@ -402,6 +463,7 @@ static void json_write(const hg_opts_t *o, int v, const hg_result_t *r, const hg
         v == HG_VAR_KY ? gm[o->gosa] : "mpi_allreduce", o->pack, split ? "split" : "node", r->iters, r->time,
         1e3 * it, mflops(o, r->iters, r->time), r->gosa, r->ph_max.kernel, r->ph_max.halo, r->ph_max.reduce,
         r->ph_avg.kernel, r->ph_avg.halo, r->ph_avg.reduce, HG_BYTES_PER_POINT);
+    if (o->gpu) fprintf(f, ",\"tb\":%d", o->tb);
     if (floor_GBs > 0) {
         double fl = pts * HG_BYTES_PER_POINT / (floor_GBs * 1e9);
         fprintf(f,
@@ -476,7 +538,7 @@ int main(int argc, char **argv)
         float *dc;
         if (hg_gpu_alloc((void **)&dc, 12 * v * sizeof(float), err, sizeof err) ||
             hg_gpu_copy(dc, hc, 12 * v * sizeof(float), err, sizeof err) ||
-            hg_gpu_alloc((void **)&d_gosa, 3 * sizeof(double), err, sizeof err) ||
+            hg_gpu_alloc((void **)&d_gosa, (3 + HG_TB_RING_SLOTS) * sizeof(double), err, sizeof err) ||
             hg_gpu_host_alloc((void **)&h_gosa, sizeof(double), err, sizeof err))
             hg_fail("rank %d: GPU arrays (%zu MB): %s", me, 13 * v * sizeof(float) >> 20, err);
         cf = (hg_coef_t){dc, dc + 4 * v, dc + 7 * v, dc + 10 * v, dc + 11 * v};
@@ -484,6 +546,7 @@ int main(int argc, char **argv)
     /* one rank on a GPU: the iterations chained (several ranks exchange halos and gosa between kernels) */
     int chain_mode = o.gpu && nr == 1 ? o.chain : HG_CHAIN_SYNC;
     if (o.gpu) tune_kernel(&o, &b, p0, &cf, d_gosa, chain_mode);
+    int tb_failed = o.gpu && o.tb > 1 && o.check && verify_tb(&o, &b, p0, &cf, d_gosa);
     if (o.nogosa) {
         if (!o.gpu || o.check)
             hg_fail("rank %d: --diag-nogosa is a GPU measurement and cannot be checked", me);
@@ -566,6 +629,7 @@ int main(int argc, char **argv)
                                verified);
         fflush(stdout);
     }
+    if (tb_failed) failed = 1;
     HG_MPI(MPI_Bcast(&failed, 1, MPI_INT, 0, MPI_COMM_WORLD));
     if (o.gpu) {
         hg_gpu_free(cf.a);

@@ -75,6 +75,8 @@ ky_add_mpi_test(NAME himeno.bad.option COMMAND ky_himeno --frobnicate 1 RANKS 1 
                 TIMEOUT 60 PASS_REGEX "unknown option --frobnicate")
 ky_add_mpi_test(NAME himeno.bad.chain COMMAND ky_himeno --chain fast RANKS 1 ENV ${_hg_env} LABELS himeno TIMEOUT 60
                 PASS_REGEX "--chain fast: expected sync, plain, pdl, graph or graph-pdl")
+ky_add_mpi_test(NAME himeno.bad.tb_host COMMAND ky_himeno --tb 2 RANKS 1 ENV ${_hg_env} LABELS himeno TIMEOUT 60
+                PASS_REGEX "--tb 2: one rank, --mem gpu, a chained loop")
 ky_add_mpi_test(NAME himeno.help COMMAND ky_himeno --help RANKS 1 ENV ${_hg_env} LABELS himeno TIMEOUT 60
                 PASS_REGEX "usage: kyrun -n R ky_himeno")
 if(KY_HAVE_CUDA AND COMMAND ky_add_gpu_test)
@@ -119,5 +121,29 @@ if(KY_HAVE_CUDA AND COMMAND ky_add_gpu_test)
                         --sweep ${sweep} --iters ${iters} ${extra} RANKS 1 ENV KY_TIMEOUT=120 LABELS himeno TIMEOUT 180
                         FAIL_REGEX "${_hg_fail}")
         set_tests_properties(gpu.himeno.n1.chain_${mode}_${sweep} PROPERTIES SKIP_RETURN_CODE 77)
+    endforeach()
+    # the temporally blocked kernel (--tb): against the single-step kernel (the field bit for bit and gosa of
+    # every iteration, chains of 1 .. 2 tb + 2) and the timed loop against the serial original; the original's
+    # sizes, an odd grid with b != 0 and i chunks that do not divide the planes, both tiles, iteration counts
+    # that leave a short last pass
+    foreach(c "XS:2:7:" "S:2:9:--tb-chunk;7" "XS:3:8:--tb-tile;64x16" "S:3:10:--tb-chunk;13"
+              "grid:3:11:--grid;21x18x35;--bcoef;0.05;--tb-chunk;5;--variant;ky,mpi"
+              "grid:2:6:--grid;21x18x35;--bcoef;0.05;--tb-tile;64x16")
+        string(REPLACE ":" ";" c "${c}")
+        list(GET c 0 size)
+        list(GET c 1 tb)
+        list(GET c 2 iters)
+        list(SUBLIST c 3 -1 extra)
+        set(sz ${size})
+        if(size STREQUAL "grid")
+            set(sz)
+        endif()
+        list(JOIN extra "" tag)
+        string(REGEX REPLACE "[^A-Za-z0-9]+" "_" tag "${tag}")
+        ky_add_gpu_test(NAME gpu.himeno.n1.tb${tb}_${size}${tag} COMMAND ky_himeno ${sz} --mem gpu --tb ${tb} --check
+                        --iters ${iters} --warmup 1 -q ${extra} RANKS 1 ENV KY_TIMEOUT=120 LABELS himeno TIMEOUT 180
+                        FAIL_REGEX "${_hg_fail}|DIFFERENT"
+                        PASS_REGEX "--tb ${tb} check against the single-step kernel[^\n]*OK[^$]*check against the serial original[^\n]*OK")
+        set_tests_properties(gpu.himeno.n1.tb${tb}_${size}${tag} PROPERTIES SKIP_RETURN_CODE 77)
     endforeach()
 endif()
