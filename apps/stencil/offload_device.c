@@ -1,0 +1,317 @@
+/* ky_stencil_offload's device side: seed 000 Figs. 9-11 and Appendix 1 with include/kyoyu/offload.h's
+ * macros, so one source is OpenACC, OpenMP target, host OpenMP or serial by KY_OFFLOAD_BACKEND.
+ *
+ * A rank's slab [st, ed) is cut into one block of planes per device thread [own0, own1); the thread holds
+ * planes [lo, hi) = [own0 - bt, own1 + bt) clipped to the grid and computes, at step tt of a block counting
+ * down, planes [own0 - tt, own1 + tt) (ky_stencil's temporal blocking). Where a device is the rank's alone,
+ * its data region maps the global arrays themselves, as the seed does; where two threads share a device
+ * (the host on the CPU back ends, or more threads than GPUs), their held planes overlap, so each maps
+ * private copies and the updates also copy between them and the global space.
+ *
+ * DSM intervals (Appendix 1 with the promises of docs/dsm.md): the rank's remote halos of both arrays are
+ * preloaded read-write once; computing and KY_UPDATE_HOST of own planes happen after ky_sync_nofetch (no
+ * fetches), overload and KY_UPDATE_DEVICE after ky_sync_nostore (no home stores). */
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+#include <kyoyu/offload.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#if KY_OFFLOAD_BACKEND_ID <= 2
+#include <openacc.h>
+#endif
+
+#include "offload_stencil.h"
+
+typedef struct {
+    int own0, own1, lo, hi; /* planes owned; planes held */
+    int dev;                /* device number, -1: the host */
+    size_t zoff;            /* plane z of array k is img[k] + (z - zoff) * plane */
+    double *img[2];         /* what the data region maps: A and B, or private copies of [lo, hi) */
+    double *dptr[2];        /* device addresses of plane lo of img (p2p) */
+} so_dev_t;
+
+/* The seed's all-threads, all-ranks synchronisation (Appendix 2); *st keeps the first failure. */
+#define SO_COLLECTIVE(call, st)                            \
+    do {                                                   \
+        _Pragma("omp barrier") _Pragma("omp master")       \
+        {                                                  \
+            int s_ = (call);                               \
+            if (s_ != KY_OK && *(st) == KY_OK) *(st) = s_; \
+        }                                                  \
+        _Pragma("omp barrier")                             \
+    } while (0)
+
+const char *so_backend(void)
+{
+    return KY_OFFLOAD_BACKEND_NAME;
+}
+
+void so_devices(int want, so_devs_t *dv)
+{
+    memset(dv, 0, sizeof *dv);
+#if KY_OFFLOAD_BACKEND_ID <= 2
+    dv->ndev = acc_get_num_devices(acc_device_not_host);
+#elif KY_OFFLOAD_BACKEND_ID <= 4
+    dv->ndev = omp_get_num_devices();
+#endif
+    int per = dv->ndev / ST_MAX(ky_local_nranks(), 1);
+    dv->devices = want > 0 ? want : ST_MAX(per, 1);
+#ifndef _OPENMP
+    dv->devices = 1; /* no threads to drive more */
+#endif
+    dv->first = dv->ndev > 0 ? ky_local_rank() * dv->devices % dv->ndev : 0;
+    dv->shared = dv->devices > ST_MAX(dv->ndev, 1);
+}
+
+static int select_device(const so_devs_t *dv, int tid)
+{
+    if (dv->ndev <= 0) return -1;
+    int dev = (dv->first + tid) % dv->ndev;
+#if KY_OFFLOAD_BACKEND_ID <= 2
+    acc_set_device_num(dev, acc_device_not_host);
+#elif KY_OFFLOAD_BACKEND_ID <= 4
+    omp_set_default_device(dev);
+#endif
+    return dev;
+}
+
+/* the rank's remote halos (bt planes each side, clipped) of u: preload (read-write) or overload */
+static int halos(int overload, double *u, const st_params_t *p)
+{
+    size_t glb[3] = {(size_t)p->nz, (size_t)p->ny, (size_t)p->nx};
+    int lo = ST_MAX(p->st - p->bt, 0), hi = ST_MIN(p->ed + p->bt, p->nz), s = KY_OK;
+    int z0[2] = {lo, p->ed}, n[2] = {p->st - lo, hi - p->ed};
+    for (int i = 0; i < 2 && s == KY_OK; i++) {
+        if (p->st >= p->ed || n[i] <= 0) continue;
+        size_t reg[3] = {(size_t)n[i], (size_t)p->ny, (size_t)p->nx};
+        double *b = u + (size_t)z0[i] * p->plane;
+        s = overload ? ky_overload_array(b, glb, reg, 3, sizeof(double), 1)
+                     : ky_preload_array(b, glb, reg, 3, sizeof(double), 1);
+    }
+    return s;
+}
+
+/* clang-format would write the array sections a[o:n] as "a [o:n]" */
+/* clang-format off */
+/* planes [z0, z1) of array k: device -> host image, then into the global array g if the image is private */
+static void to_host(const st_params_t *p, const so_dev_t *d, double *g, int k, int z0, int z1)
+{
+    if (z0 >= z1) return;
+    double *s = d->img[k];
+    size_t o = ((size_t)z0 - d->zoff) * p->plane, n = (size_t)(z1 - z0) * p->plane;
+    KY_UPDATE_HOST(s[o:n])
+    if (s != g) memcpy(g + (size_t)z0 * p->plane, s + o, n * sizeof *s);
+}
+
+static void to_device(const st_params_t *p, const so_dev_t *d, const double *g, int k, int z0, int z1)
+{
+    if (z0 >= z1) return;
+    double *s = d->img[k];
+    size_t o = ((size_t)z0 - d->zoff) * p->plane, n = (size_t)(z1 - z0) * p->plane;
+    if (s != g) memcpy(s + o, g + (size_t)z0 * p->plane, n * sizeof *s);
+    KY_UPDATE_DEVICE(s[o:n])
+}
+
+static void data_enter(const st_params_t *p, so_dev_t *d)
+{
+    size_t o = ((size_t)d->lo - d->zoff) * p->plane, n = (size_t)(d->hi - d->lo) * p->plane;
+    double *a = d->img[0], *b = d->img[1];
+    KY_DATA_ENTER(KY_OPT_COPYIN(a[o:n], b[o:n]))
+    (void)n;
+    a += o, b += o;
+    KY_USE_DEVICE_PTR(a, b)
+    {
+        d->dptr[0] = a, d->dptr[1] = b;
+    }
+}
+
+static void data_exit(const st_params_t *p, so_dev_t *d)
+{
+    size_t o = ((size_t)d->lo - d->zoff) * p->plane, n = (size_t)(d->hi - d->lo) * p->plane;
+    double *a = d->img[0], *b = d->img[1];
+    KY_DATA_EXIT(KY_OPT_DELETE(a[o:n], b[o:n]))
+    (void)o, (void)n, (void)a, (void)b; /* named in the directive only (none on host back ends) */
+}
+
+/* one step on planes [z0, z1) from array k into 1 - k, terms added as kernel.c and st_reference do */
+static void step(const st_params_t *p, const so_dev_t *d, int k, int z0, int z1)
+{
+    const double *s = d->img[k];
+    double *t = d->img[1 - k];
+    size_t o = ((size_t)d->lo - d->zoff) * p->plane, n = (size_t)(d->hi - d->lo) * p->plane;
+    const size_t yn = (size_t)p->nx, zn = p->plane, zoff = d->zoff;
+    const int ny = p->ny, nx = p->nx;
+    (void)o, (void)n;
+    if (p->points == 27) {
+        KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(3), KY_OPT_PRESENT(s[o:n], t[o:n]), KY_OPT_NUM(128))
+        for (int z = z0; z < z1; z++)
+            for (int y = 1; y < ny - 1; y++)
+                for (int x = 1; x < nx - 1; x++) {
+                    size_t c = ((size_t)z - zoff) * zn + (size_t)y * yn + (size_t)x, m = c - zn, q = c + zn;
+                    double f = s[c - 1] + s[c + 1] + s[c - yn] + s[c + yn] + s[m] + s[q];
+                    double e = s[c - yn - 1] + s[c - yn + 1] + s[c + yn - 1] + s[c + yn + 1] + s[m - 1] +
+                               s[m + 1] + s[q - 1] + s[q + 1] + s[m - yn] + s[m + yn] + s[q - yn] + s[q + yn];
+                    double kk = s[m - yn - 1] + s[m - yn + 1] + s[m + yn - 1] + s[m + yn + 1] +
+                                s[q - yn - 1] + s[q - yn + 1] + s[q + yn - 1] + s[q + yn + 1];
+                    t[c] = 0.3 * s[c] + 0.05 * f + 0.025 * e + 0.0125 * kk;
+                }
+    } else {
+        KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(3), KY_OPT_PRESENT(s[o:n], t[o:n]), KY_OPT_NUM(128))
+        for (int z = z0; z < z1; z++)
+            for (int y = 1; y < ny - 1; y++)
+                for (int x = 1; x < nx - 1; x++) {
+                    size_t c = ((size_t)z - zoff) * zn + (size_t)y * yn + (size_t)x;
+                    t[c] = 0.4 * s[c] +
+                           0.1 * (s[c - zn] + s[c + zn] + s[c - yn] + s[c + yn] + s[c - 1] + s[c + 1]);
+                }
+    }
+}
+
+/* n doubles between device addresses of one device (Fig. 11's GPU-to-GPU copy; the seed's is CUDA) */
+static void dev_copy(double *dst, const double *src, size_t n, int dev)
+{
+#if KY_OFFLOAD_BACKEND_ID <= 2
+    /* GCC 12 has no acc_memcpy_device: a copy loop on the device addresses (scalars: passed by value) */
+    (void)dev;
+    KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_NUM(128))
+    for (size_t i = 0; i < n; i++) dst[i] = src[i];
+#elif KY_OFFLOAD_BACKEND_ID <= 4
+    int on = dev >= 0 ? dev : omp_get_initial_device();
+    omp_target_memcpy(dst, (void *)src, n * sizeof *src, 0, 0, on, on);
+#else
+    (void)dev;
+    memcpy(dst, src, n * sizeof *src);
+#endif
+}
+/* clang-format on */
+
+/* Own planes others read through the global space: those within bt of a boundary that other devices (direct:
+ * other ranks) read across; up to two ranges, merged where they meet. */
+static void boundary_to_host(const st_params_t *p, const so_dev_t *d, double *g, int k, int direct)
+{
+    int b0 = direct ? p->st : d->own0, b1 = direct ? p->ed : d->own1;
+    int l0 = ST_MAX(b0, d->own0), l1 = b0 > 0 ? ST_MIN(b0 + p->bt, d->own1) : l0;
+    int h1 = ST_MIN(b1, d->own1), h0 = b1 < p->nz ? ST_MAX(b1 - p->bt, d->own0) : h1;
+    if (l0 < l1 && h0 < h1 && l1 >= h0) {
+        to_host(p, d, g, k, ST_MIN(l0, h0), ST_MAX(l1, h1));
+    } else {
+        to_host(p, d, g, k, l0, l1);
+        to_host(p, d, g, k, h0, h1);
+    }
+}
+
+/* Halo planes [z0, z1) of thread me: the part inside this rank's slab from the devices that own it (direct),
+ * the rest from the global space. */
+static void halo_to_device(const st_params_t *p, const so_dev_t *devs, int me, int dblock, const double *g,
+                           int k, int z0, int z1, int direct)
+{
+    const so_dev_t *d = &devs[me];
+    int r0 = z1, r1 = z1; /* the part that comes device to device */
+    if (direct && ST_MAX(z0, p->st) < ST_MIN(z1, p->ed)) r0 = ST_MAX(z0, p->st), r1 = ST_MIN(z1, p->ed);
+    to_device(p, d, g, k, z0, r0);
+    for (int z = r0; z < r1;) {
+        const so_dev_t *h = &devs[(z - p->st) / dblock];
+        int e = ST_MIN(r1, h->own1);
+        dev_copy(d->dptr[k] + (size_t)(z - d->lo) * p->plane, h->dptr[k] + (size_t)(z - h->lo) * p->plane,
+                 (size_t)(e - z) * p->plane, d->dev);
+        z = e;
+    }
+    to_device(p, d, g, k, r1, z1);
+}
+
+int so_run(int variant, const st_params_t *p, const so_devs_t *dv, double *A, double *B, double *time_s,
+           double **result)
+{
+    int status = KY_OK, D = dv->devices, cur = 0;
+    int direct = variant == SO_P2P && dv->ndev <= 1; /* one device per rank: its threads' copies are there */
+    so_dev_t *devs = calloc((size_t)D, sizeof *devs);
+    double t0 = 0, t1 = 0, *glob[2] = {A, B};
+    if (devs == NULL) return KY_ERR_NOMEM;
+#pragma omp parallel num_threads(D)
+    {
+        int me = 0, mine = KY_OK;
+#ifdef _OPENMP
+        me = omp_get_thread_num();
+#endif
+        so_dev_t *d = &devs[me];
+        int dblock = (p->ed - p->st + D - 1) / D;
+        d->own0 = ST_MIN(p->st + me * dblock, p->ed), d->own1 = ST_MIN(d->own0 + dblock, p->ed);
+        d->lo = d->own0 < d->own1 ? ST_MAX(d->own0 - p->bt, 0) : d->own0;
+        d->hi = d->own0 < d->own1 ? ST_MIN(d->own1 + p->bt, p->nz) : d->own0;
+        d->dev = select_device(dv, me);
+        size_t held = (size_t)(d->hi - d->lo) * p->plane;
+        /* App. 1 (1): the remote halos of both arrays, read-write, before any device copies them in */
+#pragma omp master
+        {
+            int s = halos(0, A, p);
+            if (s == KY_OK) s = halos(0, B, p);
+            if (s != KY_OK) status = s;
+        }
+#pragma omp barrier
+        for (int k = 0; k < 2; k++) {
+            d->img[k] = glob[k], d->zoff = 0;
+            if (dv->shared && held > 0) {
+                d->img[k] = malloc(held * sizeof(double));
+                d->zoff = (size_t)d->lo;
+                if (d->img[k] == NULL) {
+                    mine = KY_ERR_NOMEM;
+                    break;
+                }
+                memcpy(d->img[k], glob[k] + (size_t)d->lo * p->plane, held * sizeof(double));
+            }
+        }
+        if (mine != KY_OK) {
+#pragma omp critical
+            status = mine;
+        }
+        int entered = held > 0 && mine == KY_OK;
+        if (entered) data_enter(p, d);
+        SO_COLLECTIVE(ky_sync_nofetch(), &status); /* all data on the devices; computing fetches nothing */
+#pragma omp master
+        t0 = MPI_Wtime();
+        int k = 0;
+        for (int t = 0; t < p->nt && status == KY_OK; t += p->bt) {
+            int nb = ST_MIN(p->bt, p->nt - t);
+            for (int tt = nb - 1; tt >= 0; tt--) {
+                int z0 = ST_MAX(d->own0 - tt, 1), z1 = ST_MIN(d->own1 + tt, p->nz - 1);
+                if (d->own0 < d->own1 && z0 < z1) step(p, d, k, z0, z1);
+                k = 1 - k;
+            }
+            if (t + nb >= p->nt) break;
+            /* Fig. 10 <2>: boundary planes to the global space; everyone done; remote halos overloaded; halo
+             * planes to the devices (or device to device, Fig. 11); everyone done */
+            boundary_to_host(p, d, glob[k], k, direct);
+            SO_COLLECTIVE(ky_sync_nostore(), &status);
+#pragma omp master
+            {
+                int s = halos(1, glob[k], p);
+                if (s != KY_OK) status = s;
+            }
+#pragma omp barrier
+            if (d->own0 < d->own1) {
+                halo_to_device(p, devs, me, dblock, glob[k], k, d->lo, d->own0, direct);
+                halo_to_device(p, devs, me, dblock, glob[k], k, d->own1, d->hi, direct);
+            }
+            SO_COLLECTIVE(ky_sync_nofetch(), &status);
+        }
+        to_host(p, d, glob[k], k, d->own0, d->own1); /* the result's own planes (Fig. 10 line 63) */
+#pragma omp barrier
+#pragma omp master
+        {
+            t1 = MPI_Wtime();
+            cur = k;
+        }
+        if (entered) data_exit(p, d);
+        for (int i = 0; i < 2; i++)
+            if (d->img[i] != glob[i]) free(d->img[i]);
+        /* the cached halos, with the redundant writes, go before anyone reads the result */
+        SO_COLLECTIVE(ky_sync_drop(), &status);
+    }
+    free(devs);
+    *time_s = t1 - t0;
+    *result = glob[cur];
+    return status;
+}

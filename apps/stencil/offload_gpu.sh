@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# stencil.offload.gpu: ky_stencil_offload (apps/stencil/offload_*.c) built for the GPU with GCC's nvptx
+# offloading under acc_parallel and omp_target_distribute, run on 2 ranks against the serial run with
+# --require-device (a build that quietly ran on the host fails). Exit 77 without an NVIDIA GPU or without
+# GCC's offload compiler (installed, or .deb files in DEBS, unpacked with dpkg -x as tools/offload-check
+# does). Exit 1 if a build or a run fails.
+#
+#   offload_gpu.sh SRC_DIR WORK_DIR DEBS CC "LAUNCHER" "COMPILE AND LINK FLAGS (Kyoyu, MPI)"
+set -u
+src=$1 work=$2 debs=$3 cc=$4 launch=$5 flags=$6
+if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
+    echo "stencil.offload.gpu: skipped: no NVIDIA GPU here (nvidia-smi -L)"
+    exit 77
+fi
+mkdir -p "$work"
+major=$("$cc" -dumpversion | cut -d. -f1)
+if ls "$debs"/*.deb >/dev/null 2>&1; then
+    root=$work/nvptx-root
+    [ -d "$root" ] || for d in "$debs"/*.deb; do dpkg -x "$d" "$root"; done
+    export PATH="$root/usr/bin:$PATH"
+    export COMPILER_PATH="$root/usr/lib/gcc/x86_64-linux-gnu/$major${COMPILER_PATH:+:$COMPILER_PATH}"
+    export LD_LIBRARY_PATH="$root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
+mk=$(for d in ${COMPILER_PATH//:/ } "/usr/lib/gcc/x86_64-linux-gnu/$major"; do
+    ls "$d/accel/nvptx-none/mkoffload" 2>/dev/null
+done | head -1)
+if [ -z "$mk" ]; then
+    echo "stencil.offload.gpu: skipped: no nvptx offload compiler for $cc" \
+        "(gcc-$major-offload-nvptx; tools/offload-check --fetch DIR)"
+    exit 77
+fi
+sm=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d '.')
+[ "$sm" -ge 80 ] && sm=80 # GCC 12's newest PTX target; it runs on newer GPUs
+off="-foffload=nvptx-none -foffload-options=nvptx-none=-misa=sm_$sm -foffload-options=nvptx-none=-latomic"
+rc=0
+for be in acc_parallel omp_target_distribute; do
+    case $be in acc_*) bf="-fopenacc -fopenmp" ;; *) bf="-fopenmp" ;; esac
+    exe=$work/ky_stencil_offload_$be
+    # shellcheck disable=SC2086
+    if ! "$cc" -O3 $bf $off -DKY_OFFLOAD_BACKEND=$be -I"$src" "$src"/offload_main.c "$src"/offload_device.c \
+        "$src"/kernel.c $flags -lm -o "$exe" >"$exe.build.log" 2>&1; then
+        echo "stencil.offload.gpu: $be: build failed:"
+        tail -20 "$exe.build.log"
+        rc=1
+        continue
+    fi
+    # shellcheck disable=SC2086
+    if ! $launch "$exe" --check --require-device --points 7,27 --variant all --nx 67 --ny 45 --nz 61 --nt 9 \
+        --bt 4; then
+        echo "stencil.offload.gpu: $be: run failed"
+        rc=1
+    fi
+done
+exit $rc
