@@ -92,22 +92,30 @@ __global__ void __launch_bounds__(TBX *TBY)
     const size_t x0 = ld ? (size_t)j * g.sj + (size_t)k : 0, v = g.v;
     for (int x = ty * TBX + tx; x < TB * 3 * PL; x += TBX * TBY) sm[x] = 0.0f;
     __syncthreads();
-    float cq[TB + 1][12] = {}; /* cq[s]: the coefficients of plane zi - s */
+    float cq[TB + 1][12] = {};    /* cq[s]: the coefficients of plane zi - s */
+    float pn = 0.0f, cn[12] = {}; /* plane zi + 1, in flight during march zi */
     double acc[TB];
 #pragma unroll
     for (int s = 0; s < TB; s++) acc[s] = 0.0;
-        /* plane c of stage s in the ring: c >= zlo - 2 TB - 1 >= -5 */
-#define HG_TB_AT(s, c) (sm + ((s)*3 + ((c) + 9) % 3) * PL)
-    for (int zi = zlo - TB; zi < zhi + TB; zi++) {
-        float p0 = 0.0f;
-        if (ld && zi >= 0 && zi < g.ext0) {
-            const size_t x = (size_t)zi * g.si + x0;
-            p0 = P[x];
+    auto load = [&](int z) {
+        pn = 0.0f;
+        if (ld && z >= 0 && z < g.ext0 && z < zhi + TB) {
+            const size_t x = (size_t)z * g.si + x0;
+            pn = P[x];
             if (in_jk)
-                cq[0][0] = A[x], cq[0][1] = A[v + x], cq[0][2] = A[2 * v + x], cq[0][3] = A[3 * v + x],
-                cq[0][4] = B[x], cq[0][5] = B[v + x], cq[0][6] = B[2 * v + x], cq[0][7] = C[x],
-                cq[0][8] = C[v + x], cq[0][9] = C[2 * v + x], cq[0][10] = BND[x], cq[0][11] = W1[x];
+                cn[0] = A[x], cn[1] = A[v + x], cn[2] = A[2 * v + x], cn[3] = A[3 * v + x], cn[4] = B[x],
+                cn[5] = B[v + x], cn[6] = B[2 * v + x], cn[7] = C[x], cn[8] = C[v + x], cn[9] = C[2 * v + x],
+                cn[10] = BND[x], cn[11] = W1[x];
         }
+    };
+    /* plane c of stage s in the ring: c >= zlo - 2 TB - 1 >= -5 */
+#define HG_TB_AT(s, c) (sm + ((s)*3 + ((c) + 9) % 3) * PL)
+    load(zlo - TB);
+    for (int zi = zlo - TB; zi < zhi + TB; zi++) {
+        const float p0 = pn;
+#pragma unroll
+        for (int e = 0; e < 12; e++) cq[0][e] = cn[e];
+        load(zi + 1);
         HG_TB_AT(0, zi)[my] = p0;
         __syncthreads();
 #pragma unroll
@@ -115,7 +123,10 @@ __global__ void __launch_bounds__(TBX *TBY)
             const int c = zi - s;
             const float *pm = HG_TB_AT(s - 1, c - 1), *pc = HG_TB_AT(s - 1, c), *pp = HG_TB_AT(s - 1, c + 1);
             float val = pc[my];
-            if (in_jk && c >= g.ub0 && c < g.ue0 && c >= zlo - (TB - s) && c < zhi + (TB - s)) {
+            /* the stage's cone: the planes, rows and columns the later stages read (whole warps skip
+             * rows) */
+            if (in_jk && c >= g.ub0 && c < g.ue0 && c >= zlo - (TB - s) && c < zhi + (TB - s) && ty >= s &&
+                ty < TBY - s && tx >= s && tx < TBX - s) {
                 const float *ca = cq[s];
                 /* hg_jacobi_kernel's expression: i +- 1 is pp / pm, j +- 1 is my +- W, k +- 1 is my +- 1 */
                 float s0 = ca[0] * pp[my] + ca[1] * pc[my + W] + ca[2] * pc[my + 1] +
