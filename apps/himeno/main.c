@@ -464,6 +464,8 @@ static void json_write(const hg_opts_t *o, int v, const hg_result_t *r, const hg
         1e3 * it, mflops(o, r->iters, r->time), r->gosa, r->ph_max.kernel, r->ph_max.halo, r->ph_max.reduce,
         r->ph_avg.kernel, r->ph_avg.halo, r->ph_avg.reduce, HG_BYTES_PER_POINT);
     if (o->gpu) fprintf(f, ",\"tb\":%d", o->tb);
+    if (o->gpu && o->tb > 1)
+        fprintf(f, ",\"tb_tile\":\"%s/%d\"", o->tb_tile ? "64x16" : "32x16", o->tb_chunk);
     if (floor_GBs > 0) {
         double fl = pts * HG_BYTES_PER_POINT / (floor_GBs * 1e9);
         fprintf(f,
