@@ -33,16 +33,29 @@ typedef struct {
     double *dptr[2];        /* device addresses of plane lo of img (p2p) */
 } so_dev_t;
 
-/* The seed's all-threads, all-ranks synchronisation (Appendix 2); *st keeps the first failure. */
-#define SO_COLLECTIVE(call, st)                            \
-    do {                                                   \
-        _Pragma("omp barrier") _Pragma("omp master")       \
-        {                                                  \
-            int s_ = (call);                               \
-            if (s_ != KY_OK && *(st) == KY_OK) *(st) = s_; \
-        }                                                  \
-        _Pragma("omp barrier")                             \
-    } while (0)
+/* What the device threads share in one run. */
+typedef struct {
+    const st_params_t *p;
+    const so_devs_t *dv;
+    so_dev_t *devs;
+    double *glob[2]; /* A and B */
+    int direct;      /* p2p between this rank's devices */
+    int dblock;      /* planes per device (the last may have fewer, or none) */
+    int status;      /* the first failure */
+    int cur;         /* the array holding the result */
+    double t0, t1;
+} so_ctx_t;
+
+/* The seed's all-threads, all-ranks synchronisation (Appendix 2): barrier, thread 0 calls, barrier. */
+static void collective(so_ctx_t *c, int (*call)(void))
+{
+    so_team_barrier();
+    if (so_team_me() == 0) {
+        int s = call();
+        if (s != KY_OK && c->status == KY_OK) c->status = s;
+    }
+    so_team_barrier();
+}
 
 const char *so_backend(void)
 {
@@ -59,9 +72,7 @@ void so_devices(int want, so_devs_t *dv)
 #endif
     int per = dv->ndev / ST_MAX(ky_local_nranks(), 1);
     dv->devices = want > 0 ? want : ST_MAX(per, 1);
-#ifndef _OPENMP
-    dv->devices = 1; /* no threads to drive more */
-#endif
+    dv->devices = ST_MIN(dv->devices, so_team_max());
     dv->first = dv->ndev > 0 ? ky_local_rank() * dv->devices % dv->ndev : 0;
     dv->shared = dv->devices > ST_MAX(dv->ndev, 1);
 }
@@ -222,96 +233,84 @@ static void halo_to_device(const st_params_t *p, const so_dev_t *devs, int me, i
     to_device(p, d, g, k, r1, z1);
 }
 
+static void device_thread(void *arg)
+{
+    so_ctx_t *c = arg;
+    const st_params_t *p = c->p;
+    int me = so_team_me(), mine = KY_OK, k = 0;
+    so_dev_t *d = &c->devs[me];
+    double **glob = c->glob;
+    d->own0 = ST_MIN(p->st + me * c->dblock, p->ed), d->own1 = ST_MIN(d->own0 + c->dblock, p->ed);
+    d->lo = d->own0 < d->own1 ? ST_MAX(d->own0 - p->bt, 0) : d->own0;
+    d->hi = d->own0 < d->own1 ? ST_MIN(d->own1 + p->bt, p->nz) : d->own0;
+    d->dev = select_device(c->dv, me);
+    size_t held = (size_t)(d->hi - d->lo) * p->plane;
+    /* App. 1 (1): the remote halos of both arrays, read-write, before any device copies them in */
+    if (me == 0) {
+        int s = halos(0, glob[0], p);
+        if (s == KY_OK) s = halos(0, glob[1], p);
+        if (s != KY_OK) c->status = s;
+    }
+    so_team_barrier();
+    for (int i = 0; i < 2 && mine == KY_OK; i++) {
+        d->img[i] = glob[i], d->zoff = 0;
+        if (c->dv->shared && held > 0) {
+            d->img[i] = malloc(held * sizeof(double));
+            d->zoff = (size_t)d->lo;
+            if (d->img[i] == NULL)
+                mine = KY_ERR_NOMEM;
+            else
+                memcpy(d->img[i], glob[i] + (size_t)d->lo * p->plane, held * sizeof(double));
+        }
+    }
+    if (mine != KY_OK) __atomic_store_n(&c->status, mine, __ATOMIC_RELAXED);
+    int entered = held > 0 && mine == KY_OK;
+    if (entered) data_enter(p, d);
+    collective(c, ky_sync_nofetch); /* all data on the devices; computing fetches nothing */
+    if (me == 0) c->t0 = MPI_Wtime();
+    for (int t = 0; t < p->nt && c->status == KY_OK; t += p->bt) {
+        int nb = ST_MIN(p->bt, p->nt - t);
+        for (int tt = nb - 1; tt >= 0; tt--) {
+            int z0 = ST_MAX(d->own0 - tt, 1), z1 = ST_MIN(d->own1 + tt, p->nz - 1);
+            if (entered && z0 < z1) step(p, d, k, z0, z1);
+            k = 1 - k;
+        }
+        if (t + nb >= p->nt) break;
+        /* Fig. 10 <2>: boundary planes to the global space; everyone done; remote halos overloaded; halo
+         * planes to the devices (or device to device, Fig. 11); everyone done */
+        if (entered) boundary_to_host(p, d, glob[k], k, c->direct);
+        collective(c, ky_sync_nostore);
+        if (me == 0) {
+            int s = halos(1, glob[k], p);
+            if (s != KY_OK) c->status = s;
+        }
+        so_team_barrier();
+        if (entered) {
+            halo_to_device(p, c->devs, me, c->dblock, glob[k], k, d->lo, d->own0, c->direct);
+            halo_to_device(p, c->devs, me, c->dblock, glob[k], k, d->own1, d->hi, c->direct);
+        }
+        collective(c, ky_sync_nofetch);
+    }
+    if (entered) to_host(p, d, glob[k], k, d->own0, d->own1); /* the result's planes (Fig. 10 line 63) */
+    so_team_barrier();
+    if (me == 0) c->t1 = MPI_Wtime(), c->cur = k;
+    if (entered) data_exit(p, d);
+    for (int i = 0; i < 2; i++)
+        if (d->img[i] != glob[i]) free(d->img[i]);
+    /* the cached halos, with the redundant writes, go before anyone reads the result */
+    collective(c, ky_sync_drop);
+}
+
 int so_run(int variant, const st_params_t *p, const so_devs_t *dv, double *A, double *B, double *time_s,
            double **result)
 {
-    int status = KY_OK, D = dv->devices, cur = 0;
-    int direct = variant == SO_P2P && dv->ndev <= 1; /* one device per rank: its threads' copies are there */
-    so_dev_t *devs = calloc((size_t)D, sizeof *devs);
-    double t0 = 0, t1 = 0, *glob[2] = {A, B};
-    if (devs == NULL) return KY_ERR_NOMEM;
-#pragma omp parallel num_threads(D)
-    {
-        int me = 0, mine = KY_OK;
-#ifdef _OPENMP
-        me = omp_get_thread_num();
-#endif
-        so_dev_t *d = &devs[me];
-        int dblock = (p->ed - p->st + D - 1) / D;
-        d->own0 = ST_MIN(p->st + me * dblock, p->ed), d->own1 = ST_MIN(d->own0 + dblock, p->ed);
-        d->lo = d->own0 < d->own1 ? ST_MAX(d->own0 - p->bt, 0) : d->own0;
-        d->hi = d->own0 < d->own1 ? ST_MIN(d->own1 + p->bt, p->nz) : d->own0;
-        d->dev = select_device(dv, me);
-        size_t held = (size_t)(d->hi - d->lo) * p->plane;
-        /* App. 1 (1): the remote halos of both arrays, read-write, before any device copies them in */
-#pragma omp master
-        {
-            int s = halos(0, A, p);
-            if (s == KY_OK) s = halos(0, B, p);
-            if (s != KY_OK) status = s;
-        }
-#pragma omp barrier
-        for (int k = 0; k < 2; k++) {
-            d->img[k] = glob[k], d->zoff = 0;
-            if (dv->shared && held > 0) {
-                d->img[k] = malloc(held * sizeof(double));
-                d->zoff = (size_t)d->lo;
-                if (d->img[k] == NULL) {
-                    mine = KY_ERR_NOMEM;
-                    break;
-                }
-                memcpy(d->img[k], glob[k] + (size_t)d->lo * p->plane, held * sizeof(double));
-            }
-        }
-        if (mine != KY_OK) {
-#pragma omp critical
-            status = mine;
-        }
-        int entered = held > 0 && mine == KY_OK;
-        if (entered) data_enter(p, d);
-        SO_COLLECTIVE(ky_sync_nofetch(), &status); /* all data on the devices; computing fetches nothing */
-#pragma omp master
-        t0 = MPI_Wtime();
-        int k = 0;
-        for (int t = 0; t < p->nt && status == KY_OK; t += p->bt) {
-            int nb = ST_MIN(p->bt, p->nt - t);
-            for (int tt = nb - 1; tt >= 0; tt--) {
-                int z0 = ST_MAX(d->own0 - tt, 1), z1 = ST_MIN(d->own1 + tt, p->nz - 1);
-                if (d->own0 < d->own1 && z0 < z1) step(p, d, k, z0, z1);
-                k = 1 - k;
-            }
-            if (t + nb >= p->nt) break;
-            /* Fig. 10 <2>: boundary planes to the global space; everyone done; remote halos overloaded; halo
-             * planes to the devices (or device to device, Fig. 11); everyone done */
-            boundary_to_host(p, d, glob[k], k, direct);
-            SO_COLLECTIVE(ky_sync_nostore(), &status);
-#pragma omp master
-            {
-                int s = halos(1, glob[k], p);
-                if (s != KY_OK) status = s;
-            }
-#pragma omp barrier
-            if (d->own0 < d->own1) {
-                halo_to_device(p, devs, me, dblock, glob[k], k, d->lo, d->own0, direct);
-                halo_to_device(p, devs, me, dblock, glob[k], k, d->own1, d->hi, direct);
-            }
-            SO_COLLECTIVE(ky_sync_nofetch(), &status);
-        }
-        to_host(p, d, glob[k], k, d->own0, d->own1); /* the result's own planes (Fig. 10 line 63) */
-#pragma omp barrier
-#pragma omp master
-        {
-            t1 = MPI_Wtime();
-            cur = k;
-        }
-        if (entered) data_exit(p, d);
-        for (int i = 0; i < 2; i++)
-            if (d->img[i] != glob[i]) free(d->img[i]);
-        /* the cached halos, with the redundant writes, go before anyone reads the result */
-        SO_COLLECTIVE(ky_sync_drop(), &status);
-    }
-    free(devs);
-    *time_s = t1 - t0;
-    *result = glob[cur];
-    return status;
+    so_ctx_t c = {p, dv, calloc((size_t)dv->devices, sizeof(so_dev_t)), {A, B}, 0, 0, KY_OK, 0, 0, 0};
+    if (c.devs == NULL) return KY_ERR_NOMEM;
+    c.direct = variant == SO_P2P && dv->ndev <= 1; /* one device per rank: its threads' copies are there */
+    c.dblock = (p->ed - p->st + dv->devices - 1) / dv->devices;
+    so_team_run(dv->devices, device_thread, &c);
+    free(c.devs);
+    *time_s = c.t1 - c.t0;
+    *result = c.glob[c.cur];
+    return c.status;
 }

@@ -28,4 +28,10 @@ void so_devices(int want, so_devs_t *dv);
 int so_run(int variant, const st_params_t *p, const so_devs_t *dv, double *A, double *B, double *time_s,
            double **result);
 
+/* offload_team.c: the device threads (host OpenMP, compiled without the directive back end's flag) */
+int so_team_max(void); /* threads a rank may start: 1 without OpenMP */
+void so_team_run(int n, void (*body)(void *), void *arg);
+int so_team_me(void);
+void so_team_barrier(void);
+
 #endif
