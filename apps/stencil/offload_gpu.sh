@@ -13,6 +13,8 @@ if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; t
     exit 77
 fi
 mkdir -p "$work"
+# by name from PATH: given a path (/usr/bin/cc), mkoffload looks for the accel compiler beside it only
+command -v "$(basename "$cc")" >/dev/null 2>&1 && cc=$(basename "$cc")
 major=$("$cc" -dumpversion | cut -d. -f1)
 if ls "$debs"/*.deb >/dev/null 2>&1; then
     root=$work/nvptx-root
