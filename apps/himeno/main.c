@@ -391,8 +391,10 @@ static void print_result(const hg_opts_t *o, int v, const hg_result_t *r, const 
                                          : "chained on the GPU: ",
                r->chain == HG_CHAIN_SYNC ? "" : g_chain_names[r->chain], o->sweep ? "alternating" : "fixed");
     if (o->gpu && o->tb > 1)
-        printf(" temporally blocked kernel: %d iterations per pass, tile %s, %d i planes per block\n", o->tb,
-               o->tb_tile ? "64x16" : "32x16", o->tb_chunk);
+        printf(
+            " temporally blocked kernel: %d iterations per pass, tile %s, %d i planes per block (passes "
+            "launched plainly; the kernel shape, --chain and --sweep above are the single-step kernel's)\n",
+            o->tb, o->tb_tile ? "64x16" : "32x16", o->tb_chunk);
     printf(" Loop executed for %d times\n", r->iters);
     printf(" Gosa : %e \n", r->gosa);
     printf(" MFLOPS measured : %f\tcpu : %f\n", mflops(o, r->iters, r->time), r->time);
