@@ -87,6 +87,7 @@ static int run_points(const st_params_t *p, const so_devs_t *dv, const int want[
             }
             double t = 0, mx;
             int s = ky_barrier();
+            ky_dsm_stats_reset(); /* KY_STATS=1 then shows the last run's */
             if (s == KY_OK) s = so_run(v, p, dv, A, B, &t, &result);
             if (s != KY_OK) {
                 fprintf(stderr, "ky_stencil_offload: rank %d: %s: %s\n", p->rank, vnames[v], ky_last_error());
