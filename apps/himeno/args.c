@@ -47,7 +47,8 @@ void hg_usage(FILE *out)
         "                      iterations per pass through memory, gosa of every one (default 1: the\n"
         "                      single-step kernels); with --check also compared with the single-step\n"
         "                      kernel: the field bit for bit, gosa of every iteration\n"
-        "  --tb-tile 32x16|64x16  its thread block along k x j (default 32x16)\n"
+        "  --tb-tile 32x16|64x16|32x16x2  its thread block along k x j; x2: in 64 registers, so that\n"
+        "                      two blocks share an SM (default 32x16)\n"
         "  --tb-chunk N        its i planes per block (default 64)\n"
         "  --json FILE         append one JSON record per variant (docs/benchmarks.md)\n"
         "  -q                  no per-rank phase table\n"
@@ -236,9 +237,11 @@ int hg_parse(int argc, char **argv, int nranks, hg_opts_t *o, char *err, size_t 
             o->tb = (int)strtol(v, &end, 10);
             if (*end || o->tb < 1 || o->tb > 3) return fail(err, len, "--tb %s: expected 1, 2 or 3", v);
         } else if (!strcmp(a, "--tb-tile")) {
-            if (strcmp(v, "32x16") && strcmp(v, "64x16"))
-                return fail(err, len, "--tb-tile %s: expected 32x16 or 64x16", v);
-            o->tb_tile = !strcmp(v, "64x16");
+            static const char *tiles[] = {"32x16", "64x16", "32x16x2"};
+            o->tb_tile = -1;
+            for (int t = 0; t < 3; t++)
+                if (!strcmp(v, tiles[t])) o->tb_tile = t;
+            if (o->tb_tile < 0) return fail(err, len, "--tb-tile %s: expected 32x16, 64x16 or 32x16x2", v);
         } else if (!strcmp(a, "--tb-chunk")) {
             o->tb_chunk = (int)strtol(v, &end, 10);
             if (*end || o->tb_chunk < 1)

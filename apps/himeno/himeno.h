@@ -60,7 +60,7 @@ typedef struct {
     int sweep;      /* 1: odd iterations take the i planes in reverse order (L2 reuse between iterations) */
     float bcoef;    /* value of b[0..2] (0 in the benchmark; nonzero makes the edge halos matter) */
     int tb;       /* GPU, one rank, chained: iterations per pass of the temporally blocked kernel (1: none) */
-    int tb_tile;  /* its tile: 0 32x16 threads (k x j), 1 64x16 */
+    int tb_tile;  /* its tile: 0 32x16 threads (k x j), 1 64x16, 2 32x16 in 64 registers (2 blocks per SM) */
     int tb_chunk; /* its i planes per block */
     const char *json; /* append one record per variant */
 } hg_opts_t;
@@ -129,8 +129,9 @@ int hg_gpu_jacobi(const hg_block_t *b, const hg_coef_t *cf, const float *p, floa
 int hg_gpu_chain(const hg_block_t *b, const hg_coef_t *cf, float *f0, float *f1, int n, float omega,
                  double *ring, int mode, int sweep, char *err, size_t errlen);
 /* The same n iterations by the temporally blocked kernel (tb_kernel.cuh): passes of tb iterations (the last
- * one shorter), tile 0 (32x16) or 1 (64x16), chunk i planes per block. ring: HG_TB_RING_SLOTS doubles,
- * iteration m's gosa in ring[m % HG_TB_RING_SLOTS] (the last: m = n - 1); the field ends in f[*cur]. */
+ * one shorter), tile 0 (32x16), 1 (64x16) or 2 (32x16, two blocks per SM), chunk i planes per block. ring:
+ * HG_TB_RING_SLOTS doubles, iteration m's gosa in ring[m % HG_TB_RING_SLOTS] (the last: m = n - 1); the field
+ * ends in f[*cur]. */
 #define HG_TB_RING_SLOTS 6
 int hg_gpu_chain_tb(const hg_block_t *b, const hg_coef_t *cf, float *f0, float *f1, int n, float omega,
                     double *ring, int tb, int tile, int chunk, int *cur, char *err, size_t errlen);

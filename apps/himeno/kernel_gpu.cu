@@ -402,13 +402,13 @@ extern "C" int hg_gpu_chain(const hg_block_t *b, const hg_coef_t *cf, float *f0,
 
 /* The temporally blocked chain: passes of tb iterations, launched plainly (a pass is several iterations'
  * work, so the launch gaps the chain modes hide matter less). */
-template <int TB, int TBX, int TBY>
+template <int TB, int TBX, int TBY, int MINB = 1>
 static cudaError_t launch_tb(const hg_tb_args &g, const hg_coef_t *cf, const float *p, float *q, double *ring)
 {
     dim3 grid((g.ue2 - g.ub2 + TBX - 2 * TB - 1) / (TBX - 2 * TB),
               (g.ue1 - g.ub1 + TBY - 2 * TB - 1) / (TBY - 2 * TB), (g.ue0 - g.ub0 + g.chunk - 1) / g.chunk);
     size_t smem = (size_t)TB * 3 * hg_tb_plane<TBX, TBY>() * sizeof(float);
-    hg_tb_kernel<TB, TBX, TBY>
+    hg_tb_kernel<TB, TBX, TBY, MINB>
         <<<grid, dim3(TBX, TBY), smem, g_stream>>>(g, p, q, cf->a, cf->b, cf->c, cf->bnd, cf->wrk1, ring);
     return cudaGetLastError();
 }
@@ -450,6 +450,10 @@ extern "C" int hg_gpu_chain_tb(const hg_block_t *b, const hg_coef_t *cf, float *
             e = T == 1   ? launch_tb<1, 64, 16>(g, cf, f[c], f[c ^ 1], ring)
                 : T == 2 ? launch_tb<2, 64, 16>(g, cf, f[c], f[c ^ 1], ring)
                          : launch_tb<3, 64, 16>(g, cf, f[c], f[c ^ 1], ring);
+        else if (tile == 2)
+            e = T == 1   ? launch_tb<1, 32, 16, 2>(g, cf, f[c], f[c ^ 1], ring)
+                : T == 2 ? launch_tb<2, 32, 16, 2>(g, cf, f[c], f[c ^ 1], ring)
+                         : launch_tb<3, 32, 16, 2>(g, cf, f[c], f[c ^ 1], ring);
         else
             e = T == 1   ? launch_tb<1, 32, 16>(g, cf, f[c], f[c ^ 1], ring)
                 : T == 2 ? launch_tb<2, 32, 16>(g, cf, f[c], f[c ^ 1], ring)

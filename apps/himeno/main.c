@@ -23,6 +23,7 @@
 #include "himeno.h"
 
 static const float g_omega = 0.8f;
+static const char *g_tb_tiles[] = {"32x16", "64x16", "32x16x2"};
 static const char *g_chain_names[] = {"sync", "plain", "pdl", "graph", "graph-pdl"};
 
 /* MPI calls of the driver (timings, the phase table, the check): an error names the rank, call and code. */
@@ -394,7 +395,7 @@ static void print_result(const hg_opts_t *o, int v, const hg_result_t *r, const 
         printf(
             " temporally blocked kernel: %d iterations per pass, tile %s, %d i planes per block (passes "
             "launched plainly; the kernel shape, --chain and --sweep above are the single-step kernel's)\n",
-            o->tb, o->tb_tile ? "64x16" : "32x16", o->tb_chunk);
+            o->tb, g_tb_tiles[o->tb_tile], o->tb_chunk);
     printf(" Loop executed for %d times\n", r->iters);
     printf(" Gosa : %e \n", r->gosa);
     printf(" MFLOPS measured : %f\tcpu : %f\n", mflops(o, r->iters, r->time), r->time);
@@ -466,8 +467,7 @@ static void json_write(const hg_opts_t *o, int v, const hg_result_t *r, const hg
         1e3 * it, mflops(o, r->iters, r->time), r->gosa, r->ph_max.kernel, r->ph_max.halo, r->ph_max.reduce,
         r->ph_avg.kernel, r->ph_avg.halo, r->ph_avg.reduce, HG_BYTES_PER_POINT);
     if (o->gpu) fprintf(f, ",\"tb\":%d", o->tb);
-    if (o->gpu && o->tb > 1)
-        fprintf(f, ",\"tb_tile\":\"%s/%d\"", o->tb_tile ? "64x16" : "32x16", o->tb_chunk);
+    if (o->gpu && o->tb > 1) fprintf(f, ",\"tb_tile\":\"%s/%d\"", g_tb_tiles[o->tb_tile], o->tb_chunk);
     if (floor_GBs > 0) {
         double fl = pts * HG_BYTES_PER_POINT / (floor_GBs * 1e9);
         fprintf(f,

@@ -74,8 +74,9 @@ __device__ static inline void hg_tb_sum(double (&acc)[TB], double *ring, int n0)
 }
 #endif
 
-template <int TB, int TBX, int TBY>
-__global__ void __launch_bounds__(TBX *TBY)
+/* MINB: blocks per SM the registers must allow (2: 64 registers for 512 threads, at the price of spills) */
+template <int TB, int TBX, int TBY, int MINB = 1>
+__global__ void __launch_bounds__(TBX *TBY, MINB)
     hg_tb_kernel(hg_tb_args g, const float *__restrict__ P, float *__restrict__ Q,
                  const float *__restrict__ A, const float *__restrict__ B, const float *__restrict__ C,
                  const float *__restrict__ BND, const float *__restrict__ W1, double *ring)

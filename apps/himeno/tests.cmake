@@ -126,7 +126,7 @@ if(KY_HAVE_CUDA AND COMMAND ky_add_gpu_test)
     # every iteration, chains of 1 .. 2 tb + 2) and the timed loop against the serial original; the original's
     # sizes, an odd grid with b != 0 and i chunks that do not divide the planes, both tiles, iteration counts
     # that leave a short last pass
-    foreach(c "XS:2:7:" "S:2:9:--tb-chunk;7" "XS:3:8:--tb-tile;64x16" "S:3:10:--tb-chunk;13"
+    foreach(c "XS:2:7:" "S:2:9:--tb-chunk;7" "XS:3:8:--tb-tile;64x16" "S:3:10:--tb-chunk;13;--tb-tile;32x16x2"
               "grid:3:11:--grid;21x18x35;--bcoef;0.05;--tb-chunk;5;--variant;ky,mpi"
               "grid:2:6:--grid;21x18x35;--bcoef;0.05;--tb-tile;64x16")
         string(REPLACE ":" ";" c "${c}")

@@ -2,7 +2,7 @@
 # ky_himeno's temporally blocked Jacobi (--tb, apps/himeno/tb_kernel.cuh) on one GPU, in one device call of
 # about 5 minutes: builds ky_himeno (Release, its own build dir, ptxas -v), runs the GPU tests of --tb (the
 # field bitwise against the single-step kernel, gosa of every iteration, the serial original), then times
-# M, L and XL at tb 1 (the tuned single-step kernels, chained with PDL), 2 and 3 (both tiles) and prints one
+# M, L and XL at tb 1 (the tuned single-step kernels, chained with PDL), 2 and 3 (every tile) and prints one
 # table: ms per iteration, Gpoint-iterations/s, the speed-up over tb 1, and the fraction of the floors:
 # the single-step floor (56 B per point per iteration at the device copy bandwidth ky_himeno measures) and
 # the blocked one (56 / tb B: the 12 coefficient arrays and p read once per pass, p written once).
@@ -77,11 +77,12 @@ perf() { # name args...
 if want perf; then
     for size in ${sizes//,/ }; do
         # iterations: a multiple of 6 (whole passes at tb 2 and 3), about 0.2-0.5 s of loop
-        case $size in M) it=1200 ;; L) it=300 ;; *) it=60 ;; esac
+        case $size in M) it=1200 ;; L) it=300 ;; *) it=48 ;; esac
         perf perf_${size}_tb1 "$size" --iters $it
         for tb in 2 3; do
             perf perf_${size}_tb${tb}_32x16 "$size" --iters $it --tb $tb
             perf perf_${size}_tb${tb}_64x16 "$size" --iters $it --tb $tb --tb-tile 64x16
+            perf perf_${size}_tb${tb}_32x16x2 "$size" --iters $it --tb $tb --tb-tile 32x16x2
         done
         [ "$size" = M ] && perf perf_M_tb2_32x16_chunk32 M --iters $it --tb 2 --tb-chunk 32 &&
             perf perf_M_tb2_32x16_chunk128 M --iters $it --tb 2 --tb-chunk 128
