@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # stencil.offload.gpu: ky_stencil_offload (apps/stencil/offload_*.c) built for the GPU with GCC's nvptx
 # offloading under acc_parallel and omp_target_distribute, run on 2 ranks against the serial run with
-# --require-device (a build that quietly ran on the host fails). Exit 77 without an NVIDIA GPU or without
+# --require-device (a build that quietly ran on the host fails), once with a device thread per rank and
+# once with two (p2p between them). Exit 77 without an NVIDIA GPU or without
 # GCC's offload compiler (installed, or .deb files in DEBS, unpacked with dpkg -x as tools/offload-check
 # does). Exit 1 if a build or a run fails.
 #
@@ -58,6 +59,13 @@ for be in acc_parallel omp_target_distribute; do
     if ! $launch "$exe" --check --require-device --points 7,27 --variant all --nx 67 --ny 45 --nz 61 --nt 9 \
         --bt 4; then
         echo "stencil.offload.gpu: $be: run failed"
+        rc=1
+    fi
+    # two device threads per rank on one GPU: private copies, and p2p's copies between device addresses
+    # shellcheck disable=SC2086
+    if ! $launch "$exe" --check --require-device --points 7 --variant p2p --devices 2 --nx 67 --ny 45 --nz 61 \
+        --nt 9 --bt 4; then
+        echo "stencil.offload.gpu: $be: run with --devices 2 failed"
         rc=1
     fi
 done
