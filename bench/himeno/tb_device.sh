@@ -10,9 +10,11 @@
 #
 #   bench/himeno/tb_device.sh [--only check,perf] [--sizes M,L,XL] [--help]
 #
+# A second call on the same machine rebuilds nothing: if one call runs short of time, split it (`--only check`,
+# then `--only perf --sizes M,L`, then `--sizes XL`; each call rewrites summary.txt and results.jsonl).
 # Environment: OUT, BUILD (default build-hgtb).
 set -u
-usage() { sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 only=check,perf sizes=M,L,XL
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -78,14 +80,14 @@ if want perf; then
     for size in ${sizes//,/ }; do
         # iterations: a multiple of 6 (whole passes at tb 2 and 3), about 0.2-0.5 s of loop
         case $size in M) it=1200 ;; L) it=300 ;; *) it=48 ;; esac
-        perf perf_${size}_tb1 "$size" --iters $it
+        perf "perf_${size}_tb1" "$size" --iters "$it"
         for tb in 2 3; do
-            perf perf_${size}_tb${tb}_32x16 "$size" --iters $it --tb $tb
-            perf perf_${size}_tb${tb}_64x16 "$size" --iters $it --tb $tb --tb-tile 64x16
-            perf perf_${size}_tb${tb}_32x16x2 "$size" --iters $it --tb $tb --tb-tile 32x16x2
+            perf "perf_${size}_tb${tb}_32x16" "$size" --iters "$it" --tb "$tb"
+            perf "perf_${size}_tb${tb}_64x16" "$size" --iters "$it" --tb "$tb" --tb-tile 64x16
+            perf "perf_${size}_tb${tb}_32x16x2" "$size" --iters "$it" --tb "$tb" --tb-tile 32x16x2
         done
-        [ "$size" = M ] && perf perf_M_tb2_32x16_chunk32 M --iters $it --tb 2 --tb-chunk 32 &&
-            perf perf_M_tb2_32x16_chunk128 M --iters $it --tb 2 --tb-chunk 128
+        [ "$size" = M ] && perf perf_M_tb2_32x16_chunk32 M --iters "$it" --tb 2 --tb-chunk 32 &&
+            perf perf_M_tb2_32x16_chunk128 M --iters "$it" --tb 2 --tb-chunk 128
     done
 fi
 
