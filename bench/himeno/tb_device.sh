@@ -11,7 +11,7 @@
 #   bench/himeno/tb_device.sh [--only check,perf] [--sizes M,L,XL] [--help]
 #
 # A second call on the same machine rebuilds nothing: if one call runs short of time, split it (`--only check`,
-# then `--only perf --sizes M,L`, then `--sizes XL`; each call rewrites summary.txt and results.jsonl).
+# then `--only perf --sizes M,L`, then `--only perf --sizes XL`; each call rewrites summary.txt and results.jsonl).
 # Environment: OUT, BUILD (default build-hgtb).
 set -u
 usage() { sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
