@@ -3,8 +3,8 @@
  * machine without a GPU tests it (ctest himeno.tb_emu; the GPU tests run the real thing with --tb --check).
  *
  * The kernel's source is compiled as host code: every CUDA thread of a block is a fiber (ucontext) and
- * __syncthreads() hands over to the next, so a block runs in rounds from barrier to barrier as on the GPU (a
- * minimal copy of apps/stencil_gpu/tblock_emu.cpp's fibers, which are not factored out). Shared memory starts
+ * __syncthreads() hands over to the next, so a block runs in rounds from barrier to barrier as on the GPU
+ * (apps/common/cuda_fibers.h, shared with ky_stencil_gpu's test). Shared memory starts
  * as huge values (then the kernel zeroes it), the fields' ghosts and padding as NaN-free sentinels the check
  * covers too. For odd grids, both tiles, tb 1..3 and i chunks that do not divide the planes, chains of
  * m = 1 .. 7 iterations (passes of tb, the last one shorter, as hg_gpu_chain_tb runs them): the field after
@@ -12,34 +12,22 @@
  * in another order, within 1e-12 relative of the CPU kernel's.
  *
  *   ky_himeno_tb_emu        exit status 0: every case identical */
-#include <ucontext.h>
-
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <functional>
 #include <vector>
 
 #include "himeno.h"
 
-/* what the kernel uses of CUDA */
+/* what the kernel uses of CUDA, and its threads as fibers */
 #define HG_TB_EMULATION 1
-#define __global__
-#define __device__
-#define __host__
-#define __launch_bounds__(...)
-struct dim3 {
-    unsigned x, y, z;
-};
-static dim3 threadIdx, blockIdx, blockDim, gridDim;
+#include "cuda_fibers.h"
 static float *emu_smem;
 static float *hg_tb_smem()
 {
     return emu_smem;
 }
-static void __syncthreads();
-using std::min;
+
 /* the block's sums: each thread adds its own (the order differs from the GPU's, as the GPU's from the CPU's)
  */
 template <int TB>
@@ -51,53 +39,6 @@ template <int TB>
 static void hg_tb_sum(double (&acc)[TB], double *ring, int n0)
 {
     for (int s = 0; s < TB; s++) ring[(n0 + s) % HG_TB_RING] += acc[s];
-}
-
-/* ---- fibers ---------------------------------------------------------------------------------------------
- */
-static ucontext_t emu_sched;
-static std::vector<ucontext_t> emu_ctx;
-static std::vector<int> emu_done;
-static std::vector<char> emu_stacks;
-static int emu_cur;
-static std::function<void()> emu_body;
-enum { EMU_STACK = 64 << 10 };
-
-static void __syncthreads()
-{
-    swapcontext(&emu_ctx[emu_cur], &emu_sched);
-}
-
-static void emu_entry()
-{
-    emu_body();
-    emu_done[emu_cur] = 1; /* then uc_link resumes the scheduler */
-}
-
-/* One block of n threads (x fastest, blockDim.x wide); false if the threads left at different barriers. */
-static bool emu_block(int n)
-{
-    emu_ctx.assign(n, ucontext_t());
-    emu_done.assign(n, 0);
-    emu_stacks.resize((size_t)n * EMU_STACK);
-    for (int i = 0; i < n; i++) {
-        getcontext(&emu_ctx[i]);
-        emu_ctx[i].uc_stack.ss_sp = emu_stacks.data() + (size_t)i * EMU_STACK;
-        emu_ctx[i].uc_stack.ss_size = EMU_STACK;
-        emu_ctx[i].uc_link = &emu_sched;
-        makecontext(&emu_ctx[i], emu_entry, 0);
-    }
-    for (;;) {
-        int finished = 0;
-        for (int i = 0; i < n; i++) {
-            emu_cur = i;
-            threadIdx = dim3{(unsigned)(i % blockDim.x), (unsigned)(i / blockDim.x), 0};
-            swapcontext(&emu_sched, &emu_ctx[i]);
-            finished += emu_done[i];
-        }
-        if (finished == n) return true;
-        if (finished) return false;
-    }
 }
 
 /* ---- one pass, as hg_gpu_chain_tb launches it -----------------------------------------------------------

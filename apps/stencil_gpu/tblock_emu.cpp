@@ -10,82 +10,21 @@
  * 2..4, with z chunks that do not divide the range.
  *
  *   ky_stencil_gpu_emu        exit status 0: every case identical */
-#include <ucontext.h>
-
-#include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <functional>
 #include <vector>
 
-/* what the kernels use of CUDA */
+/* what the kernels use of CUDA, and its threads as fibers */
 #define SG_TB_EMULATION 1
-#define __global__
-#define __device__
-#define __host__
-#define __launch_bounds__(...)
-#define __ldg(p) (*(p))
-struct dim3 {
-    unsigned x, y, z;
-};
-static dim3 threadIdx, blockIdx, blockDim, gridDim;
+#include "cuda_fibers.h"
 static double *emu_smem;
 static double *tb_smem()
 {
     return emu_smem;
 }
-static void __syncthreads();
-using std::min;
 
 #include "stencil_point.h"
 #include "tblock_kernels.cuh"
-
-/* ---- fibers ---------------------------------------------------------------------------------------------
- */
-static ucontext_t emu_sched;
-static std::vector<ucontext_t> emu_ctx;
-static std::vector<int> emu_done;
-static std::vector<char> emu_stacks;
-static int emu_cur;
-static std::function<void()> emu_body;
-enum { EMU_STACK = 64 << 10 };
-
-static void __syncthreads()
-{
-    swapcontext(&emu_ctx[emu_cur], &emu_sched);
-}
-
-static void emu_entry()
-{
-    emu_body();
-    emu_done[emu_cur] = 1; /* then uc_link resumes the scheduler */
-}
-
-/* One block of n threads (x fastest, blockDim.x wide); false if the threads left at different barriers. */
-static bool emu_block(int n)
-{
-    emu_ctx.assign(n, ucontext_t());
-    emu_done.assign(n, 0);
-    emu_stacks.resize((size_t)n * EMU_STACK);
-    for (int i = 0; i < n; i++) {
-        getcontext(&emu_ctx[i]);
-        emu_ctx[i].uc_stack.ss_sp = emu_stacks.data() + (size_t)i * EMU_STACK;
-        emu_ctx[i].uc_stack.ss_size = EMU_STACK;
-        emu_ctx[i].uc_link = &emu_sched;
-        makecontext(&emu_ctx[i], emu_entry, 0);
-    }
-    for (;;) { /* one round: every thread to its next barrier (or its end) */
-        int finished = 0;
-        for (int i = 0; i < n; i++) {
-            emu_cur = i;
-            threadIdx = dim3{(unsigned)(i % blockDim.x), (unsigned)(i / blockDim.x), 0};
-            swapcontext(&emu_sched, &emu_ctx[i]);
-            finished += emu_done[i];
-        }
-        if (finished == n) return true;
-        if (finished) return false;
-    }
-}
 
 static bool emu_rolled; /* the first kernels (k_tb7, k_tb27) instead of k_tb7u, k_tb27u */
 
