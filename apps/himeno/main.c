@@ -450,9 +450,13 @@ static void json_write(const hg_opts_t *o, int v, const hg_result_t *r, const hg
     hg_block_of(o, 0, &b0);
     double pts = (double)(b0.ue[0] - b0.ub[0]) * (b0.ue[1] - b0.ub[1]) * (b0.ue[2] - b0.ub[2]);
     static const char *gm[] = {"", "am", "allreduce", "both"};
+    /* blocked runs are cases of their own: kybench groups records by case */
+    char tbcase[16] = "";
+    if (o->gpu && o->tb > 1) snprintf(tbcase, sizeof tbcase, "_tb%d", o->tb);
     fprintf(
         f,
-        "{\"bench\":\"himeno\",\"case\":\"himeno_%s_%s_%s%s_%s%s_n%d\",\"weak\":%s,\"kind\":\"%s\",\"date\":"
+        "{\"bench\":\"himeno\",\"case\":\"himeno_%s_%s_%s%s_%s%s%s_n%d\",\"weak\":%s,\"kind\":\"%s\","
+        "\"date\":"
         "\"%s\","
         "\"version\":\"%s\",\"ranks\":%d,\"size\":\"%s\",\"grid\":\"%dx%dx%d\",\"dims\":\"%dx%dx%d\","
         "\"decomp\":\"%s\",\"mem\":\"%s\",\"variant\":\"%s\",\"gosa_by\":\"%s\",\"pack\":%d,\"path\":\"%s\","
@@ -460,7 +464,7 @@ static void json_write(const hg_opts_t *o, int v, const hg_result_t *r, const hg
         "\"phases\":{\"kernel\":%.6g,\"halo\":%.6g,\"reduce\":%.6g},"
         "\"phases_avg\":{\"kernel\":%.6g,\"halo\":%.6g,\"reduce\":%.6g},\"bytes_per_point\":%.0f",
         o->gpu ? "gpu" : "host", hg_variant_name(v), o->size, o->weak ? "_weak" : "", o->decomp,
-        split ? "_split" : "", ky_nranks(), o->weak ? "true" : "false", machine(), date, ky_version(),
+        split ? "_split" : "", tbcase, ky_nranks(), o->weak ? "true" : "false", machine(), date, ky_version(),
         ky_nranks(), o->size, o->grid[0], o->grid[1], o->grid[2], o->dims[0], o->dims[1], o->dims[2],
         o->decomp, o->gpu ? "gpu" : "host", hg_variant_name(v),
         v == HG_VAR_KY ? gm[o->gosa] : "mpi_allreduce", o->pack, split ? "split" : "node", r->iters, r->time,
