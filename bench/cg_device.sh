@@ -7,18 +7,9 @@
 set -u
 root="$(cd -P -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root" || exit 1
-export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 OMPI_ALLOW_RUN_AS_ROOT=1 \
-       OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 KY_TIMEOUT=120
-out="${OUT:-$root/.scratch/cg-device}"
+. bench/device_lib.sh
+device_out cg-device
 mkdir -p "$out/results"
-S="$out/summary.txt"
-note() { echo "$*" | tee -a "$S"; }
-step() { # name limit command...
-    local name=$1 lim=$2 t0=$SECONDS
-    shift 2
-    timeout --kill-after=5 "$lim" "$@" >"$out/$name.log" 2>&1
-    note "step $name: exit $? in $((SECONDS - t0)) s"
-}
 note "cg_device $(date -u +%FT%TZ) $(hostname): $(nvidia-smi -L 2>/dev/null | head -4 | tr '\n' ';')"
 gt=""
 [ -d /usr/src/googletest ] || gt="-DKY_GTEST_SOURCE=$root/.scratch/googletest"

@@ -25,27 +25,15 @@ quick=0
 [ "${1:-}" = "--quick" ] && quick=1
 root="$(cd -P -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root" || exit 1
-export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 OMPI_ALLOW_RUN_AS_ROOT=1 \
-       OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 KY_TIMEOUT=120
-out="${OUT:-$root/.scratch/io-device}"
+. bench/device_lib.sh
+device_out io-device
 mkdir -p "$out/results"
-S="$out/summary.txt"
-: >"$S"
-note() { echo "$*" | tee -a "$S"; }
 # the whole call within IO_DEVICE_TOTAL seconds (default 420): a step gets its nominal limit or what is left
 # after the reserve the later steps need, whichever is less
 total=${IO_DEVICE_TOTAL:-420}
 cap() { # nominal reserve -> seconds for this step (at least 10)
     local left=$((total - SECONDS - $2))
     [ $left -lt "$1" ] && echo $((left < 10 ? 10 : left)) || echo "$1"
-}
-step() { # name limit command...
-    local name=$1 lim=$2 t0=$SECONDS rc
-    shift 2
-    timeout --kill-after=5 "$lim" "$@" >"$out/$name.log" 2>&1
-    rc=$?
-    note "step $name: exit $rc in $((SECONDS - t0)) s$([ $rc = 124 ] && echo " (killed at the ${lim} s limit)")"
-    return $rc
 }
 finish() {
     note "total $SECONDS s"

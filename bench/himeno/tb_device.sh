@@ -28,24 +28,11 @@ done
 want() { case ",$only," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
 root="$(cd -P -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root" || exit 1
-export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 OMPI_ALLOW_RUN_AS_ROOT=1 \
-       OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 KY_TIMEOUT=120
-out="${OUT:-$root/.scratch/himeno-tb-device}"
-mkdir -p "$out"
+. bench/device_lib.sh
+device_out himeno-tb-device
 B="${BUILD:-build-hgtb}"
-S="$out/summary.txt"
 J="$out/results.jsonl"
-: >"$S"
 : >"$J"
-note() { echo "$*" | tee -a "$S"; }
-step() { # name limit command...: output in $out/name.log, one line in the summary
-    local name=$1 lim=$2 t0=$SECONDS rc
-    shift 2
-    timeout --kill-after=5 "$lim" "$@" >"$out/$name.log" 2>&1
-    rc=$?
-    note "step $name: exit $rc in $((SECONDS - t0)) s$([ $rc = 124 ] && echo ' (TIMED OUT)')"
-    return $rc
-}
 note "himeno tb_device $(date -u +%FT%TZ) $(hostname): $(nvidia-smi -L 2>/dev/null | head -1) commit $(git rev-parse --short HEAD 2>/dev/null)"
 
 step configure 150 cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \

@@ -29,26 +29,12 @@ done
 want() { case ",$only," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
 root="$(cd -P -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root" || exit 1
-export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 OMPI_ALLOW_RUN_AS_ROOT=1 \
-       OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 KY_TIMEOUT=120
-out="${OUT:-$root/.scratch/tb-device}"
-mkdir -p "$out"
+. bench/device_lib.sh
+device_out tb-device
 B="${BUILD:-build-tbdev}"
 STEPS="${STEPS:-1200}"
-S="$out/summary.txt"
 J="$out/results.jsonl"
-: >"$S"
 : >"$J"
-note() { echo "$*" | tee -a "$S"; }
-step() { # name limit command...: output in $out/name.log, one line in the summary
-    local name=$1 lim=$2 t0=$SECONDS rc
-    shift 2
-    timeout --kill-after=5 "$lim" "$@" >"$out/$name.log" 2>&1
-    rc=$?
-    [ $rc = 77 ] && nogpu=1
-    note "step $name: exit $rc in $((SECONDS - t0)) s$([ $rc = 124 ] && echo ' (TIMED OUT)')"
-    return $rc
-}
 note "tb_device $(date -u +%FT%TZ) $(hostname): $(nvidia-smi -L 2>/dev/null | head -2 | tr '\n' ';') commit $(git rev-parse --short HEAD 2>/dev/null)"
 note "cpus $(nproc); every run: 1 rank, variant kyoyu (c), --bt 12 (a multiple of every tb), --roofline 0 (measured copy)"
 
