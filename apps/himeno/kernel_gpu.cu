@@ -430,21 +430,7 @@ extern "C" int hg_gpu_chain_tb(const hg_block_t *b, const hg_coef_t *cf, float *
     int c = 0;
     for (int it = 0; it < n;) {
         int T = n - it < tb ? n - it : tb;
-        hg_tb_args g = {b->ub[0],
-                        b->ue[0],
-                        b->ub[1],
-                        b->ue[1],
-                        b->ub[2],
-                        b->ue[2],
-                        b->ext[0],
-                        b->ext[1],
-                        b->ext[2],
-                        chunk,
-                        it,
-                        b->vol,
-                        (size_t)b->ext[1] * b->ext[2],
-                        (size_t)b->ext[2],
-                        omega};
+        hg_tb_args g = hg_tb_args_of(b, chunk, it, omega);
         cudaError_t e;
         if (tile == 1)
             e = T == 1   ? launch_tb<1, 64, 16>(g, cf, f[c], f[c ^ 1], ring)

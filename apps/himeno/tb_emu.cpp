@@ -47,21 +47,7 @@ template <int TB, int TBX, int TBY>
 static bool pass(const hg_block_t *b, const hg_coef_t *cf, const float *p, float *q, double *ring, int n0,
                  int chunk)
 {
-    hg_tb_args g = {b->ub[0],
-                    b->ue[0],
-                    b->ub[1],
-                    b->ue[1],
-                    b->ub[2],
-                    b->ue[2],
-                    b->ext[0],
-                    b->ext[1],
-                    b->ext[2],
-                    chunk,
-                    n0,
-                    b->vol,
-                    (size_t)b->ext[1] * b->ext[2],
-                    (size_t)b->ext[2],
-                    0.8f};
+    hg_tb_args g = hg_tb_args_of(b, chunk, n0, 0.8f);
     gridDim = dim3{(unsigned)((g.ue2 - g.ub2 + TBX - 2 * TB - 1) / (TBX - 2 * TB)),
                    (unsigned)((g.ue1 - g.ub1 + TBY - 2 * TB - 1) / (TBY - 2 * TB)),
                    (unsigned)((g.ue0 - g.ub0 + chunk - 1) / chunk)};

@@ -26,6 +26,8 @@
 
 #include <stddef.h>
 
+#include "himeno.h"
+
 /* Ring of per-iteration gosa slots of the blocked chain: a pass of T <= 3 iterations adds into T slots and
  * zeroes the 3 that follow (the next pass's), which must not be its own: 6. */
 #define HG_TB_RING 6
@@ -38,6 +40,26 @@ struct hg_tb_args {
     size_t v, si, sj;
     float omega;
 };
+
+/* The arguments of a pass over block b: chunk own planes per thread block, stage 1 at chain iteration n0. */
+static inline hg_tb_args hg_tb_args_of(const hg_block_t *b, int chunk, int n0, float omega)
+{
+    return hg_tb_args{b->ub[0],
+                      b->ue[0],
+                      b->ub[1],
+                      b->ue[1],
+                      b->ub[2],
+                      b->ue[2],
+                      b->ext[0],
+                      b->ext[1],
+                      b->ext[2],
+                      chunk,
+                      n0,
+                      b->vol,
+                      (size_t)b->ext[1] * b->ext[2],
+                      (size_t)b->ext[2],
+                      omega};
+}
 
 /* The block's dynamic shared memory: TB stages x 3 planes of (TBX + 2) x (TBY + 2) floats (a padding row and
  * column on each side, read by tile-edge points whose results are never used). */
