@@ -171,6 +171,23 @@ struct tb_work_t {
     }
 };
 
+/* Which of a thread's rows each stage computes, for the unrolled kernels' selects: bit s * RY + j is set when
+ * stage s + 1 computes row j (a stage's rows shrink by one at each tile edge, and rows off the grid never
+ * count). */
+template <int TB, int TBY, int RY>
+__device__ static inline unsigned tb_stage_mask(const tb_thread_t<TB, TBY, RY> &t, int ny)
+{
+    constexpr int TH = TBY * RY;
+    unsigned mask = 0;
+#pragma unroll
+    for (int s = 0; s < TB; s++)
+#pragma unroll
+        for (int j = 0; j < RY; j++)
+            if (t.row0 + j >= s + 1 && t.row0 + j < TH - s - 1 && t.in_x && t.in_y(j, ny))
+                mask |= 1u << (s * RY + j);
+    return mask;
+}
+
 /* Zero the block's shared memory (the padding and the planes not yet written are read by points whose
  * results are never used: zeros keep them finite and tools quiet). */
 __device__ static inline void tb_zero(double *sm, int n)
@@ -319,7 +336,7 @@ __global__ void __launch_bounds__(tb_cols<TBY>() * TBY, TBY == 8 && RY == 2 ? 2 
     k_tb7u(const double *__restrict__ src, double *__restrict__ dst, int nx, int ny, int np, tb_ranges_t r,
            int zchunk)
 {
-    constexpr int TH = TBY * RY, PL = tb_plane<TBY, RY>();
+    constexpr int PL = tb_plane<TBY, RY>();
     double *sm = tb_smem();
     tb_zero(sm, 2 * TB * PL);
     size_t P = (size_t)nx * ny;
@@ -328,13 +345,7 @@ __global__ void __launch_bounds__(tb_cols<TBY>() * TBY, TBY == 8 && RY == 2 ? 2 
     for (int bx, by, zlo, zhi; work.next(nx, ny, r, bx, by, zlo, zhi);) {
         const tb_thread_t<TB, TBY, RY> t(nx, ny, bx, by);
         int zend = min(np, zhi + TB); /* planes the pass reads: [zlo - TB, zhi + TB) */
-        unsigned mask = 0;            /* bit s * RY + j: stage s + 1 computes row j of this column */
-#pragma unroll
-        for (int s = 0; s < TB; s++)
-#pragma unroll
-            for (int j = 0; j < RY; j++)
-                if (t.row0 + j >= s + 1 && t.row0 + j < TH - s - 1 && t.in_x && t.in_y(j, ny))
-                    mask |= 1u << (s * RY + j);
+        unsigned mask = tb_stage_mask(t, ny);
         tb7u_regs_t<TB, RY> g;
 #pragma unroll
         for (int s = 0; s < TB; s++)
@@ -504,7 +515,7 @@ __global__ void __launch_bounds__(tb_cols<TBY>() * TBY, 1)
             int zchunk)
 {
     /* two planes ahead where the registers allow it (ptxas, sm_90: no spills), else one */
-    constexpr int TH = TBY * RY, PL = tb_plane<TBY, RY>(), PF = TB == 2 || (TB == 3 && TBY == 4) ? 2 : 1;
+    constexpr int PL = tb_plane<TBY, RY>(), PF = TB == 2 || (TB == 3 && TBY == 4) ? 2 : 1;
     double *sm = tb_smem();
     tb_zero(sm, 2 * TB * PL);
     size_t P = (size_t)nx * ny;
@@ -513,13 +524,7 @@ __global__ void __launch_bounds__(tb_cols<TBY>() * TBY, 1)
     for (int bx, by, zlo, zhi; work.next(nx, ny, r, bx, by, zlo, zhi);) {
         const tb_thread_t<TB, TBY, RY> t(nx, ny, bx, by);
         int zend = min(np, zhi + TB); /* planes the pass reads: [zlo - TB, zhi + TB) */
-        unsigned mask = 0;            /* bit s * RY + j: stage s + 1 computes row j of this column */
-#pragma unroll
-        for (int s = 0; s < TB; s++)
-#pragma unroll
-            for (int j = 0; j < RY; j++)
-                if (t.row0 + j >= s + 1 && t.row0 + j < TH - s - 1 && t.in_x && t.in_y(j, ny))
-                    mask |= 1u << (s * RY + j);
+        unsigned mask = tb_stage_mask(t, ny);
         tb27u_regs_t<TB, RY, PF> g;
 #pragma unroll
         for (int s = 0; s < TB; s++)
