@@ -28,11 +28,8 @@ while [ $# -gt 0 ]; do
 done
 export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
 ngpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
-# the device tool's kind names: nvidia-h200 for one H200, nvidia-h100-x1 for one H100, -xN for N GPUs
-gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | grep -oE '\b[AHBL][0-9]{2,3}\b' | tr 'A-Z' 'a-z')
-kind="nvidia-${gpu:-h200}-x${ngpus}"
-[ "$kind" = nvidia-h200-x1 ] && kind=nvidia-h200
-export KY_BENCH_MACHINE="${KY_BENCH_MACHINE:-$kind}"
+# the device tool's name of the GPUs found (nvidia-h200, nvidia-h100-x1, -xN): kybench's own default
+export KY_BENCH_MACHINE="${KY_BENCH_MACHINE:-$(python3 "$here/tools/kybench" machine)}"
 src="$here"
 if [ -f "$here/.scratch/himeno-tree.tgz" ]; then
     src=/tmp/himeno-src

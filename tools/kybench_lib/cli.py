@@ -92,6 +92,8 @@ def parser():
     io.add_argument("--tmax", default="1G", help="largest size per rank (1G; sizes x4)")
     io.add_argument("--reps", type=int, default=3, help="best of this many (1 from 256 MiB)")
     io.add_argument("--mem", default="gpu", choices=["gpu", "host"], help="where the data is (gpu)")
+    sub.add_parser("machine", help="print the machine kind records get: $KY_BENCH_MACHINE, else the GPUs' kind "
+                   "as the device tool names it (nvidia-h200, nvidia-h100-x1, -xN), else the host name")
     t = sub.add_parser("timeline", help="draw a KY_TRACE file (Chrome trace JSON) as a per-rank timeline PNG")
     t.add_argument("trace", metavar="FILE")
     t.add_argument("-o", "--out", help="PNG to write (default: FILE with .png)")
@@ -192,6 +194,9 @@ def main(argv=None, script_dir=None):
         return cmd_report(a, root)
     if a.cmd == "io-tune":
         return cmd_io_tune(a, find_bindir(a.build, root, script_dir))
+    if a.cmd == "machine":
+        print(suites.machine_name(None))
+        return 0
     if a.cmd == "timeline":
         from . import timeline
         png = a.out or os.path.splitext(a.trace)[0] + ".png"
