@@ -24,7 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "bench_util.h"
@@ -49,29 +48,6 @@ static struct {
     size_t tmin, tmax;
     char fs[64];
 } o = {1e3, 1e8, 0, "/tmp", NULL, NULL, 3, 1, 0, 0, 1, 3, 4096, (size_t)1 << 30, ""};
-
-/* the file system's name as src/io/table.c writes it (the table's first column must match) */
-static const char *fs_name(const char *path, char *buf, size_t len)
-{
-    static const struct {
-        unsigned long magic;
-        const char *name;
-    } names[] = {
-        {0xEF53, "ext4"},       {0x58465342, "xfs"},    {0x01021994, "tmpfs"}, {0x794c7630, "overlay"},
-        {0x6969, "nfs"},        {0x0BD00BD0, "lustre"}, {0x9123683E, "btrfs"}, {0x47504653, "gpfs"},
-        {0x19830326, "beegfs"}, {0x2FC12FC1, "zfs"},    {0x65735546, "fuse"},  {0x858458f6, "ramfs"},
-        {0xFE534D42, "smb2"},   {0x5346414F, "afs"},    {0x7461636f, "ocfs2"}, {0x73717368, "squashfs"}};
-    struct statfs s;
-    if (statfs(path, &s) != 0) {
-        snprintf(buf, len, "unknown");
-        return buf;
-    }
-    unsigned long m = (unsigned long)s.f_type & 0xffffffffUL;
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (names[i].magic == m) return snprintf(buf, len, "%s", names[i].name), buf;
-    snprintf(buf, len, "0x%lx", m);
-    return buf;
-}
 
 /* ---- memory: GPU through the CUDA runtime, or host (--mem host) ---------------------------------------- */
 static void *dalloc(size_t n)
@@ -598,7 +574,7 @@ int main(int argc, char **argv)
         return 77;
     }
 #endif
-    fs_name(o.dir, o.fs, sizeof o.fs);
+    ky_io_fs_type(o.dir, o.fs, sizeof o.fs); /* the name the auto table uses */
     FILE *js = NULL;
     if (o.json && o.rank == 0 && !(js = fopen(o.json, "a")))
         bu_die(__FILE__, __LINE__, "cannot append to %s: %s", o.json, strerror(errno));

@@ -117,6 +117,11 @@ KY_API int ky_io_info(ky_io_file_t f, const char *name, int *ndim, size_t dims[]
 /* Bytes of one component of `type` (0 for KY_IO_AUTO). */
 KY_API size_t ky_io_type_size(ky_io_type_t type);
 
+/* The file system `path` is on (its directory's while path does not exist yet) as the automatic path's table
+ * names it (the table's first column): ext4, xfs, tmpfs, overlay, nfs, lustre, ..., 0x<magic> for others,
+ * "unknown" where statfs fails. Written into buf (len bytes), which is returned. */
+KY_API const char *ky_io_fs_type(const char *path, char *buf, size_t len);
+
 KY_EXTERN_C_END
 
 #endif

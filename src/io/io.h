@@ -123,9 +123,7 @@ int kyi_io_get_piece(const char *call, ky_io_file_t f, const kyi_io_dset_t *ds, 
                      uint64_t *cks);
 
 /* ---- table.c ------------------------------------------------------------------------------------------ */
-/* The file system holding `path` as a name ("ext4", "xfs", "lustre", "tmpfs", ...; "0x<magic>" if unknown).
- */
-const char *kyi_io_fs_name(const char *path, char *buf, size_t len);
+/* ky_io_fs_type (kyoyu/io.h) names a path's file system for the table. */
 /* The path KY_IO_TABLE's table measured fastest for `bytes` per rank on file system `fs` in one direction:
  * KYI_IO_BOUNCE or KYI_IO_CUFILE, or -1 when there is no table or no row for that file system (*why says
  * which row decided, or why none). */

@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/statfs.h>
 
 #include "io/io.h"
 #include "runtime/config.h"
@@ -29,43 +28,6 @@ static row_t *rows;
 static size_t nrows;
 static int loaded;
 static char load_note[200];
-
-static const struct {
-    unsigned long magic;
-    const char *name;
-} fs_names[] = {
-    {0xEF53, "ext4"},       {0x58465342, "xfs"},    {0x01021994, "tmpfs"}, {0x794c7630, "overlay"},
-    {0x6969, "nfs"},        {0x0BD00BD0, "lustre"}, {0x9123683E, "btrfs"}, {0x47504653, "gpfs"},
-    {0x19830326, "beegfs"}, {0x2FC12FC1, "zfs"},    {0x65735546, "fuse"},  {0x858458f6, "ramfs"},
-    {0xFE534D42, "smb2"},   {0x5346414F, "afs"},    {0x7461636f, "ocfs2"}, {0x73717368, "squashfs"},
-};
-
-const char *kyi_io_fs_name(const char *path, char *buf, size_t len)
-{
-    struct statfs s;
-    if (statfs(path, &s) != 0) {
-        /* not there yet: its directory decides */
-        char dir[KYI_IO_PATH_MAX];
-        snprintf(dir, sizeof dir, "%s", path);
-        char *slash = strrchr(dir, '/');
-        if (slash && slash != dir)
-            *slash = 0;
-        else
-            snprintf(dir, sizeof dir, "%s", slash ? "/" : ".");
-        if (statfs(dir, &s) != 0) {
-            snprintf(buf, len, "unknown");
-            return buf;
-        }
-    }
-    unsigned long m = (unsigned long)s.f_type & 0xffffffffUL;
-    for (size_t i = 0; i < sizeof fs_names / sizeof fs_names[0]; i++)
-        if (fs_names[i].magic == m) {
-            snprintf(buf, len, "%s", fs_names[i].name);
-            return buf;
-        }
-    snprintf(buf, len, "0x%lx", m);
-    return buf;
-}
 
 static double rate(const char *s)
 {

@@ -55,7 +55,7 @@ int kyi_io_plan(const char *call, ky_io_file_t f, const kyi_io_dset_t *ds, const
     size_t per_rank = total / (size_t)(kyi_rt.nranks > 0 ? kyi_rt.nranks : 1);
     char fs[64], why[256];
     const char *file = f->writing ? f->tmp : f->path;
-    kyi_io_fs_name(file, fs, sizeof fs);
+    ky_io_fs_type(file, fs, sizeof fs);
     int want = kyi_io_table_choose(fs, put, per_rank, why, sizeof why);
     if (want < 0) {
         want = per_rank >= KYI_IO_AUTO_CUFILE_MIN ? KYI_IO_CUFILE : KYI_IO_BOUNCE;
