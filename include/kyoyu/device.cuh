@@ -28,14 +28,44 @@ KY_EXTERN_C_BEGIN
 
 #define KY_DEV_MAX_RANKS 64
 
+enum { KY_DEV_OP_PUT = 1, KY_DEV_OP_GET = 2, KY_DEV_OP_PUT_SIGNAL = 3 };
+
+/* One request to the host proxy (64 bytes, in pinned host memory mapped into the GPU). A kernel fills the
+ * fields, fences, then stores seq = its ticket + 1; the proxy serves the slot once it sees that seq. */
+typedef struct {
+    volatile uint64_t seq;
+    uint32_t op;    /* KY_DEV_OP_* */
+    int32_t rank;   /* target */
+    uint64_t off;   /* in the target's piece */
+    uint64_t n;     /* bytes */
+    uint64_t local; /* the caller's GPU address: source of a put, destination of a get */
+    uint64_t sig_off, value;
+    uint32_t add, pad;
+} ky_dev_req_t;
+
+/* What a kernel needs of the proxy of one segment. head: tickets taken (GPU memory, kernels' atomics);
+ * done: requests the proxy has completed, in ticket order (host memory; slot t % cap is free again once
+ * done > t); status: the first error of a proxied request (KY_OK while none). head == NULL: no proxy (every
+ * peer is reachable by loads and stores). */
+typedef struct {
+    unsigned long long *head;
+    ky_dev_req_t *req;
+    volatile unsigned long long *done;
+    volatile int *status;
+    unsigned long long cap;
+    unsigned long long timeout_ns; /* KY_TIMEOUT: longest wait for a free slot or a completion */
+} ky_dev_ring_t;
+
 typedef struct {
     void *base[KY_DEV_MAX_RANKS];  /* rank r's piece as this GPU addresses it, NULL: not reachable here */
     size_t size[KY_DEV_MAX_RANKS]; /* rank r's piece size */
     int rank, nranks;
+    ky_dev_ring_t ring; /* the host proxy that serves the ranks with base[r] == NULL */
 } ky_dev_seg_t;
 
 /* Host: the device view of a GPU segment for kernels of this rank. KY_ERR_ARG for a host segment, or more
- * than KY_DEV_MAX_RANKS ranks. */
+ * than KY_DEV_MAX_RANKS ranks. Where some peer is not reachable from this GPU, the first call starts the
+ * segment's host proxy (its ring lives until ky_seg_destroy). */
 KY_API int ky_dev_seg(ky_seg_t seg, ky_dev_seg_t *out);
 
 KY_EXTERN_C_END
@@ -62,8 +92,8 @@ __device__ inline char *ky_dev_addr(const ky_dev_seg_t &s, int rank, size_t off,
 __device__ inline int ky_dev_status(const ky_dev_seg_t &s, int rank, size_t off, size_t n)
 {
     if (rank < 0 || rank >= s.nranks || rank >= KY_DEV_MAX_RANKS) return KY_ERR_ARG;
-    if (!s.base[rank]) return KY_ERR_UNSUPPORTED;
-    return KY_ERR_RANGE; /* (called only when ky_dev_addr gave NULL) */
+    if (off > s.size[rank] || n > s.size[rank] - off) return KY_ERR_RANGE;
+    return KY_ERR_UNSUPPORTED; /* (in range, not mapped, and no proxy) */
 }
 
 /* Copy n bytes by the calling thread: 16 bytes at a time where both sides allow it. */
@@ -75,44 +105,189 @@ __device__ inline void ky_dev_copy(char *dst, const char *src, size_t n)
     for (; i < n; i++) dst[i] = src[i];
 }
 
-/* n bytes of the caller's (GPU) memory to (rank, off). */
+/* ---- the host proxy (peers with base[rank] == NULL) ---------------------------------------------- */
+
+__device__ inline unsigned long long ky_dev_now_ns(void)
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+/* A ticket whose slot is free; KY_ERR_TIMEOUT when the ring stays full for KY_TIMEOUT. A ticket is taken
+ * only once its slot is free (compare and swap), so a caller that gives up leaves no hole the proxy would
+ * wait on for ever. */
+__device__ inline int ky_dev_ring_take(const ky_dev_ring_t &q, unsigned long long *ticket)
+{
+    unsigned long long t0 = 0;
+    for (;;) {
+        unsigned long long h = *(volatile unsigned long long *)q.head, d = *q.done;
+        if ((long long)(h - d) < (long long)q.cap) {
+            if (atomicCAS(q.head, h, h + 1) == h) {
+                *ticket = h;
+                return KY_OK;
+            }
+            continue;
+        }
+        unsigned long long now = ky_dev_now_ns();
+        if (!t0)
+            t0 = now;
+        else if (now - t0 > q.timeout_ns)
+            return KY_ERR_TIMEOUT;
+    }
+}
+
+/* Wait until the proxy has completed every ticket below `upto`; its first error, or KY_ERR_TIMEOUT. */
+__device__ inline int ky_dev_ring_wait(const ky_dev_ring_t &q, unsigned long long upto)
+{
+    unsigned long long t0 = 0;
+    while (*q.done < upto) {
+        unsigned long long now = ky_dev_now_ns();
+        if (!t0)
+            t0 = now;
+        else if (now - t0 > q.timeout_ns)
+            return KY_ERR_TIMEOUT;
+    }
+    __threadfence_system(); /* what the proxy wrote (a get's data) is read after its completion */
+    return *q.status;
+}
+
+/* Queue one request; *ticket gets its ticket. KY_ERR_UNSUPPORTED without a proxy. */
+__device__ inline int ky_dev_ring_post(const ky_dev_seg_t &s, uint32_t op, int rank, size_t off,
+                                       const void *local, size_t n, size_t sig_off, uint64_t value, int add,
+                                       unsigned long long *ticket)
+{
+    const ky_dev_ring_t &q = s.ring;
+    if (!q.head) return KY_ERR_UNSUPPORTED;
+    int st = ky_dev_ring_take(q, ticket);
+    if (st != KY_OK) return st;
+    volatile ky_dev_req_t *r = q.req + *ticket % q.cap;
+    r->op = op;
+    r->rank = rank;
+    r->off = off;
+    r->n = n;
+    r->local = (uint64_t)(uintptr_t)local;
+    r->sig_off = sig_off;
+    r->value = value;
+    r->add = (uint32_t)add;
+    __threadfence_system(); /* the fields, and the data of a put, before the proxy may see seq */
+    r->seq = *ticket + 1;
+    return KY_OK;
+}
+
+/* Checks shared by the paths: rank and range, then whether the proxy must carry it. */
+__device__ inline int ky_dev_route(const ky_dev_seg_t &s, int rank, size_t off, size_t n, char **addr)
+{
+    *addr = ky_dev_addr(s, rank, off, n);
+    if (*addr) return KY_OK;
+    int st = ky_dev_status(s, rank, off, n);
+    if (st == KY_ERR_UNSUPPORTED && s.ring.head) return 1; /* proxied */
+    return st;
+}
+
+/* ---- the calls ---------------------------------------------------------------------------------- */
+
+/* n bytes of the caller's (GPU) memory to (rank, off). src may be reused on return. Through the proxy the
+ * call waits until the data is in the target's memory. */
 __device__ inline int ky_dev_put(const ky_dev_seg_t &s, int rank, size_t off, const void *src, size_t n)
 {
-    char *d = ky_dev_addr(s, rank, off, n);
-    if (!d) return ky_dev_status(s, rank, off, n);
-    ky_dev_copy(d, (const char *)src, n);
-    return KY_OK;
+    char *d;
+    int st = ky_dev_route(s, rank, off, n, &d);
+    if (st == KY_OK) {
+        ky_dev_copy(d, (const char *)src, n);
+        return KY_OK;
+    }
+    if (st != 1) return st;
+    unsigned long long t;
+    st = ky_dev_ring_post(s, KY_DEV_OP_PUT, rank, off, src, n, 0, 0, 0, &t);
+    return st != KY_OK ? st : ky_dev_ring_wait(s.ring, t + 1);
 }
 
-/* n bytes of (rank, off) to the caller's memory. */
+/* The same without waiting for the proxy: src must stay unchanged until ky_dev_quiet(s). Direct peers are
+ * written before the call returns, as by ky_dev_put. */
+__device__ inline int ky_dev_put_nbi(const ky_dev_seg_t &s, int rank, size_t off, const void *src, size_t n)
+{
+    char *d;
+    int st = ky_dev_route(s, rank, off, n, &d);
+    if (st == KY_OK) {
+        ky_dev_copy(d, (const char *)src, n);
+        return KY_OK;
+    }
+    if (st != 1) return st;
+    unsigned long long t;
+    return ky_dev_ring_post(s, KY_DEV_OP_PUT, rank, off, src, n, 0, 0, 0, &t);
+}
+
+/* n bytes of (rank, off) to the caller's memory (GPU memory when the proxy carries it). Through the proxy
+ * the call waits for the data; read dst with fresh loads (it was written by a copy engine). */
 __device__ inline int ky_dev_get(void *dst, const ky_dev_seg_t &s, int rank, size_t off, size_t n)
 {
-    const char *p = ky_dev_addr(s, rank, off, n);
-    if (!p) return ky_dev_status(s, rank, off, n);
-    ky_dev_copy((char *)dst, p, n);
-    return KY_OK;
+    char *p;
+    int st = ky_dev_route(s, rank, off, n, &p);
+    if (st == KY_OK) {
+        ky_dev_copy((char *)dst, p, n);
+        return KY_OK;
+    }
+    if (st != 1) return st;
+    unsigned long long t;
+    st = ky_dev_ring_post(s, KY_DEV_OP_GET, rank, off, dst, n, 0, 0, 0, &t);
+    return st != KY_OK ? st : ky_dev_ring_wait(s.ring, t + 1);
 }
 
-/* Every put of this thread is visible (to every GPU and the host) before any later store. */
+/* Every put of this thread to a directly reached peer is visible (to every GPU and the host) before any
+ * later store. */
 __device__ inline void ky_dev_quiet(void)
 {
     __threadfence_system();
 }
 
-/* Put, fence, then the 8-byte signal at (rank, sig_off): set (add = 0) or add. */
+/* The same, and every request this rank's kernels have queued on s's proxy so far is complete (puts in the
+ * target's memory, signals delivered). Returns the first error of a proxied request, or KY_ERR_TIMEOUT. */
+__device__ inline int ky_dev_quiet(const ky_dev_seg_t &s)
+{
+    __threadfence_system();
+    if (!s.ring.head) return KY_OK;
+    return ky_dev_ring_wait(s.ring, *(volatile unsigned long long *)s.ring.head);
+}
+
+/* Put, fence, then the 8-byte signal at (rank, sig_off): set (add = 0) or add. Through the proxy: the data
+ * put, then the signal as an atomic on the target's GPU, and the call returns once both are done. */
+__device__ inline int ky_dev_put_signal_impl(const ky_dev_seg_t &s, int rank, size_t off, const void *src,
+                                             size_t n, size_t sig_off, uint64_t value, int add, int wait)
+{
+    if (sig_off & 7) return KY_ERR_RANGE;
+    char *d, *sigp;
+    int st = ky_dev_route(s, rank, off, n, &d);
+    if (st == KY_OK) {
+        if (ky_dev_route(s, rank, sig_off, 8, &sigp) != KY_OK) return KY_ERR_RANGE;
+        ky_dev_copy(d, (const char *)src, n);
+        __threadfence_system();
+        unsigned long long *sig = (unsigned long long *)sigp;
+        if (add)
+            atomicAdd(sig, (unsigned long long)value);
+        else
+            atomicExch(sig, (unsigned long long)value);
+        return KY_OK;
+    }
+    if (st != 1) return st;
+    if (ky_dev_route(s, rank, sig_off, 8, &sigp) != 1) return KY_ERR_RANGE;
+    unsigned long long t;
+    st = ky_dev_ring_post(s, KY_DEV_OP_PUT_SIGNAL, rank, off, src, n, sig_off, value, add, &t);
+    if (st != KY_OK || !wait) return st;
+    return ky_dev_ring_wait(s.ring, t + 1);
+}
+
 __device__ inline int ky_dev_put_signal(const ky_dev_seg_t &s, int rank, size_t off, const void *src,
                                         size_t n, size_t sig_off, uint64_t value, int add)
 {
-    int st = ky_dev_put(s, rank, off, src, n);
-    if (st != KY_OK) return st;
-    unsigned long long *sig = (unsigned long long *)ky_dev_addr(s, rank, sig_off, 8);
-    if (!sig || (sig_off & 7)) return KY_ERR_RANGE;
-    __threadfence_system();
-    if (add)
-        atomicAdd(sig, (unsigned long long)value);
-    else
-        atomicExch(sig, (unsigned long long)value);
-    return KY_OK;
+    return ky_dev_put_signal_impl(s, rank, off, src, n, sig_off, value, add, 1);
+}
+
+/* Without waiting for the proxy (src unchanged until ky_dev_quiet(s)); NVSHMEM's putmem_signal_nbi. */
+__device__ inline int ky_dev_put_signal_nbi(const ky_dev_seg_t &s, int rank, size_t off, const void *src,
+                                            size_t n, size_t sig_off, uint64_t value, int add)
+{
+    return ky_dev_put_signal_impl(s, rank, off, src, n, sig_off, value, add, 0);
 }
 
 /* Spin until the 8-byte word at sig_off of this rank's own piece compares with value; returns it. */

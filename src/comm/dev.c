@@ -1,10 +1,10 @@
 /* The device view of a GPU segment (include/kyoyu/device.cuh): for every rank, the address at which this
  * rank's GPU reaches its piece (its own piece; peers' pieces comm mapped by CUDA IPC), NULL elsewhere. The
- * device calls are loads and stores through these; nothing here needs CUDA. */
+ * device calls are loads and stores through these; the peers left NULL are served by the segment's host
+ * proxy (dev_proxy.c), started here the first time a view has any. Nothing here needs CUDA. */
 #include <string.h>
 
-#include "comm/comm.h"
-#include "kyoyu/device.cuh"
+#include "comm/dev_proxy.h"
 
 int ky_dev_seg(ky_seg_t seg, ky_dev_seg_t *out)
 {
@@ -20,9 +20,11 @@ int ky_dev_seg(ky_seg_t seg, ky_dev_seg_t *out)
     memset(out, 0, sizeof *out);
     out->rank = kyi_rt.rank;
     out->nranks = kyi_rt.nranks;
+    int unreachable = 0;
     for (int r = 0; r < kyi_rt.nranks; r++) {
         out->size[r] = seg->size_of[r];
         out->base[r] = r == kyi_rt.rank ? seg->base : seg->mapped[r];
+        unreachable |= !out->base[r];
     }
-    return KY_OK;
+    return unreachable ? kyi_dev_proxy_ring(seg, &out->ring) : KY_OK;
 }

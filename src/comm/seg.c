@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "comm/comm.h"
+#include "comm/dev_proxy.h"
 
 typedef struct {
     uint64_t bytes;
@@ -252,6 +253,8 @@ int ky_seg_create(void *base, size_t bytes, ky_memkind_t memkind, int device, ky
     pthread_rwlock_wrlock(&kyi_comm.seg_lock);
     kyi_comm.segs[s->id] = s;
     pthread_rwlock_unlock(&kyi_comm.seg_lock);
+    /* Kernels' signals through the device proxy arrive as active messages (dev_proxy.c). */
+    if (memkind == KY_MEM_GPU && !st) st = kyi_dev_proxy_register();
     /* Nobody may send requests for this segment before every rank has registered it. */
     MPI_Barrier(kyi_rt.world);
     KYI_INFO(KYI_SUB_COMM, "segment %u: %zu bytes of %s memory at %p", s->id, bytes,
@@ -262,6 +265,7 @@ int ky_seg_create(void *base, size_t bytes, ky_memkind_t memkind, int device, ky
 
 static int seg_destroy(struct kyi_seg *s)
 {
+    kyi_dev_proxy_stop(s); /* its requests are remote accesses this rank still owes */
     KYI_CHECK(ky_quiet());
     MPI_Barrier(kyi_rt.world); /* nobody accesses the segment any more */
     pthread_rwlock_wrlock(&kyi_comm.seg_lock);

@@ -70,6 +70,9 @@ void kyi_gpu_op_free(kyi_gpu_op_t *op);
 int kyi_gpu_stream_sync(int dev, void *stream);
 /* Blocking copy convenience: copy_async + wait + free. */
 int kyi_gpu_copy(int dev, void *dst, const void *src, size_t n);
+/* Atomically set (add = 0) or add `value` to the 8-byte word p of dev's memory, by a one-thread kernel on a
+ * stream of dev's pool; returns once the word is written. */
+int kyi_gpu_atomic_u64(int dev, void *p, uint64_t value, int add);
 
 /* Last CUDA error text of this thread, for messages. */
 const char *kyi_gpu_last_error(void);

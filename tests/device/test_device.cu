@@ -1,8 +1,11 @@
 /* Tests of the device API (include/kyoyu/device.cuh): puts with signals from kernels around a ring and all
- * to all, signal/wait ordering, and the statuses for a peer out of range and one this GPU cannot reach.
- * Results are checked against the formula every rank evaluates for every other. Skips (every rank alike)
- * without a GPU, and where the peers' pieces are not mapped here (other nodes, KY_NODE_SPLIT=rank: no host
- * proxy yet). Not yet run on a GPU: see device.cuh's STATUS. */
+ * to all, signal/wait ordering, gets, non-blocking puts completed by ky_dev_quiet, and the statuses of bad
+ * calls. Results are checked against the formula every rank evaluates for every other. Every body runs
+ * over whatever path the peers take: loads and stores (same GPU, CUDA IPC), or the host proxy (other
+ * nodes, KY_NODE_SPLIT=rank); CTest runs the program both ways, and KY_TEST_DEV_PATH=direct|proxy makes
+ * Device.Path check that the run took the path it was registered for. Kernels run on a non-blocking stream,
+ * as the proxy requires. Skips (every rank alike) without a GPU. Not yet run on a GPU: see device.cuh's
+ * STATUS. */
 #include <climits>
 
 #include "kyt.h"
@@ -22,12 +25,12 @@ __host__ __device__ long dval(int r, size_t i, long round)
         EXPECT_EQ(cudaSuccess, e_) << #call << ": " << cudaGetErrorString(e_); \
     } while (0)
 
-/* Layout of each rank's piece: nranks blocks of n longs, then one 8-byte signal word per round slot. */
+/* Layout of each rank's piece: nranks blocks of n longs, then 8 signal words (64 bytes). */
 struct layout {
     size_t n;
     int nranks;
     size_t data_bytes() const { return n * sizeof(long) * (size_t)nranks; }
-    size_t sig_off() const { return (data_bytes() + 63) / 64 * 64; }
+    size_t sig_off(int k = 0) const { return (data_bytes() + 63) / 64 * 64 + 8 * (size_t)k; }
     size_t bytes() const { return sig_off() + 64; }
 };
 
@@ -43,49 +46,93 @@ __global__ void put_and_wait(ky_dev_seg_t s, const long *src, size_t n, int to, 
 {
     if (blockIdx.x || threadIdx.x) return;
     int st = ky_dev_put_signal(s, to, (size_t)slot * n * sizeof(long), src, n * sizeof(long), sig_off, 1, 1);
-    if (st != KY_OK) *status = st;
+    if (st != KY_OK) status[0] = st;
     ky_dev_wait_until(s, sig_off, KY_DEV_CMP_GE, expect);
 }
 
+/* One thread: a signal-carrying put to every rank (itself included), then wait for all of theirs. */
 __global__ void all_to_all(ky_dev_seg_t s, const long *src, size_t n, size_t sig_off, uint64_t expect,
-                           int *status)
+                           int nbi, int *status)
 {
     if (blockIdx.x || threadIdx.x) return;
-    for (int r = 0; r < s.nranks; r++) {
-        int st =
-            ky_dev_put_signal(s, r, (size_t)s.rank * n * sizeof(long), src, n * sizeof(long), sig_off, 1, 1);
-        if (st != KY_OK) *status = st;
+    for (int k = 0; k < s.nranks; k++) {
+        int r = (s.rank + k) % s.nranks; /* staggered, so not every rank hits rank 0 first */
+        size_t off = (size_t)s.rank * n * sizeof(long);
+        int st = nbi ? ky_dev_put_signal_nbi(s, r, off, src, n * sizeof(long), sig_off, 1, 1)
+                     : ky_dev_put_signal(s, r, off, src, n * sizeof(long), sig_off, 1, 1);
+        if (st != KY_OK) status[0] = st;
     }
+    int st = ky_dev_quiet(s);
+    if (st != KY_OK) status[1] = st;
     ky_dev_wait_until(s, sig_off, KY_DEV_CMP_GE, expect);
+}
+
+/* Signal/wait ordering: `rounds` rounds of put then set-signal(round) to the right; the left neighbour's
+ * data must be complete whenever its signal reads `round`: the kernel checks every element itself right
+ * after the wait, before acknowledging on a second word so the sender may overwrite. */
+__global__ void ordered_rounds(ky_dev_seg_t s, long *src, size_t n, int rounds, size_t sig_data,
+                               size_t sig_ack, int *status, unsigned long long *bad)
+{
+    if (blockIdx.x || threadIdx.x) return;
+    int right = (s.rank + 1) % s.nranks, left = (s.rank + s.nranks - 1) % s.nranks;
+    const volatile long *mine = (const volatile long *)s.base[s.rank];
+    for (int round = 1; round <= rounds; round++) {
+        for (size_t i = 0; i < n; i++) src[i] = dval(s.rank, i, round);
+        if (round > 1) ky_dev_wait_until(s, sig_ack, KY_DEV_CMP_GE, (uint64_t)round - 1);
+        int st = ky_dev_put_signal(s, right, 0, src, n * sizeof(long), sig_data, (uint64_t)round, 0);
+        if (st != KY_OK) status[0] = st;
+        ky_dev_wait_until(s, sig_data, KY_DEV_CMP_GE, (uint64_t)round);
+        for (size_t i = 0; i < n; i++) *bad += mine[i] != dval(left, i, round);
+        /* acknowledge to the left (a signal with no data): "your round is read, overwrite it" */
+        st = ky_dev_put_signal(s, left, 0, src, 0, sig_ack, (uint64_t)round, 0);
+        if (st != KY_OK) status[1] = st;
+    }
+}
+
+/* One thread: get every rank's first block into dst (rank r at block r). */
+__global__ void get_all(ky_dev_seg_t s, long *dst, size_t n, int *status)
+{
+    if (blockIdx.x || threadIdx.x) return;
+    for (int k = 0; k < s.nranks; k++) {
+        int r = (s.rank + k) % s.nranks;
+        int st = ky_dev_get(dst + (size_t)r * n, s, r, 0, n * sizeof(long));
+        if (st != KY_OK) status[0] = st;
+    }
 }
 
 __global__ void bad_calls(ky_dev_seg_t s, int *status)
 {
     if (blockIdx.x || threadIdx.x) return;
     long x = 1;
-    status[0] = ky_dev_put(s, s.nranks, 0, &x, 8);            /* no such rank */
-    status[1] = ky_dev_put(s, s.rank, s.size[s.rank], &x, 8); /* past the end of the piece */
+    int peer = (s.rank + 1) % s.nranks;
+    status[0] = ky_dev_put(s, s.nranks, 0, &x, 8);                        /* no such rank */
+    status[1] = ky_dev_put(s, s.rank, s.size[s.rank], &x, 8);             /* past the end of the piece */
+    status[2] = ky_dev_get(&x, s, peer, s.size[peer] - 4, 8);             /* past the end of a peer's */
+    status[3] = ky_dev_put_signal(s, peer, 0, &x, 8, 4, 1, 1);            /* unaligned signal */
+    status[4] = ky_dev_put_signal(s, peer, 0, &x, 8, s.size[peer], 1, 1); /* signal past the end */
 }
 
-/* Every rank has a GPU and maps every peer's piece: else every rank skips (the reason in *why). */
-bool usable(const ky_dev_seg_t *d, std::string *why)
+/* KY_TEST_DEV_PATH: the path this CTest entry was registered for ("" : either). */
+std::string wanted_path()
 {
-    bool ok = ky_ngpus() > 0;
-    if (!ok) *why = "no GPU on this machine";
-    for (int r = 0; ok && d && r < d->nranks; r++)
-        if (!d->base[r]) {
-            ok = false;
-            *why = "rank " + std::to_string(r) +
-                   "'s piece is not mapped here (another node or KY_NODE_SPLIT=rank: no host proxy yet)";
-        }
-    return kyt::all(ok);
+    const char *p = getenv("KY_TEST_DEV_PATH");
+    return p ? p : "";
+}
+
+bool all_mapped(const ky_dev_seg_t &d)
+{
+    for (int r = 0; r < d.nranks; r++)
+        if (!d.base[r]) return false;
+    return true;
 }
 
 struct DevSeg {
     ky_seg_t seg = nullptr;
     ky_dev_seg_t d{};
-    long *src = nullptr;
+    long *src = nullptr, *dst = nullptr;
     int *status = nullptr;
+    unsigned long long *bad = nullptr;
+    cudaStream_t st = nullptr;
     bool ok = false;
     explicit DevSeg(const layout &L)
     {
@@ -94,84 +141,166 @@ struct DevSeg {
         ok =
             ky_seg_create(nullptr, L.bytes(), KY_MEM_GPU, dev, &seg) == KY_OK && ky_dev_seg(seg, &d) == KY_OK;
         if (ok) {
-            ok = cudaMalloc(&src, L.n * sizeof(long)) == cudaSuccess &&
-                 cudaMalloc(&status, 2 * sizeof(int)) == cudaSuccess &&
-                 cudaMemset(status, 0, 2 * sizeof(int)) == cudaSuccess;
+            ok = cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking) == cudaSuccess &&
+                 cudaMalloc(&src, L.n * sizeof(long)) == cudaSuccess &&
+                 cudaMalloc(&dst, L.n * sizeof(long) * L.nranks) == cudaSuccess &&
+                 cudaMalloc(&status, 8 * sizeof(int)) == cudaSuccess &&
+                 cudaMalloc(&bad, sizeof *bad) == cudaSuccess &&
+                 cudaMemset(status, 0, 8 * sizeof(int)) == cudaSuccess &&
+                 cudaMemset(bad, 0, sizeof *bad) == cudaSuccess;
             void *base;
             size_t sz;
             ky_seg_local(seg, &base, &sz);
             ok = ok && cudaMemset(base, 0, sz) == cudaSuccess && cudaDeviceSynchronize() == cudaSuccess;
         }
+        ok = kyt::all(ok);
+    }
+    /* Wait for this rank's kernel; every rank then synchronises (the proxy may still serve a peer). */
+    void sync()
+    {
+        CUDA_OK(cudaStreamSynchronize(st));
+        ky_comm_barrier();
+    }
+    void statuses(int *out, int n)
+    {
+        CUDA_OK(cudaMemcpy(out, status, n * sizeof(int), cudaMemcpyDeviceToHost));
     }
     ~DevSeg()
     {
-        if (src) cudaFree(src);
-        if (status) cudaFree(status);
+        if (st) cudaStreamSynchronize(st);
+        for (void *p : {(void *)src, (void *)dst, (void *)status, (void *)bad})
+            if (p) cudaFree(p);
+        if (st) cudaStreamDestroy(st);
         if (seg) ky_seg_destroy(seg);
     }
 };
 
+#define DEV_SETUP(L, S)                                            \
+    if (ky_ngpus() <= 0) GTEST_SKIP() << "no GPU on this machine"; \
+    DevSeg S(L);                                                   \
+    ASSERT_TRUE(S.ok) << "ky_seg_create / ky_dev_seg failed on some rank: " << ky_last_error();
+
+TEST(Device, Path)
+{
+    layout L{64, kyt::nranks()};
+    DEV_SETUP(L, S);
+    std::string want = wanted_path();
+    bool direct = all_mapped(S.d);
+    EXPECT_EQ(direct, S.d.ring.head == nullptr) << "a proxy exactly where some peer is not mapped";
+    if (want == "direct") EXPECT_TRUE(direct) << "every peer's piece should be mapped on this node";
+    if (want == "proxy") EXPECT_FALSE(direct) << "KY_NODE_SPLIT=rank: the peers should go through the proxy";
+    if (!direct) EXPECT_TRUE(S.d.ring.req && S.d.ring.done && S.d.ring.cap > 0);
+    ky_comm_barrier();
+}
+
 TEST(Device, RingPutSignal)
 {
-    std::string why;
-    if (!usable(nullptr, &why)) GTEST_SKIP() << why;
     layout L{(size_t)kyt::scaled(1 << 14, 64), kyt::nranks()};
-    DevSeg S(L);
-    if (!usable(S.ok ? &S.d : nullptr, &why)) GTEST_SKIP() << why;
+    DEV_SETUP(L, S);
     int me = kyt::rank(), np = kyt::nranks(), right = (me + 1) % np, left = (me + np - 1) % np;
     for (long round = 1; round <= 3; round++) {
-        fill<<<64, 256>>>(S.src, L.n, me, round);
-        CUDA_OK(cudaDeviceSynchronize());
+        fill<<<64, 256, 0, S.st>>>(S.src, L.n, me, round);
+        CUDA_OK(cudaStreamSynchronize(S.st));
         ky_comm_barrier();
-        put_and_wait<<<1, 1>>>(S.d, S.src, L.n, right, 0, L.sig_off(), (uint64_t)round, S.status);
-        CUDA_OK(cudaDeviceSynchronize());
+        put_and_wait<<<1, 1, 0, S.st>>>(S.d, S.src, L.n, right, 0, L.sig_off(), (uint64_t)round, S.status);
+        S.sync();
         std::vector<long> got(L.n);
         CUDA_OK(cudaMemcpy(got.data(), S.d.base[me], L.n * sizeof(long), cudaMemcpyDeviceToHost));
         size_t bad = 0;
         for (size_t i = 0; i < L.n; i++) bad += got[i] != dval(left, i, round);
         EXPECT_EQ(0u, bad) << "round " << round << ": data from rank " << left;
-        int st[2];
-        CUDA_OK(cudaMemcpy(st, S.status, sizeof st, cudaMemcpyDeviceToHost));
+        int st[1];
+        S.statuses(st, 1);
         EXPECT_EQ(KY_OK, st[0]);
         ky_comm_barrier();
     }
 }
 
-TEST(Device, AllToAllPutSignal)
+class DeviceA2A : public ::testing::TestWithParam<int> {};
+
+TEST_P(DeviceA2A, PutSignal)
 {
-    std::string why;
-    if (!usable(nullptr, &why)) GTEST_SKIP() << why;
+    int nbi = GetParam();
     layout L{(size_t)kyt::scaled(4096, 16), kyt::nranks()};
-    DevSeg S(L);
-    if (!usable(S.ok ? &S.d : nullptr, &why)) GTEST_SKIP() << why;
+    DEV_SETUP(L, S);
     int me = kyt::rank(), np = kyt::nranks();
-    fill<<<64, 256>>>(S.src, L.n, me, 9);
-    CUDA_OK(cudaDeviceSynchronize());
+    fill<<<64, 256, 0, S.st>>>(S.src, L.n, me, 9);
+    CUDA_OK(cudaStreamSynchronize(S.st));
     ky_comm_barrier();
-    all_to_all<<<1, 1>>>(S.d, S.src, L.n, L.sig_off(), (uint64_t)np, S.status);
-    CUDA_OK(cudaDeviceSynchronize());
+    all_to_all<<<1, 1, 0, S.st>>>(S.d, S.src, L.n, L.sig_off(), (uint64_t)np, nbi, S.status);
+    S.sync();
     std::vector<long> got(L.n * np);
     CUDA_OK(cudaMemcpy(got.data(), S.d.base[me], got.size() * sizeof(long), cudaMemcpyDeviceToHost));
     size_t bad = 0;
     for (int r = 0; r < np; r++)
         for (size_t i = 0; i < L.n; i++) bad += got[r * L.n + i] != dval(r, i, 9);
     EXPECT_EQ(0u, bad);
+    int st[2];
+    S.statuses(st, 2);
+    EXPECT_EQ(KY_OK, st[0]) << "a put_signal";
+    EXPECT_EQ(KY_OK, st[1]) << "ky_dev_quiet";
+    ky_comm_barrier();
+}
+
+INSTANTIATE_TEST_SUITE_P(Device, DeviceA2A, ::testing::Values(0, 1),
+                         [](const ::testing::TestParamInfo<int> &i) { return i.param ? "nbi" : "blocking"; });
+
+TEST(Device, SignalOrdersData)
+{
+    layout L{(size_t)kyt::scaled(2048, 16), kyt::nranks()};
+    DEV_SETUP(L, S);
+    int rounds = kyt::scaled(20, 3);
+    ky_comm_barrier();
+    ordered_rounds<<<1, 1, 0, S.st>>>(S.d, S.src, L.n, rounds, L.sig_off(0), L.sig_off(1), S.status, S.bad);
+    S.sync();
+    unsigned long long bad = 1;
+    CUDA_OK(cudaMemcpy(&bad, S.bad, sizeof bad, cudaMemcpyDeviceToHost));
+    EXPECT_EQ(0u, bad) << "elements seen stale after their round's signal";
+    int st[2];
+    S.statuses(st, 2);
+    EXPECT_EQ(KY_OK, st[0]) << "data put_signal";
+    EXPECT_EQ(KY_OK, st[1]) << "acknowledgement";
+    ky_comm_barrier();
+}
+
+TEST(Device, GetFromEveryRank)
+{
+    layout L{(size_t)kyt::scaled(4096, 16), kyt::nranks()};
+    DEV_SETUP(L, S);
+    int me = kyt::rank(), np = kyt::nranks();
+    void *base;
+    size_t sz;
+    ky_seg_local(S.seg, &base, &sz);
+    fill<<<64, 256, 0, S.st>>>((long *)base, L.n, me, 5);
+    CUDA_OK(cudaStreamSynchronize(S.st));
+    ky_comm_barrier();
+    get_all<<<1, 1, 0, S.st>>>(S.d, S.dst, L.n, S.status);
+    S.sync();
+    std::vector<long> got(L.n * np);
+    CUDA_OK(cudaMemcpy(got.data(), S.dst, got.size() * sizeof(long), cudaMemcpyDeviceToHost));
+    size_t bad = 0;
+    for (int r = 0; r < np; r++)
+        for (size_t i = 0; i < L.n; i++) bad += got[r * L.n + i] != dval(r, i, 5);
+    EXPECT_EQ(0u, bad);
+    int st[1];
+    S.statuses(st, 1);
+    EXPECT_EQ(KY_OK, st[0]);
     ky_comm_barrier();
 }
 
 TEST(Device, BadCallsReturnStatus)
 {
-    std::string why;
-    if (!usable(nullptr, &why)) GTEST_SKIP() << why;
     layout L{64, kyt::nranks()};
-    DevSeg S(L);
-    if (!usable(S.ok ? &S.d : nullptr, &why)) GTEST_SKIP() << why;
-    bad_calls<<<1, 1>>>(S.d, S.status);
-    CUDA_OK(cudaDeviceSynchronize());
-    int st[2];
-    CUDA_OK(cudaMemcpy(st, S.status, sizeof st, cudaMemcpyDeviceToHost));
+    DEV_SETUP(L, S);
+    bad_calls<<<1, 1, 0, S.st>>>(S.d, S.status);
+    S.sync();
+    int st[5];
+    S.statuses(st, 5);
     EXPECT_EQ(KY_ERR_ARG, st[0]);
     EXPECT_EQ(KY_ERR_RANGE, st[1]);
+    EXPECT_EQ(KY_ERR_RANGE, st[2]);
+    EXPECT_EQ(KY_ERR_RANGE, st[3]);
+    EXPECT_EQ(KY_ERR_RANGE, st[4]);
     /* a host segment has no device view */
     ky_seg_t h;
     ky_dev_seg_t d;

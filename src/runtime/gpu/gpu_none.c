@@ -156,6 +156,14 @@ int kyi_gpu_copy(int dev, void *dst, const void *src, size_t n)
     (void)n;
     return unsupported("kyi_gpu_copy");
 }
+int kyi_gpu_atomic_u64(int dev, void *p, uint64_t value, int add)
+{
+    (void)dev;
+    (void)p;
+    (void)value;
+    (void)add;
+    return unsupported("kyi_gpu_atomic_u64");
+}
 
 const char *kyi_gpu_last_error(void)
 {
