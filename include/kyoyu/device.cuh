@@ -67,6 +67,9 @@ typedef struct {
  * than KY_DEV_MAX_RANKS ranks. Where some peer is not reachable from this GPU, the first call starts the
  * segment's host proxy (its ring lives until ky_seg_destroy). */
 KY_API int ky_dev_seg(ky_seg_t seg, ky_dev_seg_t *out);
+/* The same view with every peer served by the host proxy, same-node ones too (the caller's own piece stays
+ * direct): to measure the proxy, or test it, on one node. */
+KY_API int ky_dev_seg_proxied(ky_seg_t seg, ky_dev_seg_t *out);
 
 KY_EXTERN_C_END
 

@@ -6,9 +6,9 @@
 
 #include "comm/dev_proxy.h"
 
-int ky_dev_seg(ky_seg_t seg, ky_dev_seg_t *out)
+/* proxy_all: every peer through the proxy, reachable or not (ky_dev_seg_proxied). */
+static int dev_seg(const char *call, ky_seg_t seg, ky_dev_seg_t *out, int proxy_all)
 {
-    static const char *call = "ky_dev_seg";
     KYI_CHECK(kyi_check_target(call, kyi_rt.rank, seg));
     if (!out) return kyi_fail(KY_ERR_ARG, call, "out is NULL");
     if (seg->memkind != KY_MEM_GPU)
@@ -23,8 +23,18 @@ int ky_dev_seg(ky_seg_t seg, ky_dev_seg_t *out)
     int unreachable = 0;
     for (int r = 0; r < kyi_rt.nranks; r++) {
         out->size[r] = seg->size_of[r];
-        out->base[r] = r == kyi_rt.rank ? seg->base : seg->mapped[r];
+        out->base[r] = r == kyi_rt.rank ? seg->base : proxy_all ? NULL : seg->mapped[r];
         unreachable |= !out->base[r];
     }
     return unreachable ? kyi_dev_proxy_ring(seg, &out->ring) : KY_OK;
+}
+
+int ky_dev_seg(ky_seg_t seg, ky_dev_seg_t *out)
+{
+    return dev_seg("ky_dev_seg", seg, out, 0);
+}
+
+int ky_dev_seg_proxied(ky_seg_t seg, ky_dev_seg_t *out)
+{
+    return dev_seg("ky_dev_seg_proxied", seg, out, 1);
 }

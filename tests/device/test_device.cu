@@ -2,10 +2,11 @@
  * to all, signal/wait ordering, gets, non-blocking puts completed by ky_dev_quiet, and the statuses of bad
  * calls. Results are checked against the formula every rank evaluates for every other. Every body runs
  * over whatever path the peers take: loads and stores (same GPU, CUDA IPC), or the host proxy (other
- * nodes, KY_NODE_SPLIT=rank); CTest runs the program both ways, and KY_TEST_DEV_PATH=direct|proxy makes
- * Device.Path check that the run took the path it was registered for. Kernels run on a non-blocking stream,
- * as the proxy requires. Skips (every rank alike) without a GPU. Not yet run on a GPU: see device.cuh's
- * STATUS. */
+ * nodes, KY_NODE_SPLIT=rank). CTest runs the program three ways, and KY_TEST_DEV_PATH=direct|proxy|proxied
+ * makes Device.Path check that the run took the path it was registered for (proxied: the view of
+ * ky_dev_seg_proxied, every peer through the proxy although this node maps them). Kernels run on a
+ * non-blocking stream, as the proxy requires. Skips (every rank alike) without a GPU. Not yet run on a GPU:
+ * see device.cuh's STATUS. */
 #include <climits>
 
 #include "kyt.h"
@@ -119,6 +120,12 @@ std::string wanted_path()
     return p ? p : "";
 }
 
+/* KY_TEST_DEV_PATH=proxied: every peer through the proxy although comm maps them (ky_dev_seg_proxied). */
+bool proxied()
+{
+    return wanted_path() == "proxied";
+}
+
 bool all_mapped(const ky_dev_seg_t &d)
 {
     for (int r = 0; r < d.nranks; r++)
@@ -138,8 +145,8 @@ struct DevSeg {
     {
         int dev = -1;
         if (ky_ngpus() > 0) ky_gpu_device(0, &dev);
-        ok =
-            ky_seg_create(nullptr, L.bytes(), KY_MEM_GPU, dev, &seg) == KY_OK && ky_dev_seg(seg, &d) == KY_OK;
+        ok = ky_seg_create(nullptr, L.bytes(), KY_MEM_GPU, dev, &seg) == KY_OK &&
+             (proxied() ? ky_dev_seg_proxied(seg, &d) : ky_dev_seg(seg, &d)) == KY_OK;
         if (ok) {
             ok = cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking) == cudaSuccess &&
                  cudaMalloc(&src, L.n * sizeof(long)) == cudaSuccess &&
@@ -189,6 +196,8 @@ TEST(Device, Path)
     EXPECT_EQ(direct, S.d.ring.head == nullptr) << "a proxy exactly where some peer is not mapped";
     if (want == "direct") EXPECT_TRUE(direct) << "every peer's piece should be mapped on this node";
     if (want == "proxy") EXPECT_FALSE(direct) << "KY_NODE_SPLIT=rank: the peers should go through the proxy";
+    if (want == "proxied")
+        for (int r = 0; r < S.d.nranks; r++) EXPECT_EQ(r == S.d.rank, S.d.base[r] != nullptr) << "rank " << r;
     if (!direct) EXPECT_TRUE(S.d.ring.req && S.d.ring.done && S.d.ring.cap > 0);
     ky_comm_barrier();
 }
