@@ -33,6 +33,9 @@ _COLL = ({"op": "string", "mem": "string", "bytes": "integer", "iters": "integer
 # (docs/benchmarks.md, "Record shapes of the later suites").
 SCHEMAS = {
     "pingpong": (_COMM_REQ, _COMM_OPT),
+    # bench/device_bench.cu: op put_signal_pp, path direct | proxy_<comm path>, lat_us the round trip from a
+    # kernel, baseline nvshmem or none
+    "device": (_COMM_REQ, _COMM_OPT),
     "halo": (dict(_COMM_REQ, N="integer", face="string"),
              dict(_COMM_OPT, plan_hits="integer", plan_misses="integer")),
     # bench/dsm.c: the pingpong shape; case = op (fault_read, preload_contig, preload_strided, sync, ...)

@@ -82,6 +82,9 @@ SHMEM = {"full": "-b 8 -e 16M -f 4 -n 1000 -w 100 -r 5 --rounds 5",
 IO = {"full": "--nmin 1e3 --nmax 1e8 --reps 3", "cpu": "--nmin 1e3 --nmax 1e6 --reps 2 --mem host",
       "quick": "--quick"}
 
+DEVICE_PP = {"full": "-b 8 -e 4K -f 8 -n 10000 -w 100", "cpu": "-b 8 -e 4K -f 8 -n 10000 -w 100",
+             "quick": "-b 8 -e 8 -n 200 -w 10"}
+
 SPLIT = {"KY_NODE_SPLIT": "rank"}
 ONE_GPU = {"KY_GPUS_PER_RANK": "1"}
 
@@ -147,6 +150,14 @@ SUITES = {
              default_ranks=(2, 4)),
     ],
     # the OpenSHMEM layer: host put/get against ky_put/ky_get and OSHMEM (2 PEs; one node and KY_NODE_SPLIT=rank)
+    # the device API (include/kyoyu/device.cuh): put_signal ping-pong from a kernel, direct and through the
+    # host proxy (over IPC on one node, over MPI with every rank its own node), NVSHMEM beside where built
+    # and each rank has its own GPU (bench/device_bench.cu)
+    "device": [
+        Case("device_pp", "device_bench", "", DEVICE_PP, ONE_GPU, gpu=True, ranks=2),
+        Case("device_pp_split", "device_bench", "--no-nvshmem", DEVICE_PP, dict(ONE_GPU, **SPLIT), gpu=True,
+             ranks=2),
+    ],
     "shmem": [
         Case("shmem_host", "bench/shmem_compare.py", "", SHMEM, ranks=2, script=True),
     ],
