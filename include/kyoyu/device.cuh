@@ -6,14 +6,22 @@
  * peers' pieces that comm mapped by CUDA IPC, over NVLink or PCIe peer access; ranks sharing this GPU), or
  * NULL. The device calls are loads and stores through those addresses, run by the calling thread.
  *
- * STATUS: written and compiled with nvcc; NOT YET RUN ON A GPU (this session had no GPU time): do not rely
- * on it until its GPU tests (tests/gpu/test_device.cu) have passed on the GPU machine. Peers this GPU cannot
- * reach (other nodes, KY_NODE_SPLIT=rank) are not served yet: the calls return KY_ERR_UNSUPPORTED for them
- * (the host proxy thread that would carry them through comm, NVSHMEM's design, is not written).
+ * Peers this GPU cannot address (other nodes, KY_NODE_SPLIT=rank; all peers with ky_dev_seg_proxied) go
+ * through the segment's host proxy (src/comm/dev_proxy.c, NVSHMEM's design): the kernel queues a request on
+ * a ring in pinned host memory mapped into the GPU, a host thread serves it with comm's ky_put / ky_get and
+ * delivers a signal as an atomic on the target's GPU, then publishes its completion, which the kernel polls.
+ * Kernels whose requests go through the proxy must run on a non-blocking stream (cudaStreamNonBlocking):
+ * comm's copies wait for the legacy default stream, so a kernel there waiting for them never ends.
+ *
+ * STATUS: written and compiled with nvcc, the host proxy included; NOT YET RUN ON A GPU (no GPU where it
+ * was written): do not rely on it until tests/device/test_device.cu (CTest gpu.device.*: direct, .proxy,
+ * .proxied) has passed on the GPU machine. bench/device_bench.cu times it against NVSHMEM.
  *
  * Ordering: ky_dev_put is visible at the target after ky_dev_quiet (a system-scope fence) or through a
  * signal; ky_dev_put_signal writes the data, fences, then stores the 8-byte signal, so a target that sees the
- * signal (ky_dev_wait_until) sees the data. */
+ * signal (ky_dev_wait_until) sees the data. Through the proxy the data put completes before the signal is
+ * sent, and the blocking calls return once their request is complete; the _nbi calls only queue it, and
+ * ky_dev_quiet(seg) waits for every request this rank's kernels queued on the segment. */
 #ifndef KYOYU_DEVICE_CUH
 #define KYOYU_DEVICE_CUH
 
