@@ -142,6 +142,12 @@ static void *proxy_main(void *arg)
             continue;
         }
         if (atomic_load(&q->stop)) break;
+        /* Without a progress thread nobody else serves this rank's requests while its kernels run (its
+         * host thread waits on them): the proxy does, so peers' proxied puts and signals land. */
+        if (!kyi_comm.progress_thread && kyi_progress_poll() > 0) {
+            kyi_waiter_progress(&w);
+            continue;
+        }
         kyi_waiter_pause(&w);
     }
     return NULL;
