@@ -37,6 +37,8 @@ typedef struct kyi_dev_ring {
     atomic_int ack_status;
 } ring_t;
 
+_Static_assert(sizeof(ky_dev_req_t) == 64, "a request is one 64-byte slot, as device.cuh says");
+
 static pthread_mutex_t rings_lock = PTHREAD_MUTEX_INITIALIZER;
 static ring_t *rings[KYI_MAX_SEGS];
 
