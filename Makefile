@@ -1,7 +1,7 @@
 # Kyoyu: the entry point. `make demo` and `make test` work on a fresh Debian machine (as root, or with
 # sudo): missing packages are installed first, quietly (log in .deps/apt.log), and nothing is redone.
 #
-#   make deps       install what is missing: cmake g++ make Open MPI GoogleTest pkg-config python3 (+numpy,
+#   make deps       install what is missing: cmake g++ make Open MPI GoogleTest pkg-config UCX python3 (+numpy,
 #                   matplotlib for the benchmark figures; libclang from PyPI for kycc)
 #   make build      configure (Ninja if present) and build into build/
 #   make test       deps + build + the CPU tests (ctest -L cpu)
@@ -75,6 +75,7 @@ command -v mpirun # openmpi-bin
 command -v mpicc # libopenmpi-dev
 test -f /usr/include/gtest/gtest.h -o -f /usr/src/googletest/CMakeLists.txt # libgtest-dev
 command -v pkg-config # pkg-config
+pkg-config --exists ucx # libucx-dev
 command -v clang-format # clang-format
 command -v python3 # python3
 python3 -c 'import numpy' || installed python3-numpy # python3-numpy

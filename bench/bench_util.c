@@ -237,6 +237,8 @@ const char *bu_path_name(int path)
             return "ipc";
         case KY_PATH_MPI:
             return "mpi";
+        case KY_PATH_UCX:
+            return "ucx";
         default:
             return "unknown";
     }

@@ -62,6 +62,12 @@ if(KY_HAVE_HDF5)
         string(APPEND KY_PC_LIBS_PRIVATE " ${KY_CUFILE_LIBRARY}") # its cuFile path
     endif()
 endif()
+if(KY_HAVE_UCX)
+    # the UCX transport (src/comm/ucx), by path like HDF5
+    foreach(_lib ${UCX_LINK_LIBRARIES})
+        string(APPEND KY_PC_LIBS_PRIVATE " ${_lib}")
+    endforeach()
+endif()
 if(KY_HAVE_CUDA)
     set(KY_PC_LIBS_PRIVATE "-L${CUDAToolkit_LIBRARY_DIR} -lcudart ${KY_PC_LIBS_PRIVATE} -lstdc++")
 endif()

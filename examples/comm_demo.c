@@ -199,7 +199,7 @@ int main(int argc, char **argv)
 
     int rc = errors ? 1 : 0;
     if (me == 0) {
-        static const char *path_names[KY_PATH_COUNT] = {"self", "shm", "ipc", "mpi"};
+        static const char *path_names[KY_PATH_COUNT] = {"self", "shm", "ipc", "mpi", "ucx"};
         ky_path_t p;
         CHECK(ky_comm_path(n > 1 ? 1 : 0, seg, base, &p));
         printf(

@@ -339,6 +339,11 @@ inline bool gpu_forced_mpi()
 {
     return config("KY_PATH_GPU") == "mpi";
 }
+/* The path of host segments on other nodes: UCX where KY_TRANSPORT=ucx (GPU segments stay on MPI). */
+inline ky_path_t host_remote_path()
+{
+    return config("KY_TRANSPORT") == "ucx" ? KY_PATH_UCX : KY_PATH_MPI;
+}
 
 /* Path expected for a put/get from this rank to `target`'s piece of a segment of `kind` created with base
  * NULL (user_base: created with a user pointer), given the forcing variables. */
@@ -347,7 +352,8 @@ inline ky_path_t expected_path(int target, int kind, bool user_base = false)
     if (target == ky_rank()) return KY_PATH_SELF;
     bool same_node = ky_node_of(target) == ky_node();
     if (kind == KY_MEM_HOST) {
-        if (!same_node || user_base || host_forced_mpi()) return KY_PATH_MPI;
+        if (!same_node) return host_remote_path();
+        if (user_base || host_forced_mpi()) return KY_PATH_MPI;
         return KY_PATH_SHM;
     }
     if (!same_node || gpu_forced_mpi()) return KY_PATH_MPI;

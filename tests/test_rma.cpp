@@ -169,7 +169,7 @@ class Rma : public kyt::MemkindTest {
     void expect_paths(const ky_comm_stats_t &before, const ky_comm_stats_t &after, uint64_t ops_per_target,
                       bool user_base = false)
     {
-        uint64_t want[KY_PATH_COUNT] = {0, 0, 0, 0};
+        uint64_t want[KY_PATH_COUNT] = {};
         for (int t = 0; t < ky_nranks(); t++) want[kyt::expected_path(t, kind, user_base)] += ops_per_target;
         for (int p = 0; p < KY_PATH_COUNT; p++) {
             uint64_t got = after.ops[p] - before.ops[p];

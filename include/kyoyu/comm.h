@@ -139,7 +139,8 @@ typedef enum {
     KY_PATH_SHM = 1,  /* same node, host memory mapped from shared memory */
     KY_PATH_IPC = 2,  /* same node, GPU memory mapped by CUDA IPC (copy engines or kernel) */
     KY_PATH_MPI = 3,  /* through the target's progress engine over MPI (GPU memory staged) */
-    KY_PATH_COUNT = 4
+    KY_PATH_UCX = 4,  /* UCX one-sided put/get (KY_TRANSPORT=ucx, host segments across nodes) */
+    KY_PATH_COUNT = 5
 } ky_path_t;
 
 typedef struct {

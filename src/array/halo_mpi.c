@@ -61,7 +61,7 @@ enum { CH_COPY = 1, CH_MSG = 2, CH_DONE = 3 };
 static int by_msg(int rank, ky_seg_t seg)
 {
     ky_path_t p = KY_PATH_SELF;
-    return ky_comm_path(rank, seg, NULL, &p) == KY_OK && p == KY_PATH_MPI;
+    return ky_comm_path(rank, seg, NULL, &p) == KY_OK && (p == KY_PATH_MPI || p == KY_PATH_UCX);
 }
 
 static int dir_index(int ndim, const int dir[])

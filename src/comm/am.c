@@ -1,14 +1,14 @@
 /* Active messages (GASNet style): short (arguments only), medium (payload delivered in a temporary
- * buffer) and long (payload written into a segment first). Requests travel on kyi_comm.req and run on the
- * target's progress engine; handlers may reply, and replies never block the engine. Long payloads to a
- * mapped piece (same node) are written directly and only the header travels. */
+ * buffer) and long (payload written into a segment first). Messages travel on the transport kyi_tp_am()
+ * names and run on the target's progress engine, which calls deliver(); handlers may reply, and replies
+ * never block the engine. Long payloads to a mapped piece (same node) are written directly and only the
+ * header travels. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "comm/bulk.h"
 #include "comm/comm.h"
 #include "comm/proto.h"
-#include "comm/serve.h"
+#include "comm/transport.h"
 
 struct kyi_am_token {
     int src;
@@ -99,28 +99,11 @@ static int check_am(const char *call, int rank, int idx, const uint64_t *args, i
     return KY_OK;
 }
 
-/* Send one request or reply message. From a handler: deferred (the engine must not block). */
-static int send_msg(const char *call, int rank, const kyi_hdr_t *hdr, const void *payload, int pdev,
-                    size_t np, int deferred)
+/* Send one message through the transport active messages take, and count it. */
+static int send_msg(const char *call, int rank, kyi_hdr_t *hdr, const void *payload, int pdev,
+                    struct kyi_seg *s, int reply)
 {
-    size_t len = sizeof *hdr + np;
-    char stackbuf[512];
-    char *buf = len <= sizeof stackbuf ? stackbuf : malloc(len);
-    if (!buf) return kyi_fail(KY_ERR_NOMEM, call, "no memory for a %zu-byte message", len);
-    memcpy(buf, hdr, sizeof *hdr);
-    int st = np ? kyi_local_copy(call, buf + sizeof *hdr, -1, payload, pdev, np) : KY_OK;
-    if (!st) {
-        if (deferred)
-            st = kyi_send_deferred(buf, len, rank, 0, kyi_comm.req);
-        else {
-            MPI_Request r;
-            if (MPI_Isend(buf, (int)len, MPI_BYTE, rank, 0, kyi_comm.req, &r) != MPI_SUCCESS)
-                st = kyi_fail(KY_ERR_MPI, call, "MPI_Isend to rank %d failed", rank);
-            else
-                st = kyi_wait_reqs(call, rank, 1, &r);
-        }
-    }
-    if (buf != stackbuf) free(buf);
+    int st = kyi_tp_am()->am_send(call, rank, hdr, payload, pdev, s, reply);
     if (!st) {
         atomic_fetch_add(&sent_to[rank], 1);
         atomic_fetch_add_explicit(&kyi_stats.am_sent, 1, memory_order_relaxed);
@@ -143,7 +126,7 @@ static int am_short(const char *call, int rank, int idx, const uint64_t *args, i
     KYI_CHECK(check_am(call, rank, idx, args, nargs));
     kyi_hdr_t h;
     fill(&h, idx, args, nargs, reply ? KYI_F_REPLY : 0);
-    return send_msg(call, rank, &h, NULL, -1, 0, reply);
+    return send_msg(call, rank, &h, NULL, -1, NULL, reply);
 }
 
 static int am_medium(const char *call, int rank, int idx, const void *payload, size_t n, const uint64_t *args,
@@ -158,7 +141,7 @@ static int am_medium(const char *call, int rank, int idx, const void *payload, s
     kyi_hdr_t h;
     fill(&h, idx, args, nargs, KYI_F_MEDIUM | KYI_F_EAGER | (reply ? KYI_F_REPLY : 0));
     h.n = n;
-    return send_msg(call, rank, &h, payload, kyi_ptr_dev(payload), n, reply);
+    return send_msg(call, rank, &h, payload, kyi_ptr_dev(payload), NULL, reply);
 }
 
 static int am_long(const char *call, int rank, int idx, const void *payload, size_t n, ky_seg_t s, size_t off,
@@ -174,38 +157,16 @@ static int am_long(const char *call, int rank, int idx, const void *payload, siz
     h.off = off;
     h.n = n;
     ky_path_t path = kyi_path(rank, s);
-    if (path != KY_PATH_MPI) {
+    if (kyi_path_direct(path)) {
         /* Write the payload straight into the target's piece, then send only the header. */
         kyi_count(path, n);
         KYI_CHECK(
             kyi_local_copy(call, (char *)s->mapped[rank] + off, kyi_mapped_dev(s, rank), payload, pdev, n));
         atomic_thread_fence(memory_order_seq_cst);
         h.flags |= KYI_F_PLACED;
-        return send_msg(call, rank, &h, NULL, -1, 0, reply);
+        return send_msg(call, rank, &h, NULL, -1, s, reply);
     }
-    kyi_count(KY_PATH_MPI, n);
-    if (n <= kyi_comm.eager) {
-        h.flags |= KYI_F_EAGER;
-        return send_msg(call, rank, &h, payload, pdev, n, reply);
-    }
-    h.tag = kyi_new_tag();
-    h.chunk = kyi_bulk_chunk(reply ? -1 : pdev, s->memkind == KY_MEM_GPU);
-    KYI_CHECK(send_msg(call, rank, &h, NULL, -1, 0, reply));
-    if (!reply) return kyi_bulk_send(call, payload, pdev, n, h.chunk, rank, (int)h.tag, kyi_comm.data);
-    /* From a handler: one copy of the payload, whose pieces the engine sends and frees. */
-    size_t k = kyi_bulk_nchunks(n, h.chunk);
-    int st = KY_OK;
-    for (size_t i = 0; i < k && !st; i++) {
-        size_t len = (i + 1 == k) ? n - i * h.chunk : h.chunk;
-        char *piece = malloc(len);
-        if (!piece) return kyi_fail(KY_ERR_NOMEM, call, "no memory for a %zu-byte reply", len);
-        st = kyi_local_copy(call, piece, -1, (const char *)payload + i * h.chunk, pdev, len);
-        if (st)
-            free(piece);
-        else
-            st = kyi_send_deferred_owned(piece, len, rank, (int)h.tag, kyi_comm.data);
-    }
-    return st;
+    return send_msg(call, rank, &h, payload, pdev, s, reply);
 }
 
 int ky_am_short(int rank, int idx, const uint64_t *args, int nargs)
@@ -247,10 +208,11 @@ int ky_am_reply_long(ky_am_token_t t, int idx, const void *payload, size_t n, ky
     return am_long("ky_am_reply_long", t->src, idx, payload, n, seg, off, args, nargs, 1);
 }
 
-void kyi_serve_am(const kyi_hdr_t *h, void *payload, size_t np, int src)
+/* Target side (kyi_am_deliver, called by the transports): a long message's payload is placed or follows the
+ * header; anything else about it was the transport's to receive. */
+static void deliver(const kyi_hdr_t *h, void *payload, int src)
 {
     static const char *call = "active message";
-    (void)np;
     ky_am_handler_t fn = h->handler < KY_AM_MAX_HANDLERS ? atomic_load(&handlers[h->handler]) : NULL;
     void *data = (h->flags & KYI_F_MEDIUM) ? payload : NULL;
     int ok = 1;
@@ -264,13 +226,11 @@ void kyi_serve_am(const kyi_hdr_t *h, void *payload, size_t np, int src)
         int dev = ok && s->memkind == KY_MEM_GPU ? s->device : -1;
         if (ok) data = (char *)s->base + h->off;
         if (h->flags & KYI_F_PLACED) {
-            /* already written by the initiator */
+            /* already written by the initiator or the transport */
         } else if (h->flags & KYI_F_EAGER) {
             if (ok) ok = kyi_local_copy(call, data, dev, payload, -1, h->n) == KY_OK;
-        } else if (ok) {
-            ok = kyi_bulk_recv(call, data, dev, h->n, h->chunk, src, (int)h->tag, kyi_comm.data) == KY_OK;
         } else {
-            kyi_bulk_discard(call, h->n, h->chunk, src, (int)h->tag, kyi_comm.data);
+            ok = 0; /* the transport could not receive the payload (it said why) */
         }
     }
     if (!fn) {
@@ -284,3 +244,5 @@ void kyi_serve_am(const kyi_hdr_t *h, void *payload, size_t np, int src)
     atomic_fetch_add_explicit(&kyi_stats.am_handled, 1, memory_order_relaxed);
     atomic_fetch_add(&handled_from[src], 1);
 }
+
+kyi_am_deliver_fn kyi_am_deliver = deliver;

@@ -34,6 +34,7 @@ struct kyi_seg {
     void **mapped;   /* [nranks] address of each rank's piece in this process, NULL if not mapped */
     pthread_mutex_t plan_lock;
     void *plans; /* hash buckets of cached plans (plan.c) */
+    void *xseg;  /* the extra transport's registration (transport.h), NULL: reached through MPI */
 };
 
 typedef struct {
@@ -93,6 +94,11 @@ int kyi_check_range(const char *call, int rank, ky_seg_t seg, size_t off, size_t
 
 /* path.c */
 ky_path_t kyi_path(int rank, struct kyi_seg *s);
+/* Whether a path is a direct copy (self, shared memory, CUDA IPC) rather than a transport. */
+static inline int kyi_path_direct(ky_path_t p)
+{
+    return p == KY_PATH_SELF || p == KY_PATH_SHM || p == KY_PATH_IPC;
+}
 /* Device that should run a copy between a and b (either may be -1 = host), or -1 if both are host. */
 int kyi_copy_device(int dev_a, int dev_b);
 /* Device whose address space holds rank's mapped piece of s here (-1 for host pieces). */
@@ -114,6 +120,8 @@ typedef struct kyi_handle {
     int linked;                         /* on the outstanding list (under its lock) */
     atomic_int refs;                    /* the user's, the outstanding list's, and a ky_quiet in progress */
     int rank;                           /* target, for fence */
+    const struct kyi_transport *tp;     /* transport whose requests sit in xreq (NULL: none) */
+    void *xreq[2];                      /* that transport's requests */
     void *tmp, *tmp2;                   /* buffers freed on completion */
     int (*finish)(struct kyi_handle *); /* runs once after the requests completed (unpack, checks) */
     void *finish_arg;
@@ -138,23 +146,7 @@ int kyi_handle_complete(kyi_handle_t *h);
 int kyi_progress_start(void);
 int kyi_progress_stop(void);
 /* kyi_progress_poll (chan.h) serves pending requests on the calling thread: ky_poll, and waits without a
- * progress thread. */
-/* Wait for MPI requests with backoff and timeout; serves requests meanwhile when there is no progress
- * thread. */
-int kyi_wait_reqs(const char *call, int peer, int n, MPI_Request *reqs);
-int kyi_test_reqs(int n, MPI_Request *reqs, int *done);
-/* Send from a handler context without blocking the progress engine (buffer is copied and owned). */
-int kyi_send_deferred(const void *buf, size_t n, int dest, int tag, MPI_Comm comm);
-/* The same for a malloc'ed buffer the engine takes over and frees (no copy). */
-int kyi_send_deferred_owned(void *buf, size_t n, int dest, int tag, MPI_Comm comm);
-/* Test the deferred sends, releasing those done; returns how many are pending. Callable from any thread
- * (a handler waiting for one of them must call it: the engine is busy running the handler). */
-int kyi_progress_deferred(void);
-/* Send buf (not copied) from a handler; once sent the engine calls release(ctx) (buffer pools, memory that
- * must not change while it is read). */
-int kyi_send_deferred_release(const void *buf, size_t n, int dest, int tag, MPI_Comm comm,
-                              void (*release)(void *), void *ctx);
-unsigned kyi_new_tag(void);
+ * progress thread. The MPI transport's own waits and deferred sends are in mpi/mpi.h. */
 /* mpi/chan_mpi.c: the job-wide channels, once the communicators exist. */
 void kyi_chan_init(void);
 

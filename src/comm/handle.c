@@ -1,10 +1,12 @@
-/* Non-blocking operations: a handle owns the MPI requests and/or GPU op of one transfer, an optional
- * finishing step (unpack, status check), and sits on the rank's outstanding list until completed, so
- * ky_quiet and ky_fence can complete operations whose handles the user still holds. */
+/* Non-blocking operations: a handle owns the MPI or other transport requests and/or GPU op of one transfer,
+ * an optional finishing step (unpack, status check), and sits on the rank's outstanding list until completed,
+ * so ky_quiet and ky_fence can complete operations whose handles the user still holds. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "comm/comm.h"
+#include "comm/mpi/mpi.h"
+#include "comm/transport.h"
 
 static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
 static kyi_handle_t *out_head;
@@ -111,6 +113,7 @@ static int poll_handle(kyi_handle_t *h, int *status)
     }
     int done = 1;
     if (h->nreq && kyi_test_reqs(h->nreq, h->req, &done)) done = 1;
+    if (done && h->tp && h->tp->test(h, &done)) done = 1;
     if (done && h->gop) done = kyi_gpu_op_test(h->gop) != 1;
     if (done) *status = finish(h);
     pthread_mutex_unlock(&complete_lock);

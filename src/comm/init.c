@@ -3,9 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "comm/bulk.h"
 #include "comm/comm.h"
+#include "comm/mpi/bulk.h"
 #include "comm/pack.h"
+#include "comm/transport.h"
 #include "runtime/config.h"
 
 int kyi_am_init(void);
@@ -13,6 +14,30 @@ int kyi_am_drain(void);
 
 kyi_comm_t kyi_comm;
 kyi_stats_t kyi_stats;
+const kyi_transport_t *kyi_tp_extra;
+
+/* KY_TRANSPORT: auto takes UCX where it was built in and the ranks run on more than one host (one host:
+ * shared memory and MPI's own are as fast, and the test variants that split one host keep the MPI path). */
+static int open_transport(void)
+{
+    kyi_tp_extra = NULL;
+    int want = kyi_setting_is(KYI_SET_TRANSPORT, "ucx");
+    if (!want && kyi_setting_is(KYI_SET_TRANSPORT, "auto") && kyi_ucx_built()) {
+        for (int r = 1; r < kyi_rt.nranks && !want; r++) want = kyi_rt.hw_node_of[r] != kyi_rt.hw_node_of[0];
+    }
+    if (!want) return KY_OK;
+    if (!kyi_ucx_built())
+        return kyi_fail(KY_ERR_UNSUPPORTED, "ky_init",
+                        "rank %d: KY_TRANSPORT=ucx but Kyoyu was built without UCX (install libucx-dev and "
+                        "configure again)",
+                        kyi_rt.rank);
+    return kyi_ucx_open(&kyi_tp_extra);
+}
+
+void kyi_tp_background(void)
+{
+    if (kyi_tp_extra && kyi_tp_extra->background) kyi_tp_extra->background();
+}
 
 int kyi_comm_init(void)
 {
@@ -42,6 +67,7 @@ int kyi_comm_init(void)
     memset(&kyi_stats, 0, sizeof kyi_stats);
     kyi_seg_init();
     KYI_CHECK(kyi_am_init());
+    KYI_CHECK(open_transport());
     return kyi_progress_start();
 }
 
@@ -52,6 +78,8 @@ int kyi_comm_finalize(void)
     kyi_seg_destroy_all();
     MPI_Barrier(kyi_rt.world); /* nobody sends requests any more */
     kyi_progress_stop();
+    if (kyi_tp_extra) kyi_tp_extra->fini();
+    kyi_tp_extra = NULL;
     kyi_bulk_pool_free();
     MPI_Comm *comms[] = {&kyi_comm.req, &kyi_comm.rep, &kyi_comm.data, &kyi_comm.bar};
     for (int i = 0; i < 4; i++) MPI_Comm_free(comms[i]);

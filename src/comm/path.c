@@ -1,15 +1,17 @@
 /* Path choice and local copies. A rank's piece is reached directly when this process has it mapped
- * (itself, shared memory, CUDA IPC), else through the target's progress engine over MPI. */
+ * (itself, shared memory, CUDA IPC), else through the transport that registered the segment (UCX) or the
+ * target's progress engine over MPI. */
 #include <string.h>
 
 #include "comm/comm.h"
 #include "comm/direct.h"
+#include "comm/transport.h"
 
 ky_path_t kyi_path(int rank, struct kyi_seg *s)
 {
     if (rank == kyi_rt.rank) return KY_PATH_SELF;
     if (s->mapped[rank]) return s->memkind == KY_MEM_GPU ? KY_PATH_IPC : KY_PATH_SHM;
-    return KY_PATH_MPI;
+    return kyi_tp_for(s)->path;
 }
 
 int kyi_copy_device(int dev_a, int dev_b)

@@ -1,11 +1,11 @@
 /* Contiguous remote memory access: put, get, memset, single values. Each call checks its arguments at the
  * initiator against the target's registered size (the target checks again on the MPI path), then moves
- * the bytes directly when the target's piece is mapped here, or through the MPI path. */
+ * the bytes directly when the target's piece is mapped here, or through its transport (transport.h). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "comm/comm.h"
-#include "comm/mpi_ops.h"
+#include "comm/transport.h"
 #include "runtime/trace.h"
 
 static int direct_copy(kyi_handle_t *h, void *dst, int dst_dev, const void *src, int src_dev, size_t n)
@@ -22,7 +22,7 @@ static int direct_copy(kyi_handle_t *h, void *dst, int dst_dev, const void *src,
 }
 
 /* put (is_put) or get of n bytes between the local buffer `buf` and (rank, s, off): checks, then a direct
- * copy when the target's piece is mapped here (no handle when blocking), else the MPI path. */
+ * copy when the target's piece is mapped here (no handle when blocking), else the transport. */
 static int rma_start(const char *call, int is_put, void *buf, int rank, ky_seg_t s, size_t off, size_t n,
                      ky_handle_t *out)
 {
@@ -31,8 +31,9 @@ static int rma_start(const char *call, int is_put, void *buf, int rank, ky_seg_t
     if (n == 0) return out ? (*out = NULL, KY_OK) : KY_OK;
     int ldev = kyi_ptr_dev(buf), rdev = kyi_mapped_dev(s, rank);
     ky_path_t path = kyi_path(rank, s);
-    char *remote = path != KY_PATH_MPI ? (char *)s->mapped[rank] + off : NULL;
-    if (path != KY_PATH_MPI && !out) { /* blocking and direct: no handle needed */
+    int direct = kyi_path_direct(path);
+    char *remote = direct ? (char *)s->mapped[rank] + off : NULL;
+    if (direct && !out) { /* blocking and direct: no handle needed */
         kyi_count(path, n);
         int st;
         if (is_put) {
@@ -47,7 +48,7 @@ static int rma_start(const char *call, int is_put, void *buf, int rank, ky_seg_t
     kyi_handle_t *h = kyi_handle_new(call, rank);
     if (!h) return KY_ERR_NOMEM;
     int st;
-    if (path != KY_PATH_MPI) {
+    if (direct) {
         kyi_count(path, n);
         st = is_put ? direct_copy(h, remote, rdev, buf, ldev, n) : direct_copy(h, buf, ldev, remote, rdev, n);
     } else {
@@ -56,8 +57,8 @@ static int rma_start(const char *call, int is_put, void *buf, int rank, ky_seg_t
         hdr.seg = s->id;
         hdr.off = off;
         hdr.n = n;
-        st = is_put ? kyi_mpi_put(h, &hdr, buf, ldev, s->memkind == KY_MEM_GPU)
-                    : kyi_mpi_get(h, &hdr, buf, ldev, s->memkind == KY_MEM_GPU);
+        const kyi_transport_t *tp = kyi_tp_for(s);
+        st = is_put ? tp->put(h, s, &hdr, buf, ldev) : tp->get(h, s, &hdr, buf, ldev);
     }
     return kyi_handle_launch(h, st, out);
 }
@@ -138,7 +139,7 @@ int ky_memset(int rank, ky_seg_t s, size_t off, int byte, size_t n)
     kyi_handle_t *h = kyi_handle_new(call, rank);
     if (!h) return KY_ERR_NOMEM;
     int st = KY_OK;
-    if (path != KY_PATH_MPI) {
+    if (kyi_path_direct(path)) {
         kyi_count(path, n);
         void *dst = (char *)s->mapped[rank] + off;
         if (s->memkind == KY_MEM_GPU) {
@@ -155,7 +156,7 @@ int ky_memset(int rank, ky_seg_t s, size_t off, int byte, size_t n)
         hdr.off = off;
         hdr.n = n;
         hdr.aux = (uint64_t)(unsigned char)byte;
-        st = kyi_mpi_simple(h, &hdr);
+        st = kyi_tp_for(s)->memset(h, s, &hdr);
     }
     return kyi_handle_launch(h, st, NULL);
 }

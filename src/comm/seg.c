@@ -1,6 +1,6 @@
 /* Segments: collective registration of host or GPU memory, and the mappings that let same-node ranks
  * reach each other's pieces directly (POSIX shared memory for host pieces Kyoyu allocated, CUDA IPC for
- * GPU pieces). A piece nobody can map is still reachable through the MPI path. */
+ * GPU pieces). A piece nobody can map is still reachable through its transport (transport.h). */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdio.h>
@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "comm/comm.h"
+#include "comm/transport.h"
 #include "comm/dev_proxy.h"
 
 typedef struct {
@@ -250,6 +251,12 @@ int ky_seg_create(void *base, size_t bytes, ky_memkind_t memkind, int device, ky
     s->mapped[kyi_rt.rank] = s->base;
     st = map_peers(call, s, info);
     free(info);
+    /* Host pieces also go to the extra transport (collective; it falls back to MPI for s if any rank
+     * cannot register its piece). GPU pieces stay on the MPI path's staging. */
+    if (kyi_tp_extra && memkind == KY_MEM_HOST) {
+        int xst = kyi_tp_extra->seg_attach(s);
+        if (!st) st = xst;
+    }
     pthread_rwlock_wrlock(&kyi_comm.seg_lock);
     kyi_comm.segs[s->id] = s;
     pthread_rwlock_unlock(&kyi_comm.seg_lock);
@@ -272,6 +279,7 @@ static int seg_destroy(struct kyi_seg *s)
     kyi_comm.segs[s->id] = NULL;
     pthread_rwlock_unlock(&kyi_comm.seg_lock);
     unmap_peers(s);
+    if (s->xseg) kyi_tp_extra->seg_detach(s);
     MPI_Barrier(kyi_rt.world); /* every importer has closed its mapping before the owner frees */
     kyi_plans_free(s);
     free_piece(s);

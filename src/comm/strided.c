@@ -1,14 +1,14 @@
 /* Strided (up to 3 levels: 3-D sub-blocks) and vector transfers. Direct paths copy block by block on the
  * host or with the GPU layer's strided copy (copy engines for long blocks, a kernel for short ones); the
- * MPI path packs at the initiator, ships one contiguous payload, and unpacks at the target (and the
- * reverse for gets). Repeated shapes are replayed from the plan cache. */
+ * transports get the packed bytes and the descriptor: MPI ships one contiguous payload and unpacks at the
+ * target (and the reverse for gets). Repeated shapes are replayed from the plan cache. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "comm/comm.h"
-#include "comm/mpi_ops.h"
+#include "comm/pack.h"
 #include "comm/plan.h"
-#include "comm/serve.h"
+#include "comm/transport.h"
 #include "runtime/trace.h"
 
 static int check_shape(const char *call, const size_t ls[], const size_t rs[], const size_t count[],
@@ -99,7 +99,7 @@ static int put_strided(const char *call, int rank, ky_seg_t s, size_t off, const
     kyi_handle_t *h = kyi_handle_new(call, rank);
     if (!h) return KY_ERR_NOMEM;
     int st;
-    if (info.path != KY_PATH_MPI) {
+    if (kyi_path_direct(info.path)) {
         kyi_count(info.path, info.bytes);
         st = direct(h, (char *)s->mapped[rank] + off, kyi_mapped_dev(s, rank), ds, src, info.local_dev, ss,
                     count, levels);
@@ -114,10 +114,11 @@ static int put_strided(const char *call, int rank, ky_seg_t s, size_t off, const
             hdr.off = off;
             hdr.n = info.bytes;
             fill_desc(&hdr, ds, count, levels);
-            st = kyi_mpi_put(h, &hdr, packed, -1, s->memkind == KY_MEM_GPU);
+            st = kyi_tp_for(s)->put_strided(h, s, &hdr, packed);
         }
-        /* Eager requests copied the payload; larger ones send from `packed` until they complete. */
-        if (!st && info.bytes > kyi_comm.eager)
+        /* Kept until the transfer completes (an eager MPI request had copied it: one malloc'ed buffer
+         * more or less is not worth a transport call). */
+        if (!st)
             h->tmp2 = packed;
         else
             free(packed);
@@ -171,7 +172,7 @@ static int get_strided(const char *call, void *dst, const size_t ds[], int rank,
     kyi_handle_t *h = kyi_handle_new(call, rank);
     if (!h) return KY_ERR_NOMEM;
     int st;
-    if (info.path != KY_PATH_MPI) {
+    if (kyi_path_direct(info.path)) {
         kyi_count(info.path, info.bytes);
         st = direct(h, dst, info.local_dev, ds, (char *)s->mapped[rank] + off, kyi_mapped_dev(s, rank), ss,
                     count, levels);
@@ -188,7 +189,8 @@ static int get_strided(const char *call, void *dst, const size_t ds[], int rank,
     for (int i = 0; i < levels; i++) d->ds[i] = ds[i];
     for (int i = 0; i <= levels; i++) d->count[i] = count[i];
     d->n = info.bytes;
-    d->eager = info.bytes <= kyi_comm.eager;
+    const kyi_transport_t *tp = kyi_tp_for(s);
+    d->eager = tp->eager_get(info.bytes);
     kyi_hdr_t hdr = {0};
     hdr.op = KYI_OP_GET_STRIDED;
     hdr.seg = s->id;
@@ -196,15 +198,14 @@ static int get_strided(const char *call, void *dst, const size_t ds[], int rank,
     hdr.n = info.bytes;
     fill_desc(&hdr, ss, count, levels);
     if (d->eager) {
-        /* kyi_mpi_get's eager form lands [status][data] in h->tmp and would copy it to dst; take over its
-         * finishing step so the data is unpacked instead. */
-        st = kyi_mpi_get(h, &hdr, NULL, -1, s->memkind == KY_MEM_GPU);
+        /* The eager form lands [status][data] in h->tmp; finish_get_strided unpacks it. */
+        st = tp->get_strided(h, s, &hdr, NULL);
     } else {
         char *packed = malloc(info.bytes);
         if (!packed)
             st = kyi_fail(KY_ERR_NOMEM, call, "no memory for %zu bytes", info.bytes);
         else {
-            st = kyi_mpi_get(h, &hdr, packed, -1, s->memkind == KY_MEM_GPU);
+            st = tp->get_strided(h, s, &hdr, packed);
             h->tmp2 = packed; /* received into, unpacked by finish_get_strided */
         }
     }

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "comm/comm.h"
-#include "comm/serve.h"
+#include "comm/pack.h"
 
 size_t kyi_strided_bytes(const size_t count[], int levels)
 {

@@ -5,6 +5,7 @@
 
 #include "comm/chan.h"
 #include "comm/comm.h"
+#include "comm/mpi/mpi.h"
 
 struct kyi_chan {
     MPI_Comm comm;

@@ -1,12 +1,14 @@
-/* Target side of remote accesses on the MPI path. Every request is checked here, at the target, against
- * the segment it names (the initiator checked too; this is the line of defence that keeps a remote request
- * from touching anything but registered memory). Failures answer with a status and leave memory untouched. */
+/* Target side of remote accesses and active messages on the MPI path. Every request is checked here, at the
+ * target, against the segment it names (the initiator checked too; this is the line of defence that keeps a
+ * remote request from touching anything but registered memory). Failures answer with a status and leave
+ * memory untouched. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "comm/bulk.h"
-#include "comm/comm.h"
-#include "comm/serve.h"
+#include "comm/mpi/bulk.h"
+#include "comm/mpi/mpi.h"
+#include "comm/pack.h"
+#include "comm/transport.h"
 
 static int check(const kyi_hdr_t *h, int src, struct kyi_seg **out, size_t extent)
 {
@@ -166,6 +168,27 @@ static void serve_get_strided(const kyi_hdr_t *h, int src)
     free(buf);
 }
 
+/* An active message: a long one's bulk payload is received into its segment here, so the API side (am.c,
+ * through kyi_am_deliver) sees it placed; one outside its segment is drained and dropped. */
+static void serve_am(const kyi_hdr_t *h, void *payload, int src)
+{
+    static const char *call = "active message";
+    if (!(h->flags & KYI_F_LONG) || (h->flags & (KYI_F_PLACED | KYI_F_EAGER))) {
+        kyi_am_deliver(h, payload, src);
+        return;
+    }
+    struct kyi_seg *s = kyi_seg_lookup(h->seg);
+    int ok = s && h->off <= s->bytes && h->n <= s->bytes - h->off;
+    if (ok)
+        ok = kyi_bulk_recv(call, (char *)s->base + h->off, seg_dev(s), h->n, h->chunk, src, (int)h->tag,
+                           kyi_comm.data) == KY_OK;
+    else
+        kyi_bulk_discard(call, h->n, h->chunk, src, (int)h->tag, kyi_comm.data);
+    kyi_hdr_t placed = *h;
+    placed.flags |= KYI_F_PLACED;
+    kyi_am_deliver(ok ? &placed : h, NULL, src);
+}
+
 void kyi_serve(const kyi_hdr_t *h, void *payload, size_t np, int src)
 {
     if ((h->flags & KYI_F_EAGER) && np < h->n) {
@@ -191,7 +214,7 @@ void kyi_serve(const kyi_hdr_t *h, void *payload, size_t np, int src)
             serve_get_strided(h, src);
             break;
         case KYI_OP_AM:
-            kyi_serve_am(h, payload, np, src);
+            serve_am(h, payload, src);
             break;
         default:
             KYI_WARN(KYI_SUB_COMM, "unknown request %u from rank %d dropped", h->op, src);

@@ -1,6 +1,6 @@
 /* Internal: chunked bulk transfers of the MPI path (bulk.c). */
-#ifndef KYI_COMM_BULK_H
-#define KYI_COMM_BULK_H
+#ifndef KYI_COMM_MPI_BULK_H
+#define KYI_COMM_MPI_BULK_H
 
 #include <mpi.h>
 #include <stddef.h>

@@ -5,9 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "comm/bulk.h"
-#include "comm/comm.h"
-#include "comm/mpi_ops.h"
+#include "comm/mpi/bulk.h"
+#include "comm/mpi/mpi.h"
+#include "comm/pack.h"
+#include "comm/transport.h"
 
 static int reserve_reqs(kyi_handle_t *h, size_t n)
 {
@@ -21,8 +22,9 @@ static int reserve_reqs(kyi_handle_t *h, size_t n)
     return KY_OK;
 }
 
-int kyi_mpi_put(kyi_handle_t *h, kyi_hdr_t *hdr, const void *src, int src_dev, int remote_gpu)
+static int mpi_put(kyi_handle_t *h, struct kyi_seg *s, kyi_hdr_t *hdr, const void *src, int src_dev)
 {
+    int remote_gpu = s->memkind == KY_MEM_GPU;
     int rank = h->rank;
     size_t n = hdr->n;
     hdr->tag = kyi_new_tag();
@@ -74,8 +76,9 @@ static int finish_eager_get(kyi_handle_t *h)
                           h->nbytes);
 }
 
-int kyi_mpi_get(kyi_handle_t *h, kyi_hdr_t *hdr, void *dst, int dst_dev, int remote_gpu)
+static int mpi_get(kyi_handle_t *h, struct kyi_seg *s, kyi_hdr_t *hdr, void *dst, int dst_dev)
 {
+    int remote_gpu = s->memkind == KY_MEM_GPU;
     int rank = h->rank;
     size_t n = hdr->n;
     hdr->tag = kyi_new_tag();
@@ -125,8 +128,9 @@ int kyi_mpi_get(kyi_handle_t *h, kyi_hdr_t *hdr, void *dst, int dst_dev, int rem
     return kyi_bulk_recv(h->call, dst, dst_dev, n, hdr->chunk, rank, (int)hdr->tag, kyi_comm.rep);
 }
 
-int kyi_mpi_simple(kyi_handle_t *h, kyi_hdr_t *hdr)
+static int mpi_memset(kyi_handle_t *h, struct kyi_seg *s, kyi_hdr_t *hdr)
 {
+    (void)s;
     hdr->tag = kyi_new_tag();
     hdr->flags |= KYI_F_ACK;
     kyi_hdr_t *hcopy = malloc(sizeof *hdr);
@@ -139,3 +143,35 @@ int kyi_mpi_simple(kyi_handle_t *h, kyi_hdr_t *hdr)
     kyi_count(KY_PATH_MPI, 0);
     return KY_OK;
 }
+
+/* Strided transfers move their packed bytes like contiguous ones; the target unpacks (serve.c). */
+static int mpi_put_strided(kyi_handle_t *h, struct kyi_seg *s, kyi_hdr_t *hdr, const void *packed)
+{
+    return mpi_put(h, s, hdr, packed, -1);
+}
+
+static int mpi_get_strided(kyi_handle_t *h, struct kyi_seg *s, kyi_hdr_t *hdr, void *packed)
+{
+    return mpi_get(h, s, hdr, packed, -1);
+}
+
+static int mpi_eager_get(size_t n)
+{
+    return n <= kyi_comm.eager;
+}
+
+int kyi_mpi_am_send(const char *call, int rank, kyi_hdr_t *hdr, const void *payload, int pdev,
+                    struct kyi_seg *s, int reply);
+
+const kyi_transport_t kyi_tp_mpi = {
+    .name = "mpi",
+    .path = KY_PATH_MPI,
+    .put = mpi_put,
+    .get = mpi_get,
+    .put_strided = mpi_put_strided,
+    .get_strided = mpi_get_strided,
+    .memset = mpi_memset,
+    .eager_get = mpi_eager_get,
+    .am_send = kyi_mpi_am_send,
+    .progress = kyi_mpi_poll,
+};

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "comm/bulk.h"
-#include "comm/comm.h"
+#include "comm/mpi/bulk.h"
+#include "comm/mpi/mpi.h"
 
 /* Pool of pinned staging buffers of kyi_comm.stage_chunk bytes each. */
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;

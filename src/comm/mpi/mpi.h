@@ -1,0 +1,40 @@
+/* Internal: the MPI transport (this folder). Initiator side in mpi_ops.c and am_mpi.c, target side in
+ * serve.c, bulk data in bulk.c, the engine's MPI loop, deferred sends and waits in progress_mpi.c. Only
+ * files of this folder, chan_mpi.c and handle.c (whose MPI requests it completes) include it. */
+#ifndef KYI_COMM_MPI_MPI_H
+#define KYI_COMM_MPI_MPI_H
+
+#include <mpi.h>
+#include <stddef.h>
+
+#include "comm/comm.h"
+#include "comm/proto.h"
+
+/* progress_mpi.c */
+/* Requests that arrived on kyi_comm.req, each served: how many, or -1 when a STOP arrived. */
+int kyi_mpi_poll(void);
+/* Ask this rank's progress thread to leave (it reads a STOP). */
+void kyi_mpi_stop_thread(void);
+/* Free the loop's receive buffer (after the engine stopped). */
+void kyi_mpi_poll_free(void);
+/* Wait for MPI requests with backoff and timeout; serves requests meanwhile when there is no progress
+ * thread. */
+int kyi_wait_reqs(const char *call, int peer, int n, MPI_Request *reqs);
+int kyi_test_reqs(int n, MPI_Request *reqs, int *done);
+/* Send from a handler context without blocking the progress engine (buffer is copied and owned). */
+int kyi_send_deferred(const void *buf, size_t n, int dest, int tag, MPI_Comm comm);
+/* The same for a malloc'ed buffer the engine takes over and frees (no copy). */
+int kyi_send_deferred_owned(void *buf, size_t n, int dest, int tag, MPI_Comm comm);
+/* Test the deferred sends, releasing those done; returns how many are pending. Callable from any thread
+ * (a handler waiting for one of them must call it: the engine is busy running the handler). */
+int kyi_progress_deferred(void);
+/* Send buf (not copied) from a handler; once sent the engine calls release(ctx) (buffer pools, memory that
+ * must not change while it is read). */
+int kyi_send_deferred_release(const void *buf, size_t n, int dest, int tag, MPI_Comm comm,
+                              void (*release)(void *), void *ctx);
+unsigned kyi_new_tag(void);
+
+/* serve.c: handle one request from `src`; payload/np is what followed the header in its message. */
+void kyi_serve(const kyi_hdr_t *h, void *payload, size_t np, int src);
+
+#endif

@@ -1,0 +1,58 @@
+/* Internal: the UCX transport (this folder): one UCP context and worker per rank, an endpoint to every
+ * rank, bootstrapped through the runtime's MPI (ucx_init.c); host segments registered with ucp_mem_map and
+ * their rkeys exchanged at creation, put/get/strided/memset as one-sided RMA completed by an endpoint
+ * flush (ucx_rma.c); active messages with ucp_am_send_nbx, queued by the receive callback and served by
+ * the progress engine outside UCX (ucx_am.c). Every UCP call holds kyi_ucx.lock: the worker is
+ * serialized, and the progress thread and the application's threads share it. */
+#ifndef KYI_COMM_UCX_UCX_H
+#define KYI_COMM_UCX_UCX_H
+
+#include <pthread.h>
+#include <ucp/api/ucp.h>
+
+#include "comm/transport.h"
+
+#define KYI_UCX_AM_ID 7 /* the one UCP active-message id Kyoyu registers */
+
+typedef struct {
+    ucp_context_h ctx;
+    ucp_worker_h worker;
+    ucp_ep_h *ep; /* [nranks] */
+    pthread_mutex_t lock;
+} kyi_ucx_t;
+extern kyi_ucx_t kyi_ucx;
+
+/* A segment's registration: this rank's memory handle, every rank's piece address and rkey. */
+typedef struct {
+    ucp_mem_h memh; /* NULL when this rank's piece is empty */
+    uint64_t *addr; /* [nranks] */
+    ucp_rkey_h *rkey;
+} kyi_ucx_seg_t;
+
+extern const kyi_transport_t kyi_tp_ucx;
+
+/* A non-blocking call's result: KY_OK with *req the request to complete (NULL: done already), or an
+ * error recorded under call naming the peer and UCX's reason. */
+int kyi_ucx_req(const char *call, const char *what, int peer, ucs_status_ptr_t p, void **req);
+/* Wait for a request (from kyi_ucx_req) with the runtime's waiter, progressing the worker. */
+int kyi_ucx_wait(const char *call, int peer, void *req);
+/* Flush the endpoint to peer: the request completes once every RMA issued to it has completed remotely. */
+int kyi_ucx_flush(const char *call, int peer, void **req);
+
+/* ucx_init.c: the table's background and fini */
+void kyi_ucx_background(void);
+void kyi_ucx_fini(void);
+
+/* ucx_am.c */
+int kyi_ucx_am_send(const char *call, int rank, kyi_hdr_t *h, const void *payload, int pdev,
+                    struct kyi_seg *s, int reply);
+int kyi_ucx_am_open(void);
+int kyi_ucx_am_progress(void);
+void kyi_ucx_am_close(void);
+
+/* ucx_rma.c */
+int kyi_ucx_seg_attach(struct kyi_seg *s);
+void kyi_ucx_seg_detach(struct kyi_seg *s);
+int kyi_ucx_test(kyi_handle_t *h, int *done);
+
+#endif

@@ -1,0 +1,223 @@
+/* The UCX transport's set-up and teardown, its waits, and its table of operations (transport.h). UCX
+ * reads its own UCX_* variables (UCX_TLS picks the transports: self,sm,tcp on one machine, rc/dc/ud with
+ * InfiniBand); Kyoyu logs what was chosen at KY_DEBUG=info. Worker addresses travel through the runtime's
+ * MPI bootstrap (kyi_rt_allgather). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm/ucx/ucx.h"
+
+kyi_ucx_t kyi_ucx = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+int kyi_ucx_built(void)
+{
+    return 1;
+}
+
+int kyi_ucx_req(const char *call, const char *what, int peer, ucs_status_ptr_t p, void **req)
+{
+    *req = NULL;
+    if (UCS_PTR_IS_ERR(p))
+        return kyi_fail(KY_ERR_SYSTEM, call, "rank %d: %s to rank %d failed: UCX: %s", kyi_rt.rank, what,
+                        peer, ucs_status_string(UCS_PTR_STATUS(p)));
+    *req = p;
+    return KY_OK;
+}
+
+int kyi_ucx_flush(const char *call, int peer, void **req)
+{
+    ucp_request_param_t prm = {.op_attr_mask = 0};
+    return kyi_ucx_req(call, "ucp_ep_flush_nbx", peer, ucp_ep_flush_nbx(kyi_ucx.ep[peer], &prm), req);
+}
+
+/* Progress the worker and say whether req completed (freeing it; *st its status). Lock held. */
+static int req_done(void *req, ucs_status_t *st)
+{
+    ucp_worker_progress(kyi_ucx.worker);
+    *st = ucp_request_check_status(req);
+    if (*st == UCS_INPROGRESS) return 0;
+    ucp_request_free(req);
+    return 1;
+}
+
+int kyi_ucx_wait(const char *call, int peer, void *req)
+{
+    if (!req) return KY_OK;
+    kyi_waiter_t w;
+    kyi_waiter_init(&w, call, "a UCX request", peer);
+    for (;;) {
+        ucs_status_t st;
+        pthread_mutex_lock(&kyi_ucx.lock);
+        int done = req_done(req, &st);
+        pthread_mutex_unlock(&kyi_ucx.lock);
+        if (done) {
+            if (st == UCS_OK) return KY_OK;
+            return kyi_fail(KY_ERR_SYSTEM, call, "rank %d: UCX request with rank %d failed: %s", kyi_rt.rank,
+                            peer, ucs_status_string(st));
+        }
+        if (!kyi_comm.progress_thread && kyi_progress_poll() > 0) continue;
+        kyi_waiter_pause(&w);
+    }
+}
+
+int kyi_ucx_test(kyi_handle_t *h, int *done)
+{
+    int err = KY_OK;
+    *done = 1;
+    pthread_mutex_lock(&kyi_ucx.lock);
+    for (int i = 0; i < 2; i++) {
+        ucs_status_t st;
+        if (!h->xreq[i]) continue;
+        if (!req_done(h->xreq[i], &st)) {
+            *done = 0;
+            continue;
+        }
+        h->xreq[i] = NULL;
+        if (st != UCS_OK && !err)
+            err = kyi_fail(KY_ERR_SYSTEM, h->call, "rank %d: UCX transfer with rank %d failed: %s",
+                           kyi_rt.rank, h->rank, ucs_status_string(st));
+    }
+    pthread_mutex_unlock(&kyi_ucx.lock);
+    if (err && !h->rstatus) h->rstatus = err;
+    return KY_OK;
+}
+
+void kyi_ucx_background(void)
+{
+    if (pthread_mutex_trylock(&kyi_ucx.lock)) return; /* someone else is progressing it */
+    ucp_worker_progress(kyi_ucx.worker);
+    pthread_mutex_unlock(&kyi_ucx.lock);
+}
+
+/* Every rank's worker address, then an endpoint to each. */
+static int connect_all(void)
+{
+    static const char *call = "ky_init";
+    ucp_address_t *addr = NULL;
+    size_t len = 0;
+    ucs_status_t us = ucp_worker_get_address(kyi_ucx.worker, &addr, &len);
+    if (us != UCS_OK)
+        return kyi_fail(KY_ERR_SYSTEM, call, "rank %d: ucp_worker_get_address failed: %s", kyi_rt.rank,
+                        ucs_status_string(us));
+    int64_t max = (int64_t)len;
+    int st = kyi_rt_allreduce_i64(&max, 1, KYI_RT_MAX);
+    int n = kyi_rt.nranks;
+    char *mine = calloc(1, (size_t)max + sizeof(uint64_t)), *all = calloc(n, (size_t)max + sizeof(uint64_t));
+    kyi_ucx.ep = calloc(n, sizeof *kyi_ucx.ep);
+    if (!st && (!mine || !all || !kyi_ucx.ep))
+        st = kyi_fail(KY_ERR_NOMEM, call, "rank %d: no memory for %d UCX addresses", kyi_rt.rank, n);
+    size_t slot = (size_t)max + sizeof(uint64_t);
+    if (!st) {
+        uint64_t l = len;
+        memcpy(mine, &l, sizeof l);
+        memcpy(mine + sizeof l, addr, len);
+        st = kyi_rt_allgather(mine, slot, all);
+    }
+    for (int r = 0; r < n && !st; r++) {
+        ucp_ep_params_t ep = {.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS,
+                              .address = (const ucp_address_t *)(all + (size_t)r * slot + sizeof(uint64_t))};
+        us = ucp_ep_create(kyi_ucx.worker, &ep, &kyi_ucx.ep[r]);
+        if (us != UCS_OK)
+            st = kyi_fail(KY_ERR_SYSTEM, call, "rank %d: ucp_ep_create to rank %d failed: %s", kyi_rt.rank, r,
+                          ucs_status_string(us));
+    }
+    ucp_worker_release_address(kyi_ucx.worker, addr);
+    free(mine);
+    free(all);
+    return st;
+}
+
+static int open_worker(void)
+{
+    static const char *call = "ky_init";
+    ucp_config_t *cfg = NULL;
+    ucs_status_t us = ucp_config_read(NULL, NULL, &cfg);
+    if (us != UCS_OK)
+        return kyi_fail(KY_ERR_SYSTEM, call, "rank %d: ucp_config_read failed: %s", kyi_rt.rank,
+                        ucs_status_string(us));
+    ucp_params_t p = {.field_mask = UCP_PARAM_FIELD_FEATURES, .features = UCP_FEATURE_RMA | UCP_FEATURE_AM};
+    us = ucp_init(&p, cfg, &kyi_ucx.ctx);
+    ucp_config_release(cfg);
+    if (us != UCS_OK)
+        return kyi_fail(KY_ERR_SYSTEM, call, "rank %d: ucp_init failed: %s", kyi_rt.rank,
+                        ucs_status_string(us));
+    ucp_worker_params_t wp = {.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
+                              .thread_mode = UCS_THREAD_MODE_SERIALIZED};
+    us = ucp_worker_create(kyi_ucx.ctx, &wp, &kyi_ucx.worker);
+    if (us != UCS_OK)
+        return kyi_fail(KY_ERR_SYSTEM, call, "rank %d: ucp_worker_create failed: %s", kyi_rt.rank,
+                        ucs_status_string(us));
+    return KY_OK;
+}
+
+static void close_all(void)
+{
+    for (int r = 0; kyi_ucx.ep && r < kyi_rt.nranks; r++) {
+        if (!kyi_ucx.ep[r]) continue;
+        ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS, .flags = UCP_EP_CLOSE_FLAG_FORCE};
+        void *req = NULL;
+        pthread_mutex_lock(&kyi_ucx.lock);
+        ucs_status_ptr_t p = ucp_ep_close_nbx(kyi_ucx.ep[r], &prm);
+        pthread_mutex_unlock(&kyi_ucx.lock);
+        if (kyi_ucx_req("ky_finalize", "ucp_ep_close_nbx", r, p, &req) == KY_OK)
+            kyi_ucx_wait("ky_finalize", r, req);
+        kyi_ucx.ep[r] = NULL;
+    }
+    free(kyi_ucx.ep);
+    kyi_ucx.ep = NULL;
+    kyi_ucx_am_close();
+    if (kyi_ucx.worker) ucp_worker_destroy(kyi_ucx.worker);
+    if (kyi_ucx.ctx) ucp_cleanup(kyi_ucx.ctx);
+    kyi_ucx.worker = NULL;
+    kyi_ucx.ctx = NULL;
+}
+
+void kyi_ucx_fini(void)
+{
+    /* Everything this rank issued has completed (ky_quiet ran); the barrier keeps every endpoint open
+     * until no rank needs its peers' progress any more. */
+    void *req = NULL;
+    ucp_request_param_t prm = {.op_attr_mask = 0};
+    pthread_mutex_lock(&kyi_ucx.lock);
+    ucs_status_ptr_t p = ucp_worker_flush_nbx(kyi_ucx.worker, &prm);
+    pthread_mutex_unlock(&kyi_ucx.lock);
+    if (kyi_ucx_req("ky_finalize", "ucp_worker_flush_nbx", -1, p, &req) == KY_OK)
+        kyi_ucx_wait("ky_finalize", -1, req);
+    /* A barrier that keeps progressing the worker: a peer's flush may need this rank's progress. */
+    MPI_Request bar;
+    int done = 0;
+    kyi_waiter_t w;
+    kyi_waiter_init(&w, "ky_finalize", "every rank to finish with UCX", -1);
+    MPI_Ibarrier(kyi_rt.world, &bar);
+    for (;;) {
+        kyi_ucx_background();
+        MPI_Test(&bar, &done, MPI_STATUS_IGNORE);
+        if (done) break;
+        kyi_waiter_pause(&w);
+    }
+    close_all();
+}
+
+int kyi_ucx_open(const kyi_transport_t **out)
+{
+    *out = NULL;
+    int st = open_worker();
+    if (!st) st = kyi_ucx_am_open();
+    if (!st) st = connect_all();
+    /* One rank's failure is every rank's: nobody may go on talking to a rank without UCX. */
+    int64_t worst = st;
+    kyi_rt_allreduce_i64(&worst, 1, KYI_RT_MIN);
+    if (worst) {
+        close_all();
+        if (st) return st;
+        return kyi_fail((int)worst, "ky_init", "rank %d: another rank could not start UCX", kyi_rt.rank);
+    }
+    if (kyi_rt.rank == 0) {
+        ucp_context_attr_t a = {.field_mask = UCP_ATTR_FIELD_NAME};
+        ucp_context_query(kyi_ucx.ctx, &a);
+        KYI_INFO(KYI_SUB_COMM, "transport ucx: UCX %s, context %s (UCX_TLS picks its transports)",
+                 ucp_get_version_string(), a.name);
+    }
+    *out = &kyi_tp_ucx;
+    return KY_OK;
+}

@@ -1,0 +1,223 @@
+/* One-sided transfers over UCX: a segment's host pieces are registered with ucp_mem_map at creation and
+ * every rank unpacks every other rank's rkey; puts and gets are ucp_put_nbx / ucp_get_nbx followed by an
+ * endpoint flush, whose completion is the handle's (a blocking ky_put returns once the bytes are in the
+ * target's memory, as on the MPI path). Strided transfers move one contiguous block per call from or into
+ * the packed buffer strided.c provides. The target's CPU takes no part; the rkey bounds what a peer can
+ * touch to the registered piece, and the initiator checked the range. GPU buffers on the caller's side
+ * pass through a host copy (GPU segments stay on the MPI path). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm/pack.h"
+#include "comm/ucx/ucx.h"
+
+int kyi_ucx_seg_attach(struct kyi_seg *s)
+{
+    static const char *call = "ky_seg_create";
+    int n = kyi_rt.nranks, st = KY_OK;
+    kyi_ucx_seg_t *x = calloc(1, sizeof *x);
+    void *packed = NULL;
+    size_t plen = 0;
+    if (x) {
+        x->addr = calloc(n, sizeof *x->addr);
+        x->rkey = calloc(n, sizeof *x->rkey);
+    }
+    if (!x || !x->addr || !x->rkey) st = kyi_fail(KY_ERR_NOMEM, call, "rank %d: no memory", kyi_rt.rank);
+    pthread_mutex_lock(&kyi_ucx.lock);
+    if (!st && s->bytes) {
+        ucp_mem_map_params_t mp = {
+            .field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH,
+            .address = s->base,
+            .length = s->bytes};
+        ucs_status_t us = ucp_mem_map(kyi_ucx.ctx, &mp, &x->memh);
+        if (us == UCS_OK) us = ucp_rkey_pack(kyi_ucx.ctx, x->memh, &packed, &plen);
+        if (us != UCS_OK)
+            st = kyi_fail(KY_ERR_SYSTEM, call,
+                          "rank %d: registering %zu bytes of segment %u with UCX failed: %s", kyi_rt.rank,
+                          s->bytes, s->id, ucs_status_string(us));
+    }
+    pthread_mutex_unlock(&kyi_ucx.lock);
+    /* every rank's address and rkey, in slots as large as the largest rkey */
+    int64_t agree[2] = {st, -(int64_t)plen};
+    kyi_rt_allreduce_i64(agree, 2, KYI_RT_MIN);
+    size_t slot = 2 * sizeof(uint64_t) + (size_t)(-agree[1]);
+    char *mine = agree[0] ? NULL : calloc(1, slot), *all = agree[0] ? NULL : calloc(n, slot);
+    int64_t ok = mine && all ? KY_OK : KY_ERR_NOMEM;
+    kyi_rt_allreduce_i64(&ok, 1, KYI_RT_MIN);
+    if (!agree[0] && !ok) {
+        uint64_t head[2] = {(uint64_t)(uintptr_t)s->base, plen};
+        memcpy(mine, head, sizeof head);
+        if (plen) memcpy(mine + sizeof head, packed, plen);
+        st = kyi_rt_allgather(mine, slot, all);
+    }
+    pthread_mutex_lock(&kyi_ucx.lock);
+    for (int r = 0; r < n && !st && !agree[0] && !ok; r++) {
+        const uint64_t *head = (const uint64_t *)(all + (size_t)r * slot);
+        x->addr[r] = head[0];
+        if (!head[1]) continue;
+        ucs_status_t us = ucp_ep_rkey_unpack(kyi_ucx.ep[r], head + 2, &x->rkey[r]);
+        if (us != UCS_OK)
+            st = kyi_fail(KY_ERR_SYSTEM, call, "rank %d: unpacking rank %d's rkey of segment %u failed: %s",
+                          kyi_rt.rank, r, s->id, ucs_status_string(us));
+    }
+    if (packed) ucp_rkey_buffer_release(packed);
+    pthread_mutex_unlock(&kyi_ucx.lock);
+    free(mine);
+    free(all);
+    s->xseg = x;
+    if (agree[0] || ok || st) {
+        /* Not registered everywhere: the segment stays on the MPI path (said once, by rank 0). */
+        kyi_ucx_seg_detach(s);
+        if (kyi_rt.rank == 0)
+            KYI_WARN(KYI_SUB_COMM, "segment %u: UCX could not register every piece; it uses the MPI path",
+                     s->id);
+        return agree[0] || ok ? KY_OK : st;
+    }
+    return KY_OK;
+}
+
+void kyi_ucx_seg_detach(struct kyi_seg *s)
+{
+    kyi_ucx_seg_t *x = s->xseg;
+    s->xseg = NULL;
+    if (!x) return;
+    pthread_mutex_lock(&kyi_ucx.lock);
+    for (int r = 0; x->rkey && r < kyi_rt.nranks; r++)
+        if (x->rkey[r]) ucp_rkey_destroy(x->rkey[r]);
+    if (x->memh) ucp_mem_unmap(kyi_ucx.ctx, x->memh);
+    pthread_mutex_unlock(&kyi_ucx.lock);
+    free(x->rkey);
+    free(x->addr);
+    free(x);
+}
+
+/* The endpoint flush that completes h (its transfers were issued just before). Lock held. */
+static int finish_issue(kyi_handle_t *h, size_t n)
+{
+    h->tp = &kyi_tp_ucx;
+    kyi_count(KY_PATH_UCX, n);
+    return kyi_ucx_flush(h->call, h->rank, &h->xreq[0]);
+}
+
+/* Issue one put or get of n bytes at off of h->rank's piece; the request is released at once (the flush
+ * that follows completes it). Lock held. */
+static int rma(kyi_handle_t *h, kyi_ucx_seg_t *x, int is_put, void *buf, size_t off, size_t n)
+{
+    int r = h->rank;
+    ucp_request_param_t prm = {.op_attr_mask = 0};
+    ucs_status_ptr_t p = is_put ? ucp_put_nbx(kyi_ucx.ep[r], buf, n, x->addr[r] + off, x->rkey[r], &prm)
+                                : ucp_get_nbx(kyi_ucx.ep[r], buf, n, x->addr[r] + off, x->rkey[r], &prm);
+    void *req = NULL;
+    KYI_CHECK(kyi_ucx_req(h->call, is_put ? "ucp_put_nbx" : "ucp_get_nbx", r, p, &req));
+    if (req) ucp_request_free(req);
+    return KY_OK;
+}
+
+static int contiguous(kyi_handle_t *h, struct kyi_seg *s, int is_put, void *buf, size_t off, size_t n)
+{
+    pthread_mutex_lock(&kyi_ucx.lock);
+    int st = rma(h, s->xseg, is_put, buf, off, n);
+    if (!st) st = finish_issue(h, n);
+    pthread_mutex_unlock(&kyi_ucx.lock);
+    return st;
+}
+
+static int ucx_put(kyi_handle_t *h, struct kyi_seg *s, kyi_hdr_t *hdr, const void *src, int src_dev)
+{
+    if (src_dev >= 0) { /* GPU source: through a host copy kept until completion */
+        h->tmp = malloc(hdr->n);
+        if (!h->tmp)
+            return kyi_fail(KY_ERR_NOMEM, h->call, "no memory to stage %llu bytes",
+                            (unsigned long long)hdr->n);
+        KYI_CHECK(kyi_local_copy(h->call, h->tmp, -1, src, src_dev, hdr->n));
+        src = h->tmp;
+    }
+    return contiguous(h, s, 1, (void *)src, hdr->off, hdr->n);
+}
+
+/* A get into GPU memory landed in h->tmp: copy it to its place. */
+static int finish_gpu_get(kyi_handle_t *h)
+{
+    if (h->rstatus) return kyi_fail((int)h->rstatus, h->call, "get from rank %d failed", h->rank);
+    return kyi_local_copy(h->call, h->finish_arg, (int)h->finish_n, h->tmp, -1, h->nbytes);
+}
+
+static int ucx_get(kyi_handle_t *h, struct kyi_seg *s, kyi_hdr_t *hdr, void *dst, int dst_dev)
+{
+    if (dst_dev >= 0) {
+        h->tmp = malloc(hdr->n);
+        if (!h->tmp)
+            return kyi_fail(KY_ERR_NOMEM, h->call, "no memory to stage %llu bytes",
+                            (unsigned long long)hdr->n);
+        h->finish = finish_gpu_get;
+        h->finish_arg = dst;
+        h->finish_n = (size_t)dst_dev;
+        h->nbytes = hdr->n;
+        dst = h->tmp;
+    }
+    return contiguous(h, s, 0, dst, hdr->off, hdr->n);
+}
+
+/* Every block of a strided layout (hdr: descriptor at the target), moved to or from the packed buffer. */
+static int strided(kyi_handle_t *h, struct kyi_seg *s, kyi_hdr_t *hdr, int is_put, char *packed)
+{
+    size_t st_[3] = {0, 0, 0}, c[4] = {1, 1, 1, 1};
+    int levels = hdr->levels;
+    for (int i = 0; i < levels; i++) st_[i] = hdr->args[KYI_ARG_STRIDE + i];
+    for (int i = 0; i <= levels; i++) c[i] = hdr->args[KYI_ARG_COUNT + i];
+    int rc = KY_OK;
+    pthread_mutex_lock(&kyi_ucx.lock);
+    for (size_t k = 0; k < c[3] && !rc; k++)
+        for (size_t j = 0; j < c[2] && !rc; j++)
+            for (size_t i = 0; i < c[1] && !rc; i++) {
+                size_t off = hdr->off + k * st_[2] + j * st_[1] + i * st_[0];
+                rc = rma(h, s->xseg, is_put, packed, off, c[0]);
+                packed += c[0];
+            }
+    if (!rc) rc = finish_issue(h, hdr->n);
+    pthread_mutex_unlock(&kyi_ucx.lock);
+    return rc;
+}
+
+static int ucx_put_strided(kyi_handle_t *h, struct kyi_seg *s, kyi_hdr_t *hdr, const void *packed)
+{
+    return strided(h, s, hdr, 1, (char *)packed);
+}
+
+static int ucx_get_strided(kyi_handle_t *h, struct kyi_seg *s, kyi_hdr_t *hdr, void *packed)
+{
+    return strided(h, s, hdr, 0, packed);
+}
+
+static int ucx_memset(kyi_handle_t *h, struct kyi_seg *s, kyi_hdr_t *hdr)
+{
+    h->tmp = malloc(hdr->n);
+    if (!h->tmp)
+        return kyi_fail(KY_ERR_NOMEM, h->call, "no memory for %llu bytes", (unsigned long long)hdr->n);
+    memset(h->tmp, (int)hdr->aux, hdr->n);
+    return contiguous(h, s, 1, h->tmp, hdr->off, hdr->n);
+}
+
+static int never_eager(size_t n)
+{
+    (void)n;
+    return 0;
+}
+
+const kyi_transport_t kyi_tp_ucx = {
+    .name = "ucx",
+    .path = KY_PATH_UCX,
+    .put = ucx_put,
+    .get = ucx_get,
+    .put_strided = ucx_put_strided,
+    .get_strided = ucx_get_strided,
+    .memset = ucx_memset,
+    .eager_get = never_eager,
+    .am_send = kyi_ucx_am_send,
+    .test = kyi_ucx_test,
+    .progress = kyi_ucx_am_progress,
+    .background = kyi_ucx_background,
+    .seg_attach = kyi_ucx_seg_attach,
+    .seg_detach = kyi_ucx_seg_detach,
+    .fini = kyi_ucx_fini,
+};
