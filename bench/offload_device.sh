@@ -12,7 +12,9 @@
 #   bench/offload_device.sh [--help] [--only tests,cuda,dsm]
 #
 # Environment: BUILD (the Kyoyu build folder with ky_stencil_gpu and ky_himeno, default build; configured and
-# built here when missing), DEBS (default .scratch/offload-debs).
+# built here when missing), DEBS (default .scratch/offload-debs: GCC's nvptx packages of the machine's own GCC
+# version, e.g. Ubuntu 24.04's gcc-13-offload-nvptx; docs/offload.md), OFFLOAD_CC (compilers tried, default
+# gcc), CHECK_LIMIT (seconds for step 1, default 300).
 set -u
 case "${1:-}" in -h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 only=tests,cuda,dsm
@@ -31,7 +33,7 @@ if [ ! -x "$B/bin/ky_stencil_gpu" ]; then
 fi
 K="$B/bin/kyrun"
 if want tests; then
-    step offload_check 240 tools/offload-check --debs "$DEBS" --gpu-only --keep "$out/check" \
+    step offload_check "${CHECK_LIMIT:-300}" tools/offload-check --debs "$DEBS" --cc "${OFFLOAD_CC:-gcc}" --gpu-only --keep "$out/check" \
         --bench "--n 512,512,512 --size L --steps 50 --reps 3 --check"
     grep -E "FAIL|PASS|pass|fail|GB/s|ms" "$out/offload_check.log" | tail -40 | sed 's/^/    /' | tee -a "$S"
     cp "$out/check/bench.jsonl" "$out/offload_bench.jsonl" 2>/dev/null

@@ -21,10 +21,11 @@ if ls "$debs"/*.deb >/dev/null 2>&1; then
     root=$work/nvptx-root
     [ -d "$root" ] || for d in "$debs"/*.deb; do dpkg -x "$d" "$root"; done
     export PATH="$root/usr/bin:$PATH"
-    export COMPILER_PATH="$root/usr/lib/gcc/x86_64-linux-gnu/$major${COMPILER_PATH:+:$COMPILER_PATH}"
+    # Debian keeps the accel tools under usr/lib/gcc, Ubuntu 24.04 under usr/libexec/gcc
+    export COMPILER_PATH="$root/usr/lib/gcc/x86_64-linux-gnu/$major:$root/usr/libexec/gcc/x86_64-linux-gnu/$major${COMPILER_PATH:+:$COMPILER_PATH}"
     export LD_LIBRARY_PATH="$root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
-mk=$(for d in ${COMPILER_PATH//:/ } "/usr/lib/gcc/x86_64-linux-gnu/$major"; do
+mk=$(for d in ${COMPILER_PATH//:/ } "/usr/lib/gcc/x86_64-linux-gnu/$major" "/usr/libexec/gcc/x86_64-linux-gnu/$major"; do
     ls "$d/accel/nvptx-none/mkoffload" 2>/dev/null
 done | head -1)
 if [ -z "$mk" ]; then
