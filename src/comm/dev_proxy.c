@@ -83,7 +83,7 @@ int kyi_dev_proxy_register(void)
 
 /* ---- serving a request ---------------------------------------------------------------------------- */
 
-static int signal(ring_t *q, const ky_dev_req_t *r)
+static int deliver_signal(ring_t *q, const ky_dev_req_t *r)
 {
     static const char *call = "ky_dev_put_signal";
     atomic_store(&q->acked, 0);
@@ -112,7 +112,7 @@ static int serve(ring_t *q, const ky_dev_req_t *r)
             return ky_get(local, r->rank, q->seg, r->off, r->n);
         case KY_DEV_OP_PUT_SIGNAL:
             KYI_CHECK(ky_put(r->rank, q->seg, r->off, local, r->n)); /* blocking: the data has landed */
-            return signal(q, r);
+            return deliver_signal(q, r);
         default:
             return kyi_fail(KY_ERR_INTERNAL, "ky_dev proxy", "request with operation %u", r->op);
     }
