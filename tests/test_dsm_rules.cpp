@@ -2,7 +2,8 @@
  * held by sibling threads at once, writes to one's own elements on pages homed at a neighbour (blocks that
  * are not page multiples) through ky_sync_drop and ky_overload_array, writes through a read-write preload
  * into the neighbours' planes, and the atomics (ky_trylock, ky_compare_swap). References are computed
- * another way: closed formulas of (step, index), counts, MPI_Allgather of what each rank did. */
+ * another way: closed formulas of (step, index), counts, MPI_Allgather of what each rank did. Also pages
+ * still as allocated, which their home writes without a copy. */
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -313,6 +314,81 @@ TEST(DsmRules, AtomicsRefuseBadInput)
     KYT_EXPECT_STATUS(KY_ERR_ARG, ky_trylock(KY_DSM_LOCKS));
     KYT_EXPECT_OK(ky_barrier());
     KYT_EXPECT_OK(ky_free(c));
+}
+
+/* A new allocation is guarded in its first intervals, but a page still as allocated (all zeros at the last
+ * synchronisation) needs no copy when its home first writes it: a late fetch gets zeros, which is the
+ * synchronised version. In the next interval the page holds data, and the home's writes copy it again. */
+TEST(DsmRules, FreshPagesServeZerosWithoutCopies)
+{
+    int n = kyt::nranks(), me = kyt::rank();
+    const char *mode = getenv("KY_DSM_SNAPSHOT");
+    if (n < 2 || (mode && !strcmp(mode, "0"))) GTEST_SKIP() << "needs 2+ ranks and snapshots on";
+    int per = (int)(3 * page() / sizeof(long)), next = (me + 1) % n;
+    int dims[] = {n * per, -1}, divs[] = {n, -1};
+    long *a = (long *)ky_mapalloc(dims, divs, sizeof(long), 0, n);
+    ASSERT_TRUE(a);
+    long first = (long)next * per, last = first + per - 1;
+    ky_dsm_stats_t s0, s1, s2;
+    ky_dsm_stats(&s0);
+    for (long i = (long)me * per; i < (long)(me + 1) * per; i++) a[i] = 7 * i + 1;
+    ky_dsm_stats(&s1);
+    EXPECT_EQ(s0.home_snapshots, s1.home_snapshots) << "the first writes since the allocation copied pages";
+    ky_comm_barrier();                       /* the neighbour has written: not a DSM synchronisation */
+    bool ok = a[first] == 0 && a[last] == 0; /* a late fetch: the synchronised version */
+    KYT_EXPECT_OK(ky_barrier());
+    ok = ok && a[first] == 7 * first + 1;
+    for (long i = (long)me * per; i < (long)(me + 1) * per; i++) a[i] = -i; /* still new: guarded, copied */
+    ky_dsm_stats(&s2);
+    EXPECT_GE(s2.home_snapshots, s1.home_snapshots + 3);
+    ky_comm_barrier();
+    ok = ok && a[last] == 7 * last + 1;
+    KYT_EXPECT_OK(ky_barrier());
+    ok = ok && a[first] == -first && a[last] == -last;
+    EXPECT_TRUE(kyt::all(ok));
+    KYT_EXPECT_OK(ky_free(a));
+}
+
+/* What changes a page that is still as allocated before its home writes it: an atomic at the home, a lock
+ * holder's diff, the home's own writes under a lock. Each is seen at once, so the home's later first write
+ * must copy the page, and a fetch must find them (a page taken for all zeros lost them). */
+TEST(DsmRules, FreshPagesKeepAtomicsAndReleases)
+{
+    int n = kyt::nranks(), me = kyt::rank();
+    const char *mode = getenv("KY_DSM_SNAPSHOT");
+    if (n < 2 || (mode && !strcmp(mode, "0"))) GTEST_SKIP() << "needs 2+ ranks and snapshots on";
+    long *p = (long *)kyt::galloc(page(), 0), *q = (long *)kyt::galloc(page(), 0),
+         *r = (long *)kyt::galloc(page(), 0);
+    ASSERT_TRUE(p && q && r);
+    if (me == 1) {
+        KYT_EXPECT_OK(ky_fetch_add(&p[1], 5, NULL));
+        KYT_EXPECT_OK(ky_lock(3));
+        q[2] = 3;
+        KYT_EXPECT_OK(ky_unlock(3));
+    }
+    if (me == 0) {
+        KYT_EXPECT_OK(ky_lock(4));
+        r[0] = 4;
+        KYT_EXPECT_OK(ky_unlock(4));
+    }
+    ky_comm_barrier();
+    if (me == 0) p[0] = 9, q[0] = 1; /* the home's first plain writes of the interval */
+    ky_comm_barrier();
+    bool ok = true;
+    if (me == n - 1) {
+        KYT_EXPECT_OK(ky_lock(3)); /* drops every cached copy: what follows is fetched from the home */
+        ok = q[2] == 3 && q[0] == 0 && p[1] == 5 && p[0] == 0;
+        KYT_EXPECT_OK(ky_unlock(3));
+        KYT_EXPECT_OK(ky_lock(4));
+        ok = ok && r[0] == 4;
+        KYT_EXPECT_OK(ky_unlock(4));
+    }
+    KYT_EXPECT_OK(ky_barrier());
+    ok = ok && p[0] == 9 && p[1] == 5 && q[0] == 1 && q[2] == 3 && r[0] == 4;
+    EXPECT_TRUE(kyt::all(ok));
+    KYT_EXPECT_OK(ky_free(p));
+    KYT_EXPECT_OK(ky_free(q));
+    KYT_EXPECT_OK(ky_free(r));
 }
 
 }  // namespace

@@ -83,6 +83,9 @@ static void set_home_states(size_t pg, size_t n, int state, uint32_t now)
     for (size_t i = 0; i < n; i++) {
         pthread_mutex_lock(kyi_pg_lock(pg + i));
         kyi_dsm.state[pg + i] = (uint8_t)state;
+        /* zero-filled (a new memfd range, or punched by release_pages): its first guarded write copies
+         * nothing */
+        __atomic_store_n(&kyi_dsm.zero[pg + i], state == KYI_PG_HOME_RO, __ATOMIC_RELAXED);
         __atomic_store_n(&kyi_dsm.fetched_at[pg + i], now & ~KYI_FETCHED, __ATOMIC_RELAXED);
         pthread_mutex_unlock(kyi_pg_lock(pg + i));
     }
@@ -314,6 +317,7 @@ static void release_pages(size_t pg, size_t n)
     kyi_protect(pg, n, PROT_NONE);
     memset(kyi_dsm.state + pg, KYI_PG_NONE, n);
     memset(kyi_dsm.mixed + pg, 0, n);
+    memset(kyi_dsm.zero + pg, 0, n);
     size_t off = pg << kyi_dsm.page_shift, len = n << kyi_dsm.page_shift;
     for (int v = 0; v < 3; v++)
         fallocate(kyi_dsm.memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)(v * kyi_dsm.size + off),

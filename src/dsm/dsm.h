@@ -15,6 +15,10 @@
  *                                       (or, with KY_DSM_SHARED_WINDOW >= 0, none in that many intervals);
  *                                       stays open until some rank fetches it, then is guarded from the
  *                                       next interval on)
+ *                                    -> HOME_FRESH (guarded, but all zeros at the last synchronisation, as
+ *                                       allocated: the snapshot is implied, nothing is copied; fetches get
+ *                                       zeros; kyi_pg_materialise writes the zeros out where something must
+ *                                       change the snapshot)
  * A thread fetching a page marks it FETCHING and drops the lock while it waits, so no lock is ever held
  * across a remote wait (the progress thread, which serves other ranks, only takes stripe locks briefly).
  *
@@ -39,7 +43,8 @@
 #include "runtime/log.h"
 #include "runtime/runtime.h"
 
-/* HOME_OPEN: writable without a snapshot, in an interval opened by ky_sync_nofetch. */
+/* HOME_OPEN: writable without a snapshot, in an interval opened by ky_sync_nofetch. HOME_FRESH: HOME_RW
+ * whose snapshot is all zeros and was never written (see above). */
 enum {
     KYI_PG_NONE = 0,
     KYI_PG_RO,
@@ -48,11 +53,12 @@ enum {
     KYI_PG_HOME_RO,
     KYI_PG_HOME_RW,
     KYI_PG_HOME_OPEN,
-    KYI_PG_HOME_FREE
+    KYI_PG_HOME_FREE,
+    KYI_PG_HOME_FRESH
 };
 static inline int kyi_pg_is_home(int s)
 {
-    return s == KYI_PG_HOME_RO || s == KYI_PG_HOME_RW || s == KYI_PG_HOME_OPEN || s == KYI_PG_HOME_FREE;
+    return s >= KYI_PG_HOME_RO && s <= KYI_PG_HOME_FRESH;
 }
 /* KY_DSM_SNAPSHOT: which home pages keep the synchronised version while the home writes them. */
 enum { KYI_SNAP_OFF = 0, KYI_SNAP_ALL = 1, KYI_SNAP_SHARED = 2 };
@@ -115,6 +121,9 @@ typedef struct {
     uint8_t *sending;       /* [npages] zero-copy replies in flight from a home page (serve.c) */
     _Atomic long replies;   /* zero-copy and pooled replies not yet released (finalize waits for them) */
     uint8_t *mixed;         /* [npages] 1: the page holds elements of several owners (ky_mapalloc, owner.c) */
+    uint8_t *zero; /* [npages] 1: a home page still as allocated (all zeros) at the last synchronisation, so
+                    * its synchronised version needs no copy (HOME_FRESH); cleared by any change that
+                    * others may see: a publish of the home's writes, a diff, an atomic, an open interval */
     _Atomic uint64_t
         acquires; /* lock acquisitions begun: a fetch that overlaps one is done again (locks.c) */
     pthread_mutex_t release_lock; /* lock acquire/release flushes and publishes, one at a time (locks.c) */
@@ -203,6 +212,20 @@ static inline void kyi_page_copy(void *dst, const void *src, size_t n)
     kyi_hb_ignore_begin();
     memcpy(dst, src, n);
     kyi_hb_ignore_end();
+}
+
+/* Home page pg (stripe lock held) no longer equals its allocation's zeros once others may see the change:
+ * a HOME_FRESH page gets its implied snapshot written out (zeros) and becomes HOME_RW, so whatever follows
+ * can update or read the snapshot as on any guarded page. */
+static inline void kyi_pg_materialise(size_t pg)
+{
+    if (kyi_dsm.state[pg] == KYI_PG_HOME_FRESH) {
+        kyi_hb_ignore_begin();
+        memset(kyi_pg_snap(pg), 0, kyi_dsm.page);
+        kyi_hb_ignore_end();
+        kyi_dsm.state[pg] = KYI_PG_HOME_RW;
+    }
+    __atomic_store_n(&kyi_dsm.zero[pg], 0, __ATOMIC_RELAXED);
 }
 
 /* space.c */

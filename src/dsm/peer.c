@@ -128,10 +128,17 @@ int kyi_peer_read(int home, size_t pg, size_t n, int scratch)
         /* the home guards the page from its next interval on (serve.c does the same) */
         __atomic_store_n(&p->fetched_at[q], kyi_fetch_mark(theirs), __ATOMIC_RELAXED);
         if (s == KYI_PG_HOME_FREE) KYI_DSM_COUNT(unguarded_reads, 1);
-        /* the synchronised version: the snapshot of a page the home wrote since, else its data */
+        /* the synchronised version: the snapshot of a page the home wrote since, zeros for one it wrote
+         * first since its allocation (no snapshot was needed), else its data */
         const char *src =
             p->map + (s == KYI_PG_HOME_RW && kyi_dsm.snapshot ? kyi_dsm.size : 0) + (q << kyi_dsm.page_shift);
-        kyi_page_copy(kyi_pg_dst(q, scratch), src, kyi_dsm.page);
+        if (s == KYI_PG_HOME_FRESH) {
+            kyi_hb_ignore_begin();
+            memset(kyi_pg_dst(q, scratch), 0, kyi_dsm.page);
+            kyi_hb_ignore_end();
+        } else {
+            kyi_page_copy(kyi_pg_dst(q, scratch), src, kyi_dsm.page);
+        }
         pthread_mutex_unlock(lk);
     }
     return KY_OK;

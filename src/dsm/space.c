@@ -98,6 +98,8 @@ void kyi_home_pages_set(int from, int to, int prot)
         for (size_t i = 0; i < n; i++) {
             pthread_mutex_lock(kyi_pg_lock(pg0 + i));
             kyi_dsm.state[pg0 + i] = (uint8_t)to;
+            /* written unseen while open: no longer known to be the allocation's zeros */
+            if (to == KYI_PG_HOME_OPEN) __atomic_store_n(&kyi_dsm.zero[pg0 + i], 0, __ATOMIC_RELAXED);
             pthread_mutex_unlock(kyi_pg_lock(pg0 + i));
         }
         kyi_protect(pg0, n, prot);
@@ -192,12 +194,13 @@ int kyi_dsm_init(void)
         if (fd >= 0) close(fd);
         return KY_OK; /* the lower layers still work */
     }
-    /* one byte a page, touched only where allocations are */
-    void *mixed = mmap(NULL, kyi_dsm.npages, PROT_READ | PROT_WRITE,
+    /* two bytes a page (mixed, zero), touched only where allocations are */
+    void *mixed = mmap(NULL, 2 * kyi_dsm.npages, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (mixed == MAP_FAILED)
         return kyi_fail(KY_ERR_SYSTEM, "ky_init", "no memory for the page table of the global space");
     kyi_dsm.mixed = mixed;
+    kyi_dsm.zero = kyi_dsm.mixed + kyi_dsm.npages;
     kyi_dsm.base = base;
     kyi_dsm.svc = svc;
     kyi_dsm.memfd = fd;
@@ -241,7 +244,7 @@ int kyi_dsm_finalize(void)
     kyi_peers_close();
     munmap(kyi_dsm.svc, 3 * kyi_dsm.size + kyi_dsm.meta_bytes);
     munmap(kyi_dsm.base, kyi_dsm.size);
-    munmap(kyi_dsm.mixed, kyi_dsm.npages);
+    munmap(kyi_dsm.mixed, 2 * kyi_dsm.npages);
     for (size_t i = 0; i < kyi_dsm.nallocs; i++) free(kyi_dsm.allocs[i].map);
     close(kyi_dsm.memfd);
     for (size_t i = 0; i < kyi_dsm.nallocs; i++) free(kyi_dsm.allocs[i].page_home);
