@@ -1,10 +1,11 @@
-/* The split-phase barrier: notify completes this rank's outstanding operations and enters an MPI
- * non-blocking barrier; wait and try complete it. One barrier per rank may be in flight. */
+/* The split-phase barrier: notify completes this rank's outstanding operations and enters a non-blocking
+ * barrier of the MPI transport (mpi/barrier_mpi.c); wait and try complete it. One barrier per rank may be
+ * in flight. */
 #include "comm/comm.h"
+#include "comm/transport.h"
 #include "runtime/trace.h"
 
 static pthread_mutex_t bar_lock = PTHREAD_MUTEX_INITIALIZER;
-static MPI_Request bar_req = MPI_REQUEST_NULL;
 static int bar_active;
 
 int ky_barrier_notify(void)
@@ -22,10 +23,8 @@ int ky_barrier_notify(void)
         st = kyi_fail(KY_ERR_STATE, call, "another thread notified concurrently");
     } else {
         kyi_hb_release(KYI_HB_BARRIER); /* comm.h: this thread's accesses precede what is served after it */
-        if (MPI_Ibarrier(kyi_comm.bar, &bar_req) != MPI_SUCCESS)
-            st = kyi_fail(KY_ERR_MPI, call, "MPI_Ibarrier failed");
-        else
-            bar_active = 1;
+        st = kyi_mpi_barrier_start(call);
+        if (!st) bar_active = 1;
     }
     pthread_mutex_unlock(&bar_lock);
     return st;
@@ -38,13 +37,13 @@ static int bar_test(const char *call, int *done)
         pthread_mutex_unlock(&bar_lock);
         return kyi_fail(KY_ERR_STATE, call, "no barrier was notified");
     }
-    MPI_Test(&bar_req, done, MPI_STATUS_IGNORE);
-    if (*done) {
+    int st = kyi_mpi_barrier_test(call, done);
+    if (!st && *done) {
         bar_active = 0;
         kyi_hb_acquire(KYI_HB_BARRIER); /* comm.h: what the engine served before the barrier is done */
     }
     pthread_mutex_unlock(&bar_lock);
-    return KY_OK;
+    return st;
 }
 
 int ky_barrier_try(void)

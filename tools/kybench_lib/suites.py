@@ -88,6 +88,7 @@ DEVICE_PP = {"full": "-b 8 -e 4K -f 8 -n 2000 -w 50", "cpu": "-b 8 -e 4K -f 8 -n
              "quick": "-b 8 -e 8 -n 200 -w 10"}
 
 SPLIT = {"KY_NODE_SPLIT": "rank"}
+UCX = {"KY_NODE_SPLIT": "rank", "KY_TRANSPORT": "ucx"}
 ONE_GPU = {"KY_GPUS_PER_RANK": "1"}
 
 
@@ -95,8 +96,11 @@ class Case:
     """One run: NAME (also the JSON file's name), PROG in the build's bin, ARGS, RANGES (flags per range),
     ENV, GPU (needs a GPU per rank), RANKS (a fixed count, or None: from --ranks, default DEFAULT_RANKS)."""
 
-    def __init__(self, name, prog, args, ranges, env=None, gpu=False, ranks=2, default_ranks=(2,), script=False):
+    def __init__(self, name, prog, args, ranges, env=None, gpu=False, ranks=2, default_ranks=(2,), script=False,
+                 ucx=False):
         self.name, self.prog, self.args, self.ranges = name, prog, args, ranges
+        # ucx: needs a build with the UCX transport (skipped otherwise)
+        self.ucx = ucx
         self.env, self.gpu, self.ranks, self.default_ranks = dict(env or {}), gpu, ranks, default_ranks
         # script: PROG is a path under the source root that launches its own runs (no kyrun; gets --build)
         self.script = script
@@ -107,6 +111,7 @@ SUITES = {
     "comm": [
         Case("pingpong_host_shm", "pingpong", "--mem host", PP_HOST),
         Case("pingpong_host_mpi", "pingpong", "--mem host", PP_HOST, SPLIT),
+        Case("pingpong_host_ucx", "pingpong", "--mem host", PP_HOST, UCX, ucx=True),
         Case("halo_host_shm", "halo", "--mem host", HALO_HOST),
         Case("halo_host_mpi", "halo", "--mem host", HALO_HOST, SPLIT),
         Case("pingpong_gpu_ipc", "pingpong", "--mem gpu", PP_GPU, ONE_GPU, gpu=True),
@@ -259,6 +264,15 @@ def _launcher(bindir, ranks, gpu):
     return ["mpirun", "-n", str(ranks), "--allow-run-as-root", "--oversubscribe"]
 
 
+def _build_has_ucx(bindir):
+    """Whether the build whose programs are in BINDIR found UCX (its CMake cache says so)."""
+    try:
+        with open(os.path.join(os.path.dirname(bindir), "CMakeCache.txt"), encoding="utf-8") as fh:
+            return any(line.startswith("UCX_FOUND:INTERNAL=1") for line in fh)
+    except OSError:
+        return False
+
+
 def _plan(suite_names, opts, ngpus, use_gpus):
     """[(suite, case, ranks, file-stem, skip-reason or None)] in run order."""
     plan = []
@@ -280,6 +294,8 @@ def _plan(suite_names, opts, ngpus, use_gpus):
                     skip = f"{c.prog} missing"
                 elif not c.script and not os.access(os.path.join(opts.bindir, c.prog), os.X_OK):
                     skip = f"{c.prog} not built"
+                elif c.ucx and not _build_has_ucx(opts.bindir):
+                    skip = "the build has no UCX transport (libucx-dev, configure again)"
                 elif c.gpu and not use_gpus:
                     skip = f"GPU case: nvidia-smi finds {ngpus} GPU(s), 2 are needed (--gpus forces)"
                 elif c.gpu and ngpus and n > ngpus and not opts.gpus:

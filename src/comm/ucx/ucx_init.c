@@ -1,7 +1,9 @@
-/* The UCX transport's set-up and teardown, its waits, and its table of operations (transport.h). UCX
+/* The UCX transport's set-up and teardown, its waits and request tests, background progress. UCX
  * reads its own UCX_* variables (UCX_TLS picks the transports: self,sm,tcp on one machine, rc/dc/ud with
  * InfiniBand); Kyoyu logs what was chosen at KY_DEBUG=info. Worker addresses travel through the runtime's
  * MPI bootstrap (kyi_rt_allgather). */
+#define _GNU_SOURCE
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -198,6 +200,26 @@ void kyi_ucx_fini(void)
     close_all();
 }
 
+/* KY_DEBUG=info: UCX's version and the transports (lanes) of rank 0's endpoint to its neighbour, which
+ * UCX chose from UCX_TLS and the hardware: what a run measured. */
+static void log_lanes(void)
+{
+    if (!kyi_log_enabled(KYI_LOG_INFO, KYI_SUB_COMM)) return;
+    KYI_INFO(KYI_SUB_COMM, "transport ucx: UCX %s", ucp_get_version_string());
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) return;
+    ucp_ep_print_info(kyi_ucx.ep[kyi_rt.nranks > 1 ? 1 : 0], f);
+    fclose(f);
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        while (*line == ' ' || *line == '#') line++;
+        if (!strncmp(line, "lane[", 5))
+            KYI_INFO(KYI_SUB_COMM, "transport ucx, rank 0 -> %d: %s", kyi_rt.nranks > 1, line);
+    }
+    free(text);
+}
+
 int kyi_ucx_open(const kyi_transport_t **out)
 {
     *out = NULL;
@@ -212,12 +234,7 @@ int kyi_ucx_open(const kyi_transport_t **out)
         if (st) return st;
         return kyi_fail((int)worst, "ky_init", "rank %d: another rank could not start UCX", kyi_rt.rank);
     }
-    if (kyi_rt.rank == 0) {
-        ucp_context_attr_t a = {.field_mask = UCP_ATTR_FIELD_NAME};
-        ucp_context_query(kyi_ucx.ctx, &a);
-        KYI_INFO(KYI_SUB_COMM, "transport ucx: UCX %s, context %s (UCX_TLS picks its transports)",
-                 ucp_get_version_string(), a.name);
-    }
+    if (kyi_rt.rank == 0) log_lanes();
     *out = &kyi_tp_ucx;
     return KY_OK;
 }
