@@ -68,16 +68,17 @@ void kyi_ucx_am_close(void)
     q_tail = &q_head;
 }
 
+/* Returns the messages served plus the worker's own events (a peer's flush, wire-up): the progress thread
+ * backs off only while nothing at all happens, since a peer's flush may be waiting on this worker. */
 int kyi_ucx_am_progress(void)
 {
+    int n = 0;
     pthread_mutex_lock(&kyi_ucx.lock);
-    while (ucp_worker_progress(kyi_ucx.worker)) {
-    }
+    while (ucp_worker_progress(kyi_ucx.worker)) n++;
     arrived_t *a = q_head;
     q_head = NULL;
     q_tail = &q_head;
     pthread_mutex_unlock(&kyi_ucx.lock);
-    int n = 0;
     while (a) {
         arrived_t *next = a->next;
         kyi_hb_acquire(KYI_HB_BARRIER);
