@@ -44,6 +44,10 @@ struct kyi_seg *kyi_seg_lookup(uint32_t id)
 static int alloc_piece(const char *call, struct kyi_seg *s, void *base, size_t bytes)
 {
     s->shm_fd = -1;
+    /* a peer's device-API signal is applied here by a kernel launched while ours may spin: load it now */
+    if (s->memkind == KY_MEM_GPU && kyi_gpu_atomic_prepare(s->device))
+        return kyi_fail(KY_ERR_CUDA, call, "cannot load the signal kernel on GPU %d: %s", s->device,
+                        kyi_gpu_last_error());
     if (base) {
         s->base = base;
         return KY_OK;

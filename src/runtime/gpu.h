@@ -73,6 +73,8 @@ int kyi_gpu_copy(int dev, void *dst, const void *src, size_t n);
 /* Atomically set (add = 0) or add `value` to the 8-byte word p of dev's memory, by a one-thread kernel on a
  * stream of dev's pool; returns once the word is written. */
 int kyi_gpu_atomic_u64(int dev, void *p, uint64_t value, int add);
+/* Loads that kernel on dev now, not lazily at the first signal (which could wait for a spinning kernel). */
+int kyi_gpu_atomic_prepare(int dev);
 
 /* Last CUDA error text of this thread, for messages. */
 const char *kyi_gpu_last_error(void);

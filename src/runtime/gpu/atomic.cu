@@ -36,3 +36,18 @@ extern "C" int kyi_gpu_atomic_u64(int dev, void *p, uint64_t value, int add)
     kyi_gpu_dev_leave(&g);
     return st;
 }
+
+/* Load the atomic kernel's module now. CUDA loads modules lazily (CUDA_MODULE_LOADING=LAZY, the default),
+ * and loading one synchronises the context: the first signal a proxy delivers arrives while the target's
+ * kernel spins in ky_dev_wait_until for it, so a lazy load there would wait for that kernel, which waits
+ * for the signal (a deadlock seen on the GPU machine). GPU segments call this when they are created. */
+extern "C" int kyi_gpu_atomic_prepare(int dev)
+{
+    static const char *call = "kyi_gpu_atomic_prepare";
+    kyi_gpu_guard_t g;
+    KYI_CHECK(kyi_gpu_dev_enter(dev, &g, call));
+    cudaFuncAttributes attr;
+    cudaError_t e = cudaFuncGetAttributes(&attr, atomic_u64_kernel);
+    kyi_gpu_dev_leave(&g);
+    return e == cudaSuccess ? KY_OK : kyi_gpu_cuda_fail(e, call, "cudaFuncGetAttributes");
+}

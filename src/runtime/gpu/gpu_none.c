@@ -164,6 +164,11 @@ int kyi_gpu_atomic_u64(int dev, void *p, uint64_t value, int add)
     (void)add;
     return unsupported("kyi_gpu_atomic_u64");
 }
+int kyi_gpu_atomic_prepare(int dev)
+{
+    (void)dev;
+    return unsupported("kyi_gpu_atomic_prepare");
+}
 
 const char *kyi_gpu_last_error(void)
 {
