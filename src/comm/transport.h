@@ -55,14 +55,15 @@ static inline const kyi_transport_t *kyi_tp_for(const struct kyi_seg *s)
 {
     return s->xseg ? kyi_tp_extra : &kyi_tp_mpi;
 }
-/* Transport active messages to other nodes travel on. */
+/* Transport every active message travels on (same-node ones too; only a long payload to a mapped piece is
+ * written directly). */
 static inline const kyi_transport_t *kyi_tp_am(void)
 {
     return kyi_tp_extra ? kyi_tp_extra : &kyi_tp_mpi;
 }
 
 /* Target side: run active message h from src. A long message's payload is already in its segment
- * (KYI_F_PLACED) or follows the header (KYI_F_EAGER); a medium one's is `payload`. am.c sets it at init;
+ * (KYI_F_PLACED) or follows the header (KYI_F_EAGER); a medium one's is `payload`. am.c defines it;
  * transports call it and nothing else of the API files. */
 typedef void (*kyi_am_deliver_fn)(const kyi_hdr_t *h, void *payload, int src);
 extern kyi_am_deliver_fn kyi_am_deliver;
