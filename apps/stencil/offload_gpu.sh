@@ -36,7 +36,7 @@ fi
 sm=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d '.')
 [ "$sm" -ge 80 ] && sm=80 # GCC 12's newest PTX target; it runs on newer GPUs
 # -fcf-protection=none -fno-stack-protector: Ubuntu GCC's defaults, which its nvptx lto1 and ptxas refuse
-off="-foffload=nvptx-none -foffload-options=nvptx-none=-misa=sm_$sm -foffload-options=nvptx-none=-latomic -fcf-protection=none -fno-stack-protector"
+off="-foffload=nvptx-none -foffload-options=nvptx-none=-misa=sm_$sm -foffload-options=nvptx-none=-latomic -foffload-options=nvptx-none=-ffp-contract=off -fcf-protection=none -fno-stack-protector"
 rc=0
 # the host side once, host OpenMP only (no target regions there, so nothing to offload); the directive code
 # per back end with that back end's flag alone: GCC's mkoffload takes -fopenacc or -fopenmp, not both
