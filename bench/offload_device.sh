@@ -12,7 +12,7 @@
 #   bench/offload_device.sh [--help] [--only tests,cuda,dsm]
 #
 # Environment: BUILD (the Kyoyu build folder with ky_stencil_gpu and ky_himeno, default build; configured and
-# built here when missing), DEBS (default .scratch/offload-debs: GCC's nvptx packages of the machine's own GCC
+# built here when missing), DEBS (default .scratch/offload-debs-ubuntu, made by tools/fetch-offload-debs-ubuntu: GCC's nvptx packages of the machine's own GCC
 # version, e.g. Ubuntu 24.04's gcc-13-offload-nvptx; docs/offload.md), OFFLOAD_CC (compilers tried, default
 # gcc), CHECK_LIMIT (seconds for step 1, default 300).
 set -u
@@ -25,7 +25,7 @@ cd "$root" || exit 1
 . bench/device_lib.sh
 device_out offload-device
 B="${BUILD:-build}"
-DEBS="${DEBS:-$root/.scratch/offload-debs}"
+DEBS="${DEBS:-$root/.scratch/offload-debs-ubuntu}"
 note "offload_device $(date -u +%FT%TZ) $(hostname): $(nvidia-smi -L 2>/dev/null | head -1) commit $(git rev-parse --short HEAD 2>/dev/null)"
 if [ ! -x "$B/bin/ky_stencil_gpu" ]; then
     step configure 150 cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DKY_OFFLOAD_DEBS="$DEBS"
@@ -34,7 +34,7 @@ fi
 K="$B/bin/kyrun"
 if want tests; then
     step offload_check "${CHECK_LIMIT:-300}" tools/offload-check --debs "$DEBS" --cc "${OFFLOAD_CC:-gcc}" --gpu-only --keep "$out/check" \
-        --bench "--n 512,512,512 --size L --steps 50 --reps 3 --check"
+        --bench "--n 512,512,512 --size L --steps 50 --reps 3"
     grep -E "FAIL|PASS|pass|fail|GB/s|ms" "$out/offload_check.log" | tail -40 | sed 's/^/    /' | tee -a "$S"
     cp "$out/check/bench.jsonl" "$out/offload_bench.jsonl" 2>/dev/null
 fi
