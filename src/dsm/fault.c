@@ -74,7 +74,8 @@ static void chain(int sig, siginfo_t *si, void *ctx)
 static int open_home_page(size_t pg, uint64_t epoch)
 {
     kyi_wait_unsent(pg); /* a reply may still be reading the data or the old snapshot */
-    int guard = kyi_pg_guarded(pg, epoch), fresh = guard && kyi_dsm.zero[pg];
+    int guard = kyi_pg_guarded(pg, epoch),
+        fresh = guard && __atomic_load_n(&kyi_dsm.zero[pg], __ATOMIC_RELAXED);
     __atomic_store_n(&kyi_dsm.zero[pg], 0, __ATOMIC_RELAXED); /* HOME_FRESH says it from now on */
     if (guard && !fresh) kyi_page_copy(kyi_pg_snap(pg), kyi_pg_data(pg), kyi_dsm.page);
     kyi_dsm.state[pg] = fresh ? KYI_PG_HOME_FRESH : guard ? KYI_PG_HOME_RW : KYI_PG_HOME_FREE;
