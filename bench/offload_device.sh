@@ -34,7 +34,7 @@ fi
 K="$B/bin/kyrun"
 if want tests; then
     step offload_check "${CHECK_LIMIT:-300}" tools/offload-check --debs "$DEBS" --cc "${OFFLOAD_CC:-gcc}" --gpu-only --keep "$out/check" \
-        --bench "--n 512,512,512 --size L --steps 50 --reps 3"
+        --bench "--n 512,512,512 --size L --steps 50 --reps 3 --shape both"
     grep -E "FAIL|PASS|pass|fail|GB/s|ms" "$out/offload_check.log" | tail -40 | sed 's/^/    /' | tee -a "$S"
     cp "$out/check/bench.jsonl" "$out/offload_bench.jsonl" 2>/dev/null
 fi

@@ -57,6 +57,16 @@ static void collective(so_ctx_t *c, int (*call)(void))
     so_team_barrier();
 }
 
+static int rows_shape;
+void so_set_rows_shape(int rows)
+{
+    rows_shape = rows;
+}
+int so_rows_shape(void)
+{
+    return rows_shape;
+}
+
 const char *so_backend(void)
 {
     return KY_OFFLOAD_BACKEND_NAME;
@@ -147,6 +157,23 @@ static void data_exit(const st_params_t *p, so_dev_t *d)
     (void)o, (void)n, (void)a, (void)b; /* named in the directive only (none on host back ends) */
 }
 
+/* one point c of s into t, terms added as kernel.c and st_reference do; yn and zn the row and plane strides */
+#define SO_POINT7(s, t, c_)                                                                                  \
+    do {                                                                                                     \
+        const size_t c = (c_);                                                                               \
+        t[c] = 0.4 * s[c] + 0.1 * (s[c - zn] + s[c + zn] + s[c - yn] + s[c + yn] + s[c - 1] + s[c + 1]);    \
+    } while (0)
+#define SO_POINT27(s, t, c_)                                                                                 \
+    do {                                                                                                     \
+        const size_t c = (c_), m = c - zn, q = c + zn;                                                       \
+        double f = s[c - 1] + s[c + 1] + s[c - yn] + s[c + yn] + s[m] + s[q];                                \
+        double e = s[c - yn - 1] + s[c - yn + 1] + s[c + yn - 1] + s[c + yn + 1] + s[m - 1] + s[m + 1] +     \
+                   s[q - 1] + s[q + 1] + s[m - yn] + s[m + yn] + s[q - yn] + s[q + yn];                      \
+        double kk = s[m - yn - 1] + s[m - yn + 1] + s[m + yn - 1] + s[m + yn + 1] + s[q - yn - 1] +          \
+                    s[q - yn + 1] + s[q + yn - 1] + s[q + yn + 1];                                           \
+        t[c] = 0.3 * s[c] + 0.05 * f + 0.025 * e + 0.0125 * kk;                                              \
+    } while (0)
+
 /* one step on planes [z0, z1) from array k into 1 - k, terms added as kernel.c and st_reference do */
 static void step(const st_params_t *p, const so_dev_t *d, int k, int z0, int z1)
 {
@@ -156,28 +183,30 @@ static void step(const st_params_t *p, const so_dev_t *d, int k, int z0, int z1)
     const size_t yn = (size_t)p->nx, zn = p->plane, zoff = d->zoff;
     const int ny = p->ny, nx = p->nx;
     (void)o, (void)n;
-    if (p->points == 27) {
+    if (p->points == 27 && rows_shape) {
+        KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(2), KY_OPT_PRESENT(s[o:n], t[o:n]), KY_OPT_NUM(128))
+        for (int z = z0; z < z1; z++)
+            for (int y = 1; y < ny - 1; y++) {
+                KY_OFFLOAD_INNER()
+                for (int x = 1; x < nx - 1; x++) SO_POINT27(s, t, ((size_t)z - zoff) * zn + (size_t)y * yn + (size_t)x);
+            }
+    } else if (p->points == 27) {
         KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(3), KY_OPT_PRESENT(s[o:n], t[o:n]), KY_OPT_NUM(128))
         for (int z = z0; z < z1; z++)
             for (int y = 1; y < ny - 1; y++)
-                for (int x = 1; x < nx - 1; x++) {
-                    size_t c = ((size_t)z - zoff) * zn + (size_t)y * yn + (size_t)x, m = c - zn, q = c + zn;
-                    double f = s[c - 1] + s[c + 1] + s[c - yn] + s[c + yn] + s[m] + s[q];
-                    double e = s[c - yn - 1] + s[c - yn + 1] + s[c + yn - 1] + s[c + yn + 1] + s[m - 1] +
-                               s[m + 1] + s[q - 1] + s[q + 1] + s[m - yn] + s[m + yn] + s[q - yn] + s[q + yn];
-                    double kk = s[m - yn - 1] + s[m - yn + 1] + s[m + yn - 1] + s[m + yn + 1] +
-                                s[q - yn - 1] + s[q - yn + 1] + s[q + yn - 1] + s[q + yn + 1];
-                    t[c] = 0.3 * s[c] + 0.05 * f + 0.025 * e + 0.0125 * kk;
-                }
+                for (int x = 1; x < nx - 1; x++) SO_POINT27(s, t, ((size_t)z - zoff) * zn + (size_t)y * yn + (size_t)x);
+    } else if (rows_shape) {
+        KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(2), KY_OPT_PRESENT(s[o:n], t[o:n]), KY_OPT_NUM(128))
+        for (int z = z0; z < z1; z++)
+            for (int y = 1; y < ny - 1; y++) {
+                KY_OFFLOAD_INNER()
+                for (int x = 1; x < nx - 1; x++) SO_POINT7(s, t, ((size_t)z - zoff) * zn + (size_t)y * yn + (size_t)x);
+            }
     } else {
         KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(3), KY_OPT_PRESENT(s[o:n], t[o:n]), KY_OPT_NUM(128))
         for (int z = z0; z < z1; z++)
             for (int y = 1; y < ny - 1; y++)
-                for (int x = 1; x < nx - 1; x++) {
-                    size_t c = ((size_t)z - zoff) * zn + (size_t)y * yn + (size_t)x;
-                    t[c] = 0.4 * s[c] +
-                           0.1 * (s[c - zn] + s[c + zn] + s[c - yn] + s[c + yn] + s[c - 1] + s[c + 1]);
-                }
+                for (int x = 1; x < nx - 1; x++) SO_POINT7(s, t, ((size_t)z - zoff) * zn + (size_t)y * yn + (size_t)x);
     }
 }
 

@@ -6,16 +6,17 @@
  *   gcc -O3 -fopenacc -DKY_OFFLOAD_BACKEND=acc_parallel -I<kyoyu>/include offload_bench.c stencil7.c \
  *       stencil27.c himeno_kernel.c -lm -o offload_bench        (tools/offload-check --bench builds it so)
  *   offload_bench [--kernel stencil7|stencil27|himeno|all] [--n NZ,NY,NX] [--size S|M|L|XL] [--steps N]
- *                 [--reps R] [--check]
+ *                 [--reps R] [--shape flat|rows|both] [--check]
  *
- * Stencils: --n points (default 256^3), --steps steps per repetition; per step, in GFLOP/s as ky_stencil
- * counts them (8 and 30 flops per point), and as the bandwidth of the minimum traffic (read one array,
- * write the other: 16 bytes per point). Himeno: the original's grid sizes (default M: 129 x 129 x 257 with
- * the boundary), --steps iterations; per iteration and in GFLOP/s of the benchmark's count (34 flops per
- * interior point). The best of --reps (default 3) repetitions after one untimed. --check: the same steps on
- * the host without directives, and the largest difference (exit 1 above 1e-9 for the stencils' doubles,
- * 1e-4 for Himeno's floats and gosa's relative difference: a GPU may contract a * b + c into one rounding
- * where the host does not). One line per kernel, then the same as JSON. */
+ * Stencils: --n points (default 256^3), --steps steps per repetition, --shape the loop nest (flat: one
+ * collapsed loop, the default; rows: z-y rows in parallel, x on the lanes; both: one line each); per step, in
+ * GFLOP/s as ky_stencil counts them (8 and 30 flops per point), and as the bandwidth of the minimum traffic
+ * (read one array, write the other: 16 bytes per point). Himeno: the original's grid sizes (default M: 129 x
+ * 129 x 257 with the boundary), --steps iterations; per iteration and in GFLOP/s of the benchmark's count (34
+ * flops per interior point). The best of --reps (default 3) repetitions after one untimed. --check: the same
+ * steps on the host without directives, and the largest difference (exit 1 above 1e-9 for the stencils'
+ * doubles, 1e-4 for Himeno's floats and gosa's relative difference: a GPU may contract a * b + c into one
+ * rounding where the host does not). One line per kernel, then the same as JSON. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,7 +45,7 @@ static void *xmalloc(size_t bytes)
 }
 
 typedef struct {
-    const char *kernel;
+    const char *kernel, *shape;
     int n[3], steps;
     double best_s, gbps, gflops,
         diff; /* gbps: the stencils' minimum traffic (0: himeno); diff < 0: not checked */
@@ -52,8 +53,8 @@ typedef struct {
 
 static void print_result(const result_t *r)
 {
-    printf("%-22s %-9s %4dx%4dx%4d  %8.3f ms/step  %7.1f GFLOP/s", KY_OFFLOAD_BACKEND_NAME, r->kernel,
-           r->n[0], r->n[1], r->n[2], 1e3 * r->best_s / r->steps, r->gflops);
+    printf("%-22s %-9s %-4s %4dx%4dx%4d  %8.3f ms/step  %7.1f GFLOP/s", KY_OFFLOAD_BACKEND_NAME, r->kernel,
+           r->shape, r->n[0], r->n[1], r->n[2], 1e3 * r->best_s / r->steps, r->gflops);
     if (r->gbps > 0.0) printf("  %7.1f GB/s", r->gbps);
     if (r->diff >= 0.0) printf("  max diff %.3g", r->diff);
     printf("\n");
@@ -62,10 +63,10 @@ static void print_result(const result_t *r)
 static void print_json(const result_t *r)
 {
     printf(
-        "{\"backend\": \"%s\", \"kernel\": \"%s\", \"n\": [%d, %d, %d], \"steps\": %d, "
+        "{\"backend\": \"%s\", \"kernel\": \"%s\", \"shape\": \"%s\", \"n\": [%d, %d, %d], \"steps\": %d, "
         "\"seconds_per_step\": %.9g, \"gflops\": %.6g, \"gbps\": %.6g, \"max_diff\": %.6g}\n",
-        KY_OFFLOAD_BACKEND_NAME, r->kernel, r->n[0], r->n[1], r->n[2], r->steps, r->best_s / r->steps,
-        r->gflops, r->gbps, r->diff);
+        KY_OFFLOAD_BACKEND_NAME, r->kernel, r->shape, r->n[0], r->n[1], r->n[2], r->steps,
+        r->best_s / r->steps, r->gflops, r->gbps, r->diff);
 }
 
 /* one step of the 7- or 27-point stencil, with directives or without */
@@ -88,7 +89,14 @@ static result_t bench_stencil(int points, const int n[3], int steps, int reps, i
     const size_t pts = (size_t)n[0] * n[1] * n[2];
     double *a = (double *)xmalloc(pts * sizeof(double)), *b = (double *)xmalloc(pts * sizeof(double));
     for (size_t i = 0; i < pts; i++) a[i] = b[i] = (double)((i * 104729) % 997) / 997.0;
-    result_t r = {points == 27 ? "stencil27" : "stencil7", {n[0], n[1], n[2]}, steps, 1e30, 0.0, 0.0, -1.0};
+    result_t r = {points == 27 ? "stencil27" : "stencil7",
+                  ofl_loop_shape == OFL_SHAPE_ROWS ? "rows" : "flat",
+                  {n[0], n[1], n[2]},
+                  steps,
+                  1e30,
+                  0.0,
+                  0.0,
+                  -1.0};
     ofl_stencil_enter(n[0], n[1], n[2], a, b);
     int total = 0; /* steps so far: even, the field is in a */
     for (int rep = 0; rep <= reps; rep++) {
@@ -126,7 +134,7 @@ static result_t bench_himeno(const int n[3], int steps, int reps, int check)
 {
     ofl_himeno_t h;
     if (ofl_himeno_alloc(&h, n[0], n[1], n[2])) exit(1);
-    result_t r = {"himeno", {n[0], n[1], n[2]}, steps, 1e30, 0.0, 0.0, -1.0};
+    result_t r = {"himeno", "flat", {n[0], n[1], n[2]}, steps, 1e30, 0.0, 0.0, -1.0};
     double gosa = 0.0;
     ofl_himeno_enter(&h);
     for (int rep = 0; rep <= reps; rep++) {
@@ -155,7 +163,7 @@ static result_t bench_himeno(const int n[3], int steps, int reps, int check)
 
 int main(int argc, char **argv)
 {
-    const char *kernel = "all";
+    const char *kernel = "all", *shape = "flat";
     int n7[3] = {256, 256, 256}, nh[3] = {129, 129, 257}, steps = 20, reps = 3, check = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -182,6 +190,12 @@ int main(int argc, char **argv)
                 if (!strcmp(v, sizes[s].name)) memcpy(nh, sizes[s].n, sizeof nh), found = 1;
             if (!found) return 2;
             i++;
+        } else if (!strcmp(a, "--shape")) {
+            shape = v, i++;
+            if (strcmp(shape, "flat") && strcmp(shape, "rows") && strcmp(shape, "both")) {
+                fprintf(stderr, "offload_bench: --shape %s: flat, rows or both\n", shape);
+                return 2;
+            }
         } else if (!strcmp(a, "--steps")) {
             steps = atoi(v), i++;
         } else if (!strcmp(a, "--reps")) {
@@ -192,10 +206,14 @@ int main(int argc, char **argv)
         }
     }
     if (steps < 1 || reps < 1) return 2;
-    result_t res[3];
+    result_t res[5];
     int nres = 0, all = !strcmp(kernel, "all");
-    if (all || !strcmp(kernel, "stencil7")) res[nres++] = bench_stencil(7, n7, steps, reps, check);
-    if (all || !strcmp(kernel, "stencil27")) res[nres++] = bench_stencil(27, n7, steps, reps, check);
+    for (int sh = OFL_SHAPE_FLAT; sh <= OFL_SHAPE_ROWS; sh++) {
+        if (strcmp(shape, "both") && strcmp(shape, sh == OFL_SHAPE_ROWS ? "rows" : "flat")) continue;
+        ofl_loop_shape = sh;
+        if (all || !strcmp(kernel, "stencil7")) res[nres++] = bench_stencil(7, n7, steps, reps, check);
+        if (all || !strcmp(kernel, "stencil27")) res[nres++] = bench_stencil(27, n7, steps, reps, check);
+    }
     if (all || !strcmp(kernel, "himeno")) res[nres++] = bench_himeno(nh, steps, reps, check);
     if (nres == 0) {
         fprintf(stderr, "offload_bench: --kernel %s: stencil7, stencil27, himeno or all\n", kernel);

@@ -21,6 +21,11 @@ extern "C" {
 void ofl_stencil_enter(int nz, int ny, int nx, double *a, double *b);
 void ofl_stencil_exit(int nz, int ny, int nx, double *a, double *b);
 
+/* The stencils' loop shape: FLAT, one collapsed loop over every point (the default), or ROWS, the z-y rows
+ * collapsed and each row's x on the lanes (KY_OFFLOAD_INNER): no flat index to divide per point on a GPU */
+enum { OFL_SHAPE_FLAT = 0, OFL_SHAPE_ROWS = 1 };
+extern int ofl_loop_shape;
+
 /* 7-point (stencil7.c): out = c0 * in + c1 * (sum of the 6 face neighbours); ky_stencil's with c0 = 0.4,
  * c1 = 0.1, added in its order */
 void ofl_stencil7_step(int nz, int ny, int nx, const double *OFL_RESTRICT in, double *OFL_RESTRICT out,

@@ -1,9 +1,12 @@
 /* A 7-point Jacobi step written once with include/kyoyu/offload.h (seed 002's macros): the same source is
  * an OpenACC, OpenMP target, host OpenMP or serial kernel by KY_OFFLOAD_BACKEND. The arrays stay on the
- * device between steps (KY_DATA_ENTER / KY_DATA_EXIT); the loop nest is one collapsed parallel loop. */
+ * device between steps (KY_DATA_ENTER / KY_DATA_EXIT); the loop nest is one collapsed parallel loop, or with
+ * ofl_loop_shape = OFL_SHAPE_ROWS the z-y rows in parallel and x on each row's lanes (KY_OFFLOAD_INNER). */
 #include "offload_kernels.h"
 
 #include <kyoyu/offload.h>
+
+int ofl_loop_shape = OFL_SHAPE_FLAT;
 
 #define OFL_AT(z, y, x) (((size_t)(z) * (size_t)ny + (size_t)(y)) * (size_t)nx + (size_t)(x))
 /* one point, shared by the directive loop and the plain one so that both add in the same order */
@@ -34,6 +37,15 @@ void ofl_stencil7_step(int nz, int ny, int nx, const double *OFL_RESTRICT in, do
 {
     size_t n = (size_t)nz * ny * nx;
     (void)n;
+    if (ofl_loop_shape == OFL_SHAPE_ROWS) {
+        KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(2), KY_OPT_PRESENT(in[0:n], out[0:n]), KY_OPT_NUM(128))
+        for (int z = 1; z < nz - 1; z++)
+            for (int y = 1; y < ny - 1; y++) {
+                KY_OFFLOAD_INNER()
+                for (int x = 1; x < nx - 1; x++) OFL_S7_POINT(z, y, x);
+            }
+        return;
+    }
     KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(3), KY_OPT_PRESENT(in[0:n], out[0:n]), KY_OPT_NUM(128))
     for (int z = 1; z < nz - 1; z++)
         for (int y = 1; y < ny - 1; y++)

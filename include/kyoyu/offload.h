@@ -241,6 +241,7 @@
 #else
 #define KYI_W_LOOP acc parallel loop
 #endif
+#define KYI_W_INNER acc loop vector
 #define KYI_W_SERIAL acc serial
 #define KYI_W_DATA acc data
 #define KYI_W_ENTER acc enter data
@@ -259,6 +260,7 @@
 #else
 #define KYI_W_LOOP omp target teams distribute parallel for
 #endif
+#define KYI_W_INNER omp simd
 #define KYI_W_SERIAL omp target
 #define KYI_W_DATA omp target data
 #define KYI_W_ENTER omp target enter data
@@ -273,6 +275,7 @@
 
 #elif KY_OFFLOAD_BACKEND_ID == 5
 #define KYI_W_LOOP omp parallel for
+#define KYI_W_INNER omp simd
 #define KYI_W_SERIAL KYI_OFF /* the block runs on the calling thread */
 #define KYI_W_DATA KYI_OFF
 #define KYI_W_ENTER KYI_OFF
@@ -287,6 +290,7 @@
 
 #else
 #define KYI_W_LOOP KYI_OFF
+#define KYI_W_INNER KYI_OFF
 #define KYI_W_SERIAL KYI_OFF
 #define KYI_W_DATA KYI_OFF
 #define KYI_W_ENTER KYI_OFF
@@ -328,6 +332,7 @@
  * KYI_OF_<name>(args) is the directive and clause list behind each public macro: one table for both the
  * pragma (KYI_DIR) and its text (KY_OFFLOAD_TEXT). */
 #define KYI_OF_KY_OFFLOAD(...) LOOP, __VA_ARGS__
+#define KYI_OF_KY_OFFLOAD_INNER(...) INNER, __VA_ARGS__
 #define KYI_OF_KY_OFFLOAD_SERIAL(...) SERIAL, __VA_ARGS__
 #define KYI_OF_KY_DATA(...) DATA, __VA_ARGS__
 #define KYI_OF_KY_DATA_ENTER(...) ENTER, __VA_ARGS__
@@ -350,6 +355,11 @@
 
 /* The loop (or loop nest, with KY_OPT_COLLAPSE) that follows runs on the device, in parallel. */
 #define KY_OFFLOAD(...) KYI_DIR_OF(KYI_OF_KY_OFFLOAD(__VA_ARGS__))
+/* Inside a KY_OFFLOAD loop: the inner loop that follows runs on the lanes of each outer iteration (OpenACC
+ * loop vector, OpenMP simd). KY_OFFLOAD(KY_OPT_COLLAPSE(2)) over z and y with KY_OFFLOAD_INNER() over x
+ * gives the GPU whole rows per gang and no division of a flat index per point; clauses as KY_OFFLOAD's
+ * (reduction, private), but not KY_OPT_SIMD or KY_OPT_COLLAPSE. */
+#define KY_OFFLOAD_INNER(...) KYI_DIR_OF(KYI_OF_KY_OFFLOAD_INNER(__VA_ARGS__))
 /* The block that follows runs on the device, once (a single thread): setting a value that stays there. */
 #define KY_OFFLOAD_SERIAL(...) KYI_DIR_OF(KYI_OF_KY_OFFLOAD_SERIAL(__VA_ARGS__))
 /* Data: a region around the block that follows (KY_OPT_COPY/COPYIN/COPYOUT/CREATE/PRESENT) ... */
@@ -376,6 +386,7 @@
 
 #ifdef KY_OFFLOAD_SHORT_NAMES /* the seed's spellings: OFFLOAD(OPT_SIMD, OPT_NUM(NTHREADS)) */
 #define OFFLOAD(...) KY_OFFLOAD(__VA_ARGS__)
+#define OFFLOAD_INNER(...) KY_OFFLOAD_INNER(__VA_ARGS__)
 #define OPT_INDEPENDENT KY_OPT_INDEPENDENT
 #define OPT_SIMD KY_OPT_SIMD
 #define OPT_COLLAPSE(n) KY_OPT_COLLAPSE(n)

@@ -159,8 +159,8 @@ static void test_stencil7(int nz, int ny, int nx, int steps)
     ofl_stencil_exit(nz, ny, nx, a0, b0);
     for (size_t i = 0; i < n; i++)
         if (out[i] != ra[i]) {
-            FAIL("stencil7 %dx%dx%d, %d steps: [%zu] = %.17g, plain loop %.17g", nz, ny, nx, steps, i, out[i],
-                 ra[i]);
+            FAIL("stencil7 %dx%dx%d, %d steps, shape %d: [%zu] = %.17g, plain loop %.17g", nz, ny, nx, steps,
+                 ofl_loop_shape, i, out[i], ra[i]);
             break;
         }
     free(a0), free(b0), free(ra), free(rb);
@@ -183,8 +183,8 @@ static void test_stencil27(int nz, int ny, int nx, int steps)
     const double *out = steps % 2 ? b : a;
     for (size_t i = 0; i < n; i++)
         if (out[i] != ra[i]) {
-            FAIL("stencil27 %dx%dx%d, %d steps: [%zu] = %.17g, plain loop %.17g", nz, ny, nx, steps, i,
-                 out[i], ra[i]);
+            FAIL("stencil27 %dx%dx%d, %d steps, shape %d: [%zu] = %.17g, plain loop %.17g", nz, ny, nx, steps,
+                 ofl_loop_shape, i, out[i], ra[i]);
             break;
         }
     free(a), free(b), free(ra), free(rb);
@@ -303,10 +303,14 @@ int main(int argc, char **argv)
     test_histogram(1003, 17);
     test_stencil2d(23, 37, 7);
     test_stencil2d(5, 3, 4);
-    test_stencil7(13, 11, 9, 5);
-    test_stencil7(7, 5, 17, 4);
-    test_stencil27(11, 9, 13, 3);
-    test_stencil27(5, 7, 3, 2);
+    /* both loop shapes: one collapsed loop, and rows with KY_OFFLOAD_INNER over x */
+    for (ofl_loop_shape = OFL_SHAPE_FLAT; ofl_loop_shape <= OFL_SHAPE_ROWS; ofl_loop_shape++) {
+        test_stencil7(13, 11, 9, 5);
+        test_stencil7(7, 5, 17, 4);
+        test_stencil27(11, 9, 13, 3);
+        test_stencil27(5, 7, 3, 2);
+    }
+    ofl_loop_shape = OFL_SHAPE_FLAT;
     test_himeno(9, 7, 11, 3);
     test_himeno(17, 9, 13, 2);
     printf("%s: %s\n", KY_OFFLOAD_BACKEND_NAME, failures ? "FAILED" : "all checks hold");

@@ -26,7 +26,12 @@ const ofl_row_t ofl_rows[] = {
      {"acc enter data copyin(x[0:n]) create(y[0:n])", "acc enter data copyin(x[0:n]) create(y[0:n])",
       "omp target enter data map(to: x[0:n]) map(alloc: y[0:n])",
       "omp target enter data map(to: x[0:n]) map(alloc: y[0:n])", "", ""}},
-    {T(OFFLOAD, ), {AK, AP, OTL, OTD, OH, ""}},
+    {T(OFFLOAD, KY_OPT_COPY(z[0:n])),
+     {AK " copy(z[0:n])", AP " copy(z[0:n])", OTL " map(tofrom: z[0:n])", OTD " map(tofrom: z[0:n])", OH, ""}},
+    {T(OFFLOAD_INNER, ), {"acc loop vector", "acc loop vector", "omp simd", "omp simd", "omp simd", ""}},
+    {T(OFFLOAD_INNER, KY_OPT_REDUCTION(+ : row)),
+     {"acc loop vector reduction(+ : row)", "acc loop vector reduction(+ : row)", "omp simd reduction(+ : row)",
+      "omp simd reduction(+ : row)", "omp simd reduction(+ : row)", ""}},
     {T(OFFLOAD, KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(2), KY_OPT_REDUCTION(+ : s), KY_OPT_NUM(128)),
      {AK " independent collapse(2) reduction(+ : s) vector_length(128)",
       AP " independent collapse(2) reduction(+ : s) vector_length(128)",
@@ -111,8 +116,14 @@ int ofl_probe_run(int n)
     for (int i = 0; i < n; i++) x[i] = i, y[i] = 10 + i, z[i] = 2 * i, w[i] = 3 * i, v[i] = -1, u[i] = -1;
 
     KY_DATA_ENTER(KY_OPT_COPYIN(x[0:n]), KY_OPT_CREATE(y[0:n]))
-    KY_OFFLOAD()
+    KY_OFFLOAD(KY_OPT_COPY(z[0:n]))
     for (int i = 0; i < n; i++) {
+        double row = 0.0; /* this row's sum, by the inner loop's lanes */
+        KY_OFFLOAD_INNER()
+        for (int j = 0; j < 4; j++) z[i] += 0.0 * j;
+        KY_OFFLOAD_INNER(KY_OPT_REDUCTION(+ : row))
+        for (int j = 0; j < 4; j++) row += (double)j;
+        z[i] += row - 6.0; /* + 0: checked with the rest of z below */
     }
     KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(2), KY_OPT_REDUCTION(+ : s), KY_OPT_NUM(128))
     for (int i = 0; i < n; i++)
