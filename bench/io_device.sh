@@ -29,11 +29,14 @@ cd "$root" || exit 1
 device_out io-device
 mkdir -p "$out/results"
 # the whole call within IO_DEVICE_TOTAL seconds (default 420): a step gets its nominal limit or what is left
-# after the reserve the later steps need, whichever is less
+# after the reserve the later steps need, whichever is less. The nominal limits and reserves are for 420 s; a
+# smaller total scales both (a call of 250 s once gave the configure step 10 s, all a fixed reserve left it).
 total=${IO_DEVICE_TOTAL:-420}
-cap() { # nominal reserve -> seconds for this step (at least 10)
-    local left=$((total - SECONDS - $2))
-    [ $left -lt "$1" ] && echo $((left < 10 ? 10 : left)) || echo "$1"
+cap() { # nominal limit, nominal reserve -> seconds for this step (at least 10)
+    local lim=$1 res=$2
+    [ "$total" -lt 420 ] && lim=$((lim * total / 420)) res=$((res * total / 420))
+    local left=$((total - SECONDS - res))
+    [ $left -lt "$lim" ] && echo $((left < 10 ? 10 : left)) || echo "$lim"
 }
 finish() {
     note "total $SECONDS s"
