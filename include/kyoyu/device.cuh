@@ -198,35 +198,37 @@ __device__ inline int ky_dev_route(const ky_dev_seg_t &s, int rank, size_t off, 
 
 /* ---- the calls ---------------------------------------------------------------------------------- */
 
-/* n bytes of the caller's (GPU) memory to (rank, off). src may be reused on return. Through the proxy the
- * call waits until the data is in the target's memory. */
-__device__ inline int ky_dev_put(const ky_dev_seg_t &s, int rank, size_t off, const void *src, size_t n)
+/* A direct peer is written now (KY_OK); otherwise the put is posted to the proxy as ticket *t (KY_OK too,
+ * *t set) or fails. *t stays ~0 for a direct write. */
+__device__ inline int ky_dev_put_posted(const ky_dev_seg_t &s, int rank, size_t off, const void *src,
+                                        size_t n, unsigned long long *t)
 {
     char *d;
+    *t = ~0ull;
     int st = ky_dev_route(s, rank, off, n, &d);
     if (st == KY_OK) {
         ky_dev_copy(d, (const char *)src, n);
         return KY_OK;
     }
     if (st != 1) return st;
+    return ky_dev_ring_post(s, KY_DEV_OP_PUT, rank, off, src, n, 0, 0, 0, t);
+}
+
+/* n bytes of the caller's (GPU) memory to (rank, off). src may be reused on return. Through the proxy the
+ * call waits until the data is in the target's memory. */
+__device__ inline int ky_dev_put(const ky_dev_seg_t &s, int rank, size_t off, const void *src, size_t n)
+{
     unsigned long long t;
-    st = ky_dev_ring_post(s, KY_DEV_OP_PUT, rank, off, src, n, 0, 0, 0, &t);
-    return st != KY_OK ? st : ky_dev_ring_wait(s.ring, t + 1);
+    int st = ky_dev_put_posted(s, rank, off, src, n, &t);
+    return st != KY_OK || t == ~0ull ? st : ky_dev_ring_wait(s.ring, t + 1);
 }
 
 /* The same without waiting for the proxy: src must stay unchanged until ky_dev_quiet(s). Direct peers are
  * written before the call returns, as by ky_dev_put. */
 __device__ inline int ky_dev_put_nbi(const ky_dev_seg_t &s, int rank, size_t off, const void *src, size_t n)
 {
-    char *d;
-    int st = ky_dev_route(s, rank, off, n, &d);
-    if (st == KY_OK) {
-        ky_dev_copy(d, (const char *)src, n);
-        return KY_OK;
-    }
-    if (st != 1) return st;
     unsigned long long t;
-    return ky_dev_ring_post(s, KY_DEV_OP_PUT, rank, off, src, n, 0, 0, 0, &t);
+    return ky_dev_put_posted(s, rank, off, src, n, &t);
 }
 
 /* n bytes of (rank, off) to the caller's memory (GPU memory when the proxy carries it). Through the proxy
