@@ -31,6 +31,10 @@ typedef struct {
 
 extern const kyi_transport_t kyi_tp_ucx;
 
+/* ucp_worker_progress, stating for ThreadSanitizer (runtime/hb.h) what it may have done: served a peer's
+ * put into this rank's memory (UCX emulates RMA over shared memory or TCP on this thread; the barrier's
+ * token, as the MPI engine's serving) or landed a get's data (the reply token). Lock held. */
+unsigned kyi_ucx_progress_worker(void);
 /* A non-blocking call's result: KY_OK with *req the request to complete (NULL: done already), or an
  * error recorded under call naming the peer and UCX's reason. */
 int kyi_ucx_req(const char *call, const char *what, int peer, ucs_status_ptr_t p, void **req);

@@ -128,7 +128,7 @@ int kyi_ucx_am_progress(void)
 {
     int n = 0;
     pthread_mutex_lock(&kyi_ucx.lock);
-    while (ucp_worker_progress(kyi_ucx.worker)) n++;
+    while (kyi_ucx_progress_worker()) n++;
     /* the ready entries at the head, in order; one still receiving holds back those behind it */
     arrived_t *a = NULL, **last = &a;
     while (q_head && q_head->ready) {

@@ -32,10 +32,19 @@ int kyi_ucx_flush(const char *call, int peer, void **req)
     return kyi_ucx_req(call, "ucp_ep_flush_nbx", peer, ucp_ep_flush_nbx(kyi_ucx.ep[peer], &prm), req);
 }
 
+unsigned kyi_ucx_progress_worker(void)
+{
+    kyi_hb_acquire(KYI_HB_BARRIER);
+    unsigned n = ucp_worker_progress(kyi_ucx.worker);
+    kyi_hb_release(KYI_HB_BARRIER);
+    kyi_hb_release(KYI_HB_REPLY);
+    return n;
+}
+
 /* Progress the worker and say whether req completed (freeing it; *st its status). Lock held. */
 static int req_done(void *req, ucs_status_t *st)
 {
-    ucp_worker_progress(kyi_ucx.worker);
+    kyi_ucx_progress_worker();
     *st = ucp_request_check_status(req);
     if (*st == UCS_INPROGRESS) return 0;
     ucp_request_free(req);
@@ -53,6 +62,7 @@ int kyi_ucx_wait(const char *call, int peer, void *req)
         int done = req_done(req, &st);
         pthread_mutex_unlock(&kyi_ucx.lock);
         if (done) {
+            kyi_hb_acquire(KYI_HB_REPLY);
             if (st == UCS_OK) return KY_OK;
             return kyi_fail(KY_ERR_SYSTEM, call, "rank %d: UCX request with rank %d failed: %s", kyi_rt.rank,
                             peer, ucs_status_string(st));
@@ -80,6 +90,7 @@ int kyi_ucx_test(kyi_handle_t *h, int *done)
                            kyi_rt.rank, h->rank, ucs_status_string(st));
     }
     pthread_mutex_unlock(&kyi_ucx.lock);
+    if (*done) kyi_hb_acquire(KYI_HB_REPLY);
     if (err && !h->rstatus) h->rstatus = err;
     return KY_OK;
 }
@@ -87,7 +98,7 @@ int kyi_ucx_test(kyi_handle_t *h, int *done)
 void kyi_ucx_background(void)
 {
     if (pthread_mutex_trylock(&kyi_ucx.lock)) return; /* someone else is progressing it */
-    ucp_worker_progress(kyi_ucx.worker);
+    kyi_ucx_progress_worker();
     pthread_mutex_unlock(&kyi_ucx.lock);
 }
 
