@@ -15,5 +15,7 @@ void *kyi_seg_peer_base(ky_seg_t seg, int rank);
 int kyi_ptr_dev(const void *p);
 /* Count a transfer of n bytes that took path p outside comm (ky_comm_stats). */
 void kyi_count_path(ky_path_t p, size_t n);
+/* Count ops transfers of bytes in all at once (a layer that tallies its copies and adds them later). */
+void kyi_count_paths(ky_path_t p, size_t ops, size_t bytes);
 
 #endif

@@ -55,6 +55,12 @@ void kyi_count_path(ky_path_t p, size_t n)
     kyi_count(p, n);
 }
 
+void kyi_count_paths(ky_path_t p, size_t ops, size_t bytes)
+{
+    atomic_fetch_add_explicit(&kyi_stats.ops[p], ops, memory_order_relaxed);
+    atomic_fetch_add_explicit(&kyi_stats.bytes[p], bytes, memory_order_relaxed);
+}
+
 int kyi_mapped_dev(const struct kyi_seg *s, int rank)
 {
     if (s->memkind != KY_MEM_GPU) return -1;
