@@ -32,8 +32,8 @@ for rep in 1 2; do
             set -- env
             [ "$setting" != default ] && set -- env "$setting"
             [ "$v" != mpi ] && set -- "$@" KY_STATS=1 KY_TRACE="$out/$tag.trace.json"
-            log=$("$@" /usr/bin/time -f 'TIME %e s real %U s user %S s sys' "$build/bin/kyrun" -n "$ranks" \
-                "$progs/$v" 2>&1)
+            [ -x /usr/bin/time ] && set -- "$@" /usr/bin/time -f 'TIME %e s real %U s user %S s sys'
+            log=$("$@" "$build/bin/kyrun" -n "$ranks" "$progs/$v" 2>&1)
             echo "== $tag: $(echo "$log" | sed -n 's/^checksum .* time \(.*\)$/loop \1 s/p') $(echo "$log" | grep '^TIME' | cut -c6-)"
             echo "$log" | grep 'kyoyu dsm rank 0:' | cut -c1-220
             [ -f "$out/$tag.trace.json" ] && python3 "$here/trace_sum.py" "$out/$tag.trace.json"
