@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "runtime/config.h"
+#include "runtime/gpu.h"
 #include "shmem/internal.h"
 
 kyi_shmem_t kyi_shmem;
@@ -121,6 +122,21 @@ static int find_data(struct dl_phdr_info *info, size_t size, void *arg)
     return 1; /* the main program only */
 }
 
+/* The heap's address in this process for every PE that has one here, looked up once: a put or get then
+ * finds its target with one load (rma.c). Segments stay where ky_seg_create mapped them until shmem_finalize.
+ */
+static int map_heap(void)
+{
+    kyi_shmem.heap_peer = calloc((size_t)kyi_shmem.npes, sizeof *kyi_shmem.heap_peer);
+    if (!kyi_shmem.heap_peer)
+        return kyi_fail(KY_ERR_NOMEM, "shmem_init", "no memory for the heap's peer table");
+    for (int pe = 0; pe < kyi_shmem.npes; pe++)
+        kyi_shmem.heap_peer[pe] = kyi_shmem_peer_addr(KYI_SHM_HEAP, 0, pe);
+    kyi_shmem.host_only = kyi_gpu_count() <= 0;
+    kyi_shmem.poll = !kyi_progress_threaded();
+    return KY_OK;
+}
+
 static int start(const char *call)
 {
     if (kyi_shmem.initialized) return KY_OK; /* a second shmem_init is allowed and does nothing */
@@ -148,6 +164,7 @@ static int start(const char *call)
         kyi_shmem.base[KYI_SHM_DATA] = range[0];
         kyi_shmem.size[KYI_SHM_DATA] = (size_t)(range[1] - range[0]);
     }
+    if (!st) st = map_heap();
     if (!st) st = kyi_shmem_heap_init();
     if (!st) st = kyi_shmem_team_init();
     if (!st) st = kyi_shmem_amo_init();
@@ -202,6 +219,8 @@ void shmem_finalize(void)
         kyi_shmem.size[w] = 0;
     }
     kyi_shmem.initialized = 0;
+    free(kyi_shmem.heap_peer); /* after the sizes: a put sees an empty heap first (rma.c) */
+    kyi_shmem.heap_peer = NULL;
     if (kyi_shmem.own_ky) {
         kyi_shmem.own_ky = 0;
         ky_finalize();

@@ -28,6 +28,11 @@ typedef struct {
     char *base[KYI_SHM_NSEGS];
     size_t size[KYI_SHM_NSEGS];
     int error_mode;
+    /* Read by every put and get, set once by shmem_init: where each PE's heap is mapped in this process
+     * (NULL: reached through comm only), whether no GPU is visible (every local buffer is host memory) and
+     * whether there is no progress thread (transfers then poll to serve the others). */
+    char **heap_peer;
+    int host_only, poll;
 } kyi_shmem_t;
 
 extern kyi_shmem_t kyi_shmem;
