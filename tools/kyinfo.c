@@ -79,7 +79,12 @@ static void print_build(void)
     /* Kyoyu has its own NVLink collectives and MPI transport; these are named because users of other
      * runtimes look for them. */
     printf("  %-10s off (not used: GPU collectives are Kyoyu's own NVLink kernels)\n", "NCCL");
-    printf("  %-10s off (not used: between nodes Kyoyu runs over MPI)\n", "UCX");
+#ifdef KYINFO_UCX_VERSION
+    printf("  %-10s on: UCX %s, the second transport between nodes (KY_TRANSPORT)\n", "UCX",
+           KYINFO_UCX_VERSION);
+#else
+    printf("  %-10s off (not found at build time: between nodes Kyoyu runs over MPI)\n", "UCX");
+#endif
     printf("  %-10s off (not used: Kyoyu has no file I/O layer yet)\n", "HDF5");
 }
 
