@@ -25,6 +25,7 @@ int main(int argc, char **argv)
     for (i = lo; i < hi; i++)
         for (j = 0; j < N; j++)
             a[i][j] = b[i][j] = (i * 7 + j * 13) % 17 * 0.1;
+    sms_barrier();
     t0 = omp_get_wtime();
     for (t = 0; t < NT; t++) {
         sms_barrier();
