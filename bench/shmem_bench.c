@@ -1,9 +1,9 @@
 /* bench_shmem: host put/get latency and bandwidth between PE 0 and PE 1 through OpenSHMEM calls.
  *
  * One source, two builds: against Kyoyu's include/shmem.h (bench_shmem, which also measures Kyoyu's own
- * ky_put/ky_get on a segment of the same kind, interleaved with the shmem calls in the same process, so the
- * layer's cost is the ratio of two numbers taken under the same noise) and against Open MPI's OSHMEM
- * (bench_shmem_oshmem, built with oshcc when it is installed). bench/shmem_compare.py runs both builds
+ * ky_put/ky_get on a segment of the same kind, point by point beside the shmem calls in the same process, so
+ * the layer's cost is the ratio of two numbers taken under nearly the same noise) and against Open MPI's
+ * OSHMEM (bench_shmem_oshmem, built with oshcc when it is installed). bench/shmem_compare.py runs both builds
  * alternately and keeps the best of each.
  *
  *   put_lat   putmem of n bytes then quiet: the data is in PE 1's memory (ky: ky_put, which returns then)
@@ -11,11 +11,11 @@
  *   put_bw    a window of W putmem_nbi, then quiet (ky: W ky_put_nb, then ky_wait_all)
  *   get_bw    the same with getmem_nbi (ky: ky_get_nb)
  * Each point, each implementation in turn: warm-up, then R repetitions of ITERS operations, the fastest
- * repetition kept. The shmem call and ky_* run one after the other within the point, each in the steady state
- * of its own buffers, as the OSHMEM build runs: repetitions that alternated between the two (-I, the order
- * until 2026-11-27) each started with the other's destination in the cache, which cost copies beyond the
- * caches (two destinations and the source: 24 MiB at 8 MiB) 15-25% on the development machine, and only in
- * the Kyoyu build.
+ * repetition kept. The shmem call and ky_* run one after the other within the point (which one first
+ * alternates), each in the steady state of its own buffers, as the OSHMEM build runs: repetitions that
+ * alternated between the two (-I, the order until 2026-11-27) each started with the other's destination in
+ * the cache, which cost copies beyond the caches (two destinations and the source: 24 MiB at 8 MiB) 15-25% on
+ * the development machine, and only in the Kyoyu build.
  *
  *   bench_shmem [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [-w WARMUP] [-r REPS] [-W WINDOW] [-o OFFSET] [-I]
  *               [--json FILE]
@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <shmem.h>
 #ifdef BENCH_SHMEM_KYOYU
@@ -134,6 +135,7 @@ int main(int argc, char **argv)
     int iters = 1000, warmup = 50, reps = 5, window = 64;
     size_t loff = 0;
     int interleave = 0;
+    unsigned npoint = 0;
     const char *json = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -215,6 +217,7 @@ int main(int argc, char **argv)
             if (per > 65536) it = (int)((double)iters * 65536.0 / (double)per);
             if (it < 3) it = 3;
             double best[2] = {1e30, 1e30};
+            npoint++;
             if (me == 0) {
                 int wu = warmup > it ? it : warmup;
                 if (interleave) { /* each repetition measures every implementation once, under the same noise
@@ -225,8 +228,10 @@ int main(int argc, char **argv)
                             double t = rep(&c, op, k, n, it);
                             if (t < best[k]) best[k] = t;
                         }
-                } else { /* one implementation after the other, each from its own warm-up */
-                    for (int k = 0; k < nimpl; k++) {
+                } else { /* one implementation after the other, each from its own warm-up; which goes first
+                          * alternates with the point and, through the process id, between runs */
+                    for (int kk = 0; kk < nimpl; kk++) {
+                        int k = (int)(((unsigned)getpid() + npoint + (unsigned)kk) % (unsigned)nimpl);
                         rep(&c, op, k, n, wu);
                         for (int r = 0; r < reps; r++) {
                             double t = rep(&c, op, k, n, it);

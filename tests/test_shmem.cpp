@@ -142,6 +142,33 @@ TEST(Shmem, PutGetRing)
     shmem_free(dst);
 }
 
+/* Every put and get is in ky_comm_stats once complete: the _nbi copies into a mapped heap are added by the
+ * quiet that completes them, the others as they go. */
+TEST(Shmem, NbiCountedInStats)
+{
+    const int n = 50;
+    long *dst = (long *)shmem_malloc(n * sizeof(long));
+    long src[n];
+    for (int i = 0; i < n; i++) src[i] = i;
+    int right = (me() + 1) % np();
+    ky_comm_stats_t a, b;
+    shmem_barrier_all();
+    ASSERT_EQ(KY_OK, ky_comm_stats(&a));
+    for (int i = 0; i < n; i++) shmem_long_put_nbi(&dst[i], &src[i], 1, right);
+    shmem_getmem_nbi(src, dst, sizeof(long), right);
+    shmem_quiet();
+    ASSERT_EQ(KY_OK, ky_comm_stats(&b));
+    unsigned long long ops = 0, bytes = 0;
+    for (int p = 0; p < KY_PATH_COUNT; p++) {
+        ops += b.ops[p] - a.ops[p];
+        bytes += b.bytes[p] - a.bytes[p];
+    }
+    EXPECT_GE(ops, (unsigned long long)n + 1);
+    EXPECT_GE(bytes, (n + 1) * sizeof(long));
+    shmem_barrier_all();
+    shmem_free(dst);
+}
+
 TEST(Shmem, StridedIputIget)
 {
     const size_t n = 37;

@@ -195,10 +195,26 @@ static __attribute__((noinline)) int rma_full(const char *call, int put, void *r
     return st ? kyi_shmem_failed(st, call) : KY_OK;
 }
 
+/* Whether local is host memory. Without a GPU always; with GPUs comm asks CUDA once per page and remembers
+ * host pages per thread (kyi_ptr_dev, which says why that is safe), behind two calls and a thread-local
+ * lookup; the page of this thread's last host buffer is remembered here too, one load for a window of puts
+ * from one buffer. */
+static __thread __attribute__((tls_model("initial-exec"))) uintptr_t last_host_page; /* page + 1; 0: none */
+
+static inline int local_is_host(const void *local)
+{
+    if (kyi_shmem.host_only) return 1;
+    uintptr_t page = ((uintptr_t)local >> 12) + 1;
+    if (page == last_host_page) return 1;
+    if (kyi_ptr_dev(local) >= 0) return 0;
+    last_host_page = page;
+    return 1;
+}
+
 static inline int rma(const char *call, int put, void *remote, void *local, size_t n, int pe, int nb)
 {
     char *p = heap_direct(remote, n, pe);
-    if (p && local && (kyi_shmem.host_only || kyi_ptr_dev(local) < 0)) {
+    if (p && local && local_is_host(local)) {
         copy_direct(put, p, local, n, pe, nb);
         return KY_OK;
     }
