@@ -4,7 +4,6 @@
 #ifndef KYI_COMM_COMM_H
 #define KYI_COMM_COMM_H
 
-#include <mpi.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -39,12 +38,7 @@ struct kyi_seg {
 
 typedef struct {
     int progress_thread;
-    MPI_Comm req;  /* requests and active messages, served by the target's progress engine */
-    MPI_Comm rep;  /* replies and bulk data, target -> initiator, tag per operation */
-    MPI_Comm data; /* bulk data initiator -> target, tag per operation */
-    MPI_Comm bar;  /* split-phase barrier */
-    int tag_ub;
-    atomic_uint tag_next;
+    char hb_barrier, hb_reply; /* ThreadSanitizer tokens (below) */
     size_t eager, am_medium_max, stage_chunk;
     int stage_depth;
     int force_host_mpi, force_gpu_mpi;
@@ -59,11 +53,11 @@ extern kyi_comm_t kyi_comm;
  * is complete when it ends, and that the program's accesses before it precede every request served after
  * it. One token states both: released by the engine after serving a request and by ky_barrier_notify,
  * acquired by the engine before serving one and by the barrier's completion. */
-#define KYI_HB_BARRIER ((void *)&kyi_comm.bar)
+#define KYI_HB_BARRIER ((void *)&kyi_comm.hb_barrier)
 /* And a reply: what a handler did before answering (a put into this rank's own segment, served for one of
  * its threads) precedes the waiter's return. Released before every deferred send, acquired where a thread's
  * wait or test sees its requests complete (kyi_wait_reqs, kyi_test_reqs). */
-#define KYI_HB_REPLY ((void *)&kyi_comm.rep)
+#define KYI_HB_REPLY ((void *)&kyi_comm.hb_reply)
 
 /* Statistics (atomics, updated on every path). */
 typedef struct {
@@ -110,9 +104,9 @@ int kyi_local_copy(const char *call, void *dst, int dst_dev, const void *src, in
 
 /* handle.c: non-blocking operations */
 typedef struct kyi_handle {
-    int nreq;
-    MPI_Request *req; /* req_inline, or an allocated array for many chunks */
-    MPI_Request req_inline[4];
+    int nreq;  /* the MPI transport's requests (mpi/mpi.h): in req_inline, or an array in req */
+    void *req; /* NULL: req_inline */
+    uint64_t req_inline[4];
     kyi_gpu_op_t *gop;
     int64_t rstatus; /* remote status received into here (acks) */
     int status;      /* final status once done */
@@ -147,7 +141,5 @@ int kyi_progress_start(void);
 int kyi_progress_stop(void);
 /* kyi_progress_poll (chan.h) serves pending requests on the calling thread: ky_poll, and waits without a
  * progress thread. The MPI transport's own waits and deferred sends are in mpi/mpi.h. */
-/* mpi/chan_mpi.c: the job-wide channels, once the communicators exist. */
-void kyi_chan_init(void);
 
 #endif

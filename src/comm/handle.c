@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "comm/comm.h"
-#include "comm/mpi/mpi.h"
 #include "comm/transport.h"
 
 static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -23,8 +22,6 @@ kyi_handle_t *kyi_handle_new(const char *call, int rank)
     h->call = call;
     h->rank = rank;
     atomic_init(&h->refs, 1);
-    h->req = h->req_inline;
-    for (int i = 0; i < 4; i++) h->req[i] = MPI_REQUEST_NULL;
     return h;
 }
 
@@ -91,11 +88,6 @@ static int finish(kyi_handle_t *h)
     free(h->tmp);
     free(h->tmp2);
     h->tmp = h->tmp2 = NULL;
-    if (h->req != h->req_inline) {
-        free(h->req);
-        h->req = h->req_inline;
-        h->nreq = 0;
-    }
     h->done = 1;
     h->status = st;
     unlink_handle(h);
@@ -112,7 +104,7 @@ static int poll_handle(kyi_handle_t *h, int *status)
         return 1;
     }
     int done = 1;
-    if (h->nreq && kyi_test_reqs(h->nreq, h->req, &done)) done = 1;
+    if (h->nreq) kyi_tp_mpi.test(h, &done); /* the MPI transport's requests (an error ends them too) */
     if (done && h->tp && h->tp->test(h, &done)) done = 1;
     if (done && h->gop) done = kyi_gpu_op_test(h->gop) != 1;
     if (done) *status = finish(h);

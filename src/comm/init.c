@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "comm/comm.h"
-#include "comm/mpi/bulk.h"
 #include "comm/pack.h"
 #include "comm/transport.h"
 #include "runtime/config.h"
@@ -41,16 +40,7 @@ void kyi_tp_background(void)
 
 int kyi_comm_init(void)
 {
-    MPI_Comm *comms[] = {&kyi_comm.req, &kyi_comm.rep, &kyi_comm.data, &kyi_comm.bar};
-    for (int i = 0; i < 4; i++) {
-        MPI_Comm_dup(kyi_rt.world, comms[i]);
-        MPI_Comm_set_errhandler(*comms[i], MPI_ERRORS_RETURN);
-    }
-    int *ub, flag = 0;
-    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
-    kyi_comm.tag_ub = flag ? *ub : 32767;
-    kyi_chan_init();
-    atomic_store(&kyi_comm.tag_next, 0);
+    kyi_mpi_open();
     kyi_comm.progress_thread = kyi_setting_long(KYI_SET_PROGRESS_THREAD) != 0;
     kyi_comm.eager = kyi_setting_size(KYI_SET_EAGER_SIZE);
     kyi_comm.am_medium_max = kyi_setting_size(KYI_SET_AM_MEDIUM_MAX);
@@ -80,9 +70,7 @@ int kyi_comm_finalize(void)
     kyi_progress_stop();
     if (kyi_tp_extra) kyi_tp_extra->fini();
     kyi_tp_extra = NULL;
-    kyi_bulk_pool_free();
-    MPI_Comm *comms[] = {&kyi_comm.req, &kyi_comm.rep, &kyi_comm.data, &kyi_comm.bar};
-    for (int i = 0; i < 4; i++) MPI_Comm_free(comms[i]);
+    kyi_mpi_close();
     pthread_rwlock_destroy(&kyi_comm.seg_lock);
     return KY_OK;
 }

@@ -1,7 +1,8 @@
-/* Internal: the wire protocol of the MPI path. A request is one message on kyi_comm.req: a header followed,
+/* Internal: the wire protocol of the MPI path. A request is one message on kyi_mpi.req: a header followed,
  * for small payloads, by the payload itself ("eager"). Larger payloads follow as chunk messages on
- * kyi_comm.data with the request's tag; answers (status, data) come back on kyi_comm.rep with that tag.
- * Chunks are at most hdr.chunk bytes so both sides agree where messages begin and end. */
+ * kyi_mpi.data with the request's tag; answers (status, data) come back on kyi_mpi.rep with that tag.
+ * Chunks are at most hdr.chunk bytes so both sides agree where messages begin and end. The header is also
+ * every transport's active-message header (ucx/ucx_am.c sends it as UCP's). */
 #ifndef KYI_COMM_PROTO_H
 #define KYI_COMM_PROTO_H
 

@@ -43,6 +43,9 @@ typedef struct kyi_transport {
 } kyi_transport_t;
 
 extern const kyi_transport_t kyi_tp_mpi;
+/* The MPI transport's communicators and channel (mpi/init_mpi.c): opened first, closed last. */
+void kyi_mpi_open(void);
+void kyi_mpi_close(void);
 /* The split-phase barrier's network part, whatever the transport (mpi/barrier_mpi.c): start one, test it. */
 int kyi_mpi_barrier_start(const char *call);
 int kyi_mpi_barrier_test(const char *call, int *done);

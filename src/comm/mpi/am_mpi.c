@@ -1,5 +1,5 @@
-/* Active messages over MPI, initiator side: one message on kyi_comm.req (header and, up to KY_EAGER_SIZE,
- * the payload); a larger long payload follows as chunks on kyi_comm.data with the message's tag, which the
+/* Active messages over MPI, initiator side: one message on kyi_mpi.req (header and, up to KY_EAGER_SIZE,
+ * the payload); a larger long payload follows as chunks on kyi_mpi.data with the message's tag, which the
  * target's serve.c receives into the segment before the handler runs. From a handler everything is sent
  * deferred, so the engine never blocks. */
 #include <stdlib.h>
@@ -21,10 +21,10 @@ static int send_msg(const char *call, int rank, const kyi_hdr_t *hdr, const void
     int st = np ? kyi_local_copy(call, buf + sizeof *hdr, -1, payload, pdev, np) : KY_OK;
     if (!st) {
         if (deferred)
-            st = kyi_send_deferred(buf, len, rank, 0, kyi_comm.req);
+            st = kyi_send_deferred(buf, len, rank, 0, kyi_mpi.req);
         else {
             MPI_Request r;
-            if (MPI_Isend(buf, (int)len, MPI_BYTE, rank, 0, kyi_comm.req, &r) != MPI_SUCCESS)
+            if (MPI_Isend(buf, (int)len, MPI_BYTE, rank, 0, kyi_mpi.req, &r) != MPI_SUCCESS)
                 st = kyi_fail(KY_ERR_MPI, call, "MPI_Isend to rank %d failed", rank);
             else
                 st = kyi_wait_reqs(call, rank, 1, &r);
@@ -42,7 +42,7 @@ static int send_long_bulk(const char *call, int rank, kyi_hdr_t *h, const void *
     h->tag = kyi_new_tag();
     h->chunk = kyi_bulk_chunk(reply ? -1 : pdev, s->memkind == KY_MEM_GPU);
     KYI_CHECK(send_msg(call, rank, h, NULL, -1, 0, reply));
-    if (!reply) return kyi_bulk_send(call, payload, pdev, n, h->chunk, rank, (int)h->tag, kyi_comm.data);
+    if (!reply) return kyi_bulk_send(call, payload, pdev, n, h->chunk, rank, (int)h->tag, kyi_mpi.data);
     /* From a handler: one copy of the payload, whose pieces the engine sends and frees. */
     size_t k = kyi_bulk_nchunks(n, h->chunk);
     int st = KY_OK;
@@ -54,7 +54,7 @@ static int send_long_bulk(const char *call, int rank, kyi_hdr_t *h, const void *
         if (st)
             free(piece);
         else
-            st = kyi_send_deferred_owned(piece, len, rank, (int)h->tag, kyi_comm.data);
+            st = kyi_send_deferred_owned(piece, len, rank, (int)h->tag, kyi_mpi.data);
     }
     return st;
 }

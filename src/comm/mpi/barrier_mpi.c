@@ -7,7 +7,7 @@ static MPI_Request bar_req = MPI_REQUEST_NULL;
 
 int kyi_mpi_barrier_start(const char *call)
 {
-    if (MPI_Ibarrier(kyi_comm.bar, &bar_req) != MPI_SUCCESS)
+    if (MPI_Ibarrier(kyi_mpi.bar, &bar_req) != MPI_SUCCESS)
         return kyi_fail(KY_ERR_MPI, call, "rank %d: MPI_Ibarrier failed", kyi_rt.rank);
     return KY_OK;
 }

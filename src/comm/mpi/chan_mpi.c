@@ -23,8 +23,8 @@ static MPI_Request *mreq(kyi_chan_req_t *r)
 
 void kyi_chan_init(void)
 {
-    world_chan[KYI_CHAN_REPLY] = (struct kyi_chan){kyi_comm.rep, 0};
-    world_chan[KYI_CHAN_DATA] = (struct kyi_chan){kyi_comm.data, 0};
+    world_chan[KYI_CHAN_REPLY] = (struct kyi_chan){kyi_mpi.rep, 0};
+    world_chan[KYI_CHAN_DATA] = (struct kyi_chan){kyi_mpi.data, 0};
 }
 
 kyi_chan_t *kyi_chan_world(kyi_chan_world_t which)
@@ -39,7 +39,7 @@ int kyi_chan_tag(void)
 
 int kyi_chan_tag_ub(void)
 {
-    return kyi_comm.tag_ub;
+    return kyi_mpi.tag_ub;
 }
 
 int kyi_chan_group(const char *call, int n, const int *world, kyi_chan_t **out)
@@ -152,12 +152,12 @@ void kyi_chan_cancel(kyi_chan_req_t *r)
 
 int kyi_chan_reply(int dest, int tag, const void *buf, size_t n)
 {
-    return kyi_send_deferred(buf, n, dest, tag, kyi_comm.rep);
+    return kyi_send_deferred(buf, n, dest, tag, kyi_mpi.rep);
 }
 
 int kyi_chan_reply_release(int dest, int tag, const void *buf, size_t n, void (*release)(void *), void *ctx)
 {
-    return kyi_send_deferred_release(buf, n, dest, tag, kyi_comm.rep, release, ctx);
+    return kyi_send_deferred_release(buf, n, dest, tag, kyi_mpi.rep, release, ctx);
 }
 
 int kyi_chan_flush(void)

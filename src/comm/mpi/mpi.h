@@ -1,6 +1,8 @@
-/* Internal: the MPI transport (this folder). Initiator side in mpi_ops.c and am_mpi.c, target side in
- * serve.c, bulk data in bulk.c, the engine's MPI loop, deferred sends and waits in progress_mpi.c. Only
- * files of this folder, chan_mpi.c and handle.c (whose MPI requests it completes) include it. */
+/* Internal: the MPI transport (this folder). Its communicators in init_mpi.c, initiator side in mpi_ops.c
+ * and am_mpi.c, target side in serve.c, bulk data in bulk.c, the engine's MPI loop, deferred sends and
+ * waits in progress_mpi.c, the barrier in barrier_mpi.c, the channel in chan_mpi.c. Only files of this
+ * folder and progress.c (which stops the MPI loop and drains deferred sends) include it; comm's handles
+ * keep this transport's requests in opaque slots (kyi_mpi_hreqs). */
 #ifndef KYI_COMM_MPI_MPI_H
 #define KYI_COMM_MPI_MPI_H
 
@@ -10,8 +12,26 @@
 #include "comm/comm.h"
 #include "comm/proto.h"
 
+/* The transport's communicators (duplicates of the job's, init_mpi.c) and its tags. */
+typedef struct {
+    MPI_Comm req;  /* requests and active messages, served by the target's progress engine */
+    MPI_Comm rep;  /* replies and bulk data, target -> initiator, tag per operation */
+    MPI_Comm data; /* bulk data initiator -> target, tag per operation */
+    MPI_Comm bar;  /* split-phase barrier */
+    int tag_ub;
+    atomic_uint tag_next;
+} kyi_mpi_t;
+extern kyi_mpi_t kyi_mpi;
+
+_Static_assert(sizeof(MPI_Request) <= sizeof(uint64_t), "an MPI_Request does not fit a handle's slot");
+/* A handle's MPI requests: its inline slots, or the array mpi_ops.c allocated for many chunks. */
+static inline MPI_Request *kyi_mpi_hreqs(kyi_handle_t *h)
+{
+    return h->req ? (MPI_Request *)h->req : (MPI_Request *)(void *)h->req_inline;
+}
+
 /* progress_mpi.c */
-/* Requests that arrived on kyi_comm.req, each served: how many, or -1 when a STOP arrived. */
+/* Requests that arrived on kyi_mpi.req, each served: how many, or -1 when a STOP arrived. */
 int kyi_mpi_poll(void);
 /* Ask this rank's progress thread to leave (it reads a STOP). */
 void kyi_mpi_stop_thread(void);
@@ -33,6 +53,9 @@ int kyi_progress_deferred(void);
 int kyi_send_deferred_release(const void *buf, size_t n, int dest, int tag, MPI_Comm comm,
                               void (*release)(void *), void *ctx);
 unsigned kyi_new_tag(void);
+
+/* chan_mpi.c: the job-wide channels, once the communicators exist. */
+void kyi_chan_init(void);
 
 /* serve.c: handle one request from `src`; payload/np is what followed the header in its message. */
 void kyi_serve(const kyi_hdr_t *h, void *payload, size_t np, int src);

@@ -1,5 +1,5 @@
 /* Initiator side of the MPI path: one request message (header + eager payload) and, for large payloads,
- * chunk messages; the answer (status, or status + data) comes back on kyi_comm.rep with the request's tag.
+ * chunk messages; the answer (status, or status + data) comes back on kyi_mpi.rep with the request's tag.
  * Host buffers move without blocking the caller; GPU buffers are staged through pinned host memory inside
  * the call (bulk.c). */
 #include <stdlib.h>
@@ -12,14 +12,26 @@
 
 static int reserve_reqs(kyi_handle_t *h, size_t n)
 {
-    if (n <= 4) return KY_OK;
-    h->req = malloc(sizeof(MPI_Request) * n);
-    if (!h->req) {
-        h->req = h->req_inline;
-        return kyi_fail(KY_ERR_NOMEM, h->call, "no memory for %zu requests", n);
+    if (n > 4) {
+        h->req = malloc(sizeof(MPI_Request) * n);
+        if (!h->req) return kyi_fail(KY_ERR_NOMEM, h->call, "no memory for %zu requests", n);
     }
-    for (size_t i = 0; i < n; i++) h->req[i] = MPI_REQUEST_NULL;
+    MPI_Request *r = kyi_mpi_hreqs(h);
+    for (size_t i = 0; i < (n > 4 ? n : 4); i++) r[i] = MPI_REQUEST_NULL;
     return KY_OK;
+}
+
+/* The handle's requests: done once all completed; the array, if any, is freed then. */
+static int mpi_test(kyi_handle_t *h, int *done)
+{
+    int st = kyi_test_reqs(h->nreq, kyi_mpi_hreqs(h), done);
+    if (st) *done = 1;
+    if (*done) {
+        free(h->req);
+        h->req = NULL;
+        h->nreq = 0;
+    }
+    return st;
 }
 
 static int mpi_put(kyi_handle_t *h, struct kyi_seg *s, kyi_hdr_t *hdr, const void *src, int src_dev)
@@ -40,8 +52,9 @@ static int mpi_put(kyi_handle_t *h, struct kyi_seg *s, kyi_hdr_t *hdr, const voi
             return st;
         }
         h->tmp = buf;
-        MPI_Irecv(&h->rstatus, sizeof h->rstatus, MPI_BYTE, rank, (int)hdr->tag, kyi_comm.rep, &h->req[0]);
-        MPI_Isend(buf, (int)(sizeof *hdr + n), MPI_BYTE, rank, 0, kyi_comm.req, &h->req[1]);
+        MPI_Irecv(&h->rstatus, sizeof h->rstatus, MPI_BYTE, rank, (int)hdr->tag, kyi_mpi.rep,
+                  &kyi_mpi_hreqs(h)[0]);
+        MPI_Isend(buf, (int)(sizeof *hdr + n), MPI_BYTE, rank, 0, kyi_mpi.req, &kyi_mpi_hreqs(h)[1]);
         h->nreq = 2;
         kyi_count(KY_PATH_MPI, n);
         return KY_OK;
@@ -54,17 +67,19 @@ static int mpi_put(kyi_handle_t *h, struct kyi_seg *s, kyi_hdr_t *hdr, const voi
     h->tmp = hcopy;
     int host_inline = src_dev < 0;
     KYI_CHECK(reserve_reqs(h, 2 + (host_inline ? k : 0)));
-    MPI_Irecv(&h->rstatus, sizeof h->rstatus, MPI_BYTE, rank, (int)hdr->tag, kyi_comm.rep, &h->req[0]);
-    MPI_Isend(hcopy, sizeof *hdr, MPI_BYTE, rank, 0, kyi_comm.req, &h->req[1]);
+    MPI_Irecv(&h->rstatus, sizeof h->rstatus, MPI_BYTE, rank, (int)hdr->tag, kyi_mpi.rep,
+              &kyi_mpi_hreqs(h)[0]);
+    MPI_Isend(hcopy, sizeof *hdr, MPI_BYTE, rank, 0, kyi_mpi.req, &kyi_mpi_hreqs(h)[1]);
     h->nreq = 2;
     kyi_count(KY_PATH_MPI, n);
     if (host_inline) {
-        if (kyi_bulk_post_host(1, (void *)src, n, hdr->chunk, rank, (int)hdr->tag, kyi_comm.data, &h->req[2]))
+        if (kyi_bulk_post_host(1, (void *)src, n, hdr->chunk, rank, (int)hdr->tag, kyi_mpi.data,
+                               &kyi_mpi_hreqs(h)[2]))
             return kyi_fail(KY_ERR_MPI, h->call, "posting data to rank %d failed", rank);
         h->nreq = 2 + (int)k;
         return KY_OK;
     }
-    return kyi_bulk_send(h->call, src, src_dev, n, hdr->chunk, rank, (int)hdr->tag, kyi_comm.data);
+    return kyi_bulk_send(h->call, src, src_dev, n, hdr->chunk, rank, (int)hdr->tag, kyi_mpi.data);
 }
 
 /* Small gets land in tmp = [status][data]; this copies the data out. */
@@ -94,8 +109,9 @@ static int mpi_get(kyi_handle_t *h, struct kyi_seg *s, kyi_hdr_t *hdr, void *dst
         kyi_hdr_t *hcopy = (kyi_hdr_t *)(buf + sizeof(int64_t) + n);
         /* the header copy sits behind the reply area; the reply is at most 8 + n bytes */
         memcpy(hcopy, hdr, sizeof *hdr);
-        MPI_Irecv(buf, (int)(sizeof(int64_t) + n), MPI_BYTE, rank, (int)hdr->tag, kyi_comm.rep, &h->req[0]);
-        MPI_Isend(hcopy, sizeof *hdr, MPI_BYTE, rank, 0, kyi_comm.req, &h->req[1]);
+        MPI_Irecv(buf, (int)(sizeof(int64_t) + n), MPI_BYTE, rank, (int)hdr->tag, kyi_mpi.rep,
+                  &kyi_mpi_hreqs(h)[0]);
+        MPI_Isend(hcopy, sizeof *hdr, MPI_BYTE, rank, 0, kyi_mpi.req, &kyi_mpi_hreqs(h)[1]);
         h->nreq = 2;
         return KY_OK;
     }
@@ -109,23 +125,24 @@ static int mpi_get(kyi_handle_t *h, struct kyi_seg *s, kyi_hdr_t *hdr, void *dst
         /* Receives for status and every chunk are posted before the request leaves, so the target never
          * waits for us; a refusing target sends empty chunks. */
         KYI_CHECK(reserve_reqs(h, 2 + k));
-        MPI_Irecv(&h->rstatus, sizeof h->rstatus, MPI_BYTE, rank, (int)hdr->tag, kyi_comm.rep, &h->req[0]);
-        if (kyi_bulk_post_host(0, dst, n, hdr->chunk, rank, (int)hdr->tag, kyi_comm.rep, &h->req[2]))
+        MPI_Irecv(&h->rstatus, sizeof h->rstatus, MPI_BYTE, rank, (int)hdr->tag, kyi_mpi.rep,
+                  &kyi_mpi_hreqs(h)[0]);
+        if (kyi_bulk_post_host(0, dst, n, hdr->chunk, rank, (int)hdr->tag, kyi_mpi.rep, &kyi_mpi_hreqs(h)[2]))
             return kyi_fail(KY_ERR_MPI, h->call, "posting receives from rank %d failed", rank);
-        MPI_Isend(hcopy, sizeof *hdr, MPI_BYTE, rank, 0, kyi_comm.req, &h->req[1]);
+        MPI_Isend(hcopy, sizeof *hdr, MPI_BYTE, rank, 0, kyi_mpi.req, &kyi_mpi_hreqs(h)[1]);
         h->nreq = 2 + (int)k;
         return KY_OK;
     }
     /* GPU destination: status first, then the staged pipeline, inside the call. */
     MPI_Request r[2];
-    MPI_Irecv(&h->rstatus, sizeof h->rstatus, MPI_BYTE, rank, (int)hdr->tag, kyi_comm.rep, &r[0]);
-    MPI_Isend(hcopy, sizeof *hdr, MPI_BYTE, rank, 0, kyi_comm.req, &r[1]);
+    MPI_Irecv(&h->rstatus, sizeof h->rstatus, MPI_BYTE, rank, (int)hdr->tag, kyi_mpi.rep, &r[0]);
+    MPI_Isend(hcopy, sizeof *hdr, MPI_BYTE, rank, 0, kyi_mpi.req, &r[1]);
     KYI_CHECK(kyi_wait_reqs(h->call, rank, 2, r));
     if (h->rstatus) {
-        kyi_bulk_discard(h->call, n, hdr->chunk, rank, (int)hdr->tag, kyi_comm.rep);
+        kyi_bulk_discard(h->call, n, hdr->chunk, rank, (int)hdr->tag, kyi_mpi.rep);
         return KY_OK; /* the handle's completion reports rstatus */
     }
-    return kyi_bulk_recv(h->call, dst, dst_dev, n, hdr->chunk, rank, (int)hdr->tag, kyi_comm.rep);
+    return kyi_bulk_recv(h->call, dst, dst_dev, n, hdr->chunk, rank, (int)hdr->tag, kyi_mpi.rep);
 }
 
 static int mpi_memset(kyi_handle_t *h, struct kyi_seg *s, kyi_hdr_t *hdr)
@@ -137,8 +154,9 @@ static int mpi_memset(kyi_handle_t *h, struct kyi_seg *s, kyi_hdr_t *hdr)
     if (!hcopy) return kyi_fail(KY_ERR_NOMEM, h->call, "no memory");
     memcpy(hcopy, hdr, sizeof *hdr);
     h->tmp = hcopy;
-    MPI_Irecv(&h->rstatus, sizeof h->rstatus, MPI_BYTE, h->rank, (int)hdr->tag, kyi_comm.rep, &h->req[0]);
-    MPI_Isend(hcopy, sizeof *hdr, MPI_BYTE, h->rank, 0, kyi_comm.req, &h->req[1]);
+    MPI_Irecv(&h->rstatus, sizeof h->rstatus, MPI_BYTE, h->rank, (int)hdr->tag, kyi_mpi.rep,
+              &kyi_mpi_hreqs(h)[0]);
+    MPI_Isend(hcopy, sizeof *hdr, MPI_BYTE, h->rank, 0, kyi_mpi.req, &kyi_mpi_hreqs(h)[1]);
     h->nreq = 2;
     kyi_count(KY_PATH_MPI, 0);
     return KY_OK;
@@ -173,5 +191,6 @@ const kyi_transport_t kyi_tp_mpi = {
     .memset = mpi_memset,
     .eager_get = mpi_eager_get,
     .am_send = kyi_mpi_am_send,
+    .test = mpi_test,
     .progress = kyi_mpi_poll,
 };

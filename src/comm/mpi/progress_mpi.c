@@ -1,4 +1,4 @@
-/* The MPI transport's side of the progress engine: the loop that serves requests arriving on kyi_comm.req
+/* The MPI transport's side of the progress engine: the loop that serves requests arriving on kyi_mpi.req
  * (remote puts/gets on this rank's segments, active messages) through serve.c, the sends handlers make
  * without blocking ("deferred", so two engines never wait on each other), and the waits on MPI requests
  * that keep serving when no progress thread does. progress.c runs the loop on its thread or in waits. */
@@ -24,8 +24,8 @@ static deferred_t *def_head;
 
 unsigned kyi_new_tag(void)
 {
-    unsigned t = atomic_fetch_add_explicit(&kyi_comm.tag_next, 1, memory_order_relaxed);
-    return 16 + t % (unsigned)(kyi_comm.tag_ub - 16);
+    unsigned t = atomic_fetch_add_explicit(&kyi_mpi.tag_next, 1, memory_order_relaxed);
+    return 16 + t % (unsigned)(kyi_mpi.tag_ub - 16);
 }
 
 int kyi_send_deferred(const void *buf, size_t n, int dest, int tag, MPI_Comm comm)
@@ -94,7 +94,7 @@ int kyi_mpi_poll(void)
         int flag = 0, count = 0;
         MPI_Message msg;
         MPI_Status st;
-        if (MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, kyi_comm.req, &flag, &msg, &st) != MPI_SUCCESS)
+        if (MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, kyi_mpi.req, &flag, &msg, &st) != MPI_SUCCESS)
             kyi_fatal("rank %d: progress engine: MPI_Improbe failed", kyi_rt.rank);
         if (!flag) break;
         MPI_Get_count(&st, MPI_BYTE, &count);
@@ -127,7 +127,7 @@ void kyi_mpi_stop_thread(void)
     kyi_hdr_t h;
     memset(&h, 0, sizeof h);
     h.op = KYI_OP_STOP;
-    MPI_Send(&h, sizeof h, MPI_BYTE, kyi_rt.rank, 0, kyi_comm.req);
+    MPI_Send(&h, sizeof h, MPI_BYTE, kyi_rt.rank, 0, kyi_mpi.req);
 }
 
 void kyi_mpi_poll_free(void)

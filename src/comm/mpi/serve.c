@@ -34,7 +34,7 @@ static int seg_dev(const struct kyi_seg *s)
 
 static void ack(const kyi_hdr_t *h, int src, int64_t status)
 {
-    kyi_send_deferred(&status, sizeof status, src, (int)h->tag, kyi_comm.rep);
+    kyi_send_deferred(&status, sizeof status, src, (int)h->tag, kyi_mpi.rep);
 }
 
 /* A large get that failed: its status, then the empty chunks the initiator has already posted receives for.
@@ -43,7 +43,7 @@ static void refuse_bulk(const kyi_hdr_t *h, int src, int64_t status)
 {
     ack(h, src, status);
     size_t k = kyi_bulk_nchunks(h->n, h->chunk);
-    for (size_t i = 0; i < k; i++) kyi_send_deferred(NULL, 0, src, (int)h->tag, kyi_comm.rep);
+    for (size_t i = 0; i < k; i++) kyi_send_deferred(NULL, 0, src, (int)h->tag, kyi_mpi.rep);
 }
 
 static void serve_put(const kyi_hdr_t *h, void *payload, int src)
@@ -55,9 +55,9 @@ static void serve_put(const kyi_hdr_t *h, void *payload, int src)
         if (!st && h->n) st = kyi_local_copy(call, (char *)s->base + h->off, seg_dev(s), payload, -1, h->n);
     } else if (!st) {
         st = kyi_bulk_recv(call, (char *)s->base + h->off, seg_dev(s), h->n, h->chunk, src, (int)h->tag,
-                           kyi_comm.data);
+                           kyi_mpi.data);
     } else {
-        kyi_bulk_discard(call, h->n, h->chunk, src, (int)h->tag, kyi_comm.data);
+        kyi_bulk_discard(call, h->n, h->chunk, src, (int)h->tag, kyi_mpi.data);
     }
     ack(h, src, st);
 }
@@ -80,7 +80,7 @@ static void serve_get(const kyi_hdr_t *h, int src)
             ack(h, src, st);
             return;
         }
-        kyi_send_deferred(buf, sizeof(int64_t) + h->n, src, (int)h->tag, kyi_comm.rep);
+        kyi_send_deferred(buf, sizeof(int64_t) + h->n, src, (int)h->tag, kyi_mpi.rep);
         free(buf);
         return;
     }
@@ -92,7 +92,7 @@ static void serve_get(const kyi_hdr_t *h, int src)
         return;
     }
     ack(h, src, st);
-    kyi_bulk_send(call, (char *)s->base + h->off, seg_dev(s), h->n, h->chunk, src, (int)h->tag, kyi_comm.rep);
+    kyi_bulk_send(call, (char *)s->base + h->off, seg_dev(s), h->n, h->chunk, src, (int)h->tag, kyi_mpi.rep);
 }
 
 static void serve_memset(const kyi_hdr_t *h, int src)
@@ -133,9 +133,9 @@ static void serve_put_strided(const kyi_hdr_t *h, void *payload, int src)
         packed = st ? NULL : malloc(h->n ? h->n : 1);
         if (!st && !packed) st = KY_ERR_NOMEM;
         if (st)
-            kyi_bulk_discard(call, h->n, h->chunk, src, (int)h->tag, kyi_comm.data);
+            kyi_bulk_discard(call, h->n, h->chunk, src, (int)h->tag, kyi_mpi.data);
         else
-            st = kyi_bulk_recv(call, packed, -1, h->n, h->chunk, src, (int)h->tag, kyi_comm.data);
+            st = kyi_bulk_recv(call, packed, -1, h->n, h->chunk, src, (int)h->tag, kyi_mpi.data);
     }
     if (!st) st = kyi_unpack(call, (char *)s->base + h->off, seg_dev(s), stride, packed, count, h->levels);
     if (packed != payload) free(packed);
@@ -160,10 +160,10 @@ static void serve_get_strided(const kyi_hdr_t *h, int src)
     } else if (st || h->n > kyi_comm.eager) {
         ack(h, src, st);
         if (!st)
-            kyi_bulk_send(call, buf + sizeof(int64_t), -1, h->n, h->chunk, src, (int)h->tag, kyi_comm.rep);
+            kyi_bulk_send(call, buf + sizeof(int64_t), -1, h->n, h->chunk, src, (int)h->tag, kyi_mpi.rep);
     } else {
         *(int64_t *)buf = KY_OK;
-        kyi_send_deferred(buf, sizeof(int64_t) + h->n, src, (int)h->tag, kyi_comm.rep);
+        kyi_send_deferred(buf, sizeof(int64_t) + h->n, src, (int)h->tag, kyi_mpi.rep);
     }
     free(buf);
 }
@@ -181,9 +181,9 @@ static void serve_am(const kyi_hdr_t *h, void *payload, int src)
     int ok = s && h->off <= s->bytes && h->n <= s->bytes - h->off;
     if (ok)
         ok = kyi_bulk_recv(call, (char *)s->base + h->off, seg_dev(s), h->n, h->chunk, src, (int)h->tag,
-                           kyi_comm.data) == KY_OK;
+                           kyi_mpi.data) == KY_OK;
     else
-        kyi_bulk_discard(call, h->n, h->chunk, src, (int)h->tag, kyi_comm.data);
+        kyi_bulk_discard(call, h->n, h->chunk, src, (int)h->tag, kyi_mpi.data);
     kyi_hdr_t placed = *h;
     placed.flags |= KYI_F_PLACED;
     kyi_am_deliver(ok ? &placed : h, NULL, src);
