@@ -13,9 +13,9 @@
  * Kernels whose requests go through the proxy must run on a non-blocking stream (cudaStreamNonBlocking):
  * comm's copies wait for the legacy default stream, so a kernel there waiting for them never ends.
  *
- * STATUS: written and compiled with nvcc, the host proxy included; NOT YET RUN ON A GPU (no GPU where it
- * was written): do not rely on it until tests/device/test_device.cu (CTest gpu.device.*: direct, .proxy,
- * .proxied) has passed on the GPU machine. bench/device_bench.cu times it against NVSHMEM.
+ * STATUS: tests/device/test_device.cu passed on one H200 (2026-11-27: gpu.device.n2 direct, .proxy over MPI,
+ * .proxied over IPC, n3), ranks sharing the GPU; not yet on several GPUs, and not yet timed
+ * (bench/device_bench.cu, against NVSHMEM, needs two GPUs: ranks sharing one take turns on it).
  *
  * Ordering: ky_dev_put is visible at the target after ky_dev_quiet (a system-scope fence) or through a
  * signal; ky_dev_put_signal writes the data, fences, then stores the 8-byte signal, so a target that sees the
