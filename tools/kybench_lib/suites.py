@@ -26,6 +26,8 @@ PP_HOST = {"full": "-b 8 -e 256M -n 200 -w 10", "cpu": "-b 8 -e 16M -f 4 -n 100 
            "quick": "-b 8 -e 64K -f 8 -n 20 -w 2"}
 PP_GPU = {"full": "-b 8 -e 256M -n 200 -w 10", "cpu": "-b 8 -e 256M -n 200 -w 10",
           "quick": "-b 8 -e 64K -f 8 -n 20 -w 2"}
+UCX_PERFTEST = {"full": "--sizes 8,65536,67108864", "cpu": "--sizes 8,65536,67108864",
+                "quick": "--sizes 8 --iters 1000"}
 HALO_HOST = {"full": "-N 32,64,128,256,512 -n 100 -w 5", "cpu": "-N 32,64,128 -n 50 -w 5",
              "quick": "-N 8,16 -n 5 -w 1"}
 HALO_GPU = {"full": "-N 32,64,128,256,512 -n 100 -w 5", "cpu": "-N 32,64,128,256,512 -n 100 -w 5",
@@ -112,6 +114,8 @@ SUITES = {
         Case("pingpong_host_shm", "pingpong", "--mem host", PP_HOST),
         Case("pingpong_host_mpi", "pingpong", "--mem host", PP_HOST, SPLIT),
         Case("pingpong_host_ucx", "pingpong", "--mem host", PP_HOST, UCX, ucx=True),
+        # UCX's own ucx_perftest beside it (the floor of the UCX path; skipped without ucx_perftest)
+        Case("ucx_perftest_host", "bench/ucx_perftest.py", "", UCX_PERFTEST, ranks=2, script=True, ucx=True),
         Case("halo_host_shm", "halo", "--mem host", HALO_HOST),
         Case("halo_host_mpi", "halo", "--mem host", HALO_HOST, SPLIT),
         Case("pingpong_gpu_ipc", "pingpong", "--mem gpu", PP_GPU, ONE_GPU, gpu=True),
