@@ -48,6 +48,16 @@ for f in $files; do
         bad=1
     fi
 done
+# inside comm, the API files (src/comm/*.c, *.h) leave MPI to the transport folders (src/comm/mpi/, and
+# src/comm/ucx/ for its bootstrap): set-up agreements go through the runtime's bootstrap collectives
+for f in $(find src/comm -maxdepth 1 -type f \( -name '*.c' -o -name '*.h' \) | sort); do
+    hits=$(code "$f" "$mpi_re")
+    if [ -n "$hits" ]; then
+        echo "$f: MPI in comm's API files (a transport's call goes to src/comm/mpi/; a set-up agreement to the runtime's bootstrap collectives):"
+        echo "$hits" | sed 's/^/    /'
+        bad=1
+    fi
+done
 # an entry for a file that no longer needs it, or no longer exists, goes
 for e in $(allow | awk '{ print $1 ":" $2 }'); do
     f=${e%:*} r=${e#*:}
@@ -66,4 +76,4 @@ if [ "$bad" != 0 ]; then
     echo "layers.check: failed"
     exit 1
 fi
-echo "layers.check: $(echo "$files" | wc -l) files above comm use only its interface ($(allow | wc -l) allowed exceptions)"
+echo "layers.check: $(echo "$files" | wc -l) files above comm use only its interface ($(allow | wc -l) allowed exceptions); comm's API files make no MPI call"

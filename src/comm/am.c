@@ -41,7 +41,12 @@ int kyi_am_drain(void)
     }
     for (;;) {
         for (int r = 0; r < n; r++) snap[r] = atomic_load(&sent_to[r]);
-        MPI_Alltoall(snap, 1, MPI_UNSIGNED_LONG_LONG, expect, 1, MPI_UNSIGNED_LONG_LONG, kyi_rt.world);
+        int st = kyi_rt_alltoall_u64((const uint64_t *)snap, (uint64_t *)expect);
+        if (st) {
+            free(snap);
+            free(expect);
+            return st;
+        }
         kyi_waiter_t w;
         kyi_waiter_init(&w, "ky_finalize", "active messages still in flight", -1);
         for (int r = 0; r < n; r++)
@@ -49,10 +54,15 @@ int kyi_am_drain(void)
                 if (!kyi_comm.progress_thread && kyi_progress_poll() > 0) continue;
                 kyi_waiter_pause(&w);
             }
-        int news = 0, any;
+        int64_t news = 0;
         for (int r = 0; r < n; r++) news |= atomic_load(&sent_to[r]) != snap[r];
-        MPI_Allreduce(&news, &any, 1, MPI_INT, MPI_LOR, kyi_rt.world);
-        if (!any) break;
+        st = kyi_rt_allreduce_i64(&news, 1, KYI_RT_MAX); /* anybody sent something new */
+        if (st) {
+            free(snap);
+            free(expect);
+            return st;
+        }
+        if (!news) break;
     }
     free(snap);
     free(expect);

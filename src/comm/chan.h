@@ -26,7 +26,7 @@ typedef struct kyi_chan kyi_chan_t;
 /* A send or receive in flight. Plain storage the transport fills; complete it with kyi_chan_test,
  * kyi_chan_wait or kyi_chan_cancel before it goes out of scope. */
 typedef struct {
-    uint64_t impl[2]; /* an MPI_Request today */
+    uint64_t impl[2]; /* the transport's request (an MPI request today) */
     size_t got;       /* bytes received, once a receive completed */
 } kyi_chan_req_t;
 

@@ -66,7 +66,7 @@ int kyi_comm_finalize(void)
     ky_quiet();
     kyi_am_drain();
     kyi_seg_destroy_all();
-    MPI_Barrier(kyi_rt.world); /* nobody sends requests any more */
+    kyi_rt_barrier(); /* nobody sends requests any more */
     kyi_progress_stop();
     if (kyi_tp_extra) kyi_tp_extra->fini();
     kyi_tp_extra = NULL;

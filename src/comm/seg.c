@@ -23,7 +23,7 @@ static unsigned jobkey; /* rank 0's, so names differ between jobs sharing a host
 void kyi_seg_init(void)
 {
     unsigned k = (unsigned)getpid() ^ (unsigned)kyi_now_ns();
-    MPI_Bcast(&k, 1, MPI_UNSIGNED, 0, kyi_rt.world);
+    kyi_rt_bcast(&k, sizeof k, 0);
     jobkey = k | 1;
 }
 
@@ -101,8 +101,11 @@ static int map_peers(const char *call, struct kyi_seg *s, const seg_info_t *info
     int *world_of = malloc(sizeof(int) * nl);
     kyi_gpu_ipc_t *ipc = NULL;
     if (!world_of) return kyi_fail(KY_ERR_NOMEM, call, "no memory");
-    MPI_Allgather(&kyi_rt.rank, 1, MPI_INT, world_of, 1, MPI_INT, kyi_rt.node_comm);
-    int st = KY_OK;
+    int st = kyi_rt_node_allgather(&kyi_rt.rank, sizeof(int), world_of);
+    if (st) {
+        free(world_of);
+        return st;
+    }
     if (s->memkind == KY_MEM_GPU) {
         ipc = calloc(nl, sizeof *ipc);
         if (!ipc) {
@@ -113,10 +116,10 @@ static int map_peers(const char *call, struct kyi_seg *s, const seg_info_t *info
         memset(&mine, 0, sizeof mine);
         int ok = info[kyi_rt.rank].shareable && kyi_gpu_ipc_export(s->base, &mine) == KY_OK;
         if (!ok) memset(&mine, 0, sizeof mine);
-        MPI_Allgather(&mine, sizeof mine, MPI_BYTE, ipc, sizeof mine, MPI_BYTE, kyi_rt.node_comm);
+        st = kyi_rt_node_allgather(&mine, sizeof mine, ipc);
         int mydev = kyi_my_device();
         if (mydev < 0) mydev = s->device;
-        for (int l = 0; l < nl; l++) {
+        for (int l = 0; l < nl && !st; l++) {
             int r = world_of[l];
             if (r == kyi_rt.rank || !info[r].shareable) continue;
             if (!kyi_gpu_can_access_peer(mydev, info[r].device)) continue;
@@ -142,7 +145,7 @@ static int map_peers(const char *call, struct kyi_seg *s, const seg_info_t *info
             close(fd);
             if (p != MAP_FAILED) s->mapped[r] = p;
         }
-        MPI_Barrier(kyi_rt.node_comm); /* every peer has mapped: the name can go */
+        st = kyi_rt_node_barrier(); /* every peer has mapped: the name can go */
         if (s->owned && s->shm_fd >= 0) {
             char name[64];
             shm_name(name, sizeof name, s->id, kyi_rt.rank);
@@ -200,10 +203,11 @@ int ky_seg_create(void *base, size_t bytes, ky_memkind_t memkind, int device, ky
         else if (base && kyi_gpu_ptr_device(base) != device)
             bad = kyi_fail(KY_ERR_ARG, call, "base %p is not memory of GPU %d", base, device);
     }
-    int worst;
-    MPI_Allreduce(&bad, &worst, 1, MPI_INT, MPI_MIN, kyi_rt.world);
+    int64_t worst = bad; /* statuses are negative: the minimum is an error if any rank has one */
+    int ast = kyi_rt_allreduce_i64(&worst, 1, KYI_RT_MIN);
     if (bad) return bad;
-    if (worst) return kyi_fail(worst, call, "another rank passed bad arguments");
+    if (ast) return ast;
+    if (worst) return kyi_fail((int)worst, call, "another rank passed bad arguments");
 
     seg_info_t mine = {bytes, memkind, device, 0, 0};
     seg_info_t *info = malloc(sizeof *info * kyi_rt.nranks);
@@ -231,8 +235,9 @@ int ky_seg_create(void *base, size_t bytes, ky_memkind_t memkind, int device, ky
      */
     mine.shareable = !st && (memkind == KY_MEM_GPU ? !kyi_comm.force_gpu_mpi
                                                    : (s->shm_fd >= 0 && !kyi_comm.force_host_mpi));
-    int fail = st;
-    MPI_Allreduce(&st, &fail, 1, MPI_INT, MPI_MIN, kyi_rt.world);
+    int64_t fail64 = st;
+    int ast2 = kyi_rt_allreduce_i64(&fail64, 1, KYI_RT_MIN);
+    int fail = ast2 ? ast2 : (int)fail64;
     if (fail) {
         free_piece(s);
         seg_free(s);
@@ -240,7 +245,13 @@ int ky_seg_create(void *base, size_t bytes, ky_memkind_t memkind, int device, ky
         if (st) return st;
         return kyi_fail(fail, call, "another rank could not create its piece");
     }
-    MPI_Allgather(&mine, sizeof mine, MPI_BYTE, info, sizeof mine, MPI_BYTE, kyi_rt.world);
+    st = kyi_rt_allgather(&mine, sizeof mine, info);
+    if (st) {
+        free_piece(s);
+        seg_free(s);
+        free(info);
+        return st;
+    }
     for (int r = 0; r < kyi_rt.nranks; r++) {
         s->size_of[r] = info[r].bytes;
         s->dev_of[r] = info[r].device;
@@ -267,7 +278,8 @@ int ky_seg_create(void *base, size_t bytes, ky_memkind_t memkind, int device, ky
     /* Kernels' signals through the device proxy arrive as active messages (dev_proxy.c). */
     if (memkind == KY_MEM_GPU && !st) st = kyi_dev_proxy_register();
     /* Nobody may send requests for this segment before every rank has registered it. */
-    MPI_Barrier(kyi_rt.world);
+    int bst = kyi_rt_barrier();
+    if (!st) st = bst;
     KYI_INFO(KYI_SUB_COMM, "segment %u: %zu bytes of %s memory at %p", s->id, bytes,
              memkind == KY_MEM_GPU ? "GPU" : "host", s->base);
     *out = s;
@@ -278,13 +290,13 @@ static int seg_destroy(struct kyi_seg *s)
 {
     kyi_dev_proxy_stop(s); /* its requests are remote accesses this rank still owes */
     KYI_CHECK(ky_quiet());
-    MPI_Barrier(kyi_rt.world); /* nobody accesses the segment any more */
+    KYI_CHECK(kyi_rt_barrier()); /* nobody accesses the segment any more */
     pthread_rwlock_wrlock(&kyi_comm.seg_lock);
     kyi_comm.segs[s->id] = NULL;
     pthread_rwlock_unlock(&kyi_comm.seg_lock);
     unmap_peers(s);
     if (s->xseg) kyi_tp_extra->seg_detach(s);
-    MPI_Barrier(kyi_rt.world); /* every importer has closed its mapping before the owner frees */
+    kyi_rt_barrier(); /* every importer has closed its mapping before the owner frees */
     kyi_plans_free(s);
     free_piece(s);
     seg_free(s);

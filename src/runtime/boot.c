@@ -23,6 +23,44 @@ int kyi_rt_allgather(const void *mine, size_t bytes, void *all)
     return KY_OK;
 }
 
+int kyi_rt_alltoall_u64(const uint64_t *mine, uint64_t *theirs)
+{
+    if (MPI_Alltoall(mine, 1, MPI_UINT64_T, theirs, 1, MPI_UINT64_T, kyi_rt.world) != MPI_SUCCESS)
+        return kyi_fail(KY_ERR_MPI, "kyi_rt_alltoall_u64", "MPI_Alltoall failed");
+    return KY_OK;
+}
+
+int kyi_rt_bcast(void *buf, size_t bytes, int root)
+{
+    if (bytes > INT32_MAX || MPI_Bcast(buf, (int)bytes, MPI_BYTE, root, kyi_rt.world) != MPI_SUCCESS)
+        return kyi_fail(KY_ERR_MPI, "kyi_rt_bcast", "MPI_Bcast of %zu bytes from rank %d failed", bytes,
+                        root);
+    return KY_OK;
+}
+
+int kyi_rt_barrier(void)
+{
+    if (MPI_Barrier(kyi_rt.world) != MPI_SUCCESS)
+        return kyi_fail(KY_ERR_MPI, "kyi_rt_barrier", "MPI_Barrier failed");
+    return KY_OK;
+}
+
+int kyi_rt_node_allgather(const void *mine, size_t bytes, void *all)
+{
+    if (bytes > INT32_MAX ||
+        MPI_Allgather(mine, (int)bytes, MPI_BYTE, all, (int)bytes, MPI_BYTE, kyi_rt.node_comm) != MPI_SUCCESS)
+        return kyi_fail(KY_ERR_MPI, "kyi_rt_node_allgather", "MPI_Allgather of %zu bytes on the node failed",
+                        bytes);
+    return KY_OK;
+}
+
+int kyi_rt_node_barrier(void)
+{
+    if (MPI_Barrier(kyi_rt.node_comm) != MPI_SUCCESS)
+        return kyi_fail(KY_ERR_MPI, "kyi_rt_node_barrier", "MPI_Barrier on the node failed");
+    return KY_OK;
+}
+
 void kyi_rt_abort(int status)
 {
     MPI_Abort(MPI_COMM_WORLD, status);

@@ -70,6 +70,14 @@ typedef enum { KYI_RT_MIN, KYI_RT_MAX } kyi_rt_op_t;
 int kyi_rt_allreduce_i64(int64_t *v, int n, kyi_rt_op_t op);
 /* all[r * bytes ..] receives rank r's `bytes` bytes at mine. */
 int kyi_rt_allgather(const void *mine, size_t bytes, void *all);
+/* theirs[r] receives rank r's mine[this rank] (one 8-byte word per pair). */
+int kyi_rt_alltoall_u64(const uint64_t *mine, uint64_t *theirs);
+/* root's `bytes` bytes at buf to every rank's buf. */
+int kyi_rt_bcast(void *buf, size_t bytes, int root);
+int kyi_rt_barrier(void);
+/* The same over the ranks of this rank's logical node (node_comm), in their local order. */
+int kyi_rt_node_allgather(const void *mine, size_t bytes, void *all);
+int kyi_rt_node_barrier(void);
 /* End the whole job now with exit status `status` (what the launcher reports): for a program's own request
  * to end everything (shmem_global_exit); errors go through kyi_fatal instead. Does not return. */
 void kyi_rt_abort(int status) __attribute__((noreturn));
