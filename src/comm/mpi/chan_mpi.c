@@ -3,16 +3,17 @@
  * receive costs what the MPI call it wraps costs (no copy, no allocation). */
 #include <stdlib.h>
 
-#include "comm/chan.h"
+#include "comm/chan_impl.h"
 #include "comm/comm.h"
 #include "comm/mpi/mpi.h"
 
-struct kyi_chan {
+struct kyi_chan_mpi {
     MPI_Comm comm;
-    int owned; /* a group's own communicator, freed with it */
 };
 
+static struct kyi_chan_mpi world_mpi[2];
 static struct kyi_chan world_chan[2];
+int kyi_chan_on_ucx;
 
 _Static_assert(sizeof(MPI_Request) <= sizeof(((kyi_chan_req_t *)0)->impl), "kyi_chan_req_t too small");
 
@@ -23,8 +24,10 @@ static MPI_Request *mreq(kyi_chan_req_t *r)
 
 void kyi_chan_init(void)
 {
-    world_chan[KYI_CHAN_REPLY] = (struct kyi_chan){kyi_mpi.rep, 0};
-    world_chan[KYI_CHAN_DATA] = (struct kyi_chan){kyi_mpi.data, 0};
+    world_mpi[KYI_CHAN_REPLY].comm = kyi_mpi.rep;
+    world_mpi[KYI_CHAN_DATA].comm = kyi_mpi.data;
+    world_chan[KYI_CHAN_REPLY] = (struct kyi_chan){.mpi = &world_mpi[0], .ucx_id = 0, .n = kyi_rt.nranks};
+    world_chan[KYI_CHAN_DATA] = (struct kyi_chan){.mpi = &world_mpi[1], .ucx_id = 1, .n = kyi_rt.nranks};
 }
 
 kyi_chan_t *kyi_chan_world(kyi_chan_world_t which)
@@ -44,8 +47,13 @@ int kyi_chan_tag_ub(void)
 
 int kyi_chan_group(const char *call, int n, const int *world, kyi_chan_t **out)
 {
+    if (kyi_chan_on_ucx) return kyi_ucx_chan_group(call, n, world, out);
     *out = NULL;
     struct kyi_chan *c = calloc(1, sizeof *c);
+    if (c && !(c->mpi = calloc(1, sizeof *c->mpi))) {
+        free(c);
+        c = NULL;
+    }
     if (!c) return kyi_fail(KY_ERR_NOMEM, call, "no memory for a channel");
     c->owned = 1;
     int every = n == kyi_rt.nranks; /* every rank in world order: the non-blocking way */
@@ -53,13 +61,13 @@ int kyi_chan_group(const char *call, int n, const int *world, kyi_chan_t **out)
     if (!world || every) {
         /* every rank: a non-blocking duplicate, waited for while serving requests (no progress thread) */
         MPI_Request rq;
-        if (MPI_Comm_idup(kyi_rt.world, &c->comm, &rq) != MPI_SUCCESS) {
-            free(c);
+        if (MPI_Comm_idup(kyi_rt.world, &c->mpi->comm, &rq) != MPI_SUCCESS) {
+            free(c->mpi), free(c);
             return kyi_fail(KY_ERR_MPI, call, "MPI_Comm_idup failed");
         }
         int st = kyi_wait_reqs(call, -1, 1, &rq);
         if (st) {
-            free(c);
+            free(c->mpi), free(c);
             return st;
         }
     } else {
@@ -69,34 +77,40 @@ int kyi_chan_group(const char *call, int n, const int *world, kyi_chan_t **out)
         int bad = MPI_Group_incl(all, n, world, &sub) != MPI_SUCCESS;
         MPI_Group_free(&all);
         if (bad) {
-            free(c);
+            free(c->mpi), free(c);
             return kyi_fail(KY_ERR_MPI, call, "MPI_Group_incl of %d ranks failed", n);
         }
-        bad = MPI_Comm_create_group(kyi_rt.world, sub, 0, &c->comm) != MPI_SUCCESS;
+        bad = MPI_Comm_create_group(kyi_rt.world, sub, 0, &c->mpi->comm) != MPI_SUCCESS;
         MPI_Group_free(&sub);
         if (bad) {
-            free(c);
+            free(c->mpi), free(c);
             return kyi_fail(KY_ERR_MPI, call, "MPI_Comm_create_group of %d ranks failed", n);
         }
     }
-    MPI_Comm_set_errhandler(c->comm, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(c->mpi->comm, MPI_ERRORS_RETURN);
     *out = c;
     return KY_OK;
 }
 
 void kyi_chan_free(kyi_chan_t *c)
 {
+    if (kyi_chan_on_ucx) {
+        kyi_ucx_chan_free(c);
+        return;
+    }
     if (!c || !c->owned) return;
-    MPI_Comm_free(&c->comm);
+    MPI_Comm_free(&c->mpi->comm);
+    free(c->mpi);
     free(c);
 }
 
 int kyi_chan_irecv(const char *call, kyi_chan_t *c, int peer, int tag, void *buf, size_t cap,
                    kyi_chan_req_t *r)
 {
+    if (kyi_chan_on_ucx) return kyi_ucx_chan_irecv(call, c, peer, tag, buf, cap, r);
     if (cap > INT32_MAX) return kyi_fail(KY_ERR_INTERNAL, call, "a %zu-byte message", cap);
     r->got = 0;
-    if (MPI_Irecv(buf, (int)cap, MPI_BYTE, peer, tag, c->comm, mreq(r)) != MPI_SUCCESS)
+    if (MPI_Irecv(buf, (int)cap, MPI_BYTE, peer, tag, c->mpi->comm, mreq(r)) != MPI_SUCCESS)
         return kyi_fail(KY_ERR_MPI, call, "MPI_Irecv from rank %d failed", peer);
     return KY_OK;
 }
@@ -104,21 +118,24 @@ int kyi_chan_irecv(const char *call, kyi_chan_t *c, int peer, int tag, void *buf
 int kyi_chan_isend(const char *call, kyi_chan_t *c, int peer, int tag, const void *buf, size_t n,
                    kyi_chan_req_t *r)
 {
+    if (kyi_chan_on_ucx) return kyi_ucx_chan_isend(call, c, peer, tag, buf, n, r);
     if (n > INT32_MAX) return kyi_fail(KY_ERR_INTERNAL, call, "a %zu-byte message", n);
     r->got = 0;
-    if (MPI_Isend(buf, (int)n, MPI_BYTE, peer, tag, c->comm, mreq(r)) != MPI_SUCCESS)
+    if (MPI_Isend(buf, (int)n, MPI_BYTE, peer, tag, c->mpi->comm, mreq(r)) != MPI_SUCCESS)
         return kyi_fail(KY_ERR_MPI, call, "MPI_Isend to rank %d failed", peer);
     return KY_OK;
 }
 
 void kyi_chan_req_init(kyi_chan_req_t *r)
 {
-    *mreq(r) = MPI_REQUEST_NULL;
+    r->impl[0] = r->impl[1] = 0; /* the UCX path: no request, complete */
+    if (!kyi_chan_on_ucx) *mreq(r) = MPI_REQUEST_NULL;
     r->got = 0;
 }
 
 int kyi_chan_test(const char *call, kyi_chan_req_t *r, int *done)
 {
+    if (kyi_chan_on_ucx) return kyi_ucx_chan_test(call, r, done);
     MPI_Status s;
     *done = 0;
     if (MPI_Test(mreq(r), done, &s) != MPI_SUCCESS) return kyi_fail(KY_ERR_MPI, call, "MPI_Test failed");
@@ -146,22 +163,29 @@ int kyi_chan_wait(const char *call, int peer, kyi_chan_req_t *r)
 
 void kyi_chan_cancel(kyi_chan_req_t *r)
 {
+    if (kyi_chan_on_ucx) {
+        kyi_ucx_chan_cancel(r);
+        return;
+    }
     MPI_Cancel(mreq(r));
     MPI_Wait(mreq(r), MPI_STATUS_IGNORE);
 }
 
 int kyi_chan_reply(int dest, int tag, const void *buf, size_t n)
 {
+    if (kyi_chan_on_ucx) return kyi_ucx_chan_reply(dest, tag, buf, n, NULL, NULL);
     return kyi_send_deferred(buf, n, dest, tag, kyi_mpi.rep);
 }
 
 int kyi_chan_reply_release(int dest, int tag, const void *buf, size_t n, void (*release)(void *), void *ctx)
 {
+    if (kyi_chan_on_ucx) return kyi_ucx_chan_reply(dest, tag, buf, n, release, ctx);
     return kyi_send_deferred_release(buf, n, dest, tag, kyi_mpi.rep, release, ctx);
 }
 
 int kyi_chan_flush(void)
 {
+    if (kyi_chan_on_ucx) return kyi_ucx_chan_flush() + kyi_progress_deferred();
     return kyi_progress_deferred();
 }
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "comm/chan_impl.h"
 #include "comm/ucx/ucx.h"
 
 kyi_ucx_t kyi_ucx = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -148,7 +149,8 @@ static int open_worker(void)
     if (us != UCS_OK)
         return kyi_fail(KY_ERR_SYSTEM, call, "rank %d: ucp_config_read failed: %s", kyi_rt.rank,
                         ucs_status_string(us));
-    ucp_params_t p = {.field_mask = UCP_PARAM_FIELD_FEATURES, .features = UCP_FEATURE_RMA | UCP_FEATURE_AM};
+    ucp_params_t p = {.field_mask = UCP_PARAM_FIELD_FEATURES,
+                      .features = UCP_FEATURE_RMA | UCP_FEATURE_AM | UCP_FEATURE_TAG};
     us = ucp_init(&p, cfg, &kyi_ucx.ctx);
     ucp_config_release(cfg);
     if (us != UCS_OK)
@@ -189,6 +191,10 @@ void kyi_ucx_fini(void)
 {
     /* Everything this rank issued has completed (ky_quiet ran); the barrier keeps every endpoint open
      * until no rank needs its peers' progress any more. */
+    /* answers still on their way out go first */
+    kyi_waiter_t wf;
+    kyi_waiter_init(&wf, "ky_finalize", "UCX answers to be sent", -1);
+    while (kyi_chan_on_ucx && kyi_ucx_chan_flush() > 0) kyi_waiter_pause(&wf);
     void *req = NULL;
     ucp_request_param_t prm = {.op_attr_mask = 0};
     pthread_mutex_lock(&kyi_ucx.lock);
@@ -246,6 +252,10 @@ int kyi_ucx_open(const kyi_transport_t **out)
         return kyi_fail((int)worst, "ky_init", "rank %d: another rank could not start UCX", kyi_rt.rank);
     }
     if (kyi_rt.rank == 0) log_lanes();
+    /* the channel follows the transport (no channel exists yet: comm opens before the layers above) */
+    kyi_chan_on_ucx = kyi_rt.nranks <= 65536;
+    KYI_INFO(KYI_SUB_COMM, "transport ucx: the channel (replies, data, groups) on %s",
+             kyi_chan_on_ucx ? "UCX tag matching" : "MPI (more than 65536 ranks)");
     *out = &kyi_tp_ucx;
     return KY_OK;
 }
