@@ -77,6 +77,11 @@ void smint_barrier(void)
  * was 1 and the user did not set the variable. */
 static int unsafe_seen, we_set;
 
+int smint_set_snapshot_(void)
+{
+    return we_set;
+}
+
 void smint_vote_(int serial_part_writes_nothing)
 {
     if (!serial_part_writes_nothing) {

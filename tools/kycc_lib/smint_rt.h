@@ -17,5 +17,7 @@ void smint_barrier(void);   /* #pragma smint barrier: ky_barrier in the serial p
  * default) is set before kycc's main would set 1: the guard on every home page is for serial in-place
  * updates. */
 void smint_vote_(int serial_part_writes_nothing);
+/* 1 if the votes set KY_DSM_SNAPSHOT=2 (every unit's serial part writes no global data) */
+int smint_set_snapshot_(void);
 int kycc_is_rank_master(void);
 #endif
