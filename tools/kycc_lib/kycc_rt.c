@@ -133,10 +133,11 @@ int main(int argc, char **argv)
     /* A user's other value is taken, but not silently: NPB CG fails verification under KY_DSM_SNAPSHOT=0 */
     const char *snap = getenv("KY_DSM_SNAPSHOT");
     if (me == 0 && snap && strcmp(snap, "1") != 0 && !smint_set_snapshot_())
-        fprintf(stderr,
-                "kycc: warning: KY_DSM_SNAPSHOT=%s: every rank runs the serial part, and its in-place updates "
-                "(x[i] += 1) need KY_DSM_SNAPSHOT=1 (docs/kycc.md, \"Limits\"); results may be wrong\n",
-                snap);
+        fprintf(
+            stderr,
+            "kycc: warning: KY_DSM_SNAPSHOT=%s: every rank runs the serial part, and its in-place updates "
+            "(x[i] += 1) need KY_DSM_SNAPSHOT=1 (docs/kycc.md, \"Limits\"); results may be wrong\n",
+            snap);
     /* The serial part runs on every rank; one copy of its output is enough (KYCC_OUTPUT=all keeps all). */
     const char *out = getenv("KYCC_OUTPUT");
     if (me != 0 && !(out && strcmp(out, "all") == 0)) {
