@@ -3,6 +3,7 @@
 # Open MPI as root, KY_TIMEOUT bounded so that a hung run ends inside the call) and defines
 #   device_out NAME     $out = $OUT, else .scratch/NAME under the checkout; $S = $out/summary.txt, emptied
 #   note TEXT...        a line on stdout and in the summary
+#   want PART           whether PART is in the comma list $only (the script's --only)
 #   step NAME LIMIT CMD...  CMD under `timeout LIMIT`, its output in $out/NAME.log, one line in the summary;
 #                       returns CMD's status, and exit 77 (no GPU: the tests' skip code) sets nogpu=1
 # The caller sets $root (the checkout) first.
@@ -19,6 +20,8 @@ device_out() {
 }
 
 note() { echo "$*" | tee -a "$S"; }
+
+want() { case ",$only," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
 
 step() {
     local name=$1 lim=$2 t0=$SECONDS rc

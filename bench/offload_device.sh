@@ -19,7 +19,6 @@ set -u
 case "${1:-}" in -h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 only=tests,cuda,dsm
 [ "${1:-}" = "--only" ] && only=${2:-}
-want() { case ",$only," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
 root="$(cd -P -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root" || exit 1
 . bench/device_lib.sh

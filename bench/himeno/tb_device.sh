@@ -25,7 +25,6 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
-want() { case ",$only," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
 root="$(cd -P -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root" || exit 1
 . bench/device_lib.sh
