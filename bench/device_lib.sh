@@ -21,6 +21,7 @@ device_out() {
 
 note() { echo "$*" | tee -a "$S"; }
 
+# shellcheck disable=SC2154 # only: the --only list of the script that sources this
 want() { case ",$only," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
 
 step() {
