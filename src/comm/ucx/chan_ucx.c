@@ -17,12 +17,12 @@
 
 static uint32_t next_id = 2; /* 0 and 1: the job-wide channels */
 
-typedef struct pending {
+typedef struct kyi_ucx_answer {
     void *req;
     void *copy; /* freed once sent (NULL with release) */
     void (*release)(void *);
     void *ctx;
-    struct pending *next;
+    struct kyi_ucx_answer *next;
 } pending_t;
 static pending_t *pend; /* under kyi_ucx.lock */
 
@@ -192,16 +192,14 @@ int kyi_ucx_chan_reply(int dest, int tag, const void *buf, size_t n, void (*rele
     return KY_OK;
 }
 
-int kyi_ucx_chan_flush(void)
+pending_t *kyi_ucx_chan_reap(int *left)
 {
     pending_t *done = NULL, **pp;
-    int left = 0;
-    pthread_mutex_lock(&kyi_ucx.lock);
-    if (pend) kyi_ucx_progress_worker();
+    *left = 0;
     for (pp = &pend; *pp;) {
         pending_t *e = *pp;
         if (ucp_request_check_status(e->req) == UCS_INPROGRESS) {
-            left++;
+            ++*left;
             pp = &e->next;
             continue;
         }
@@ -210,7 +208,11 @@ int kyi_ucx_chan_flush(void)
         e->next = done;
         done = e;
     }
-    pthread_mutex_unlock(&kyi_ucx.lock);
+    return done;
+}
+
+void kyi_ucx_chan_done(pending_t *done)
+{
     while (done) { /* outside the lock: a release may take others */
         pending_t *next = done->next;
         free(done->copy);
@@ -218,5 +220,15 @@ int kyi_ucx_chan_flush(void)
         free(done);
         done = next;
     }
+}
+
+int kyi_ucx_chan_flush(void)
+{
+    int left;
+    pthread_mutex_lock(&kyi_ucx.lock);
+    if (pend) kyi_ucx_progress_worker();
+    pending_t *done = kyi_ucx_chan_reap(&left);
+    pthread_mutex_unlock(&kyi_ucx.lock);
+    kyi_ucx_chan_done(done);
     return left;
 }

@@ -54,6 +54,11 @@ int kyi_ucx_am_open(void);
 int kyi_ucx_am_progress(void);
 void kyi_ucx_am_close(void);
 
+/* chan_ucx.c: the channel's answers from handlers. Lock held: those UCX has sent leave the list and come
+ * back (*left: those still in flight); kyi_ucx_chan_done frees or releases them, outside the lock. */
+struct kyi_ucx_answer *kyi_ucx_chan_reap(int *left);
+void kyi_ucx_chan_done(struct kyi_ucx_answer *done);
+
 /* ucx_rma.c */
 int kyi_ucx_seg_attach(struct kyi_seg *s);
 void kyi_ucx_seg_detach(struct kyi_seg *s);

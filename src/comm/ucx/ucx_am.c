@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "comm/chan_impl.h"
 #include "comm/ucx/ucx.h"
 
 typedef struct {
@@ -130,9 +129,9 @@ int kyi_ucx_am_progress(void)
     int n = 0;
     pthread_mutex_lock(&kyi_ucx.lock);
     while (kyi_ucx_progress_worker()) n++;
-    pthread_mutex_unlock(&kyi_ucx.lock);
-    n += kyi_ucx_chan_flush(); /* answers in flight keep the engine polling until UCX has sent them */
-    pthread_mutex_lock(&kyi_ucx.lock);
+    int answers; /* answers in flight keep the engine polling until UCX has sent them */
+    struct kyi_ucx_answer *sent = kyi_ucx_chan_reap(&answers);
+    n += answers;
     /* the ready entries at the head, in order; one still receiving holds back those behind it */
     arrived_t *a = NULL, **last = &a;
     while (q_head && q_head->ready) {
@@ -143,6 +142,7 @@ int kyi_ucx_am_progress(void)
     *last = NULL;
     if (!q_head) q_tail = &q_head;
     pthread_mutex_unlock(&kyi_ucx.lock);
+    kyi_ucx_chan_done(sent);
     while (a) {
         arrived_t *next = a->next;
         kyi_hb_acquire(KYI_HB_BARRIER);
