@@ -34,6 +34,7 @@ set(_ky_help_programs "$<TARGET_FILE:kyinfo>" "${CMAKE_RUNTIME_OUTPUT_DIRECTORY}
     "${PROJECT_SOURCE_DIR}/tools/kycc"
     "${PROJECT_SOURCE_DIR}/tools/fetch-npb" "${PROJECT_SOURCE_DIR}/tools/fetch-himeno-baselines"
     "${PROJECT_SOURCE_DIR}/tools/fetch-shmem-tests" "${PROJECT_SOURCE_DIR}/tools/fetch-hdf5-serial"
+    "${PROJECT_SOURCE_DIR}/tools/fetch-offload-debs-ubuntu"
     "${PROJECT_SOURCE_DIR}/tools/kyshcc" "${PROJECT_SOURCE_DIR}/tools/offload-check")
 foreach(_t ky_stencil ky_stencil_gpu ky_cg ky_himeno)
     if(TARGET ${_t})

@@ -17,26 +17,19 @@ mkdir -p "$work"
 # by name from PATH: given a path (/usr/bin/cc), mkoffload looks for the accel compiler beside it only
 command -v "$(basename "$cc")" >/dev/null 2>&1 && cc=$(basename "$cc")
 major=$("$cc" -dumpversion | cut -d. -f1)
+# shellcheck source=../../tools/offload_nvptx.sh
+. "$src/../../tools/offload_nvptx.sh"
 if ls "$debs"/*.deb >/dev/null 2>&1; then
-    root=$work/nvptx-root
-    [ -d "$root" ] || for d in "$debs"/*.deb; do dpkg -x "$d" "$root"; done
-    export PATH="$root/usr/bin:$PATH"
-    # Debian keeps the accel tools under usr/lib/gcc, Ubuntu 24.04 under usr/libexec/gcc
-    export COMPILER_PATH="$root/usr/lib/gcc/x86_64-linux-gnu/$major:$root/usr/libexec/gcc/x86_64-linux-gnu/$major${COMPILER_PATH:+:$COMPILER_PATH}"
-    export LD_LIBRARY_PATH="$root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    nvptx_use_debs "$debs" "$work/nvptx-root" "$major"
 fi
-mk=$(for d in ${COMPILER_PATH//:/ } "/usr/lib/gcc/x86_64-linux-gnu/$major" "/usr/libexec/gcc/x86_64-linux-gnu/$major"; do
-    ls "$d/accel/nvptx-none/mkoffload" 2>/dev/null
-done | head -1)
+mk=$(nvptx_mkoffload "$major")
 if [ -z "$mk" ]; then
     echo "stencil.offload.gpu: skipped: no nvptx offload compiler for $cc" \
         "(gcc-$major-offload-nvptx; tools/offload-check --fetch DIR)"
     exit 77
 fi
 sm=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d '.')
-[ "$sm" -ge 80 ] && sm=80 # GCC 12's newest PTX target; it runs on newer GPUs
-# -fcf-protection=none -fno-stack-protector: Ubuntu GCC's defaults, which its nvptx lto1 and ptxas refuse
-off="-foffload=nvptx-none -foffload-options=nvptx-none=-misa=sm_$sm -foffload-options=nvptx-none=-latomic -foffload-options=nvptx-none=-ffp-contract=off -fcf-protection=none -fno-stack-protector"
+off=$(nvptx_flags "$sm")
 rc=0
 # the host side once, host OpenMP only (no target regions there, so nothing to offload); the directive code
 # per back end with that back end's flag alone: GCC's mkoffload takes -fopenacc or -fopenmp, not both
