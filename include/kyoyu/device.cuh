@@ -263,6 +263,39 @@ __device__ inline int ky_dev_quiet(const ky_dev_seg_t &s)
     return ky_dev_ring_wait(s.ring, *(volatile unsigned long long *)s.ring.head);
 }
 
+/* The signal after the data: a store (set) or reduction (add) with release semantics at system scope, which
+ * orders this thread's earlier stores (the data, in any GPU's memory) before it: what a full system fence
+ * followed by an atomic (whose answer has to come back over NVLink) did, without waiting for either. */
+__device__ inline void ky_dev_signal_release(unsigned long long *sig, unsigned long long v, int add)
+{
+#if __CUDA_ARCH__ >= 700
+    if (add)
+        asm volatile("red.release.sys.add.u64 [%0], %1;" ::"l"(sig), "l"(v) : "memory");
+    else
+        asm volatile("st.release.sys.u64 [%0], %1;" ::"l"(sig), "l"(v) : "memory");
+#else
+    __threadfence_system();
+    if (add)
+        atomicAdd(sig, v);
+    else
+        atomicExch(sig, v);
+#endif
+}
+
+/* A load with acquire semantics at system scope: what was stored before the matching release reads after. */
+__device__ inline unsigned long long ky_dev_load_acquire(const volatile unsigned long long *p)
+{
+#if __CUDA_ARCH__ >= 700
+    unsigned long long v;
+    asm volatile("ld.acquire.sys.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+#else
+    unsigned long long v = *p;
+    __threadfence_system();
+    return v;
+#endif
+}
+
 /* Put, fence, then the 8-byte signal at (rank, sig_off): set (add = 0) or add. Through the proxy: the data
  * put, then the signal as an atomic on the target's GPU, and the call returns once both are done. */
 __device__ inline int ky_dev_put_signal_impl(const ky_dev_seg_t &s, int rank, size_t off, const void *src,
@@ -274,12 +307,7 @@ __device__ inline int ky_dev_put_signal_impl(const ky_dev_seg_t &s, int rank, si
     if (st == KY_OK) {
         if (ky_dev_route(s, rank, sig_off, 8, &sigp) != KY_OK) return KY_ERR_RANGE;
         ky_dev_copy(d, (const char *)src, n);
-        __threadfence_system();
-        unsigned long long *sig = (unsigned long long *)sigp;
-        if (add)
-            atomicAdd(sig, (unsigned long long)value);
-        else
-            atomicExch(sig, (unsigned long long)value);
+        ky_dev_signal_release((unsigned long long *)sigp, (unsigned long long)value, add);
         return KY_OK;
     }
     if (st != 1) return st;
@@ -309,17 +337,14 @@ __device__ inline uint64_t ky_dev_wait_until(const ky_dev_seg_t &s, size_t sig_o
     volatile unsigned long long *w = (volatile unsigned long long *)ky_dev_addr(s, s.rank, sig_off, 8);
     if (!w) return 0;
     for (;;) {
-        uint64_t v = *w;
+        uint64_t v = ky_dev_load_acquire(w);
         bool ok = cmp == KY_DEV_CMP_EQ   ? v == value
                   : cmp == KY_DEV_CMP_NE ? v != value
                   : cmp == KY_DEV_CMP_GT ? v > value
                   : cmp == KY_DEV_CMP_LE ? v <= value
                   : cmp == KY_DEV_CMP_LT ? v < value
                                          : v >= value;
-        if (ok) {
-            __threadfence_system(); /* the data the signal stands for is read after it */
-            return v;
-        }
+        if (ok) return v; /* acquire: the data the signal stands for is read after it */
     }
 }
 
