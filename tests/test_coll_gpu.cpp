@@ -385,6 +385,34 @@ TEST(CollGpu, GraphCapturedPlan)
     EXPECT_TRUE(kyt::all(fail.empty())) << fail;
 }
 
+/* auto's choice between one-shot and two-shot on NVLink follows the crossovers measured per member count (4
+ * H200s, 2026-11-27): two members one-shot to 16 MiB, three to 4 MiB, four and more to KY_NVL_ONESHOT_MAX
+ * (2 MiB). The plan is only made (no data moves); the staged variants run neither. */
+TEST(CollGpu, AutoOneshotLimitByMembers)
+{
+    NEED_GPUS();
+    if (!kyt::config("KY_NVL_ONESHOT_MAX").empty()) GTEST_SKIP() << "KY_NVL_ONESHOT_MAX set: its own limit";
+    int p = ky_nranks();
+    size_t one = p == 2 ? (size_t)16 << 20 : p == 3 ? (size_t)4 << 20 : (size_t)2 << 20, two = 2 * one;
+    Dev d(two);
+    std::string fail;
+    bool nvl = true;
+    for (size_t bytes : {one, two}) {
+        ky_coll_plan_t pl = nullptr;
+        KYT_EXPECT_OK(ky_allreduce_init(d.p, d.p, bytes / 8, KY_DOUBLE, KY_SUM, KY_TEAM_WORLD, &pl));
+        ky_coll_algo_t got = KY_ALGO_AUTO;
+        if (pl) ky_coll_plan_algo(pl, &got);
+        ky_coll_free(pl);
+        if (got != KY_ALGO_ONESHOT && got != KY_ALGO_TWOSHOT) nvl = false;
+        ky_coll_algo_t want = bytes == one ? KY_ALGO_ONESHOT : KY_ALGO_TWOSHOT;
+        if (nvl && got != want && fail.empty())
+            fail = std::to_string(bytes) + " B on " + std::to_string(p) +
+                   " members: " + ky_coll_algo_name(got) + ", expected " + ky_coll_algo_name(want);
+    }
+    if (!kyt::all(nvl)) GTEST_SKIP() << "no NVLink path in this variant";
+    EXPECT_TRUE(kyt::all(fail.empty())) << fail;
+}
+
 TEST(CollGpu, SplitTeam)
 {
     NEED_GPUS();

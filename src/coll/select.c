@@ -85,9 +85,11 @@ int kyi_coll_algo(ky_coll_kind_t kind, int p, size_t bytes)
 
 /* GPU buffers. With NVLink: one-shot (one kernel, every GPU reads the whole vector of every peer) while the
  * vector is small, where latency is all; two-shot (each GPU reads 2(p-1)/p of it) beyond
- * KY_NVL_ONESHOT_MAX (measured crossover on 4 H200: between 2 and 4 MiB). With two members both read the
- * same bytes and one-shot saves a barrier: it stays ahead up to 16 MiB (nvidia-h200-x2, 2026-11-22), and
- * beyond the two are equal while one-shot needs twice the scratch. Allgather reads each block once either
+ * KY_NVL_ONESHOT_MAX (measured crossover on 4 H200: between 1 and 2 MiB, nvidia-h200-x4, 2026-11-27). With
+ * two members both read the same bytes and one-shot saves a barrier: it stays ahead up to 16 MiB
+ * (nvidia-h200-x2, 2026-11-22), and beyond the two are equal while one-shot needs twice the scratch; with
+ * three, one-shot reads 2 blocks where two-shot reads 4/3 in two phases: 10% ahead at 4 MiB, equal at 8 MiB
+ * (nvidia-h200-x4, 2026-11-27). Allgather reads each block once either
  * way: one-shot. Without NVLink: the host table on the staged copies. */
 int kyi_coll_algo_gpu(ky_coll_kind_t kind, int p, size_t bytes, int nvl)
 {
@@ -99,6 +101,7 @@ int kyi_coll_algo_gpu(ky_coll_kind_t kind, int p, size_t bytes, int nvl)
     if (kind == KY_COLL_ALLGATHER) return KY_ALGO_ONESHOT;
     static size_t oneshot_max = (size_t)-1;
     if (oneshot_max == (size_t)-1) oneshot_max = kyi_setting_size(KYI_SET_NVL_ONESHOT_MAX);
-    size_t lim = p == 2 && oneshot_max < ((size_t)16 << 20) ? (size_t)16 << 20 : oneshot_max;
+    size_t floor_p = p == 2 ? (size_t)16 << 20 : p == 3 ? (size_t)4 << 20 : 0;
+    size_t lim = oneshot_max < floor_p ? floor_p : oneshot_max;
     return bytes <= lim ? KY_ALGO_ONESHOT : KY_ALGO_TWOSHOT;
 }
