@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "io/io.h"
@@ -49,6 +50,10 @@ static pthread_mutex_t drv_lock = PTHREAD_MUTEX_INITIALIZER;
 static int drv_state; /* 0 not tried, 1 open, -1 failed */
 static char drv_err[256];
 static int noted_no_direct;
+/* File systems (st_dev) where a file's cuFile registration failed: auto does not try them again */
+#define REFUSED_MAX 16
+static dev_t refused[REFUSED_MAX];
+static int nrefused;
 
 static const char *cf_text(CUfileError_t e, char *buf, size_t len)
 {
@@ -125,6 +130,37 @@ int kyi_io_cufile_close(const char *call, ky_io_file_t f, int sync)
     return st;
 }
 
+static void fs_refuse(dev_t d)
+{
+    pthread_mutex_lock(&drv_lock);
+    int known = 0;
+    for (int i = 0; i < nrefused; i++) known |= refused[i] == d;
+    if (!known && nrefused < REFUSED_MAX) refused[nrefused++] = d;
+    pthread_mutex_unlock(&drv_lock);
+}
+
+static const char *file_name(ky_io_file_t f)
+{
+    return f->writing ? f->tmp : f->path;
+}
+
+void kyi_io_cufile_refuse_fs(ky_io_file_t f)
+{
+    struct stat sb;
+    if (stat(file_name(f), &sb) == 0) fs_refuse(sb.st_dev);
+}
+
+int kyi_io_cufile_fs_refused(ky_io_file_t f)
+{
+    struct stat sb;
+    if (stat(file_name(f), &sb) != 0) return 0;
+    pthread_mutex_lock(&drv_lock);
+    int known = 0;
+    for (int i = 0; i < nrefused; i++) known |= refused[i] == sb.st_dev;
+    pthread_mutex_unlock(&drv_lock);
+    return known;
+}
+
 /* The file's cuFile state, opened on first use. */
 static int cf_open(const char *call, ky_io_file_t f, cf_t **out)
 {
@@ -161,6 +197,8 @@ static int cf_open(const char *call, ky_io_file_t f, cf_t **out)
         d.type = CU_FILE_HANDLE_TYPE_OPAQUE_FD;
         d.handle.fd = c->fd_direct;
         CUfileError_t e = cuFileHandleRegister(&c->h, &d);
+        struct stat sb;
+        if (e.err != CU_FILE_SUCCESS && fstat(c->fd_direct, &sb) == 0) fs_refuse(sb.st_dev);
         if (e.err != CU_FILE_SUCCESS)
             st = kyi_fail(KY_ERR_IO, call, "cuFileHandleRegister of %s failed: %s%s", name,
                           cf_text(e, why, sizeof why), c->direct ? "" : " (opened without O_DIRECT)");
@@ -173,6 +211,12 @@ static int cf_open(const char *call, ky_io_file_t f, cf_t **out)
     f->cufile = c;
     *out = c;
     return KY_OK;
+}
+
+int kyi_io_cufile_open(const char *call, ky_io_file_t f)
+{
+    cf_t *c = NULL;
+    return cf_open(call, f, &c);
 }
 
 /* Whole pages through cuFile: [off, off + len) of the file from or to GPU address mem. */

@@ -189,8 +189,12 @@ static int write_core(const char *call, ky_io_file_t f, const char *name, const 
     if (st == KY_OK) st = kyi_io_agree(call, f->comm, kyi_io_dset_extent(call, f, d, sh->type, &ds));
     if (st == KY_OK) st = kyi_io_agree(call, f->comm, kyi_io_plan(call, f, &ds, sh, pc, np, opts, 1, &plan));
     if (st == KY_OK) {
-        for (int i = 0; i < np && st == KY_OK; i++)
-            st = kyi_io_put_piece(call, f, &ds, fsp, sh, &pc[i], &plan, &cks);
+        do { /* once, or again through bounce where auto's cuFile failed on some rank */
+            cks = 0;
+            st = KY_OK;
+            for (int i = 0; i < np && st == KY_OK; i++)
+                st = kyi_io_put_piece(call, f, &ds, fsp, sh, &pc[i], &plan, &cks);
+        } while (kyi_io_plan_fallback(call, f, &plan, st));
         st = kyi_io_agree(call, f->comm, st);
     }
     if (st == KY_OK) {
@@ -295,19 +299,24 @@ static int read_core(const char *call, ky_io_file_t f, const char *name, kyi_io_
     if (st == KY_OK)
         st = kyi_io_agree(call, f->comm, kyi_io_plan(call, f, &ds, want, pc, np, opts, 0, &plan));
     if (st == KY_OK) {
-        for (int i = 0; i < np && st == KY_OK; i++) {
-            int out = 0;
-            for (int k = 0; k < want->ndim; k++)
-                for (size_t l = 0; l < pc[i].n[k] && !out; l++) {
-                    size_t g = pc[i].g[k] ? pc[i].g[k][l] : pc[i].g0[k] + l;
-                    out = g >= want->dims[k];
-                }
-            if (out) {
-                shape_text(a, sizeof a, want->ndim, want->dims);
-                st = kyi_fail(KY_ERR_ARG, call, "box outside dataset '%s' of shape %s in %s", name, a, file);
-            } else
-                st = kyi_io_get_piece(call, f, &ds, fsp, want, &pc[i], &plan, &cks);
-        }
+        do { /* once, or again through bounce where auto's cuFile failed on some rank */
+            cks = 0;
+            st = KY_OK;
+            for (int i = 0; i < np && st == KY_OK; i++) {
+                int out = 0;
+                for (int k = 0; k < want->ndim; k++)
+                    for (size_t l = 0; l < pc[i].n[k] && !out; l++) {
+                        size_t g = pc[i].g[k] ? pc[i].g[k][l] : pc[i].g0[k] + l;
+                        out = g >= want->dims[k];
+                    }
+                if (out) {
+                    shape_text(a, sizeof a, want->ndim, want->dims);
+                    st = kyi_fail(KY_ERR_ARG, call, "box outside dataset '%s' of shape %s in %s", name, a,
+                                  file);
+                } else
+                    st = kyi_io_get_piece(call, f, &ds, fsp, want, &pc[i], &plan, &cks);
+            }
+        } while (kyi_io_plan_fallback(call, f, &plan, st));
         st = kyi_io_agree(call, f->comm, st);
     }
     if (st == KY_OK && cover && read_u64(d, "kyoyu_checksum", &stored)) {

@@ -37,8 +37,9 @@ struct kyi_io_file {
     char tmp[KYI_IO_PATH_MAX];  /* the name written to until close */
     void *pin[2];               /* the bounce path's pinned buffers, kept for the file's life */
     size_t pin_bytes;
-    int pin_malloc; /* plain malloc (host pieces forced to bounce without CUDA), not pinned */
-    void *cufile;   /* cufile.c's descriptors and registered handle of this file (NULL: none yet) */
+    int pin_malloc;     /* plain malloc (host pieces forced to bounce without CUDA), not pinned */
+    void *cufile;       /* cufile.c's descriptors and registered handle of this file (NULL: none yet) */
+    int cufile_refused; /* cuFile failed on this file on some rank: auto keeps it on bounce */
 };
 
 /* One dataset as the transfers see it. `off` is set where the dataset is one allocated contiguous extent of
@@ -54,8 +55,9 @@ enum { KYI_IO_HOST, KYI_IO_BOUNCE, KYI_IO_CUFILE };
 
 /* The paths of one dataset's pieces, chosen once for all ranks (kyi_io_plan) */
 typedef struct {
-    int gpu;  /* KYI_IO_BOUNCE or KYI_IO_CUFILE for pieces in GPU memory */
-    int host; /* KYI_IO_HOST or KYI_IO_BOUNCE for pieces in host memory */
+    int gpu;       /* KYI_IO_BOUNCE or KYI_IO_CUFILE for pieces in GPU memory */
+    int host;      /* KYI_IO_HOST or KYI_IO_BOUNCE for pieces in host memory */
+    int automatic; /* auto chose cufile: a cuFile failure redoes the transfer through bounce */
 } kyi_io_plan_t;
 
 /* The shape of a dataset as Kyoyu sees it: ndim dimensions of elements, each `comp` values of `type`. */
@@ -106,8 +108,16 @@ hid_t kyi_io_h5type(ky_io_type_t t);
  * with the dataset's bytes per rank, and takes cufile only where every rank can: all pieces in GPU memory,
  * cuFile working, the dataset contiguous in the file, long runs), the same on every rank so that no rank's
  * HDF5 write (MPI-IO read-modify-write of a strided selection) races another's cuFile write. */
+/* Wherever cufile is taken, every rank that moves GPU memory registers the file with cuFile here, before any
+ * byte moves: forced cufile fails now (the caller agrees, so every rank returns the cause), auto falls back
+ * to bounce on every rank when some rank cannot register (a warning names rank, file and cuFile status) and
+ * remembers the file and its file system, so later transfers do not try again. */
 int kyi_io_plan(const char *call, ky_io_file_t f, const kyi_io_dset_t *ds, const kyi_io_shape_t *sh,
                 const kyi_io_piece_t *pc, int np, const ky_io_opts_t *opts, int put, kyi_io_plan_t *plan);
+/* Collective where plan->automatic, else 0 at once: after the pieces moved with this rank's status st,
+ * whether some rank's cuFile transfer failed, so that every rank redoes the whole transfer through bounce
+ * (plan switched to it, the file remembered). */
+int kyi_io_plan_fallback(const char *call, ky_io_file_t f, kyi_io_plan_t *plan, int st);
 /* Bytes of one run of piece p contiguous in the file (a row, or rows that cover whole trailing dimensions).
  */
 size_t kyi_io_piece_run_bytes(const kyi_io_shape_t *sh, const kyi_io_piece_t *p);
@@ -173,6 +183,13 @@ int kyi_io_cufile_put(const char *call, ky_io_file_t f, uint64_t off, const kyi_
                       const kyi_io_piece_t *p, uint64_t *cks);
 int kyi_io_cufile_get(const char *call, ky_io_file_t f, uint64_t off, const kyi_io_shape_t *sh,
                       const kyi_io_piece_t *p, uint64_t *cks);
+/* The file's cuFile handle registered now (kept until close): errors name the cuFile status. A failed
+ * registration marks the file system, for kyi_io_cufile_fs_refused. */
+int kyi_io_cufile_open(const char *call, ky_io_file_t f);
+/* 1 if a registration failed on the file's file system in this process (or kyi_io_cufile_refuse_fs named it)
+ */
+int kyi_io_cufile_fs_refused(ky_io_file_t f);
+void kyi_io_cufile_refuse_fs(ky_io_file_t f);
 /* 1 if this build has the cuFile path and its driver opens (opened once, lazily; closed at exit). */
 int kyi_io_cufile_available(void);
 /* The file's cuFile handle and descriptors released; `sync`: fsync first (a written file about to be

@@ -48,13 +48,25 @@ int kyi_io_plan(const char *call, ky_io_file_t f, const kyi_io_dset_t *ds, const
      * plain copies: the pipeline is tested without a GPU and its cost measured against the direct path). */
     plan->host = mode == KY_IO_PATH_BOUNCE ? KYI_IO_BOUNCE : KYI_IO_HOST;
     plan->gpu = mode == KY_IO_PATH_CUFILE ? KYI_IO_CUFILE : KYI_IO_BOUNCE;
+    plan->automatic = 0;
+    const char *file = f->writing ? f->tmp : f->path;
+    int gpu_data = 0; /* this rank moves GPU memory: it needs the file's cuFile handle */
+    for (int i = 0; i < np; i++) {
+        size_t n = 1;
+        for (int d = 0; d < sh->ndim; d++) n *= pc[i].n[d];
+        if (n && pc[i].dev >= 0) gpu_data = 1;
+    }
+    /* forced cufile: the handle registered before any byte moves, so a file cuFile cannot take fails here
+     * on every rank (the caller agrees) rather than after other ranks wrote (a dataset without an extent
+     * is refused with its own reason by cufile.c) */
+    if (mode == KY_IO_PATH_CUFILE)
+        return gpu_data && ds->off != KYI_IO_NO_EXTENT ? kyi_io_cufile_open(call, f) : KY_OK;
     if (mode != KY_IO_PATH_AUTO) return KY_OK;
     /* auto: the size every rank moves on average, the same number everywhere */
     size_t total = sh->elem;
     for (int d = 0; d < sh->ndim; d++) total *= sh->dims[d];
     size_t per_rank = total / (size_t)(kyi_rt.nranks > 0 ? kyi_rt.nranks : 1);
     char fs[64], why[256];
-    const char *file = f->writing ? f->tmp : f->path;
     ky_io_fs_type(file, fs, sizeof fs);
     int want = kyi_io_table_choose(fs, put, per_rank, why, sizeof why);
     if (want < 0) {
@@ -63,21 +75,67 @@ int kyi_io_plan(const char *call, ky_io_file_t f, const kyi_io_dset_t *ds, const
                  KYI_IO_AUTO_CUFILE_MIN >> 20);
     }
     /* cufile only where every rank can take it: the raw bytes of a contiguous dataset of the native type
-     * (an extent), every piece in GPU memory, runs long enough, the driver working */
+     * (an extent), every piece in GPU memory, runs long enough, the driver working, the file registered */
     int ok = want == KYI_IO_CUFILE && ds->off != KYI_IO_NO_EXTENT;
     for (int i = 0; ok && i < np; i++) {
         size_t n = 1;
         for (int d = 0; d < sh->ndim; d++) n *= pc[i].n[d];
         if (n && (pc[i].dev < 0 || kyi_io_piece_run_bytes(sh, &pc[i]) < KYI_IO_AUTO_RUN_MIN)) ok = 0;
     }
+    int known = ok && (f->cufile_refused || kyi_io_cufile_fs_refused(f)); /* failed before: not tried again */
+    if (known) ok = 0;
     if (ok) ok = kyi_io_cufile_available();
-    int all = 0;
-    if (MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, f->comm) != MPI_SUCCESS)
+    int refused = 0;
+    char cause[512] = "";
+    if (ok && gpu_data && kyi_io_cufile_open(call, f) != KY_OK) {
+        ok = 0;
+        refused = 1;
+        snprintf(cause, sizeof cause, "%s", ky_last_error());
+    }
+    int in[2] = {ok, !(refused || known)}, out[2] = {0, 0};
+    if (MPI_Allreduce(in, out, 2, MPI_INT, MPI_MIN, f->comm) != MPI_SUCCESS)
         return kyi_fail(KY_ERR_MPI, call, "agreeing on the io path failed");
+    int all = out[0];
+    if (!out[1]) { /* some rank's cuFile cannot take this file: every rank remembers it */
+        f->cufile_refused = 1;
+        kyi_io_cufile_refuse_fs(f);
+    }
+    if (refused)
+        KYI_WARN(KYI_SUB_IO,
+                 "%s: auto: cuFile cannot take %s on rank %d (%s): bounce used instead, on every "
+                 "rank, for this file and later ones on its file system",
+                 call, file, kyi_rt.rank, cause);
     plan->gpu = all ? KYI_IO_CUFILE : KYI_IO_BOUNCE;
+    plan->automatic = all;
     KYI_INFO(KYI_SUB_IO, "%s: auto: %s for %zu bytes per rank on %s (%s%s)", call, all ? "cufile" : "bounce",
-             per_rank, fs, why, want == KYI_IO_CUFILE && !all ? "; cufile not possible on every rank" : "");
+             per_rank, fs, why,
+             want == KYI_IO_CUFILE && !all ? (!out[1] ? "; cuFile cannot register the file on some rank"
+                                                      : "; cufile not possible on every rank")
+                                           : "");
     return KY_OK;
+}
+
+int kyi_io_plan_fallback(const char *call, ky_io_file_t f, kyi_io_plan_t *plan, int st)
+{
+    if (!plan->automatic) return 0;
+    /* bad arguments are not cuFile's: they fail again through bounce and are reported as they are */
+    int me[2] = {st < 0 && st != KY_ERR_ARG ? 1 : 0, kyi_rt.rank}, all[2]; /* MAXLOC: the lowest such rank */
+    if (MPI_Allreduce(me, all, 1, MPI_2INT, MPI_MAXLOC, f->comm) != MPI_SUCCESS || !all[0]) return 0;
+    plan->gpu = KYI_IO_BOUNCE;
+    plan->automatic = 0;
+    f->cufile_refused = 1;
+    const char *file = f->writing ? f->tmp : f->path;
+    if (me[0])
+        KYI_WARN(KYI_SUB_IO,
+                 "%s: auto: cuFile failed on %s on rank %d (%s): the whole transfer is redone "
+                 "through bounce on every rank",
+                 call, file, kyi_rt.rank, ky_last_error());
+    else
+        KYI_INFO(KYI_SUB_IO,
+                 "%s: auto: cuFile failed on %s on rank %d: the whole transfer is redone through "
+                 "bounce",
+                 call, file, all[1]);
+    return 1;
 }
 
 /* The bounce path's copy for a host piece: rows of the box between the strided block and the dense buffer. */

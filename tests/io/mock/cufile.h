@@ -2,7 +2,8 @@
  * makes, with the public API's names and types, done with pread/pwrite through an aligned buffer. On a
  * descriptor opened with O_DIRECT it ends the test when an offset or a size is not a multiple of 4 KiB: the
  * cuFile path must hand cuFile whole pages only (its edges go through the page cache). Counts the calls and
- * bytes. */
+ * bytes. cuFileHandleRegister fails with status 5027 (what a machine whose file system cuFile cannot take
+ * answered) on the ranks mock_cufile_refuse() names (KY_TEST_CUFILE_MOCK_FAIL, cufile_mock.c). */
 #ifndef KYT_MOCK_CUFILE_H
 #define KYT_MOCK_CUFILE_H
 #include <fcntl.h>
@@ -16,10 +17,12 @@
 typedef enum CUfileOpError {
     CU_FILE_SUCCESS = 0,
     CU_FILE_CUDA_DRIVER_ERROR = CUFILEOP_BASE_ERR + 11,
-    CU_FILE_INVALID_VALUE = CUFILEOP_BASE_ERR + 22
+    CU_FILE_INVALID_VALUE = CUFILEOP_BASE_ERR + 22,
+    CU_FILE_HANDLE_NOT_REGISTERED = CUFILEOP_BASE_ERR + 27
 } CUfileOpError;
 static inline const char *cufileop_status_error(CUfileOpError s)
 {
+    if (s == CU_FILE_HANDLE_NOT_REGISTERED) return "file descriptor is not registered";
     return s == CU_FILE_SUCCESS ? "cufile success" : "mock cufile error";
 }
 typedef struct CUfileError {
@@ -39,7 +42,9 @@ typedef struct CUfileDescr_t {
 } CUfileDescr_t;
 typedef void *CUfileHandle_t;
 
-extern long mock_cufile_calls, mock_cufile_bytes;
+extern long mock_cufile_calls, mock_cufile_bytes, mock_cufile_registers;
+/* 1 where this rank's cuFileHandleRegister is to fail (cufile_mock.c) */
+int mock_cufile_refuse(void);
 
 static inline CUfileError_t mock_cufile_ok(void)
 {
@@ -56,6 +61,11 @@ static inline CUfileError_t cuFileDriverClose(void)
 }
 static inline CUfileError_t cuFileHandleRegister(CUfileHandle_t *fh, CUfileDescr_t *d)
 {
+    mock_cufile_registers++;
+    if (mock_cufile_refuse()) {
+        CUfileError_t e = {CU_FILE_HANDLE_NOT_REGISTERED, 0};
+        return e;
+    }
     *fh = (void *)(long)(d->handle.fd + 1);
     return mock_cufile_ok();
 }
