@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "comm/chan_impl.h"
 #include "comm/comm.h"
 #include "comm/pack.h"
 #include "comm/transport.h"
@@ -41,6 +42,7 @@ void kyi_tp_background(void)
 int kyi_comm_init(void)
 {
     kyi_mpi_open();
+    kyi_chan_init();
     kyi_comm.progress_thread = kyi_setting_long(KYI_SET_PROGRESS_THREAD) != 0;
     kyi_comm.eager = kyi_setting_size(KYI_SET_EAGER_SIZE);
     kyi_comm.am_medium_max = kyi_setting_size(KYI_SET_AM_MEDIUM_MAX);

@@ -1,6 +1,6 @@
-/* The channel (comm/chan.h) on MPI: the job-wide channels are comm's reply and data communicators, a group
- * is a communicator of its own; requests are MPI requests kept in the caller's kyi_chan_req_t, so a send or
- * receive costs what the MPI call it wraps costs (no copy, no allocation). */
+/* The channel (comm/chan.h) on MPI, for chan.c: the job-wide channels are comm's reply and data
+ * communicators, a group is a communicator of its own; requests are MPI requests kept in the caller's
+ * kyi_chan_req_t, so a send or receive costs what the MPI call it wraps costs (no copy, no allocation). */
 #include <stdlib.h>
 
 #include "comm/chan_impl.h"
@@ -12,8 +12,6 @@ struct kyi_chan_mpi {
 };
 
 static struct kyi_chan_mpi world_mpi[2];
-static struct kyi_chan world_chan[2];
-int kyi_chan_on_ucx;
 
 _Static_assert(sizeof(MPI_Request) <= sizeof(((kyi_chan_req_t *)0)->impl), "kyi_chan_req_t too small");
 
@@ -22,32 +20,29 @@ static MPI_Request *mreq(kyi_chan_req_t *r)
     return (MPI_Request *)(void *)r->impl;
 }
 
-void kyi_chan_init(void)
+void kyi_mpi_chan_init(void)
 {
     world_mpi[KYI_CHAN_REPLY].comm = kyi_mpi.rep;
     world_mpi[KYI_CHAN_DATA].comm = kyi_mpi.data;
-    world_chan[KYI_CHAN_REPLY] = (struct kyi_chan){.mpi = &world_mpi[0], .ucx_id = 0, .n = kyi_rt.nranks};
-    world_chan[KYI_CHAN_DATA] = (struct kyi_chan){.mpi = &world_mpi[1], .ucx_id = 1, .n = kyi_rt.nranks};
 }
 
-kyi_chan_t *kyi_chan_world(kyi_chan_world_t which)
+struct kyi_chan_mpi *kyi_mpi_chan_world(kyi_chan_world_t which)
 {
-    return &world_chan[which == KYI_CHAN_DATA];
+    return &world_mpi[which == KYI_CHAN_DATA];
 }
 
-int kyi_chan_tag(void)
+int kyi_mpi_chan_tag(void)
 {
     return (int)kyi_new_tag();
 }
 
-int kyi_chan_tag_ub(void)
+int kyi_mpi_chan_tag_ub(void)
 {
     return kyi_mpi.tag_ub;
 }
 
-int kyi_chan_group(const char *call, int n, const int *world, kyi_chan_t **out)
+int kyi_mpi_chan_group(const char *call, int n, const int *world, kyi_chan_t **out)
 {
-    if (kyi_chan_on_ucx) return kyi_ucx_chan_group(call, n, world, out);
     *out = NULL;
     struct kyi_chan *c = calloc(1, sizeof *c);
     if (c && !(c->mpi = calloc(1, sizeof *c->mpi))) {
@@ -92,22 +87,17 @@ int kyi_chan_group(const char *call, int n, const int *world, kyi_chan_t **out)
     return KY_OK;
 }
 
-void kyi_chan_free(kyi_chan_t *c)
+void kyi_mpi_chan_free(kyi_chan_t *c)
 {
-    if (kyi_chan_on_ucx) {
-        kyi_ucx_chan_free(c);
-        return;
-    }
     if (!c || !c->owned) return;
     MPI_Comm_free(&c->mpi->comm);
     free(c->mpi);
     free(c);
 }
 
-int kyi_chan_irecv(const char *call, kyi_chan_t *c, int peer, int tag, void *buf, size_t cap,
-                   kyi_chan_req_t *r)
+int kyi_mpi_chan_irecv(const char *call, kyi_chan_t *c, int peer, int tag, void *buf, size_t cap,
+                       kyi_chan_req_t *r)
 {
-    if (kyi_chan_on_ucx) return kyi_ucx_chan_irecv(call, c, peer, tag, buf, cap, r);
     if (cap > INT32_MAX) return kyi_fail(KY_ERR_INTERNAL, call, "a %zu-byte message", cap);
     r->got = 0;
     if (MPI_Irecv(buf, (int)cap, MPI_BYTE, peer, tag, c->mpi->comm, mreq(r)) != MPI_SUCCESS)
@@ -115,10 +105,9 @@ int kyi_chan_irecv(const char *call, kyi_chan_t *c, int peer, int tag, void *buf
     return KY_OK;
 }
 
-int kyi_chan_isend(const char *call, kyi_chan_t *c, int peer, int tag, const void *buf, size_t n,
-                   kyi_chan_req_t *r)
+int kyi_mpi_chan_isend(const char *call, kyi_chan_t *c, int peer, int tag, const void *buf, size_t n,
+                       kyi_chan_req_t *r)
 {
-    if (kyi_chan_on_ucx) return kyi_ucx_chan_isend(call, c, peer, tag, buf, n, r);
     if (n > INT32_MAX) return kyi_fail(KY_ERR_INTERNAL, call, "a %zu-byte message", n);
     r->got = 0;
     if (MPI_Isend(buf, (int)n, MPI_BYTE, peer, tag, c->mpi->comm, mreq(r)) != MPI_SUCCESS)
@@ -126,16 +115,13 @@ int kyi_chan_isend(const char *call, kyi_chan_t *c, int peer, int tag, const voi
     return KY_OK;
 }
 
-void kyi_chan_req_init(kyi_chan_req_t *r)
+void kyi_mpi_chan_req_init(kyi_chan_req_t *r)
 {
-    r->impl[0] = r->impl[1] = 0; /* the UCX path: no request, complete */
-    if (!kyi_chan_on_ucx) *mreq(r) = MPI_REQUEST_NULL;
-    r->got = 0;
+    *mreq(r) = MPI_REQUEST_NULL;
 }
 
-int kyi_chan_test(const char *call, kyi_chan_req_t *r, int *done)
+int kyi_mpi_chan_test(const char *call, kyi_chan_req_t *r, int *done)
 {
-    if (kyi_chan_on_ucx) return kyi_ucx_chan_test(call, r, done);
     MPI_Status s;
     *done = 0;
     if (MPI_Test(mreq(r), done, &s) != MPI_SUCCESS) return kyi_fail(KY_ERR_MPI, call, "MPI_Test failed");
@@ -148,48 +134,24 @@ int kyi_chan_test(const char *call, kyi_chan_req_t *r, int *done)
     return KY_OK;
 }
 
-int kyi_chan_wait(const char *call, int peer, kyi_chan_req_t *r)
+void kyi_mpi_chan_cancel(kyi_chan_req_t *r)
 {
-    kyi_waiter_t w;
-    kyi_waiter_init(&w, call, "a reply", peer);
-    for (;;) {
-        int done = 0;
-        KYI_CHECK(kyi_chan_test(call, r, &done));
-        if (done) return KY_OK;
-        if (!kyi_comm.progress_thread && kyi_progress_poll() > 0) continue;
-        kyi_waiter_pause(&w);
-    }
-}
-
-void kyi_chan_cancel(kyi_chan_req_t *r)
-{
-    if (kyi_chan_on_ucx) {
-        kyi_ucx_chan_cancel(r);
-        return;
-    }
     MPI_Cancel(mreq(r));
     MPI_Wait(mreq(r), MPI_STATUS_IGNORE);
 }
 
-int kyi_chan_reply(int dest, int tag, const void *buf, size_t n)
+int kyi_mpi_chan_reply(int dest, int tag, const void *buf, size_t n)
 {
-    if (kyi_chan_on_ucx) return kyi_ucx_chan_reply(dest, tag, buf, n, NULL, NULL);
     return kyi_send_deferred(buf, n, dest, tag, kyi_mpi.rep);
 }
 
-int kyi_chan_reply_release(int dest, int tag, const void *buf, size_t n, void (*release)(void *), void *ctx)
+int kyi_mpi_chan_reply_release(int dest, int tag, const void *buf, size_t n, void (*release)(void *),
+                               void *ctx)
 {
-    if (kyi_chan_on_ucx) return kyi_ucx_chan_reply(dest, tag, buf, n, release, ctx);
     return kyi_send_deferred_release(buf, n, dest, tag, kyi_mpi.rep, release, ctx);
 }
 
-int kyi_chan_flush(void)
+int kyi_mpi_chan_flush(void)
 {
-    if (kyi_chan_on_ucx) return kyi_ucx_chan_flush() + kyi_progress_deferred();
     return kyi_progress_deferred();
-}
-
-int kyi_progress_threaded(void)
-{
-    return kyi_comm.progress_thread;
 }

@@ -17,7 +17,7 @@ void kyi_mpi_open(void)
     MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
     kyi_mpi.tag_ub = flag ? *ub : 32767;
     atomic_store(&kyi_mpi.tag_next, 0);
-    kyi_chan_init();
+    kyi_mpi_chan_init();
 }
 
 void kyi_mpi_close(void)

@@ -54,8 +54,8 @@ int kyi_send_deferred_release(const void *buf, size_t n, int dest, int tag, MPI_
                               void (*release)(void *), void *ctx);
 unsigned kyi_new_tag(void);
 
-/* chan_mpi.c: the job-wide channels, once the communicators exist. */
-void kyi_chan_init(void);
+/* chan_mpi.c: the job-wide channels' communicators, once they exist. */
+void kyi_mpi_chan_init(void);
 
 /* serve.c: handle one request from `src`; payload/np is what followed the header in its message. */
 void kyi_serve(const kyi_hdr_t *h, void *payload, size_t np, int src);
