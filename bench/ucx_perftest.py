@@ -3,9 +3,11 @@
 ucx_perftest_host). For each test and size it starts a server and a client of ucx_perftest on this host (two
 processes, as Kyoyu's ping-pong runs two ranks with KY_NODE_SPLIT=rank KY_TRANSPORT=ucx) and records the
 "Final:" line: ucp_put_lat (one-sided put ping-pong, half round trip: the latency floor), ucp_get and
-ucp_put_bw (bandwidth, one direction), all on host memory.
+ucp_put_bw (bandwidth, one direction), on host memory, or with --mem cuda on GPU memory at both ends
+(ucx_perftest -m cuda,cuda: a UCX with its CUDA transports, each process on its own GPU where there are
+two, CUDA_VISIBLE_DEVICES; the floor of Kyoyu's GPU segments over UCX).
 
-    ucx_perftest.py --build BUILD [--sizes 8,65536,67108864] [--iters N] [--case NAME] [--json FILE]
+    ucx_perftest.py --build BUILD [--sizes 8,65536,67108864] [--iters N] [--mem host|cuda] [--case NAME] [--json FILE]
 
 ucx_perftest comes from UCX's utilities (Debian's ucx-utils; the libucx-cu13 wheel's libucx/bin): found on
 PATH or as $UCX_PERFTEST. Without it the case is skipped (exit 77) with a message. Records (bench
@@ -36,18 +38,36 @@ def version(build):
         return "unknown"
 
 
-def one(exe, test, size, iters, port):
+def gpu_env(i):
+    """The environment of the i-th process: its own GPU where there are two (the pair of GPUs a Kyoyu run of
+    two ranks uses), else the one GPU."""
+    env = dict(os.environ)
+    try:
+        n = len([l for l in subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True,
+                                             timeout=30).stdout.splitlines() if l.startswith("GPU")])
+    except (OSError, subprocess.TimeoutExpired):
+        n = 0
+    if n >= 2:
+        env["CUDA_VISIBLE_DEVICES"] = str(i)
+    return env
+
+
+def one(exe, test, size, iters, port, mem="host"):
     """Server and client of one point; the client's Final line as (iters, median and average latency in
     us, bw_MBs) or None."""
     args = ["-t", test, "-s", str(size), "-n", str(iters), "-p", str(port)]
-    srv = subprocess.Popen([exe] + args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if mem == "cuda":
+        args += ["-m", "cuda,cuda"]
+    srv = subprocess.Popen([exe] + args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           env=gpu_env(0) if mem == "cuda" else None)
     text = ""
     try:
         # the server takes its first connection as the client: no probing it; the client tries again
         # while the server is not listening yet
         for _ in range(20):
             time.sleep(0.25)
-            cli = subprocess.run([exe, "127.0.0.1"] + args, capture_output=True, text=True, timeout=120)
+            cli = subprocess.run([exe, "127.0.0.1"] + args, capture_output=True, text=True, timeout=120,
+                                 env=gpu_env(1) if mem == "cuda" else None)
             text = cli.stdout + cli.stderr
             if cli.returncode == 0 or srv.poll() is not None:
                 break
@@ -72,6 +92,7 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--sizes", default="8,65536,67108864")
     ap.add_argument("--iters", type=int, default=0, help="iterations per point (default: by size)")
+    ap.add_argument("--mem", choices=("host", "cuda"), default="host")
     ap.add_argument("--case", default="ucx_perftest_host")
     ap.add_argument("--json")
     ap.add_argument("--port", type=int, default=13337)
@@ -89,13 +110,13 @@ def main():
     for test in ("ucp_put_lat", "ucp_get", "ucp_put_bw"):
         for size in sizes:
             iters = o.iters or (20000 if size <= 65536 else 200)
-            r = one(exe, test, size, iters, port)
+            r = one(exe, test, size, iters, port, o.mem)
             port += 1
             if not r:
                 continue
             n, p50, lat, mbs = r
             rec = {"bench": "ucx_perftest", "case": o.case, "kind": kind, "date": date, "version": ver,
-                   "ranks": 2, "test": test, "mem": "host", "bytes": size, "iters": n, "lat_us": lat, "lat_p50_us": p50,
+                   "ranks": 2, "test": test, "mem": "gpu" if o.mem == "cuda" else "host", "bytes": size, "iters": n, "lat_us": lat, "lat_p50_us": p50,
                    "bw_GBs": mbs * 1.048576e6 / 1e9}
             recs.append(rec)
             print(f"{test:<14} {size:>10} {n:>8} {lat:>10.3f} {p50:>10.3f} {rec['bw_GBs']:>10.3f}")

@@ -266,9 +266,9 @@ int ky_seg_create(void *base, size_t bytes, ky_memkind_t memkind, int device, ky
     s->mapped[kyi_rt.rank] = s->base;
     st = map_peers(call, s, info);
     free(info);
-    /* Host pieces also go to the extra transport (collective; it falls back to MPI for s if any rank
-     * cannot register its piece). GPU pieces stay on the MPI path's staging. */
-    if (kyi_tp_extra && memkind == KY_MEM_HOST) {
+    /* The pieces also go to the extra transport (collective; it leaves s on the MPI path if any rank
+     * cannot register its piece, e.g. GPU memory with a UCX built without CUDA). */
+    if (kyi_tp_extra) {
         int xst = kyi_tp_extra->seg_attach(s);
         if (!st) st = xst;
     }

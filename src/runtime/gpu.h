@@ -33,6 +33,10 @@ int kyi_gpu_free(void *p);
 int kyi_gpu_host_alloc(size_t n, void **p);
 int kyi_gpu_host_free(void *p);
 /* Pin existing host memory (e.g. a shared-memory mapping) so copies to/from GPUs run at full speed. */
+/* fn(arg) with dev the calling thread's current device (restored after): for libraries that act on the
+ * current CUDA context, such as UCX registering GPU memory. Returns fn's result, or an error if dev cannot be
+ * made current. */
+int kyi_gpu_on_device(int dev, int (*fn)(void *arg), void *arg);
 int kyi_gpu_host_register(void *p, size_t n);
 int kyi_gpu_host_unregister(void *p);
 

@@ -120,6 +120,11 @@ SUITES = {
         Case("halo_host_mpi", "halo", "--mem host", HALO_HOST, SPLIT),
         Case("pingpong_gpu_ipc", "pingpong", "--mem gpu", PP_GPU, ONE_GPU, gpu=True),
         Case("pingpong_gpu_staged", "pingpong", "--mem gpu", PP_GPU, dict(ONE_GPU, **SPLIT), gpu=True),
+        # GPU segments over UCX with every rank its own node (a UCX with CUDA transports: the libucx-cu13
+        # wheel; with another UCX the segments stay on the MPI path and this measures that), and its floor
+        Case("pingpong_gpu_ucx", "pingpong", "--mem gpu", PP_GPU, dict(ONE_GPU, **UCX), gpu=True, ucx=True),
+        Case("ucx_perftest_gpu", "bench/ucx_perftest.py", "--mem cuda", UCX_PERFTEST, ranks=2, script=True,
+             gpu=True, ucx=True),
         Case("halo_gpu_ipc", "halo", "--mem gpu", HALO_GPU, ONE_GPU, gpu=True),
         Case("halo_gpu_staged", "halo", "--mem gpu", HALO_GPU, dict(ONE_GPU, **SPLIT), gpu=True),
     ],

@@ -1,5 +1,6 @@
 /* Internal: the UCX transport (this folder): one UCP context and worker per rank, an endpoint to every
- * rank, bootstrapped through the runtime's MPI (ucx_init.c); host segments registered with ucp_mem_map and
+ * rank, bootstrapped through the runtime's MPI (ucx_init.c); segments registered with ucp_mem_map (GPU ones
+ * where UCX has its CUDA transports) and
  * their rkeys exchanged at creation, put/get/strided/memset as one-sided RMA completed by an endpoint
  * flush (ucx_rma.c); active messages with ucp_am_send_nbx, queued by the receive callback and served by
  * the progress engine outside UCX (ucx_am.c). Every UCP call holds kyi_ucx.lock: the worker is
@@ -19,6 +20,7 @@ typedef struct {
     ucp_worker_h worker;
     ucp_ep_h *ep; /* [nranks] */
     pthread_mutex_t lock;
+    int cuda; /* this UCX registers and moves CUDA memory (built with its CUDA transports) */
 } kyi_ucx_t;
 extern kyi_ucx_t kyi_ucx;
 

@@ -156,6 +156,11 @@ static int open_worker(void)
     if (us != UCS_OK)
         return kyi_fail(KY_ERR_SYSTEM, call, "rank %d: ucp_init failed: %s", kyi_rt.rank,
                         ucs_status_string(us));
+    /* GPU segments go to UCX only where this UCX moves CUDA memory (the CUDA-enabled build, e.g. the
+     * libucx-cu13 wheel); Debian's and Ubuntu's packages register host memory only */
+    ucp_context_attr_t ca = {.field_mask = UCP_ATTR_FIELD_MEMORY_TYPES};
+    kyi_ucx.cuda =
+        ucp_context_query(kyi_ucx.ctx, &ca) == UCS_OK && (ca.memory_types & UCS_BIT(UCS_MEMORY_TYPE_CUDA));
     ucp_worker_params_t wp = {.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
                               .thread_mode = UCS_THREAD_MODE_SERIALIZED};
     us = ucp_worker_create(kyi_ucx.ctx, &wp, &kyi_ucx.worker);
@@ -222,7 +227,8 @@ void kyi_ucx_fini(void)
 static void log_lanes(void)
 {
     if (!kyi_log_enabled(KYI_LOG_INFO, KYI_SUB_COMM)) return;
-    KYI_INFO(KYI_SUB_COMM, "transport ucx: UCX %s", ucp_get_version_string());
+    KYI_INFO(KYI_SUB_COMM, "transport ucx: UCX %s, CUDA memory %s", ucp_get_version_string(),
+             kyi_ucx.cuda ? "yes (GPU segments on UCX)" : "no (GPU segments on the MPI path)");
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);

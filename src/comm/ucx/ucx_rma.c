@@ -3,13 +3,35 @@
  * endpoint flush, whose completion is the handle's (a blocking ky_put returns once the bytes are in the
  * target's memory, as on the MPI path). Strided transfers move one contiguous block per call from or into
  * the packed buffer strided.c provides. The target's CPU takes no part; the rkey bounds what a peer can
- * touch to the registered piece, and the initiator checked the range. GPU buffers on the caller's side
- * pass through a host copy (GPU segments stay on the MPI path). */
+ * touch to the registered piece, and the initiator checked the range. GPU memory, of a segment or of the
+ * caller's buffer, goes to UCX as it is where UCX moves CUDA memory (kyi_ucx.cuda: its cuda_copy, cuda_ipc
+ * and GPUDirect RDMA transports); otherwise GPU segments stay on the MPI path and GPU buffers pass through
+ * a host copy. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "comm/pack.h"
 #include "comm/ucx/ucx.h"
+
+struct map_args {
+    struct kyi_seg *s;
+    kyi_ucx_seg_t *x;
+    ucs_status_t us;
+};
+
+static int map_piece(void *arg)
+{
+    struct map_args *m = arg;
+    int gpu = m->s->memkind == KY_MEM_GPU;
+    ucp_mem_map_params_t mp = {.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS |
+                                             UCP_MEM_MAP_PARAM_FIELD_LENGTH |
+                                             UCP_MEM_MAP_PARAM_FIELD_MEMORY_TYPE,
+                               .address = m->s->base,
+                               .length = m->s->bytes,
+                               .memory_type = gpu ? UCS_MEMORY_TYPE_CUDA : UCS_MEMORY_TYPE_HOST};
+    m->us = ucp_mem_map(kyi_ucx.ctx, &mp, &m->x->memh);
+    return KY_OK;
+}
 
 int kyi_ucx_seg_attach(struct kyi_seg *s)
 {
@@ -23,13 +45,15 @@ int kyi_ucx_seg_attach(struct kyi_seg *s)
         x->rkey = calloc(n, sizeof *x->rkey);
     }
     if (!x || !x->addr || !x->rkey) st = kyi_fail(KY_ERR_NOMEM, call, "rank %d: no memory", kyi_rt.rank);
+    int gpu = s->memkind == KY_MEM_GPU;
+    /* not an error: the segment keeps the MPI path's staging, as every GPU segment did before */
+    int cannot = gpu && !kyi_ucx.cuda;
     pthread_mutex_lock(&kyi_ucx.lock);
-    if (!st && s->bytes) {
-        ucp_mem_map_params_t mp = {
-            .field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH,
-            .address = s->base,
-            .length = s->bytes};
-        ucs_status_t us = ucp_mem_map(kyi_ucx.ctx, &mp, &x->memh);
+    if (!st && !cannot && s->bytes) {
+        struct map_args m = {s, x, UCS_OK};
+        /* UCX registers CUDA memory in the current context: the piece's device */
+        if (gpu ? kyi_gpu_on_device(s->device, map_piece, &m) : map_piece(&m)) m.us = UCS_ERR_NO_DEVICE;
+        ucs_status_t us = m.us;
         if (us == UCS_OK) us = ucp_rkey_pack(kyi_ucx.ctx, x->memh, &packed, &plen);
         if (us != UCS_OK)
             st = kyi_fail(KY_ERR_SYSTEM, call,
@@ -38,8 +62,17 @@ int kyi_ucx_seg_attach(struct kyi_seg *s)
     }
     pthread_mutex_unlock(&kyi_ucx.lock);
     /* every rank's address and rkey, in slots as large as the largest rkey */
-    int64_t agree[2] = {st, -(int64_t)plen};
-    kyi_rt_allreduce_i64(agree, 2, KYI_RT_MIN);
+    int64_t agree[3] = {st, -(int64_t)plen, -(int64_t)cannot};
+    kyi_rt_allreduce_i64(agree, 3, KYI_RT_MIN);
+    if (!agree[0] && agree[2]) { /* some rank's UCX cannot take GPU memory: nobody uses UCX for s */
+        if (packed) ucp_rkey_buffer_release(packed);
+        s->xseg = x;
+        kyi_ucx_seg_detach(s);
+        if (kyi_rt.rank == 0)
+            KYI_INFO(KYI_SUB_COMM, "segment %u: GPU memory, which this UCX does not move: the MPI path",
+                     s->id);
+        return KY_OK;
+    }
     size_t slot = 2 * sizeof(uint64_t) + (size_t)(-agree[1]);
     char *mine = agree[0] ? NULL : calloc(1, slot), *all = agree[0] ? NULL : calloc(n, slot);
     int64_t ok = mine && all ? KY_OK : KY_ERR_NOMEM;
@@ -124,7 +157,7 @@ static int contiguous(kyi_handle_t *h, struct kyi_seg *s, int is_put, void *buf,
 
 static int ucx_put(kyi_handle_t *h, struct kyi_seg *s, kyi_hdr_t *hdr, const void *src, int src_dev)
 {
-    if (src_dev >= 0) { /* GPU source: through a host copy kept until completion */
+    if (src_dev >= 0 && !kyi_ucx.cuda) { /* GPU source: through a host copy kept until completion */
         h->tmp = malloc(hdr->n);
         if (!h->tmp)
             return kyi_fail(KY_ERR_NOMEM, h->call, "no memory to stage %llu bytes",
@@ -144,7 +177,7 @@ static int finish_gpu_get(kyi_handle_t *h)
 
 static int ucx_get(kyi_handle_t *h, struct kyi_seg *s, kyi_hdr_t *hdr, void *dst, int dst_dev)
 {
-    if (dst_dev >= 0) {
+    if (dst_dev >= 0 && !kyi_ucx.cuda) {
         h->tmp = malloc(hdr->n);
         if (!h->tmp)
             return kyi_fail(KY_ERR_NOMEM, h->call, "no memory to stage %llu bytes",

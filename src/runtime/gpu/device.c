@@ -355,6 +355,15 @@ int kyi_gpu_host_free(void *p)
     return KY_OK;
 }
 
+int kyi_gpu_on_device(int dev, int (*fn)(void *arg), void *arg)
+{
+    kyi_gpu_guard_t g;
+    KYI_CHECK(kyi_gpu_dev_enter(dev, &g, "kyi_gpu_on_device"));
+    int st = fn(arg);
+    kyi_gpu_dev_leave(&g);
+    return st;
+}
+
 int kyi_gpu_host_register(void *p, size_t n)
 {
     static const char *call = "kyi_gpu_host_register";

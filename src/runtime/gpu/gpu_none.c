@@ -69,6 +69,12 @@ int kyi_gpu_host_free(void *p)
     (void)p;
     return unsupported("kyi_gpu_host_free");
 }
+int kyi_gpu_on_device(int dev, int (*fn)(void *arg), void *arg)
+{
+    (void)dev, (void)fn, (void)arg;
+    return unsupported("kyi_gpu_on_device");
+}
+
 int kyi_gpu_host_register(void *p, size_t n)
 {
     (void)p;
