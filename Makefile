@@ -114,7 +114,7 @@ deps-apt:
 	mkdir -p $(DEPS_DIR); \
 	log="$(DEPS_DIR)/apt.log"; \
 	apt() { $$sudo env DEBIAN_FRONTEND=noninteractive apt-get "$$@" >>"$$log" 2>&1; }; \
-	apt update -qq; \
+	apt update -qq || echo "deps: apt-get update failed (offline?): installing from what apt knows" >>"$$log"; \
 	if [ -n "$$missing" ]; then \
 	    if apt install -y -qq --no-install-recommends $$missing; then echo "deps: installed$$missing (log: $$log)"; \
 	    else tail -n 20 "$$log"; echo "deps: failed to install$$missing (log: $$log)"; exit 1; fi; fi; \

@@ -44,6 +44,11 @@ endforeach()
 add_test(NAME tools.help COMMAND sh "${PROJECT_SOURCE_DIR}/cmake/check_help.sh" ${_ky_help_programs})
 set_tests_properties(tools.help PROPERTIES LABELS "cpu;tools" TIMEOUT 240 ENVIRONMENT "${KY_TEST_ENVIRONMENT}")
 
+# make deps where nothing can be installed (apt-get a failing stand-in): optional packages a warning, required
+# ones an error; the machines without a package registry (the GPU machine) depend on it.
+add_test(NAME tools.make_deps COMMAND sh "${PROJECT_SOURCE_DIR}/cmake/check_make_deps.sh" "${PROJECT_SOURCE_DIR}")
+set_tests_properties(tools.make_deps PROPERTIES LABELS "cpu;tools" TIMEOUT 120)
+
 # Every C, C++ and CUDA source as the pinned .clang-format (clang-format 14) writes it; skips with a message
 # without clang-format 14 (`make format` rewrites the files).
 add_test(NAME format.check COMMAND sh "${PROJECT_SOURCE_DIR}/cmake/check_format.sh" "${PROJECT_SOURCE_DIR}")
