@@ -5,6 +5,7 @@
 #                   matplotlib for the benchmark figures; libclang from PyPI for kycc)
 #   make build      configure (Ninja if present) and build into build/
 #   make test       deps + build + the CPU tests (ctest -L cpu)
+#   make test-ucx   the CPU tests again over the UCX transport (KY_TRANSPORT=ucx); skipped without UCX
 #   make test-gpu   build + the GPU tests (ctest -L gpu); skipped when no GPU is found
 #   make test-asan  AddressSanitizer build (+ LeakSanitizer) in build-asan/, CPU only, then the DSM tests and
 #                   the runtime and comm basics: ctest -L '^(dsm|runtime|seg|rma|am|barrier|threads|sms)$' with
@@ -56,7 +57,7 @@ TSAN_GAS_BASE ?= 0x1000000000
 OFFLOAD_DEBS ?= .scratch/offload-debs
 GENERATOR := $(if $(shell command -v ninja 2>/dev/null),Ninja,Unix Makefiles)
 
-.PHONY: all help deps deps-apt build test test-gpu test-asan test-tsan bench demo install clean format format-check \
+.PHONY: all help deps deps-apt build test test-ucx test-gpu test-asan test-tsan bench demo install clean format format-check \
         offload-check
 
 all: build
@@ -141,6 +142,13 @@ build: deps
 # ---- tests ------------------------------------------------------------------------------------------------
 test: deps build
 	@ctest --test-dir $(BUILD) -L cpu --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
+# The whole CPU suite again with the UCX transport (KY_TRANSPORT=ucx; the tests' own KY_TRANSPORT wins):
+# not part of `make test` (it doubles its time); says so and stops in a build without UCX.
+test-ucx: deps build
+	@if ! $(BUILD)/bin/kyinfo --build 2>/dev/null | grep -q 'UCX *on:'; then \
+	    echo "test-ucx: this build has no UCX transport (libucx-dev, pkg-config ucx): skipping"; exit 0; fi; \
+	KY_TRANSPORT=ucx ctest --test-dir $(BUILD) -L cpu --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
 test-gpu:
 	@if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then echo "test-gpu: no GPU found, skipping"; exit 0; fi; \

@@ -339,10 +339,17 @@ inline bool gpu_forced_mpi()
 {
     return config("KY_PATH_GPU") == "mpi";
 }
-/* The path of host segments on other nodes: UCX where KY_TRANSPORT=ucx (GPU segments stay on MPI). */
+/* The path of host segments on other nodes (and of same-node pieces a direct copy may not reach): UCX where
+ * KY_TRANSPORT=ucx. */
 inline ky_path_t host_remote_path()
 {
     return config("KY_TRANSPORT") == "ucx" ? KY_PATH_UCX : KY_PATH_MPI;
+}
+/* The same for GPU segments: UCX only where it moves CUDA memory, which the test is told (KY_TEST_UCX_CUDA=1:
+ * tools/device-run's ucx step sets it from ucx_info), else the MPI path's staging. */
+inline ky_path_t gpu_remote_path()
+{
+    return config("KY_TRANSPORT") == "ucx" && config("KY_TEST_UCX_CUDA") == "1" ? KY_PATH_UCX : KY_PATH_MPI;
 }
 
 /* Path expected for a put/get from this rank to `target`'s piece of a segment of `kind` created with base
@@ -352,11 +359,10 @@ inline ky_path_t expected_path(int target, int kind, bool user_base = false)
     if (target == ky_rank()) return KY_PATH_SELF;
     bool same_node = ky_node_of(target) == ky_node();
     if (kind == KY_MEM_HOST) {
-        if (!same_node) return host_remote_path();
-        if (user_base || host_forced_mpi()) return KY_PATH_MPI;
+        if (!same_node || user_base || host_forced_mpi()) return host_remote_path();
         return KY_PATH_SHM;
     }
-    if (!same_node || gpu_forced_mpi()) return KY_PATH_MPI;
+    if (!same_node || gpu_forced_mpi()) return gpu_remote_path();
     return KY_PATH_IPC;
 }
 

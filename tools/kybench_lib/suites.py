@@ -89,7 +89,8 @@ IO = {"full": "--nmin 1e3 --nmax 1e8 --reps 3", "cpu": "--nmin 1e3 --nmax 1e6 --
 DEVICE_PP = {"full": "-b 8 -e 4K -f 8 -n 2000 -w 50", "cpu": "-b 8 -e 4K -f 8 -n 2000 -w 50",
              "quick": "-b 8 -e 8 -n 200 -w 10"}
 
-SPLIT = {"KY_NODE_SPLIT": "rank"}
+# every rank its own node on the MPI transport, whatever KY_TRANSPORT the caller has set (the UCX cases say ucx)
+SPLIT = {"KY_NODE_SPLIT": "rank", "KY_TRANSPORT": "mpi"}
 UCX = {"KY_NODE_SPLIT": "rank", "KY_TRANSPORT": "ucx"}
 ONE_GPU = {"KY_GPUS_PER_RANK": "1"}
 
