@@ -5,7 +5,7 @@
 #                   matplotlib for the benchmark figures; libclang from PyPI for kycc)
 #   make build      configure (Ninja if present) and build into build/
 #   make test       deps + build + the CPU tests (ctest -L cpu)
-#   make test-ucx   the CPU tests again over the UCX transport (KY_TRANSPORT=ucx); skipped without UCX
+#   make test-ucx   the CPU tests again over the UCX transport, every rank its own node; skipped without UCX
 #   make test-gpu   build + the GPU tests (ctest -L gpu); skipped when no GPU is found
 #   make test-asan  AddressSanitizer build (+ LeakSanitizer) in build-asan/, CPU only, then the DSM tests and
 #                   the runtime and comm basics: ctest -L '^(dsm|runtime|seg|rma|am|barrier|threads|sms)$' with
@@ -143,12 +143,13 @@ build: deps
 test: deps build
 	@ctest --test-dir $(BUILD) -L cpu --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
-# The whole CPU suite again with the UCX transport (KY_TRANSPORT=ucx; the tests' own KY_TRANSPORT wins):
-# not part of `make test` (it doubles its time); says so and stops in a build without UCX.
+# The whole CPU suite again with the UCX transport and every rank its own node, so that UCX carries what
+# MPI or shared memory would (KY_TRANSPORT=ucx KY_NODE_SPLIT=rank; a test's own settings win): not part of
+# `make test` (it doubles its time); says so and stops in a build without UCX.
 test-ucx: deps build
 	@if ! $(BUILD)/bin/kyinfo --build 2>/dev/null | grep -q 'UCX *on:'; then \
 	    echo "test-ucx: this build has no UCX transport (libucx-dev, pkg-config ucx): skipping"; exit 0; fi; \
-	KY_TRANSPORT=ucx ctest --test-dir $(BUILD) -L cpu --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+	KY_TRANSPORT=ucx KY_NODE_SPLIT=rank ctest --test-dir $(BUILD) -L cpu --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
 test-gpu:
 	@if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then echo "test-gpu: no GPU found, skipping"; exit 0; fi; \

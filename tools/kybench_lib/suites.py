@@ -389,7 +389,9 @@ def run(opts):
             print(f"{tag}  running", end="\r", flush=True)
         t0 = time.monotonic()
         try:
-            proc = subprocess.Popen(cmd, env=dict(env, **c.env), stdout=subprocess.PIPE,
+            # a case's configuration is its own: ranks sharing a host form a node unless the case says
+            # otherwise, whatever KY_NODE_SPLIT the caller has set
+            proc = subprocess.Popen(cmd, env={**env, "KY_NODE_SPLIT": "node", **c.env}, stdout=subprocess.PIPE,
                                     stderr=subprocess.STDOUT, text=True, errors="replace",
                                     start_new_session=True)
             tail = []
