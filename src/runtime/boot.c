@@ -15,12 +15,26 @@ int kyi_rt_allreduce_i64(int64_t *v, int n, kyi_rt_op_t op)
     return KY_OK;
 }
 
-int kyi_rt_allgather(const void *mine, size_t bytes, void *all)
+/* The job's and the node's allgather and barrier: one body each, the communicator and the message's place
+ * ("", " on the node") passed in. */
+static int allgather_on(MPI_Comm c, const char *call, const char *where, const void *mine, size_t bytes,
+                        void *all)
 {
     if (bytes > INT32_MAX ||
-        MPI_Allgather(mine, (int)bytes, MPI_BYTE, all, (int)bytes, MPI_BYTE, kyi_rt.world) != MPI_SUCCESS)
-        return kyi_fail(KY_ERR_MPI, "kyi_rt_allgather", "MPI_Allgather of %zu bytes failed", bytes);
+        MPI_Allgather(mine, (int)bytes, MPI_BYTE, all, (int)bytes, MPI_BYTE, c) != MPI_SUCCESS)
+        return kyi_fail(KY_ERR_MPI, call, "MPI_Allgather of %zu bytes%s failed", bytes, where);
     return KY_OK;
+}
+
+static int barrier_on(MPI_Comm c, const char *call, const char *where)
+{
+    if (MPI_Barrier(c) != MPI_SUCCESS) return kyi_fail(KY_ERR_MPI, call, "MPI_Barrier%s failed", where);
+    return KY_OK;
+}
+
+int kyi_rt_allgather(const void *mine, size_t bytes, void *all)
+{
+    return allgather_on(kyi_rt.world, "kyi_rt_allgather", "", mine, bytes, all);
 }
 
 int kyi_rt_alltoall_u64(const uint64_t *mine, uint64_t *theirs)
@@ -40,25 +54,17 @@ int kyi_rt_bcast(void *buf, size_t bytes, int root)
 
 int kyi_rt_barrier(void)
 {
-    if (MPI_Barrier(kyi_rt.world) != MPI_SUCCESS)
-        return kyi_fail(KY_ERR_MPI, "kyi_rt_barrier", "MPI_Barrier failed");
-    return KY_OK;
+    return barrier_on(kyi_rt.world, "kyi_rt_barrier", "");
 }
 
 int kyi_rt_node_allgather(const void *mine, size_t bytes, void *all)
 {
-    if (bytes > INT32_MAX ||
-        MPI_Allgather(mine, (int)bytes, MPI_BYTE, all, (int)bytes, MPI_BYTE, kyi_rt.node_comm) != MPI_SUCCESS)
-        return kyi_fail(KY_ERR_MPI, "kyi_rt_node_allgather", "MPI_Allgather of %zu bytes on the node failed",
-                        bytes);
-    return KY_OK;
+    return allgather_on(kyi_rt.node_comm, "kyi_rt_node_allgather", " on the node", mine, bytes, all);
 }
 
 int kyi_rt_node_barrier(void)
 {
-    if (MPI_Barrier(kyi_rt.node_comm) != MPI_SUCCESS)
-        return kyi_fail(KY_ERR_MPI, "kyi_rt_node_barrier", "MPI_Barrier on the node failed");
-    return KY_OK;
+    return barrier_on(kyi_rt.node_comm, "kyi_rt_node_barrier", " on the node");
 }
 
 void kyi_rt_abort(int status)
