@@ -38,28 +38,26 @@ def version(build):
         return "unknown"
 
 
-def gpu_env(i):
-    """The environment of the i-th process: its own GPU where there are two (the pair of GPUs a Kyoyu run of
-    two ranks uses), else the one GPU."""
-    env = dict(os.environ)
+def gpu_envs():
+    """The server's and the client's environments for GPU memory: each its own GPU where there are two (the
+    pair of GPUs a Kyoyu run of two ranks uses), else both the one GPU. Asked of nvidia-smi once per run."""
     try:
         n = len([l for l in subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True,
                                              timeout=30).stdout.splitlines() if l.startswith("GPU")])
     except (OSError, subprocess.TimeoutExpired):
         n = 0
-    if n >= 2:
-        env["CUDA_VISIBLE_DEVICES"] = str(i)
-    return env
+    return [dict(os.environ, **({"CUDA_VISIBLE_DEVICES": str(i)} if n >= 2 else {})) for i in (0, 1)]
 
 
-def one(exe, test, size, iters, port, mem="host"):
-    """Server and client of one point; the client's Final line as (iters, median and average latency in
-    us, bw_MBs) or None."""
+def one(exe, test, size, iters, port, envs=None):
+    """Server and client of one point (envs: their environments, GPU memory; None: host memory); the
+    client's Final line as (iters, median and average latency in us, bw_MBs) or None."""
     args = ["-t", test, "-s", str(size), "-n", str(iters), "-p", str(port)]
-    if mem == "cuda":
+    if envs:
         args += ["-m", "cuda,cuda"]
+    srv_env, cli_env = envs or (None, None)
     srv = subprocess.Popen([exe] + args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                           env=gpu_env(0) if mem == "cuda" else None)
+                           env=srv_env)
     text = ""
     try:
         # the server takes its first connection as the client: no probing it; the client tries again
@@ -67,7 +65,7 @@ def one(exe, test, size, iters, port, mem="host"):
         for _ in range(20):
             time.sleep(0.25)
             cli = subprocess.run([exe, "127.0.0.1"] + args, capture_output=True, text=True, timeout=120,
-                                 env=gpu_env(1) if mem == "cuda" else None)
+                                 env=cli_env)
             text = cli.stdout + cli.stderr
             if cli.returncode == 0 or srv.poll() is not None:
                 break
@@ -106,11 +104,12 @@ def main():
     ver = version(o.build)
     sizes = [int(s) for s in o.sizes.split(",") if s]
     recs, port = [], o.port
+    envs = gpu_envs() if o.mem == "cuda" else None
     print(f"{'test':<14} {'bytes':>10} {'iters':>8} {'lat_us':>10} {'p50_us':>10} {'GB/s':>10}")
     for test in ("ucp_put_lat", "ucp_get", "ucp_put_bw"):
         for size in sizes:
             iters = o.iters or (20000 if size <= 65536 else 200)
-            r = one(exe, test, size, iters, port, o.mem)
+            r = one(exe, test, size, iters, port, envs)
             port += 1
             if not r:
                 continue
