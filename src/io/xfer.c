@@ -38,6 +38,14 @@ size_t kyi_io_piece_run_bytes(const kyi_io_shape_t *sh, const kyi_io_piece_t *p)
     return r;
 }
 
+/* Elements of a piece (0: it moves nothing). */
+static size_t piece_elems(const kyi_io_shape_t *sh, const kyi_io_piece_t *p)
+{
+    size_t n = 1;
+    for (int d = 0; d < sh->ndim; d++) n *= p->n[d];
+    return n;
+}
+
 int kyi_io_plan(const char *call, ky_io_file_t f, const kyi_io_dset_t *ds, const kyi_io_shape_t *sh,
                 const kyi_io_piece_t *pc, int np, const ky_io_opts_t *opts, int put, kyi_io_plan_t *plan)
 {
@@ -51,11 +59,8 @@ int kyi_io_plan(const char *call, ky_io_file_t f, const kyi_io_dset_t *ds, const
     plan->automatic = 0;
     const char *file = f->writing ? f->tmp : f->path;
     int gpu_data = 0; /* this rank moves GPU memory: it needs the file's cuFile handle */
-    for (int i = 0; i < np; i++) {
-        size_t n = 1;
-        for (int d = 0; d < sh->ndim; d++) n *= pc[i].n[d];
-        if (n && pc[i].dev >= 0) gpu_data = 1;
-    }
+    for (int i = 0; i < np; i++)
+        if (piece_elems(sh, &pc[i]) && pc[i].dev >= 0) gpu_data = 1;
     /* forced cufile: the handle registered before any byte moves, so a file cuFile cannot take fails here
      * on every rank (the caller agrees) rather than after other ranks wrote (a dataset without an extent
      * is refused with its own reason by cufile.c) */
@@ -77,11 +82,10 @@ int kyi_io_plan(const char *call, ky_io_file_t f, const kyi_io_dset_t *ds, const
     /* cufile only where every rank can take it: the raw bytes of a contiguous dataset of the native type
      * (an extent), every piece in GPU memory, runs long enough, the driver working, the file registered */
     int ok = want == KYI_IO_CUFILE && ds->off != KYI_IO_NO_EXTENT;
-    for (int i = 0; ok && i < np; i++) {
-        size_t n = 1;
-        for (int d = 0; d < sh->ndim; d++) n *= pc[i].n[d];
-        if (n && (pc[i].dev < 0 || kyi_io_piece_run_bytes(sh, &pc[i]) < KYI_IO_AUTO_RUN_MIN)) ok = 0;
-    }
+    for (int i = 0; ok && i < np; i++)
+        if (piece_elems(sh, &pc[i]) &&
+            (pc[i].dev < 0 || kyi_io_piece_run_bytes(sh, &pc[i]) < KYI_IO_AUTO_RUN_MIN))
+            ok = 0;
     int known = ok && (f->cufile_refused || kyi_io_cufile_fs_refused(f)); /* failed before: not tried again */
     if (known) ok = 0;
     if (ok) ok = kyi_io_cufile_available();
