@@ -346,10 +346,13 @@ inline ky_path_t host_remote_path()
     return config("KY_TRANSPORT") == "ucx" ? KY_PATH_UCX : KY_PATH_MPI;
 }
 /* The same for GPU segments: UCX only where it moves CUDA memory, which the test is told (KY_TEST_UCX_CUDA=1:
- * tools/device-run's ucx step sets it from ucx_info), else the MPI path's staging. */
+ * tools/device-run's ucx step sets it from ucx_info), else the MPI path's staging. A test's own variable, not
+ * a Kyoyu setting: read from the environment (ky_config_get knows only KY_* settings of the table). */
 inline ky_path_t gpu_remote_path()
 {
-    return config("KY_TRANSPORT") == "ucx" && config("KY_TEST_UCX_CUDA") == "1" ? KY_PATH_UCX : KY_PATH_MPI;
+    const char *ucx_cuda = getenv("KY_TEST_UCX_CUDA");
+    bool cuda = ucx_cuda && strcmp(ucx_cuda, "1") == 0;
+    return config("KY_TRANSPORT") == "ucx" && cuda ? KY_PATH_UCX : KY_PATH_MPI;
 }
 
 /* Path expected for a put/get from this rank to `target`'s piece of a segment of `kind` created with base

@@ -170,11 +170,31 @@ static int open_worker(void)
     return KY_OK;
 }
 
+/* A barrier that keeps progressing the worker: a peer's flush or close may need this rank's progress. */
+static void progressing_barrier(const char *what)
+{
+    MPI_Request bar;
+    int done = 0;
+    kyi_waiter_t w;
+    kyi_waiter_init(&w, "ky_finalize", what, -1);
+    MPI_Ibarrier(kyi_rt.world, &bar);
+    for (;;) {
+        kyi_ucx_background();
+        MPI_Test(&bar, &done, MPI_STATUS_IGNORE);
+        if (done) break;
+        kyi_waiter_pause(&w);
+    }
+}
+
+/* Endpoints close in UCX's flush mode: UCP_EP_CLOSE_FLAG_FORCE is refused (UCS_ERR_INVALID_PARAM) for
+ * endpoints without peer error handling, which ours are. Every rank closes at the same point (after the
+ * barrier of kyi_ucx_fini) and waits for its closes while progressing, then a second barrier keeps each
+ * worker alive until no peer's close can need it. */
 static void close_all(void)
 {
     for (int r = 0; kyi_ucx.ep && r < kyi_rt.nranks; r++) {
         if (!kyi_ucx.ep[r]) continue;
-        ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS, .flags = UCP_EP_CLOSE_FLAG_FORCE};
+        ucp_request_param_t prm = {.op_attr_mask = 0};
         void *req = NULL;
         pthread_mutex_lock(&kyi_ucx.lock);
         ucs_status_ptr_t p = ucp_ep_close_nbx(kyi_ucx.ep[r], &prm);
@@ -183,6 +203,7 @@ static void close_all(void)
             kyi_ucx_wait("ky_finalize", r, req);
         kyi_ucx.ep[r] = NULL;
     }
+    if (kyi_ucx.ep) progressing_barrier("every rank to close its UCX endpoints");
     free(kyi_ucx.ep);
     kyi_ucx.ep = NULL;
     kyi_ucx_am_close();
@@ -207,18 +228,7 @@ void kyi_ucx_fini(void)
     pthread_mutex_unlock(&kyi_ucx.lock);
     if (kyi_ucx_req("ky_finalize", "ucp_worker_flush_nbx", -1, p, &req) == KY_OK)
         kyi_ucx_wait("ky_finalize", -1, req);
-    /* A barrier that keeps progressing the worker: a peer's flush may need this rank's progress. */
-    MPI_Request bar;
-    int done = 0;
-    kyi_waiter_t w;
-    kyi_waiter_init(&w, "ky_finalize", "every rank to finish with UCX", -1);
-    MPI_Ibarrier(kyi_rt.world, &bar);
-    for (;;) {
-        kyi_ucx_background();
-        MPI_Test(&bar, &done, MPI_STATUS_IGNORE);
-        if (done) break;
-        kyi_waiter_pause(&w);
-    }
+    progressing_barrier("every rank to finish with UCX");
     close_all();
 }
 
