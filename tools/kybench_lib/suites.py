@@ -154,6 +154,10 @@ SUITES = {
              default_ranks=(1, 2, 4)),
         Case("stencil_gpu_split", "ky_stencil_gpu", "--weak --pts both", STENCIL_GPU, dict(ONE_GPU, **SPLIT),
              gpu=True, ranks=None, default_ranks=(2, 4)),
+        # the same over UCX (GPU segments moved by UCX where it has CUDA transports: on one host cuda_ipc,
+        # across nodes GPUDirect RDMA; with a UCX without them the MPI path's staging again)
+        Case("stencil_gpu_ucx", "ky_stencil_gpu", "--weak --pts both", STENCIL_GPU, dict(ONE_GPU, **UCX),
+             gpu=True, ranks=None, default_ranks=(2, 4), ucx=True),
     ],
     # Himeno (apps/himeno) on the one-sided layer; every case also runs the hand-written MPI(+CUDA,
     # host-staged) baseline in the same launch (--variant ky,mpi: ratio, halo_ratio). One GPU: sizes M, L, XL;
