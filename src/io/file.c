@@ -125,6 +125,7 @@ static int new_file(const char *call, ky_io_file_t *out, const char *path)
     if (!f) return kyi_fail(KY_ERR_NOMEM, call, "no memory for a file object");
     f->fid = -1;
     f->raw_fd = -1;
+    f->raw_dfd = -1;
     f->comm = MPI_COMM_NULL;
     snprintf(f->path, sizeof f->path, "%s", path);
     if (MPI_Comm_dup(kyi_rt.world, &f->comm) != MPI_SUCCESS) {

@@ -30,6 +30,7 @@ struct kyi_io_file {
     hid_t fid;     /* -1 on ranks without the file's HDF5 handle (raw path, writing: rank 0 has it) */
     int raw;       /* the raw path (KY_IO_RAW): data as raw bytes at each dataset's offset */
     int raw_fd;    /* this rank's descriptor of the raw path (-1: not opened yet) */
+    int raw_dfd;   /* the same file with O_DIRECT for whole pages of runs (-1: none, or refused) */
     int writing;   /* from ky_io_create: committed by rename at close */
     int failed;    /* a write failed on some rank: close discards the file */
     MPI_Comm comm; /* private duplicate of the job's ranks, handed to MPI-IO */
@@ -172,6 +173,11 @@ int kyi_io_dset_extent(const char *call, ky_io_file_t f, hid_t d, ky_io_type_t t
  * from (into) the piece itself, or (dense) from a dense buffer `mem` of those rows. */
 int kyi_io_raw_rows(const char *call, ky_io_file_t f, uint64_t off, const kyi_io_shape_t *sh,
                     const kyi_io_piece_t *p, size_t r0, size_t r1, void *mem, int dense, int put);
+/* Where in a dense buffer rows [r0, ...) of p should start (0..4095) so that the bytes line up with their
+ * place in the file modulo the 4 KiB page: the raw path then moves whole pages with O_DIRECT. 0 where the
+ * piece's rows are not laid out by global index (cyclic) or the dataset has no extent. */
+size_t kyi_io_raw_shift(uint64_t off, const kyi_io_shape_t *sh, const kyi_io_piece_t *p, size_t r0);
+#define KYI_IO_PAGE ((size_t)4096)
 /* The raw descriptor closed; `sync`: fsync first (a written file about to be committed). */
 int kyi_io_raw_close(const char *call, ky_io_file_t f, int sync);
 

@@ -338,8 +338,8 @@ static int pinned(const char *call, ky_io_file_t f, size_t bytes, int host)
             if (!host)
                 return kyi_fail(KY_ERR_NOMEM, call,
                                 "no pinned host memory for two buffers of %zu bytes (KY_IO_CHUNK)", bytes);
-            f->pin_malloc = 1;
-            if (!(f->pin[i] = malloc(bytes)))
+            f->pin_malloc = 1; /* page-aligned as pinned memory is: the raw path's O_DIRECT pages line up */
+            if (posix_memalign(&f->pin[i], KYI_IO_PAGE, bytes) != 0 && !(f->pin[i] = NULL))
                 return kyi_fail(KY_ERR_NOMEM, call, "no memory for two buffers of %zu bytes (KY_IO_CHUNK)",
                                 bytes);
         }
@@ -376,7 +376,11 @@ static int bounce(const char *call, ky_io_file_t f, const kyi_io_dset_t *ds, hid
     size_t chunk = kyi_setting_size(KYI_SET_IO_CHUNK);
     size_t R = chunk / rowb ? chunk / rowb : 1;
     if (R > n0) R = n0;
-    KYI_CHECK(pinned(call, f, R * rowb, p->dev < 0));
+    /* on the raw path each piece of rows starts at its file offset's place in a page (kyi_io_raw_shift), so
+     * that raw.c moves its whole pages with O_DIRECT: one page more per buffer */
+    size_t slack = f->raw ? KYI_IO_PAGE : 0;
+    KYI_CHECK(pinned(call, f, R * rowb + slack, p->dev < 0));
+    char *buf[2];
     size_t dS[KY_ARRAY_MAX_DIMS];
     dS[sh->ndim - 1] = 1;
     for (int d = sh->ndim - 2; d >= 0; d--) dS[d] = dS[d + 1] * p->n[d + 1];
@@ -386,29 +390,31 @@ static int bounce(const char *call, ky_io_file_t f, const kyi_io_dset_t *ds, hid
      * CPU if it fails; reads: after the last copy), not on the CPU beside each HDF5 transfer */
     int gpu_cks = p->dev >= 0 && n0 * rowb >= KYI_IO_GPU_CKS_MIN;
     if (gpu_cks && put) gpu_cks = gpu_checksum(call, sh, p, cks, 1) == KY_OK;
+#define PLACE(b, r0) (buf[b] = (char *)f->pin[b] + (slack ? kyi_io_raw_shift(ds->off, sh, p, r0) : 0))
     if (put) {
-        st = gpu_rows(call, sh, p, 0, R, f->pin[0], 1, &op[0]);
+        st = gpu_rows(call, sh, p, 0, R, PLACE(0, 0), 1, &op[0]);
         for (size_t k = 0, r0 = 0; r0 < n0 && st == KY_OK; k++, r0 += R) {
             size_t r1 = r0 + R < n0 ? r0 + R : n0, b = k & 1;
             st = finish(call, &op[b]);
             if (st == KY_OK && r1 < n0)
-                st = gpu_rows(call, sh, p, r1, r1 + R < n0 ? r1 + R : n0, f->pin[b ^ 1], 1, &op[b ^ 1]);
+                st = gpu_rows(call, sh, p, r1, r1 + R < n0 ? r1 + R : n0, PLACE(b ^ 1, r1), 1, &op[b ^ 1]);
             if (st == KY_OK) {
-                if (!gpu_cks) *cks += kyi_io_checksum(sh, p, r0, r1, f->pin[b], dS);
-                st = h5xfer(call, f, ds, fsp, sh, p, r0, r1, f->pin[b], 1, 1);
+                if (!gpu_cks) *cks += kyi_io_checksum(sh, p, r0, r1, buf[b], dS);
+                st = h5xfer(call, f, ds, fsp, sh, p, r0, r1, buf[b], 1, 1);
             }
         }
     } else {
         for (size_t k = 0, r0 = 0; r0 < n0 && st == KY_OK; k++, r0 += R) {
             size_t r1 = r0 + R < n0 ? r0 + R : n0, b = k & 1;
             st = finish(call, &op[b]); /* the copy out of this buffer two pieces ago */
-            if (st == KY_OK) st = h5xfer(call, f, ds, fsp, sh, p, r0, r1, f->pin[b], 1, 0);
+            if (st == KY_OK) st = h5xfer(call, f, ds, fsp, sh, p, r0, r1, PLACE(b, r0), 1, 0);
             if (st == KY_OK) {
-                if (!gpu_cks) *cks += kyi_io_checksum(sh, p, r0, r1, f->pin[b], dS);
-                st = gpu_rows(call, sh, p, r0, r1, f->pin[b], 0, &op[b]);
+                if (!gpu_cks) *cks += kyi_io_checksum(sh, p, r0, r1, buf[b], dS);
+                st = gpu_rows(call, sh, p, r0, r1, buf[b], 0, &op[b]);
             }
         }
     }
+#undef PLACE
     /* never return while a copy still uses the buffers */
     for (int b = 0; b < 2; b++) {
         int s = finish(call, &op[b]);
