@@ -141,11 +141,16 @@ kind=nvidia-h100-x1
 nvidia-smi -L 2>/dev/null | grep -q H200 && kind=nvidia-h200
 nmax=1e8
 [ $quick = 1 ] && nmax=1e6
-lim=$(cap 220 10)
+lim=$(cap 220 35) # the trace step after it needs ~30 s
 step bench "$lim" env KY_IO_TABLE="$table" KY_BENCH_IO_DIR=/tmp \
     BENCH_IO_BENCH_ARGS="--nmax $nmax --budget $((lim > 35 ? lim - 25 : 10))" \
     $B/bin/kybench run io --build $B --gpus --machine $kind --out "$out/results/io"
 sed -n '/^io_bench.py: GB\/s/,$p' "$out/results/io/io.log" | tee -a "$S"
 grep -E '^# ' "$out/results/io/io.log" | head -6 | tee -a "$S"
+# where a bounce write's time goes (KY_DEBUG=trace: per dataset create, transfer, attributes; per piece the GPU
+# checksum, copy waits, copies issued, file calls; per file the fsync and rename), N = 1e7
+step trace "$(cap 40 0)" env KY_DEBUG=trace KY_DEBUG_SUBSYS=io KY_IO_PATH=bounce $K -n 1 --gpus-per-rank 1 \
+    $B/bin/ky_bench_io --dir /tmp --reps 1 --nmin 10000000 --nmax 10000000
+grep -E 'bounce (write|read)|transfer|fsync' "$out/trace.log" | sed 's/^[^:]*:[^:]*:[^:]*: //' | head -12 | tee -a "$S"
 # which path auto took per N (the io log of one more small run would say; the table above decides)
 finish 0

@@ -160,6 +160,8 @@ static int write_core(const char *call, ky_io_file_t f, const char *name, const 
     kyi_io_quiet_t q;
     kyi_io_quiet_begin(&q);
     char why[256];
+    double t[5];
+    t[0] = kyi_io_now();
     int st = kyi_io_agree(call, f->comm, local);
     hid_t d = -1, fsp = -1, dcpl = -1;
     int h5 = f->fid >= 0; /* this rank makes the HDF5 calls (every rank, or rank 0 of a raw file) */
@@ -187,7 +189,9 @@ static int write_core(const char *call, ky_io_file_t f, const char *name, const 
     kyi_io_plan_t plan;
     kyi_io_dset_t ds;
     if (st == KY_OK) st = kyi_io_agree(call, f->comm, kyi_io_dset_extent(call, f, d, sh->type, &ds));
+    t[1] = kyi_io_now();
     if (st == KY_OK) st = kyi_io_agree(call, f->comm, kyi_io_plan(call, f, &ds, sh, pc, np, opts, 1, &plan));
+    t[2] = kyi_io_now();
     if (st == KY_OK) {
         do { /* once, or again through bounce where auto's cuFile failed on some rank */
             cks = 0;
@@ -197,6 +201,7 @@ static int write_core(const char *call, ky_io_file_t f, const char *name, const 
         } while (kyi_io_plan_fallback(call, f, &plan, st));
         st = kyi_io_agree(call, f->comm, st);
     }
+    t[3] = kyi_io_now();
     if (st == KY_OK) {
         MPI_Allreduce(&cks, &all, 1, MPI_UINT64_T, MPI_SUM, f->comm);
         if (h5 && write_attrs(d, sh, dist, units, all) < 0)
@@ -205,6 +210,10 @@ static int write_core(const char *call, ky_io_file_t f, const char *name, const 
         st = kyi_io_agree(call, f->comm, st);
     }
     if (d >= 0) H5Dclose(d);
+    t[4] = kyi_io_now();
+    KYI_TRACE(KYI_SUB_IO,
+              "%s '%s': create+extent %.3f ms, plan %.3f, transfer %.3f, checksum+attributes %.3f", call,
+              name, 1e3 * (t[1] - t[0]), 1e3 * (t[2] - t[1]), 1e3 * (t[3] - t[2]), 1e3 * (t[4] - t[3]));
     if (fsp >= 0) H5Sclose(fsp);
     if (dcpl >= 0) H5Pclose(dcpl);
     kyi_io_quiet_end(&q);

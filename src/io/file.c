@@ -308,6 +308,7 @@ int ky_io_close(ky_io_file_t f)
     kyi_io_quiet_begin(&q);
     int st = KY_OK;
     char why[256];
+    double t[4] = {kyi_io_now(), 0, 0, 0};
     if (f->writing && f->failed) {
         kyi_io_quiet_end(&q);
         ky_io_abort(f);
@@ -321,6 +322,7 @@ int ky_io_close(ky_io_file_t f)
         int s = kyi_io_cufile_close(call, f, 1), r = kyi_io_raw_close(call, f, 1);
         st = kyi_io_agree(call, f->comm, s != KY_OK ? s : r);
     }
+    t[1] = kyi_io_now();
     /* every rank's bytes are on disk (agreed above) before the file is marked complete */
     if (f->writing && st == KY_OK) {
         if (f->fid >= 0 && (attr_int(f->fid, COMPLETE_ATTR, 1) < 0 || H5Fflush(f->fid, H5F_SCOPE_GLOBAL) < 0))
@@ -332,6 +334,7 @@ int ky_io_close(ky_io_file_t f)
         st = kyi_fail(KY_ERR_IO, call, "closing %s failed: %s", f->writing ? f->tmp : f->path,
                       kyi_io_h5_cause(why, sizeof why));
     f->fid = -1;
+    t[2] = kyi_io_now();
     if (f->writing) {
         st = kyi_io_agree(call, f->comm, st);
         if (kyi_rt.rank == 0) {
@@ -350,6 +353,9 @@ int ky_io_close(ky_io_file_t f)
             if (st != KY_OK) unlink(f->tmp);
         }
         st = kyi_io_agree(call, f->comm, st);
+        t[3] = kyi_io_now();
+        KYI_TRACE(KYI_SUB_IO, "%s %s: data fsync %.3f ms, HDF5 finish and close %.3f, fsync and rename %.3f",
+                  call, f->path, 1e3 * (t[1] - t[0]), 1e3 * (t[2] - t[1]), 1e3 * (t[3] - t[2]));
     } else /* every rank's handle closed before any rank returns: a raw path reader holds a file lock */
         st = kyi_io_agree(call, f->comm, st);
     kyi_io_quiet_end(&q);

@@ -18,6 +18,7 @@
 #include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "io/checksum_gpu.h"
 #include "kyoyu.h"
@@ -160,6 +161,16 @@ int kyi_io_piece_runs(const char *call, const kyi_io_shape_t *sh, const kyi_io_p
 /* GPU pieces of at least this many bytes have their checksum computed on the GPU on the bounce path too (the
  * CPU's 1-2 GB/s per core beside each HDF5 write would bound the pipeline); smaller ones on the CPU. */
 #define KYI_IO_GPU_CKS_MIN ((size_t)1 << 20)
+
+/* Seconds on a monotonic clock: the phase times KY_DEBUG=trace logs per dataset, piece and file (where a
+ * write's time goes: dataset creation, transfer split into checksum, copy waits and file calls, the close's
+ * fsync and rename). */
+static inline double kyi_io_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
 
 /* ---- raw.c --------------------------------------------------------------------------------------------- */
 /* Whether files take the raw path: KY_IO_RAW=1, or auto in a build without parallel HDF5; KY_IO_RAW=0 there

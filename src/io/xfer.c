@@ -389,29 +389,38 @@ static int bounce(const char *call, ky_io_file_t f, const kyi_io_dset_t *ds, hid
     /* large GPU pieces: the checksum in one pass on the GPU (writes: before the copies, falling back to the
      * CPU if it fails; reads: after the last copy), not on the CPU beside each HDF5 transfer */
     int gpu_cks = p->dev >= 0 && n0 * rowb >= KYI_IO_GPU_CKS_MIN;
+    /* trace: checksum, waits for copies, issuing copies, file calls (with the CPU checksum where taken) */
+    double tm[4] = {0, 0, 0, 0}, t0 = kyi_io_now(), t1;
+#define LAP(i) (t1 = kyi_io_now(), tm[i] += t1 - t0, t0 = t1)
     if (gpu_cks && put) gpu_cks = gpu_checksum(call, sh, p, cks, 1) == KY_OK;
+    LAP(0);
 #define PLACE(b, r0) (buf[b] = (char *)f->pin[b] + (slack ? kyi_io_raw_shift(ds->off, sh, p, r0) : 0))
     if (put) {
         st = gpu_rows(call, sh, p, 0, R, PLACE(0, 0), 1, &op[0]);
+        LAP(2);
         for (size_t k = 0, r0 = 0; r0 < n0 && st == KY_OK; k++, r0 += R) {
             size_t r1 = r0 + R < n0 ? r0 + R : n0, b = k & 1;
             st = finish(call, &op[b]);
+            LAP(1);
             if (st == KY_OK && r1 < n0)
                 st = gpu_rows(call, sh, p, r1, r1 + R < n0 ? r1 + R : n0, PLACE(b ^ 1, r1), 1, &op[b ^ 1]);
+            LAP(2);
             if (st == KY_OK) {
                 if (!gpu_cks) *cks += kyi_io_checksum(sh, p, r0, r1, buf[b], dS);
                 st = h5xfer(call, f, ds, fsp, sh, p, r0, r1, buf[b], 1, 1);
             }
+            LAP(3);
         }
     } else {
         for (size_t k = 0, r0 = 0; r0 < n0 && st == KY_OK; k++, r0 += R) {
             size_t r1 = r0 + R < n0 ? r0 + R : n0, b = k & 1;
             st = finish(call, &op[b]); /* the copy out of this buffer two pieces ago */
+            LAP(1);
             if (st == KY_OK) st = h5xfer(call, f, ds, fsp, sh, p, r0, r1, PLACE(b, r0), 1, 0);
-            if (st == KY_OK) {
-                if (!gpu_cks) *cks += kyi_io_checksum(sh, p, r0, r1, buf[b], dS);
-                st = gpu_rows(call, sh, p, r0, r1, buf[b], 0, &op[b]);
-            }
+            if (st == KY_OK && !gpu_cks) *cks += kyi_io_checksum(sh, p, r0, r1, buf[b], dS);
+            LAP(3);
+            if (st == KY_OK) st = gpu_rows(call, sh, p, r0, r1, buf[b], 0, &op[b]);
+            LAP(2);
         }
     }
 #undef PLACE
@@ -420,7 +429,15 @@ static int bounce(const char *call, ky_io_file_t f, const kyi_io_dset_t *ds, hid
         int s = finish(call, &op[b]);
         if (st == KY_OK) st = s;
     }
+    LAP(1);
     if (st == KY_OK && gpu_cks && !put) st = gpu_checksum(call, sh, p, cks, 0);
+    LAP(0);
+#undef LAP
+    KYI_TRACE(
+        KYI_SUB_IO,
+        "%s: bounce %s of %zu bytes in pieces of %zu rows: GPU checksum %.3f ms, copy waits %.3f, copies "
+        "issued %.3f, file %.3f",
+        call, put ? "write" : "read", n0 * rowb, R, 1e3 * tm[0], 1e3 * tm[1], 1e3 * tm[2], 1e3 * tm[3]);
     return st;
 }
 
