@@ -138,6 +138,9 @@ SUITES = {
     "dsm": [
         Case("dsm_micro_shm", "ky_bench_dsm", "", DSM_MICRO, ranks=None, default_ranks=(2, 4)),
         Case("dsm_micro_mpi", "ky_bench_dsm", "", DSM_MICRO, SPLIT, ranks=None, default_ranks=(2, 4)),
+        # the same over UCX (the DSM's requests and pages on UCX's channel: a fault across nodes against
+        # MPI_Get of the same page)
+        Case("dsm_micro_ucx", "ky_bench_dsm", "", DSM_MICRO, UCX, ranks=None, default_ranks=(2,), ucx=True),
         # the array view's homes in GPU memory (view_fault, view_update with --mem gpu; the rest is host)
         Case("dsm_micro_gpu", "ky_bench_dsm", "--mem gpu", DSM_MICRO, ONE_GPU, gpu=True, ranks=2),
         Case("dsm_stencil7", "ky_stencil", "--points 7 " + STENCIL_COMMON, STENCIL_DSM, ranks=None,
