@@ -284,7 +284,7 @@ TEST_P(Am, MediumPayloadSizes)
 TEST_P(Am, LongIntoSegment)
 {
     int me = ky_rank(), n = ky_nranks();
-    std::vector<size_t> sizes = {0, 1, 9, 16384, 16385, 100000, (1u << 20) + 3};
+    std::vector<size_t> sizes = {0, 1, 9, 16384, 16385, 65535, 65536, 100000, (1u << 20) + 3};
     g_slot = (1u << 20) + 64;
     KYT_EXPECT_OK(ky_seg_create(nullptr, g_slot * n, kind, device(), &g_seg));
     KYT_EXPECT_OK(ky_comm_barrier()); /* every rank's g_seg is set before its handlers can run */
