@@ -311,10 +311,12 @@ int ky_io_close(ky_io_file_t f)
     double t[4] = {kyi_io_now(), 0, 0, 0};
     if (f->writing && f->failed) {
         kyi_io_quiet_end(&q);
+        /* the message names the file after ky_io_abort freed f */
+        char msg[2 * KYI_IO_PATH_MAX + 80];
+        snprintf(msg, sizeof msg, "a write to %s failed before: the file was discarded (%s left as it was)",
+                 f->tmp, f->path);
         ky_io_abort(f);
-        return kyi_fail(KY_ERR_IO, call,
-                        "a write to %s failed before: the file was discarded (%s left as it was)", f->tmp,
-                        f->path);
+        return kyi_fail(KY_ERR_IO, call, "%s", msg);
     }
     if (f->writing) {
         /* the cuFile path's own descriptors synced and closed first: their data is on disk before the rename
