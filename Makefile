@@ -7,8 +7,8 @@
 #   make test       deps + build + the CPU tests (ctest -L cpu)
 #   make test-ucx   the CPU tests again over the UCX transport, every rank its own node; skipped without UCX
 #   make test-gpu   build + the GPU tests (ctest -L gpu); skipped when no GPU is found
-#   make test-asan  AddressSanitizer build (+ LeakSanitizer) in build-asan/, CPU only, then the DSM tests and
-#                   the runtime and comm basics: ctest -L '^(dsm|runtime|seg|rma|am|barrier|threads|sms)$' with
+#   make test-asan  AddressSanitizer build (+ LeakSanitizer) in build-asan/, CPU only, then the DSM tests, the
+#                   runtime and comm basics and the io layer: ctest -L '^(dsm|runtime|seg|rma|am|barrier|threads|sms|io)$' with
 #                   ASAN_OPTIONS handle_segv=0 (the DSM's own SIGSEGV handler serves the page faults),
 #                   allow_user_segv_handler=1, detect_leaks=1 (Open MPI's: tests/sanitizers/lsan.supp)
 #   make test-tsan  ThreadSanitizer build in build-tsan/, CPU only, then ctest -L
@@ -46,7 +46,7 @@ DEPS_DIR := .deps
 # Sanitizer runs (test-asan, test-tsan): their build folders and the CTest labels they run.
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
-SAN_LABELS ?= ^(dsm|runtime|seg|rma|am|barrier|threads|sms)$$
+SAN_LABELS ?= ^(dsm|runtime|seg|rma|am|barrier|threads|sms|io)$$
 # ThreadSanitizer leaves out rma and am: there Open MPI itself writes the program's buffers (a get's data,
 # on the progress thread) and orders that with atomics TSan cannot see, so every test reports false races.
 TSAN_LABELS ?= ^(dsm|runtime|seg|barrier|threads|sms)$$
