@@ -53,25 +53,26 @@ static inline uint64_t run_hash(uint64_t g, const unsigned char *m, size_t n, si
     return h;
 }
 
+/* the common element sizes with a constant size (the word loop unrolled), any other in general */
+#define KYI_RUN_CASE(b) \
+    case b:             \
+        return run_hash(g, m, n, step, b);
 static uint64_t run_any(uint64_t g, const unsigned char *m, size_t n, size_t step, size_t bytes)
 {
+    // clang-format off (one case per size, as the macro spells it)
     switch (bytes) {
-        case 4:
-            return run_hash(g, m, n, step, 4);
-        case 8:
-            return run_hash(g, m, n, step, 8);
-        case 12:
-            return run_hash(g, m, n, step, 12);
-        case 16:
-            return run_hash(g, m, n, step, 16);
-        case 24:
-            return run_hash(g, m, n, step, 24);
-        case 32:
-            return run_hash(g, m, n, step, 32);
+        KYI_RUN_CASE(4)
+        KYI_RUN_CASE(8)
+        KYI_RUN_CASE(12)
+        KYI_RUN_CASE(16)
+        KYI_RUN_CASE(24)
+        KYI_RUN_CASE(32)
         default:
             return run_hash(g, m, n, step, bytes);
     }
+    // clang-format on
 }
+#undef KYI_RUN_CASE
 
 uint64_t kyi_io_checksum(const kyi_io_shape_t *sh, const kyi_io_piece_t *p, size_t r0, size_t r1,
                          const char *mem, const size_t mS[])
