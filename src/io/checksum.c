@@ -59,7 +59,7 @@ static inline uint64_t run_hash(uint64_t g, const unsigned char *m, size_t n, si
         return run_hash(g, m, n, step, b);
 static uint64_t run_any(uint64_t g, const unsigned char *m, size_t n, size_t step, size_t bytes)
 {
-    // clang-format off (one case per size, as the macro spells it)
+    /* clang-format off */ /* one case per size, as the macro spells it */
     switch (bytes) {
         KYI_RUN_CASE(4)
         KYI_RUN_CASE(8)
@@ -70,7 +70,7 @@ static uint64_t run_any(uint64_t g, const unsigned char *m, size_t n, size_t ste
         default:
             return run_hash(g, m, n, step, bytes);
     }
-    // clang-format on
+    /* clang-format on */
 }
 #undef KYI_RUN_CASE
 
