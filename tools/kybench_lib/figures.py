@@ -5,6 +5,8 @@
   coll      latency against message size per operation, memory and rank count, algorithms beside MPI/NCCL
   stencil   weak scaling (time and efficiency against ranks) and per-phase stacked bars (seed 000 Figs. 12-13)
   dsm       pages fetched and time per variant against ranks, grouped bars (seed 003 Figs. 3 and 5)
+  io        write and read bandwidth against snapshot size, every path beside h5py, plain HDF5 and the
+            disk's raw O_DIRECT floor (seed 002's GDS figures)
 
 Every renderer takes the records of one machine kind and a folder, writes its PNGs and returns
 [(file name, caption)]; every title names the machine kind, the date and the baseline."""
@@ -286,6 +288,42 @@ def dsm(recs, folder):
             title = f"{app}: {what} per variant, baseline {' / '.join(base) or '-'} ({_stamp(g)})"
             ax.set_title(_two_lines(title), fontsize=9)
             out.append((_save(fig, folder, f"dsm_{app}_{fname}.png"), title))
+    return out
+
+
+# io paths in drawing order: the floor dashed, Kyoyu's paths solid, the baselines dotted
+_IO_STYLE = {"raw": ("k", "--", "raw O_DIRECT (floor)"), "copy": ("0.6", "--", "device-host copy alone"),
+             "auto": (COLORS[0], "-", "Kyoyu auto"), "bounce": (COLORS[1], "-", "Kyoyu bounce"),
+             "cufile": (COLORS[2], "-", "Kyoyu cuFile"), "h5py": (COLORS[3], ":", "h5py after a copy"),
+             "hdf5": (COLORS[4], ":", "HDF5 after cudaMemcpy")}
+
+
+def io(recs, folder):
+    """Bandwidth against the snapshot's bytes, write and read side by side, one figure per memory kind and
+    file system (kybench run io: bench/io_bench.c and bench/io_h5py.py)."""
+    out = []
+    groups = {}
+    for r in recs:
+        if r.get("bench") == "io" and r.get("bw_GBs", 0) > 0:
+            groups.setdefault((r.get("mem", "?"), r.get("fs", "?"), r.get("ranks", 1)), []).append(r)
+    for (mem, fs, ranks), g in sorted(groups.items()):
+        fig, axes = plt.subplots(1, 2, figsize=(10, 4.2), sharey=True)
+        for ax, d in zip(axes, ("write", "read")):
+            for impl, (color, ls, label) in _IO_STYLE.items():
+                xs, pts = _series([r for r in g if r["impl"] == impl and r["dir"] == d], "bytes")
+                if xs:
+                    ax.plot(xs, [p["bw_GBs"] for p in pts], color=color, linestyle=ls, marker="o", ms=3,
+                            label=label)
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_xlabel("bytes per snapshot")
+            ax.set_title(d, fontsize=9)
+            ax.grid(True, which="major", alpha=0.3)
+        axes[0].set_ylabel("GB/s (write: create to file on disk; read: from disk)")
+        axes[-1].legend(fontsize=7)
+        title = f"N-body snapshot, {mem} memory, {fs}, {ranks} rank(s): bandwidth per path ({_stamp(g)})"
+        fig.suptitle(title, fontsize=10)
+        out.append((_save(fig, folder, f"io_{mem}_{fs}_n{ranks}.png"), title))
     return out
 
 
