@@ -164,8 +164,7 @@ static int one_run(const char *call, ky_io_file_t f, uint64_t fo, size_t len, ch
     if (!put || f->raw_dfd < 0 || (((uintptr_t)mem - fo) & (pg - 1)) != 0 || b <= a)
         return span(call, f, f->raw_fd, fo, len, mem, put);
     KYI_CHECK(span(call, f, f->raw_fd, fo, (size_t)(a - fo), mem, put));
-    KYI_CHECK(
-        span(call, f, f->raw_dfd >= 0 ? f->raw_dfd : f->raw_fd, a, (size_t)(b - a), mem + (a - fo), put));
+    KYI_CHECK(span(call, f, f->raw_dfd, a, (size_t)(b - a), mem + (a - fo), put)); /* falls back itself */
     return span(call, f, f->raw_fd, b, (size_t)(fo + len - b), mem + (b - fo), put);
 }
 

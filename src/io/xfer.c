@@ -339,9 +339,11 @@ static int pinned(const char *call, ky_io_file_t f, size_t bytes, int host)
                 return kyi_fail(KY_ERR_NOMEM, call,
                                 "no pinned host memory for two buffers of %zu bytes (KY_IO_CHUNK)", bytes);
             f->pin_malloc = 1; /* page-aligned as pinned memory is: the raw path's O_DIRECT pages line up */
-            if (posix_memalign(&f->pin[i], KYI_IO_PAGE, bytes) != 0 && !(f->pin[i] = NULL))
+            if (posix_memalign(&f->pin[i], KYI_IO_PAGE, bytes) != 0) {
+                f->pin[i] = NULL;
                 return kyi_fail(KY_ERR_NOMEM, call, "no memory for two buffers of %zu bytes (KY_IO_CHUNK)",
                                 bytes);
+            }
         }
     }
     f->pin_bytes = bytes;

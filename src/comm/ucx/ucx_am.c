@@ -55,13 +55,13 @@ static void *rndv_dest(arrived_t *a, size_t len, int *gpu)
 {
     const kyi_hdr_t *h = &a->w.h;
     struct kyi_seg *s = (h->flags & KYI_F_LONG) ? kyi_seg_lookup(h->seg) : NULL;
-    *gpu = s && s->memkind == KY_MEM_GPU;
-    int reachable = s && (s->memkind == KY_MEM_HOST || (*gpu && kyi_ucx.cuda));
+    *gpu = 0;
+    int reachable = s && (s->memkind == KY_MEM_HOST || (s->memkind == KY_MEM_GPU && kyi_ucx.cuda));
     if (reachable && h->off <= s->bytes && len <= s->bytes - h->off && len == h->n) {
         a->w.h.flags |= KYI_F_PLACED;
+        *gpu = s->memkind == KY_MEM_GPU;
         return (char *)s->base + h->off;
     }
-    *gpu = 0;
     a->heap = malloc(len ? len : 1);
     if (!a->heap) kyi_fatal("rank %d: no memory for a %zu-byte active message", kyi_rt.rank, len);
     return a->heap;
