@@ -83,7 +83,8 @@ int kyi_abox_strided(int ndim, const size_t counts[], const size_t sS[], const s
 /* ---- halo.c, halo_mpi.c ------------------------------------------------------------------------------ */
 /* The part next to local block k in direction dir (entries -1, 0, 1), or -1 (global boundary, no halo). */
 int kyi_halo_part(const struct kyi_array *a, int k, const int dir[]);
-/* Messages to the neighbours reached over MPI: planned once (none when KY_HALO_SENDRECV=0), then started
+/* Messages to the neighbours reached over MPI (and UCX under KY_HALO_SENDRECV=1): planned once (none when
+ * KY_HALO_SENDRECV=0), then started
  * (receives posted, boundary copies begun) and finished (every message and copy complete; `st` is passed
  * through unless it is KY_OK and something failed) by every exchange. */
 int kyi_halo_mpi_plan(const char *call, struct kyi_array *a);

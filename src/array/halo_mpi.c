@@ -1,5 +1,5 @@
-/* Halo exchange with ranks on other nodes as matched messages (KY_HALO_SENDRECV=1, the default), on a
- * channel of the array's team (comm/chan.h).
+/* Halo exchange with ranks on other nodes as matched messages (KY_HALO_SENDRECV=auto, the default, for
+ * neighbours on the MPI transport; 1: on UCX as well), on a channel of the array's team (comm/chan.h).
  *
  * Why not the one-sided puts of halo.c: a put to another node goes through the target's progress engine,
  * and for GPU memory it stages the whole transfer inside the call, one put after the other; the target's
@@ -57,11 +57,16 @@ struct kyi_halo_mpi {
 
 enum { CH_COPY = 1, CH_MSG = 2, CH_DONE = 3 };
 
-/* A neighbour whose block comm reaches through the target's progress engine, not by a direct copy. */
+/* A neighbour whose block comm reaches through the target's progress engine (the MPI transport), not by a
+ * direct copy. Under KY_HALO_SENDRECV=auto a UCX neighbour gets puts: UCX moves the bytes itself (RDMA,
+ * cuda_ipc over NVLink, shared memory) with no staging and no target CPU, which the pinned-memory pipeline
+ * below can only slow down (4 H200s, every rank its own node: the staged messages held the 512^3 stencil's
+ * weak scaling at 45-50% on 4 GPUs, their pinned copies sharing the host's memory bandwidth). */
 static int by_msg(int rank, ky_seg_t seg)
 {
     ky_path_t p = KY_PATH_SELF;
-    return ky_comm_path(rank, seg, NULL, &p) == KY_OK && (p == KY_PATH_MPI || p == KY_PATH_UCX);
+    if (ky_comm_path(rank, seg, NULL, &p) != KY_OK) return 0;
+    return p == KY_PATH_MPI || (p == KY_PATH_UCX && kyi_setting_is(KYI_SET_HALO_SENDRECV, "1"));
 }
 
 static int dir_index(int ndim, const int dir[])
@@ -139,7 +144,7 @@ static int plan_msgs(struct kyi_array *a, const struct kyi_team *t, int k, const
 
 int kyi_halo_mpi_plan(const char *call, struct kyi_array *a)
 {
-    if (!kyi_setting_long(KYI_SET_HALO_SENDRECV)) return KY_OK;
+    if (kyi_setting_is(KYI_SET_HALO_SENDRECV, "0")) return KY_OK;
     struct kyi_team *t = kyi_team_get(call, a->team);
     if (!t) return KY_ERR_ARG;
     int ndir = 1;
