@@ -1,7 +1,8 @@
 /* Strided (up to 3 levels: 3-D sub-blocks) and vector transfers. Direct paths copy block by block on the
  * host or with the GPU layer's strided copy (copy engines for long blocks, a kernel for short ones); the
- * transports get the packed bytes and the descriptor: MPI ships one contiguous payload and unpacks at the
- * target (and the reverse for gets). Repeated shapes are replayed from the plan cache. */
+ * transports move rows straight from and to the caller's buffer where they can (UCX: put_rows/get_rows),
+ * else get the packed bytes and the descriptor: MPI ships one contiguous payload and unpacks at the target
+ * (and the reverse for gets). Repeated shapes are replayed from the plan cache. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -104,18 +105,19 @@ static int put_strided(const char *call, int rank, ky_seg_t s, size_t off, const
         st = direct(h, (char *)s->mapped[rank] + off, kyi_mapped_dev(s, rank), ds, src, info.local_dev, ss,
                     count, levels);
     } else {
+        const kyi_transport_t *tp = kyi_tp_for(s);
+        kyi_hdr_t hdr = {0};
+        hdr.op = KYI_OP_PUT_STRIDED;
+        hdr.seg = s->id;
+        hdr.off = off;
+        hdr.n = info.bytes;
+        fill_desc(&hdr, ds, count, levels);
+        st = tp->put_rows ? tp->put_rows(h, s, &hdr, src, ss, info.local_dev) : KY_ERR_UNSUPPORTED;
+        if (st != KY_ERR_UNSUPPORTED) return kyi_handle_launch(h, st, out);
         char *packed = malloc(info.bytes);
         st = packed ? kyi_pack(call, packed, src, info.local_dev, ss, count, levels)
                     : kyi_fail(KY_ERR_NOMEM, call, "no memory to pack %zu bytes", info.bytes);
-        if (!st) {
-            kyi_hdr_t hdr = {0};
-            hdr.op = KYI_OP_PUT_STRIDED;
-            hdr.seg = s->id;
-            hdr.off = off;
-            hdr.n = info.bytes;
-            fill_desc(&hdr, ds, count, levels);
-            st = kyi_tp_for(s)->put_strided(h, s, &hdr, packed);
-        }
+        if (!st) st = tp->put_strided(h, s, &hdr, packed);
         /* Kept until the transfer completes (an eager MPI request had copied it: one malloc'ed buffer
          * more or less is not worth a transport call). */
         if (!st)
@@ -178,6 +180,17 @@ static int get_strided(const char *call, void *dst, const size_t ds[], int rank,
                     count, levels);
         return kyi_handle_launch(h, st, out);
     }
+    const kyi_transport_t *tp = kyi_tp_for(s);
+    kyi_hdr_t hdr = {0};
+    hdr.op = KYI_OP_GET_STRIDED;
+    hdr.seg = s->id;
+    hdr.off = off;
+    hdr.n = info.bytes;
+    fill_desc(&hdr, ss, count, levels);
+    if (tp->get_rows) {
+        st = tp->get_rows(h, s, &hdr, dst, ds, info.local_dev);
+        if (st != KY_ERR_UNSUPPORTED) return kyi_handle_launch(h, st, out);
+    }
     struct gdesc *d = calloc(1, sizeof *d);
     if (!d) {
         free(h);
@@ -189,14 +202,7 @@ static int get_strided(const char *call, void *dst, const size_t ds[], int rank,
     for (int i = 0; i < levels; i++) d->ds[i] = ds[i];
     for (int i = 0; i <= levels; i++) d->count[i] = count[i];
     d->n = info.bytes;
-    const kyi_transport_t *tp = kyi_tp_for(s);
     d->eager = tp->eager_get(info.bytes);
-    kyi_hdr_t hdr = {0};
-    hdr.op = KYI_OP_GET_STRIDED;
-    hdr.seg = s->id;
-    hdr.off = off;
-    hdr.n = info.bytes;
-    fill_desc(&hdr, ss, count, levels);
     if (d->eager) {
         /* The eager form lands [status][data] in h->tmp; finish_get_strided unpacks it. */
         st = tp->get_strided(h, s, &hdr, NULL);

@@ -23,6 +23,14 @@ typedef struct kyi_transport {
     int (*get)(kyi_handle_t *h, struct kyi_seg *s, kyi_hdr_t *hdr, void *dst, int dst_dev);
     int (*put_strided)(kyi_handle_t *h, struct kyi_seg *s, kyi_hdr_t *hdr, const void *packed);
     int (*get_strided)(kyi_handle_t *h, struct kyi_seg *s, kyi_hdr_t *hdr, void *packed);
+    /* Strided transfers straight between the caller's buffer (its strides ls, on GPU ldev or the host: -1)
+     * and the target, row by row, with no packed copy (NULL: the transport takes packed bytes only). A
+     * transport that cannot move this memory in place returns KY_ERR_UNSUPPORTED having issued nothing, and
+     * strided.c packs instead. */
+    int (*put_rows)(kyi_handle_t *h, struct kyi_seg *s, kyi_hdr_t *hdr, const void *src, const size_t ls[],
+                    int ldev);
+    int (*get_rows)(kyi_handle_t *h, struct kyi_seg *s, kyi_hdr_t *hdr, void *dst, const size_t ls[],
+                    int ldev);
     int (*memset)(kyi_handle_t *h, struct kyi_seg *s, kyi_hdr_t *hdr);
     /* Whether a get of n bytes should come back in one reply message (get_strided with packed NULL). */
     int (*eager_get)(size_t n);
