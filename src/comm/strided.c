@@ -51,8 +51,15 @@ static int plan(const char *call, int op, int rank, ky_seg_t s, size_t off, cons
     return KY_OK;
 }
 
-static void fill_desc(kyi_hdr_t *hdr, const size_t rs[], const size_t count[], int levels)
+/* The transport's header of a strided transfer: op, target, packed size and the target-side descriptor. */
+static void fill_desc(kyi_hdr_t *hdr, int op, const struct kyi_seg *s, size_t off, size_t n,
+                      const size_t rs[], const size_t count[], int levels)
 {
+    *hdr = (kyi_hdr_t){0};
+    hdr->op = (uint16_t)op;
+    hdr->seg = s->id;
+    hdr->off = off;
+    hdr->n = n;
     hdr->levels = (uint16_t)levels;
     for (int i = 0; i < levels; i++) hdr->args[KYI_ARG_STRIDE + i] = rs[i];
     for (int i = 0; i <= levels; i++) hdr->args[KYI_ARG_COUNT + i] = count[i];
@@ -106,12 +113,8 @@ static int put_strided(const char *call, int rank, ky_seg_t s, size_t off, const
                     count, levels);
     } else {
         const kyi_transport_t *tp = kyi_tp_for(s);
-        kyi_hdr_t hdr = {0};
-        hdr.op = KYI_OP_PUT_STRIDED;
-        hdr.seg = s->id;
-        hdr.off = off;
-        hdr.n = info.bytes;
-        fill_desc(&hdr, ds, count, levels);
+        kyi_hdr_t hdr;
+        fill_desc(&hdr, KYI_OP_PUT_STRIDED, s, off, info.bytes, ds, count, levels);
         st = tp->put_rows ? tp->put_rows(h, s, &hdr, src, ss, info.local_dev) : KY_ERR_UNSUPPORTED;
         if (st != KY_ERR_UNSUPPORTED) return kyi_handle_launch(h, st, out);
         char *packed = malloc(info.bytes);
@@ -181,12 +184,8 @@ static int get_strided(const char *call, void *dst, const size_t ds[], int rank,
         return kyi_handle_launch(h, st, out);
     }
     const kyi_transport_t *tp = kyi_tp_for(s);
-    kyi_hdr_t hdr = {0};
-    hdr.op = KYI_OP_GET_STRIDED;
-    hdr.seg = s->id;
-    hdr.off = off;
-    hdr.n = info.bytes;
-    fill_desc(&hdr, ss, count, levels);
+    kyi_hdr_t hdr;
+    fill_desc(&hdr, KYI_OP_GET_STRIDED, s, off, info.bytes, ss, count, levels);
     if (tp->get_rows) {
         st = tp->get_rows(h, s, &hdr, dst, ds, info.local_dev);
         if (st != KY_ERR_UNSUPPORTED) return kyi_handle_launch(h, st, out);
