@@ -1,11 +1,11 @@
-/* The channel (comm/chan.h): the one place that picks its transport. The whole job uses one,
- * kyi_chan_on_ucx (set at start-up before any channel exists): MPI (mpi/chan_mpi.c), or UCX's tag matching
+/* The channel (comm/chan.h): the one place that dispatches to its implementation. The whole job uses one,
+ * kyi_chan_impl (set at start-up before any channel exists): MPI (mpi/chan_mpi.c), or UCX's tag matching
  * when the job's transport is UCX (ucx/chan_ucx.c). What does not depend on the transport (the job-wide
  * channels, tags, waits) is here. */
 #include "comm/chan_impl.h"
 #include "comm/comm.h"
 
-int kyi_chan_on_ucx;
+const kyi_chan_ops_t *kyi_chan_impl = &kyi_chan_mpi_ops;
 
 static struct kyi_chan world_chan[2];
 
@@ -34,43 +34,36 @@ int kyi_chan_tag_ub(void)
 
 int kyi_chan_group(const char *call, int n, const int *world, kyi_chan_t **out)
 {
-    if (kyi_chan_on_ucx) return kyi_ucx_chan_group(call, n, world, out);
-    return kyi_mpi_chan_group(call, n, world, out);
+    return kyi_chan_impl->group(call, n, world, out);
 }
 
 void kyi_chan_free(kyi_chan_t *c)
 {
-    if (kyi_chan_on_ucx)
-        kyi_ucx_chan_free(c);
-    else
-        kyi_mpi_chan_free(c);
+    kyi_chan_impl->free(c);
 }
 
 int kyi_chan_irecv(const char *call, kyi_chan_t *c, int peer, int tag, void *buf, size_t cap,
                    kyi_chan_req_t *r)
 {
-    if (kyi_chan_on_ucx) return kyi_ucx_chan_irecv(call, c, peer, tag, buf, cap, r);
-    return kyi_mpi_chan_irecv(call, c, peer, tag, buf, cap, r);
+    return kyi_chan_impl->irecv(call, c, peer, tag, buf, cap, r);
 }
 
 int kyi_chan_isend(const char *call, kyi_chan_t *c, int peer, int tag, const void *buf, size_t n,
                    kyi_chan_req_t *r)
 {
-    if (kyi_chan_on_ucx) return kyi_ucx_chan_isend(call, c, peer, tag, buf, n, r);
-    return kyi_mpi_chan_isend(call, c, peer, tag, buf, n, r);
+    return kyi_chan_impl->isend(call, c, peer, tag, buf, n, r);
 }
 
 void kyi_chan_req_init(kyi_chan_req_t *r)
 {
     r->impl[0] = r->impl[1] = 0; /* the UCX path: no request, complete */
     r->got = 0;
-    if (!kyi_chan_on_ucx) kyi_mpi_chan_req_init(r);
+    if (kyi_chan_impl->req_init) kyi_chan_impl->req_init(r);
 }
 
 int kyi_chan_test(const char *call, kyi_chan_req_t *r, int *done)
 {
-    if (kyi_chan_on_ucx) return kyi_ucx_chan_test(call, r, done);
-    return kyi_mpi_chan_test(call, r, done);
+    return kyi_chan_impl->test(call, r, done);
 }
 
 int kyi_chan_wait(const char *call, int peer, kyi_chan_req_t *r)
@@ -88,28 +81,23 @@ int kyi_chan_wait(const char *call, int peer, kyi_chan_req_t *r)
 
 void kyi_chan_cancel(kyi_chan_req_t *r)
 {
-    if (kyi_chan_on_ucx)
-        kyi_ucx_chan_cancel(r);
-    else
-        kyi_mpi_chan_cancel(r);
+    kyi_chan_impl->cancel(r);
 }
 
 int kyi_chan_reply(int dest, int tag, const void *buf, size_t n)
 {
-    if (kyi_chan_on_ucx) return kyi_ucx_chan_reply(dest, tag, buf, n, NULL, NULL);
-    return kyi_mpi_chan_reply(dest, tag, buf, n);
+    return kyi_chan_impl->reply(dest, tag, buf, n, NULL, NULL);
 }
 
 int kyi_chan_reply_release(int dest, int tag, const void *buf, size_t n, void (*release)(void *), void *ctx)
 {
-    if (kyi_chan_on_ucx) return kyi_ucx_chan_reply(dest, tag, buf, n, release, ctx);
-    return kyi_mpi_chan_reply_release(dest, tag, buf, n, release, ctx);
+    return kyi_chan_impl->reply(dest, tag, buf, n, release, ctx);
 }
 
 int kyi_chan_flush(void)
 {
     /* the MPI transport's deferred sends too in a UCX job: it is up in every job and may have some pending */
-    int pending = kyi_chan_on_ucx ? kyi_ucx_chan_flush() : 0;
+    int pending = kyi_chan_impl != &kyi_chan_mpi_ops ? kyi_chan_impl->flush() : 0;
     return pending + kyi_mpi_chan_flush();
 }
 

@@ -41,7 +41,7 @@ int kyi_mpi_chan_tag_ub(void)
     return kyi_mpi.tag_ub;
 }
 
-int kyi_mpi_chan_group(const char *call, int n, const int *world, kyi_chan_t **out)
+static int chan_group(const char *call, int n, const int *world, kyi_chan_t **out)
 {
     *out = NULL;
     struct kyi_chan *c = calloc(1, sizeof *c);
@@ -87,7 +87,7 @@ int kyi_mpi_chan_group(const char *call, int n, const int *world, kyi_chan_t **o
     return KY_OK;
 }
 
-void kyi_mpi_chan_free(kyi_chan_t *c)
+static void chan_free(kyi_chan_t *c)
 {
     if (!c || !c->owned) return;
     MPI_Comm_free(&c->mpi->comm);
@@ -95,8 +95,8 @@ void kyi_mpi_chan_free(kyi_chan_t *c)
     free(c);
 }
 
-int kyi_mpi_chan_irecv(const char *call, kyi_chan_t *c, int peer, int tag, void *buf, size_t cap,
-                       kyi_chan_req_t *r)
+static int chan_irecv(const char *call, kyi_chan_t *c, int peer, int tag, void *buf, size_t cap,
+                      kyi_chan_req_t *r)
 {
     if (cap > INT32_MAX) return kyi_fail(KY_ERR_INTERNAL, call, "a %zu-byte message", cap);
     r->got = 0;
@@ -105,8 +105,8 @@ int kyi_mpi_chan_irecv(const char *call, kyi_chan_t *c, int peer, int tag, void 
     return KY_OK;
 }
 
-int kyi_mpi_chan_isend(const char *call, kyi_chan_t *c, int peer, int tag, const void *buf, size_t n,
-                       kyi_chan_req_t *r)
+static int chan_isend(const char *call, kyi_chan_t *c, int peer, int tag, const void *buf, size_t n,
+                      kyi_chan_req_t *r)
 {
     if (n > INT32_MAX) return kyi_fail(KY_ERR_INTERNAL, call, "a %zu-byte message", n);
     r->got = 0;
@@ -115,12 +115,12 @@ int kyi_mpi_chan_isend(const char *call, kyi_chan_t *c, int peer, int tag, const
     return KY_OK;
 }
 
-void kyi_mpi_chan_req_init(kyi_chan_req_t *r)
+static void chan_req_init(kyi_chan_req_t *r)
 {
     *mreq(r) = MPI_REQUEST_NULL;
 }
 
-int kyi_mpi_chan_test(const char *call, kyi_chan_req_t *r, int *done)
+static int chan_test(const char *call, kyi_chan_req_t *r, int *done)
 {
     MPI_Status s;
     *done = 0;
@@ -134,20 +134,15 @@ int kyi_mpi_chan_test(const char *call, kyi_chan_req_t *r, int *done)
     return KY_OK;
 }
 
-void kyi_mpi_chan_cancel(kyi_chan_req_t *r)
+static void chan_cancel(kyi_chan_req_t *r)
 {
     MPI_Cancel(mreq(r));
     MPI_Wait(mreq(r), MPI_STATUS_IGNORE);
 }
 
-int kyi_mpi_chan_reply(int dest, int tag, const void *buf, size_t n)
+static int chan_reply(int dest, int tag, const void *buf, size_t n, void (*release)(void *), void *ctx)
 {
-    return kyi_send_deferred(buf, n, dest, tag, kyi_mpi.rep);
-}
-
-int kyi_mpi_chan_reply_release(int dest, int tag, const void *buf, size_t n, void (*release)(void *),
-                               void *ctx)
-{
+    if (!release) return kyi_send_deferred(buf, n, dest, tag, kyi_mpi.rep);
     return kyi_send_deferred_release(buf, n, dest, tag, kyi_mpi.rep, release, ctx);
 }
 
@@ -155,3 +150,16 @@ int kyi_mpi_chan_flush(void)
 {
     return kyi_progress_deferred();
 }
+
+const kyi_chan_ops_t kyi_chan_mpi_ops = {
+    .name = "mpi",
+    .group = chan_group,
+    .free = chan_free,
+    .irecv = chan_irecv,
+    .isend = chan_isend,
+    .req_init = chan_req_init,
+    .test = chan_test,
+    .cancel = chan_cancel,
+    .reply = chan_reply,
+    .flush = kyi_mpi_chan_flush,
+};

@@ -37,7 +37,7 @@ static int world_of(const kyi_chan_t *c, int peer)
     return c->world ? c->world[peer] : peer;
 }
 
-int kyi_ucx_chan_group(const char *call, int n, const int *world, kyi_chan_t **out)
+static int chan_group(const char *call, int n, const int *world, kyi_chan_t **out)
 {
     *out = NULL;
     if (kyi_rt.nranks > (1 << RANK_BITS))
@@ -77,7 +77,7 @@ int kyi_ucx_chan_group(const char *call, int n, const int *world, kyi_chan_t **o
     return KY_OK;
 }
 
-void kyi_ucx_chan_free(kyi_chan_t *c)
+static void chan_free(kyi_chan_t *c)
 {
     if (!c || !c->owned) return;
     free(c->world);
@@ -94,8 +94,8 @@ static int posted(const char *call, const char *what, int peer, ucs_status_ptr_t
     return st;
 }
 
-int kyi_ucx_chan_irecv(const char *call, kyi_chan_t *c, int peer, int tag, void *buf, size_t cap,
-                       kyi_chan_req_t *r)
+static int chan_irecv(const char *call, kyi_chan_t *c, int peer, int tag, void *buf, size_t cap,
+                      kyi_chan_req_t *r)
 {
     r->got = 0;
     /* always a request, so that its size can be read once it completes */
@@ -107,8 +107,8 @@ int kyi_ucx_chan_irecv(const char *call, kyi_chan_t *c, int peer, int tag, void 
     return posted(call, "ucp_tag_recv_nbx", world_of(c, peer), p, r, 1);
 }
 
-int kyi_ucx_chan_isend(const char *call, kyi_chan_t *c, int peer, int tag, const void *buf, size_t n,
-                       kyi_chan_req_t *r)
+static int chan_isend(const char *call, kyi_chan_t *c, int peer, int tag, const void *buf, size_t n,
+                      kyi_chan_req_t *r)
 {
     r->got = 0;
     int w = world_of(c, peer);
@@ -119,7 +119,7 @@ int kyi_ucx_chan_isend(const char *call, kyi_chan_t *c, int peer, int tag, const
     return posted(call, "ucp_tag_send_nbx", w, p, r, 0);
 }
 
-int kyi_ucx_chan_test(const char *call, kyi_chan_req_t *r, int *done)
+static int chan_test(const char *call, kyi_chan_req_t *r, int *done)
 {
     void *req = (void *)(uintptr_t)r->impl[0];
     *done = 1;
@@ -147,7 +147,7 @@ int kyi_ucx_chan_test(const char *call, kyi_chan_req_t *r, int *done)
     return KY_OK;
 }
 
-void kyi_ucx_chan_cancel(kyi_chan_req_t *r)
+static void chan_cancel(kyi_chan_req_t *r)
 {
     void *req = (void *)(uintptr_t)r->impl[0];
     if (!req) return;
@@ -159,7 +159,7 @@ void kyi_ucx_chan_cancel(kyi_chan_req_t *r)
     r->impl[0] = 0;
 }
 
-int kyi_ucx_chan_reply(int dest, int tag, const void *buf, size_t n, void (*release)(void *), void *ctx)
+static int chan_reply(int dest, int tag, const void *buf, size_t n, void (*release)(void *), void *ctx)
 {
     static const char *call = "kyi_chan_reply";
     void *copy = NULL;
@@ -222,7 +222,7 @@ void kyi_ucx_chan_done(pending_t *done)
     }
 }
 
-int kyi_ucx_chan_flush(void)
+static int chan_flush(void)
 {
     int left;
     pthread_mutex_lock(&kyi_ucx.lock);
@@ -232,3 +232,16 @@ int kyi_ucx_chan_flush(void)
     kyi_ucx_chan_done(done);
     return left;
 }
+
+const kyi_chan_ops_t kyi_chan_ucx_ops = {
+    .name = "ucx",
+    .group = chan_group,
+    .free = chan_free,
+    .irecv = chan_irecv,
+    .isend = chan_isend,
+    .req_init = NULL, /* zeroed by chan.c: no request, complete */
+    .test = chan_test,
+    .cancel = chan_cancel,
+    .reply = chan_reply,
+    .flush = chan_flush,
+};

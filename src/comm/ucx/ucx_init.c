@@ -220,7 +220,7 @@ void kyi_ucx_fini(void)
     /* answers still on their way out go first */
     kyi_waiter_t wf;
     kyi_waiter_init(&wf, "ky_finalize", "UCX answers to be sent", -1);
-    while (kyi_chan_on_ucx && kyi_ucx_chan_flush() > 0) kyi_waiter_pause(&wf);
+    while (kyi_chan_impl != &kyi_chan_mpi_ops && kyi_chan_impl->flush() > 0) kyi_waiter_pause(&wf);
     void *req = NULL;
     ucp_request_param_t prm = {.op_attr_mask = 0};
     pthread_mutex_lock(&kyi_ucx.lock);
@@ -269,9 +269,9 @@ int kyi_ucx_open(const kyi_transport_t **out)
     }
     if (kyi_rt.rank == 0) log_lanes();
     /* the channel follows the transport (no channel exists yet: comm opens before the layers above) */
-    kyi_chan_on_ucx = kyi_rt.nranks <= 65536;
+    if (kyi_rt.nranks <= 65536) kyi_chan_impl = &kyi_chan_ucx_ops;
     KYI_INFO(KYI_SUB_COMM, "transport ucx: the channel (replies, data, groups) on %s",
-             kyi_chan_on_ucx ? "UCX tag matching" : "MPI (more than 65536 ranks)");
+             kyi_chan_impl == &kyi_chan_ucx_ops ? "UCX tag matching" : "MPI (more than 65536 ranks)");
     *out = &kyi_tp_ucx;
     return KY_OK;
 }
