@@ -116,6 +116,7 @@ typedef struct kyi_handle {
     int rank;                           /* target, for fence */
     const struct kyi_transport *tp;     /* transport whose requests sit in xreq (NULL: none) */
     void *xreq[2];                      /* that transport's requests */
+    uint64_t xseq;                      /* that transport's number for the operation (UCX: its flush order) */
     void *tmp, *tmp2;                   /* buffers freed on completion */
     int (*finish)(struct kyi_handle *); /* runs once after the requests completed (unpack, checks) */
     void *finish_arg;

@@ -21,6 +21,12 @@ typedef struct {
     ucp_ep_h *ep; /* [nranks] */
     pthread_mutex_t lock;
     int cuda; /* this UCX registers and moves CUDA memory (built with its CUDA transports) */
+    /* Completion of RMA by endpoint flushes shared between operations (ucx_rma.c), per peer [nranks]: the
+     * operations issued (each handle keeps its number), those a completed flush covers, the in-flight flush
+     * and what it covers, and the first failure of a flush (the endpoint is broken from then on). */
+    uint64_t *issued, *flushed, *cover;
+    void **flush_req;
+    ucs_status_t *flush_err;
 } kyi_ucx_t;
 extern kyi_ucx_t kyi_ucx;
 
@@ -44,6 +50,9 @@ int kyi_ucx_req(const char *call, const char *what, int peer, ucs_status_ptr_t p
 int kyi_ucx_wait(const char *call, int peer, void *req);
 /* Flush the endpoint to peer: the request completes once every RMA issued to it has completed remotely. */
 int kyi_ucx_flush(const char *call, int peer, void **req);
+/* ucx_rma.c: whether the operations to peer up to number seq have completed remotely (1), or not yet (0,
+ * a flush covering them started or progressed), or failed (-1, *st UCX's reason). Lock held. */
+int kyi_ucx_rma_done(int peer, uint64_t seq, ucs_status_t *st);
 
 /* ucx_init.c: the table's background and fini */
 void kyi_ucx_background(void);

@@ -78,6 +78,17 @@ int kyi_ucx_test(kyi_handle_t *h, int *done)
     int err = KY_OK;
     *done = 1;
     pthread_mutex_lock(&kyi_ucx.lock);
+    if (h->xseq) { /* RMA: complete once a flush issued after it has */
+        ucs_status_t st = UCS_OK;
+        int r = kyi_ucx_rma_done(h->rank, h->xseq, &st);
+        if (r < 0)
+            err = kyi_fail(KY_ERR_SYSTEM, h->call, "rank %d: UCX transfer with rank %d failed: %s",
+                           kyi_rt.rank, h->rank, ucs_status_string(st));
+        if (r)
+            h->xseq = 0;
+        else
+            *done = 0;
+    }
     for (int i = 0; i < 2; i++) {
         ucs_status_t st;
         if (!h->xreq[i]) continue;
@@ -118,6 +129,14 @@ static int connect_all(void)
     int n = kyi_rt.nranks;
     char *mine = calloc(1, (size_t)max + sizeof(uint64_t)), *all = calloc(n, (size_t)max + sizeof(uint64_t));
     kyi_ucx.ep = calloc(n, sizeof *kyi_ucx.ep);
+    kyi_ucx.issued = calloc(n, sizeof *kyi_ucx.issued);
+    kyi_ucx.flushed = calloc(n, sizeof *kyi_ucx.flushed);
+    kyi_ucx.cover = calloc(n, sizeof *kyi_ucx.cover);
+    kyi_ucx.flush_req = calloc(n, sizeof *kyi_ucx.flush_req);
+    kyi_ucx.flush_err = calloc(n, sizeof *kyi_ucx.flush_err);
+    if (!st &&
+        (!kyi_ucx.issued || !kyi_ucx.flushed || !kyi_ucx.cover || !kyi_ucx.flush_req || !kyi_ucx.flush_err))
+        st = kyi_fail(KY_ERR_NOMEM, call, "rank %d: no memory for %d UCX endpoints", kyi_rt.rank, n);
     if (!st && (!mine || !all || !kyi_ucx.ep))
         st = kyi_fail(KY_ERR_NOMEM, call, "rank %d: no memory for %d UCX addresses", kyi_rt.rank, n);
     size_t slot = (size_t)max + sizeof(uint64_t);
@@ -194,6 +213,10 @@ static void close_all(void)
 {
     for (int r = 0; kyi_ucx.ep && r < kyi_rt.nranks; r++) {
         if (!kyi_ucx.ep[r]) continue;
+        if (kyi_ucx.flush_req && kyi_ucx.flush_req[r]) { /* a shared flush no handle waited for to the end */
+            kyi_ucx_wait("ky_finalize", r, kyi_ucx.flush_req[r]);
+            kyi_ucx.flush_req[r] = NULL;
+        }
         ucp_request_param_t prm = {.op_attr_mask = 0};
         void *req = NULL;
         pthread_mutex_lock(&kyi_ucx.lock);
@@ -206,6 +229,11 @@ static void close_all(void)
     if (kyi_ucx.ep) progressing_barrier("every rank to close its UCX endpoints");
     free(kyi_ucx.ep);
     kyi_ucx.ep = NULL;
+    free(kyi_ucx.issued), free(kyi_ucx.flushed), free(kyi_ucx.cover), free(kyi_ucx.flush_req),
+        free(kyi_ucx.flush_err);
+    kyi_ucx.issued = kyi_ucx.flushed = kyi_ucx.cover = NULL;
+    kyi_ucx.flush_req = NULL;
+    kyi_ucx.flush_err = NULL;
     kyi_ucx_am_close();
     if (kyi_ucx.worker) ucp_worker_destroy(kyi_ucx.worker);
     if (kyi_ucx.ctx) ucp_cleanup(kyi_ucx.ctx);
