@@ -5,6 +5,7 @@
  * distribution's definition (not from Kyoyu's arithmetic). Placement: host, or GPU with KY_TEST_MEMKIND=gpu.
  */
 #include <climits>
+#include <string>
 
 #include "kyt.h"
 
@@ -228,6 +229,41 @@ TEST_F(Array, HaloExchange)
         EXPECT_TRUE(kyt::all(ok)) << c.name;
         KYT_EXPECT_OK(ky_array_free(a));
     }
+}
+
+/* Which way the halos to other nodes go (KY_HALO_SENDRECV, docs/api.md): one-sided puts (counted on the
+ * transport's path) under 0, and under auto where UCX carries them; matched messages (no put counted) under
+ * 1, and under auto on the MPI transport. Counted on a replay (the plan's own agreements are behind it), host
+ * placement (GPU segments go to UCX only where it moves CUDA memory). */
+TEST_F(Array, HaloPathFollowsTransport)
+{
+    if (place != KY_PLACE_HOST) GTEST_SKIP() << "host placement only";
+    if (ky_nnodes() < 2) GTEST_SKIP() << "one node: every halo is a same-node put";
+    const char *tp = getenv("KY_TRANSPORT"), *hs = getenv("KY_HALO_SENDRECV");
+    bool ucx = tp && !strcmp(tp, "ucx");
+    std::string mode = hs && *hs ? hs : "auto";
+    bool puts = mode == "0" || (mode == "auto" && ucx);
+    ky_path_t path = ucx ? KY_PATH_UCX : KY_PATH_MPI;
+    int n = ky_nranks();
+    Config c = configs(n, bpr_gpu)[0]; /* z3d: every rank has a neighbour on another node */
+    ky_array_t a = nullptr;
+    int st = ky_array_create(c.ndim, c.dims, sizeof(val_t), &c.dist, place, c.halo, &a);
+    ASSERT_TRUE(kyt::all(st == KY_OK)) << ky_last_error();
+    fill_owned(c, a, 7);
+    KYT_EXPECT_OK(ky_array_halo_exchange_n(a, nullptr));
+    fill_owned(c, a, 8);
+    KYT_EXPECT_OK(ky_comm_stats_reset());
+    KYT_EXPECT_OK(ky_array_halo_exchange_n(a, nullptr));
+    ky_comm_stats_t s;
+    KYT_EXPECT_OK(ky_comm_stats(&s));
+    if (puts)
+        EXPECT_GT(s.ops[path], 0u) << "KY_HALO_SENDRECV=" << mode << ", " << (ucx ? "UCX" : "MPI")
+                                   << ": the halos should go as puts";
+    else
+        EXPECT_EQ(0u, s.ops[path]) << "KY_HALO_SENDRECV=" << mode << ", " << (ucx ? "UCX" : "MPI")
+                                   << ": the halos should go as messages";
+    EXPECT_TRUE(kyt::all(check_block_values(c, a, 8, true) == 0));
+    KYT_EXPECT_OK(ky_array_free(a));
 }
 
 /* The split form: two arrays' exchanges in flight at once, ended in the other order, then one again with
