@@ -418,6 +418,55 @@ TEST_P(Rma, QuietCompletesWithoutWaiting)
     KYT_EXPECT_OK(ky_seg_destroy(seg));
 }
 
+TEST_P(Rma, WaitsInAnyOrder)
+{
+    /* Non-blocking puts to both neighbours, issued while earlier ones are tested, then waited for in a
+     * shuffled order (the UCX transport completes several with one endpoint flush: a handle issued after a
+     * flush started must not complete with it); each put's bytes are read back right after its wait. */
+    int me = ky_rank(), n = ky_nranks();
+    int peers[2] = {(me + 1) % n, (me + n - 1) % n};
+    const int k = kyt::scaled(48, 16);
+    const size_t each = 777;
+    ky_seg_t seg;
+    KYT_EXPECT_OK(ky_seg_create(nullptr, (size_t)n * k * each, kind, device(), &seg));
+    std::vector<uint8_t> h((size_t)k * each);
+    kyt::fill_pattern(h.data(), h.size(), kyt::mix(me, 11));
+    void *src = kyt::mem_alloc(kind, h.size());
+    kyt::mem_write(kind, src, h.data(), h.size());
+    std::vector<ky_handle_t> hs(k);
+    std::mt19937 rng(1234 + me);
+    for (int i = 0; i < k; i++) {
+        size_t off = ((size_t)me * k + i) * each;
+        KYT_EXPECT_OK(ky_put_nb(peers[i % 2], seg, off, (uint8_t *)src + i * each, each, &hs[i]));
+        int j = (int)(rng() % (unsigned)(i + 1)); /* test an earlier one: it may complete now or later */
+        if (hs[j]) {
+            int t = ky_test(hs[j]);
+            if (t == KY_OK)
+                hs[j] = nullptr;
+            else
+                EXPECT_EQ(KY_PENDING, t) << ky_last_error();
+        }
+    }
+    std::vector<int> order(k);
+    for (int i = 0; i < k; i++) order[i] = i;
+    std::shuffle(order.begin(), order.end(), rng);
+    bool ok = true;
+    std::vector<uint8_t> back(each);
+    for (int i : order) {
+        KYT_EXPECT_OK(ky_wait(hs[i]));
+        size_t off = ((size_t)me * k + i) * each;
+        KYT_EXPECT_OK(ky_get(back.data(), peers[i % 2], seg, off, each));
+        if (memcmp(back.data(), h.data() + (size_t)i * each, each) != 0 && ok) {
+            ok = false;
+            ADD_FAILURE() << "put " << i << " to rank " << peers[i % 2] << " not there after its wait";
+        }
+    }
+    EXPECT_TRUE(kyt::all(ok));
+    kyt::mem_free(kind, src);
+    KYT_EXPECT_OK(ky_comm_barrier());
+    KYT_EXPECT_OK(ky_seg_destroy(seg));
+}
+
 TEST_P(Rma, FenceOrdersPuts)
 {
     /* put A then fence then put B to the same bytes: B must win, every time, for sizes on both sides of the
