@@ -141,7 +141,7 @@ kind=nvidia-h100-x1
 nvidia-smi -L 2>/dev/null | grep -q H200 && kind=nvidia-h200
 nmax=1e8
 [ $quick = 1 ] && nmax=1e6
-lim=$(cap 220 35) # the trace step after it needs ~30 s
+lim=$(cap 220 95) # the trace and threads steps after it need ~90 s
 step bench "$lim" env KY_IO_TABLE="$table" KY_BENCH_IO_DIR=/tmp \
     BENCH_IO_BENCH_ARGS="--nmax $nmax --budget $((lim > 35 ? lim - 25 : 10))" \
     $B/bin/kybench run io --build $B --gpus --machine $kind --out "$out/results/io"
@@ -152,5 +152,12 @@ grep -E '^# ' "$out/results/io/io.log" | head -6 | tee -a "$S"
 step trace "$(cap 40 0)" env KY_DEBUG=trace KY_DEBUG_SUBSYS=io KY_IO_PATH=bounce $K -n 1 --gpus-per-rank 1 \
     $B/bin/ky_bench_io --dir /tmp --reps 1 --nmin 10000000 --nmax 10000000
 grep -E 'bounce (write|read)|transfer|fsync' "$out/trace.log" | sed 's/^[^:]*:[^:]*:[^:]*: //' | head -12 | tee -a "$S"
+# several requests in flight (KY_IO_THREADS: each raw-path file call split over that many threads), N = 1e7,
+# the raw O_DIRECT floor and h5py beside in every run
+for t in 1 2 4 8; do
+    step "threads$t" "$(cap 15 0)" env KY_IO_THREADS=$t KY_IO_PATH=bounce $K -n 1 --gpus-per-rank 1 \
+        $B/bin/ky_bench_io --dir /tmp --reps 2 --nmin 10000000 --nmax 10000000
+    grep -E '^ +10000000' "$out/threads$t.log" | sed "s/^/KY_IO_THREADS=$t /" | tee -a "$S"
+done
 # which path auto took per N (the io log of one more small run would say; the table above decides)
 finish 0

@@ -17,6 +17,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -129,30 +130,91 @@ static void sub_piece(const kyi_io_shape_t *sh, const kyi_io_piece_t *p, size_t 
     for (int d = sh->ndim - 2; d >= 0; d--) q->S[d] = q->S[d + 1] * q->n[d + 1];
 }
 
-/* len bytes at file offset fo from (into) mem through descriptor fd, in calls of at most MAX_IO */
-static int span(const char *call, ky_io_file_t f, int fd, uint64_t fo, size_t len, char *mem, int put)
+/* len bytes at file offset fo from (into) mem through fd, in calls of at most MAX_IO: 0, or the errno of
+ * the first failed call (*at: its offset; EIO standing for an early end of file). Touches nothing shared, so
+ * several threads may run it on parts of one span. */
+static int span_calls(int fd, uint64_t fo, size_t len, char *mem, int put, uint64_t *at)
 {
-    const char *name = f->writing ? f->tmp : f->path;
     for (size_t done = 0; done < len;) {
         size_t k = len - done < MAX_IO ? len - done : MAX_IO;
         ssize_t r = put ? pwrite(fd, mem + done, k, (off_t)(fo + done))
                         : pread(fd, mem + done, k, (off_t)(fo + done));
         if (r < 0 && errno == EINTR) continue;
-        if (r < 0 && errno == EINVAL && fd == f->raw_dfd && done == 0) {
-            /* the file system took O_DIRECT at open but not these requests: the page cache from now on */
-            KYI_INFO(KYI_SUB_IO,
-                     "%s: O_DIRECT %s of %s refused (%s): the raw path goes through the page cache", call,
-                     put ? "write" : "read", name, strerror(errno));
-            close(f->raw_dfd);
-            f->raw_dfd = -1;
-            return span(call, f, f->raw_fd, fo, len, mem, put);
+        if (r <= 0) {
+            *at = fo + done;
+            return r < 0 ? errno : EIO;
         }
-        if (r <= 0)
-            return kyi_fail(KY_ERR_IO, call, "%s %zu bytes at offset %llu of %s failed: %s",
-                            put ? "writing" : "reading", k, (unsigned long long)(fo + done), name,
-                            r < 0 ? strerror(errno) : "end of file (the file is shorter than its datasets)");
         done += (size_t)r;
     }
+    return 0;
+}
+
+typedef struct {
+    int fd, put, err;
+    uint64_t fo, at;
+    size_t len;
+    char *mem;
+} part_t;
+
+static void *part_main(void *arg)
+{
+    part_t *q = arg;
+    q->err = span_calls(q->fd, q->fo, q->len, q->mem, q->put, &q->at);
+    return NULL;
+}
+
+#define KYI_IO_PART_MIN ((size_t)1 << 20) /* a thread's part is at least 1 MiB */
+#define KYI_IO_MAX_THREADS 64
+
+/* span_calls over KY_IO_THREADS threads (this one among them), each a page-aligned part: a virtual or
+ * network disk serves several requests in flight faster than one after the other. The parts start at
+ * page-aligned offsets of the span, so O_DIRECT parts stay aligned where the span is. */
+static int span_parallel(int fd, uint64_t fo, size_t len, char *mem, int put, uint64_t *at)
+{
+    long t = kyi_setting_long(KYI_SET_IO_THREADS);
+    if (t > KYI_IO_MAX_THREADS) t = KYI_IO_MAX_THREADS;
+    if ((size_t)t > len / KYI_IO_PART_MIN) t = (long)(len / KYI_IO_PART_MIN);
+    if (t < 2) return span_calls(fd, fo, len, mem, put, at);
+    size_t each = (len / (size_t)t + KYI_IO_PAGE - 1) & ~(size_t)(KYI_IO_PAGE - 1);
+    part_t q[KYI_IO_MAX_THREADS];
+    pthread_t th[KYI_IO_MAX_THREADS];
+    int started[KYI_IO_MAX_THREADS] = {0}, n = 0;
+    for (size_t o = 0; o < len; o += each, n++)
+        q[n] = (part_t){
+            .fd = fd, .put = put, .fo = fo + o, .len = len - o < each ? len - o : each, .mem = mem + o};
+    for (int i = 1; i < n; i++) started[i] = pthread_create(&th[i], NULL, part_main, &q[i]) == 0;
+    for (int i = 0; i < n; i++)
+        if (!started[i]) part_main(&q[i]); /* this thread's part, and any whose thread did not start */
+    for (int i = 1; i < n; i++)
+        if (started[i]) pthread_join(th[i], NULL);
+    for (int i = 0; i < n; i++)
+        if (q[i].err) {
+            *at = q[i].at;
+            return q[i].err;
+        }
+    return 0;
+}
+
+/* len bytes at file offset fo from (into) mem through descriptor fd */
+static int span(const char *call, ky_io_file_t f, int fd, uint64_t fo, size_t len, char *mem, int put)
+{
+    const char *name = f->writing ? f->tmp : f->path;
+    uint64_t at = fo;
+    int e = span_parallel(fd, fo, len, mem, put, &at);
+    if (e == EINVAL && fd == f->raw_dfd) {
+        /* the file system took O_DIRECT at open but not these requests: the page cache from now on (the whole
+         * span again: what went in before the refusal is written once more, the same bytes) */
+        KYI_INFO(KYI_SUB_IO, "%s: O_DIRECT %s of %s refused (%s): the raw path goes through the page cache",
+                 call, put ? "write" : "read", name, strerror(e));
+        close(f->raw_dfd);
+        f->raw_dfd = -1;
+        return span(call, f, f->raw_fd, fo, len, mem, put);
+    }
+    if (e)
+        return kyi_fail(KY_ERR_IO, call, "%s %zu bytes at offset %llu of %s failed: %s",
+                        put ? "writing" : "reading", len - (size_t)(at - fo), (unsigned long long)at, name,
+                        e == EIO && !put ? "end of file or I/O error (is the file shorter than its datasets?)"
+                                         : strerror(e));
     return KY_OK;
 }
 

@@ -643,17 +643,17 @@ TEST(Io, RawPath)
  * and straight from the halo'd block (one short run per row: the page cache), read back both ways and by
  * HDF5 itself. A page written whole with O_DIRECT where another writer's bytes lie would show up here as
  * wrong values in a neighbour's rows. */
-TEST(Io, RawDirect)
+/* Written through the bounce pipeline and straight from the block, read back both ways and by HDF5 itself:
+ * rows x cols doubles, rows split unevenly over the ranks, a halo of 2 rows. */
+void raw_round_trip(size_t rows, size_t cols, const char *file)
 {
-    SKIP_IF_NO_IO();
-    SKIP_IF_CUFILE_REFUSED(); /* "plain" takes KY_IO_PATH, which the cufile variants set */
-    size_t dims[2] = {2053, 3};
-    Layout L{2, {2053, 3, 0, 0}, ky_dist_block1(), {2, 0, 0, 0}};
+    size_t dims[2] = {rows, cols};
+    Layout L{2, {rows, cols, 0, 0}, ky_dist_block1(), {2, 0, 0, 0}};
     ky_array_t a, b;
     KYT_EXPECT_OK(ky_array_create(2, dims, sizeof(double), NULL, place(), L.halo, &a));
     KYT_EXPECT_OK(ky_array_create(2, dims, sizeof(double), NULL, place(), L.halo, &b));
     fill(a, L, 0, -1);
-    std::string path = dir() + "/raw_direct.h5";
+    std::string path = dir() + "/" + file;
     for (int rep = 0; rep < 2; rep++) { /* the second time over a file that exists: replaced */
         ky_io_file_t f;
         ky_io_opts_t bounce{KY_IO_F64, 0, nullptr, KY_IO_PATH_BOUNCE},
@@ -677,11 +677,28 @@ TEST(Io, RawDirect)
         hid_t fid = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
         ASSERT_GE(fid, 0);
         for (const char *n : {"bounced", "plain", "after"})
-            EXPECT_EQ(0, h5_mismatches(fid, n, 2053 * 3)) << n;
+            EXPECT_EQ(0, h5_mismatches(fid, n, rows * cols)) << n;
         H5Fclose(fid);
     }
     ky_array_free(a);
     ky_array_free(b);
+}
+
+TEST(Io, RawDirect)
+{
+    SKIP_IF_NO_IO();
+    SKIP_IF_CUFILE_REFUSED(); /* "plain" takes KY_IO_PATH, which the cufile variants set */
+    raw_round_trip(2053, 3, "raw_direct.h5");
+}
+
+/* Large enough that every rank's file calls are split over KY_IO_THREADS threads (parts of at least 1 MiB, so
+ * at least 2 MiB per call: 200003 x 5 doubles, 8 MB): a part written or read at the wrong offset, or one left
+ * out, shows up as wrong values. */
+TEST(Io, RawLarge)
+{
+    SKIP_IF_NO_IO();
+    SKIP_IF_CUFILE_REFUSED();
+    raw_round_trip(200003, 5, "raw_large.h5");
 }
 
 /* GPU memory only (label gpu): the bounce path with pieces of one row and of many, GPU buffers, and the
