@@ -22,7 +22,6 @@ struct kyi_chan {
 
 /* What an implementation of the channel offers chan.c (chan.h describes each call). */
 typedef struct kyi_chan_ops {
-    const char *name;
     int (*group)(const char *call, int n, const int *world, kyi_chan_t **out);
     void (*free)(kyi_chan_t *c);
     int (*irecv)(const char *call, kyi_chan_t *c, int peer, int tag, void *buf, size_t cap,

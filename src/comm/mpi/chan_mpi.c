@@ -152,7 +152,6 @@ int kyi_mpi_chan_flush(void)
 }
 
 const kyi_chan_ops_t kyi_chan_mpi_ops = {
-    .name = "mpi",
     .group = chan_group,
     .free = chan_free,
     .irecv = chan_irecv,

@@ -234,7 +234,6 @@ static int chan_flush(void)
 }
 
 const kyi_chan_ops_t kyi_chan_ucx_ops = {
-    .name = "ucx",
     .group = chan_group,
     .free = chan_free,
     .irecv = chan_irecv,

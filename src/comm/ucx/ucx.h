@@ -15,18 +15,22 @@
 
 #define KYI_UCX_AM_ID 7 /* the one UCP active-message id Kyoyu registers */
 
+/* Completion of RMA to one peer by endpoint flushes shared between operations (ucx_rma.c): the operations
+ * issued (each handle keeps its number), those a completed flush covers, the in-flight flush and what it
+ * covers, and the first failure of a flush (the endpoint is broken from then on). */
+typedef struct {
+    uint64_t issued, flushed, cover;
+    void *req;
+    ucs_status_t err;
+} kyi_ucx_flush_t;
+
 typedef struct {
     ucp_context_h ctx;
     ucp_worker_h worker;
     ucp_ep_h *ep; /* [nranks] */
     pthread_mutex_t lock;
-    int cuda; /* this UCX registers and moves CUDA memory (built with its CUDA transports) */
-    /* Completion of RMA by endpoint flushes shared between operations (ucx_rma.c), per peer [nranks]: the
-     * operations issued (each handle keeps its number), those a completed flush covers, the in-flight flush
-     * and what it covers, and the first failure of a flush (the endpoint is broken from then on). */
-    uint64_t *issued, *flushed, *cover;
-    void **flush_req;
-    ucs_status_t *flush_err;
+    int cuda;            /* this UCX registers and moves CUDA memory (built with its CUDA transports) */
+    kyi_ucx_flush_t *fl; /* [nranks] */
 } kyi_ucx_t;
 extern kyi_ucx_t kyi_ucx;
 

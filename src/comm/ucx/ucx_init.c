@@ -129,15 +129,8 @@ static int connect_all(void)
     int n = kyi_rt.nranks;
     char *mine = calloc(1, (size_t)max + sizeof(uint64_t)), *all = calloc(n, (size_t)max + sizeof(uint64_t));
     kyi_ucx.ep = calloc(n, sizeof *kyi_ucx.ep);
-    kyi_ucx.issued = calloc(n, sizeof *kyi_ucx.issued);
-    kyi_ucx.flushed = calloc(n, sizeof *kyi_ucx.flushed);
-    kyi_ucx.cover = calloc(n, sizeof *kyi_ucx.cover);
-    kyi_ucx.flush_req = calloc(n, sizeof *kyi_ucx.flush_req);
-    kyi_ucx.flush_err = calloc(n, sizeof *kyi_ucx.flush_err);
-    if (!st &&
-        (!kyi_ucx.issued || !kyi_ucx.flushed || !kyi_ucx.cover || !kyi_ucx.flush_req || !kyi_ucx.flush_err))
-        st = kyi_fail(KY_ERR_NOMEM, call, "rank %d: no memory for %d UCX endpoints", kyi_rt.rank, n);
-    if (!st && (!mine || !all || !kyi_ucx.ep))
+    kyi_ucx.fl = calloc(n, sizeof *kyi_ucx.fl); /* UCS_OK is 0: no failure yet */
+    if (!st && (!mine || !all || !kyi_ucx.ep || !kyi_ucx.fl))
         st = kyi_fail(KY_ERR_NOMEM, call, "rank %d: no memory for %d UCX addresses", kyi_rt.rank, n);
     size_t slot = (size_t)max + sizeof(uint64_t);
     if (!st) {
@@ -213,9 +206,9 @@ static void close_all(void)
 {
     for (int r = 0; kyi_ucx.ep && r < kyi_rt.nranks; r++) {
         if (!kyi_ucx.ep[r]) continue;
-        if (kyi_ucx.flush_req && kyi_ucx.flush_req[r]) { /* a shared flush no handle waited for to the end */
-            kyi_ucx_wait("ky_finalize", r, kyi_ucx.flush_req[r]);
-            kyi_ucx.flush_req[r] = NULL;
+        if (kyi_ucx.fl && kyi_ucx.fl[r].req) { /* a shared flush no handle waited for to the end */
+            kyi_ucx_wait("ky_finalize", r, kyi_ucx.fl[r].req);
+            kyi_ucx.fl[r].req = NULL;
         }
         ucp_request_param_t prm = {.op_attr_mask = 0};
         void *req = NULL;
@@ -229,11 +222,8 @@ static void close_all(void)
     if (kyi_ucx.ep) progressing_barrier("every rank to close its UCX endpoints");
     free(kyi_ucx.ep);
     kyi_ucx.ep = NULL;
-    free(kyi_ucx.issued), free(kyi_ucx.flushed), free(kyi_ucx.cover), free(kyi_ucx.flush_req),
-        free(kyi_ucx.flush_err);
-    kyi_ucx.issued = kyi_ucx.flushed = kyi_ucx.cover = NULL;
-    kyi_ucx.flush_req = NULL;
-    kyi_ucx.flush_err = NULL;
+    free(kyi_ucx.fl);
+    kyi_ucx.fl = NULL;
     kyi_ucx_am_close();
     if (kyi_ucx.worker) ucp_worker_destroy(kyi_ucx.worker);
     if (kyi_ucx.ctx) ucp_cleanup(kyi_ucx.ctx);

@@ -133,40 +133,40 @@ static int finish_issue(kyi_handle_t *h, size_t n)
 {
     h->tp = &kyi_tp_ucx;
     kyi_count(KY_PATH_UCX, n);
-    h->xseq = ++kyi_ucx.issued[h->rank];
+    h->xseq = ++kyi_ucx.fl[h->rank].issued;
     return KY_OK;
 }
 
 int kyi_ucx_rma_done(int peer, uint64_t seq, ucs_status_t *st)
 {
+    kyi_ucx_flush_t *f = &kyi_ucx.fl[peer];
     for (;;) {
-        if (kyi_ucx.flush_err[peer] != UCS_OK) {
-            *st = kyi_ucx.flush_err[peer];
+        if (f->err != UCS_OK) {
+            *st = f->err;
             return -1;
         }
-        if (kyi_ucx.flushed[peer] >= seq) return 1;
-        void *req = kyi_ucx.flush_req[peer];
-        if (req) { /* one in flight: progress it; once done, what it covers is complete */
+        if (f->flushed >= seq) return 1;
+        if (f->req) { /* one in flight: progress it; once done, what it covers is complete */
             kyi_ucx_progress_worker();
-            ucs_status_t fs = ucp_request_check_status(req);
+            ucs_status_t fs = ucp_request_check_status(f->req);
             if (fs == UCS_INPROGRESS) return 0;
-            ucp_request_free(req);
-            kyi_ucx.flush_req[peer] = NULL;
+            ucp_request_free(f->req);
+            f->req = NULL;
             if (fs != UCS_OK)
-                kyi_ucx.flush_err[peer] = fs;
+                f->err = fs;
             else
-                kyi_ucx.flushed[peer] = kyi_ucx.cover[peer];
+                f->flushed = f->cover;
             continue; /* covered now, failed, or issued after it: look again */
         }
         ucp_request_param_t prm = {.op_attr_mask = 0};
         ucs_status_ptr_t p = ucp_ep_flush_nbx(kyi_ucx.ep[peer], &prm);
         if (UCS_PTR_IS_ERR(p))
-            kyi_ucx.flush_err[peer] = UCS_PTR_STATUS(p);
+            f->err = UCS_PTR_STATUS(p);
         else if (!p)
-            kyi_ucx.flushed[peer] = kyi_ucx.issued[peer]; /* completed in the call */
+            f->flushed = f->issued; /* completed in the call */
         else {
-            kyi_ucx.flush_req[peer] = p;
-            kyi_ucx.cover[peer] = kyi_ucx.issued[peer];
+            f->req = p;
+            f->cover = f->issued;
         }
     }
 }
