@@ -107,12 +107,30 @@ __device__ inline int ky_dev_status(const ky_dev_seg_t &s, int rank, size_t off,
     return KY_ERR_UNSUPPORTED; /* (in range, not mapped, and no proxy) */
 }
 
-/* Copy n bytes by the calling thread: 16 bytes at a time where both sides allow it. */
+/* Copy n bytes by the calling thread (the ranges do not overlap, as for memcpy): in the widest accesses both
+ * addresses allow (16, 8, 4, 2 bytes), so an aligned 8-byte put is one load and one store (a byte loop made
+ * it eight of each). The 16-byte accesses go 8 loads before their 8 stores: the compiler cannot tell the
+ * ranges apart, so load by load each store would wait for its load's latency before the next load issues. */
 __device__ inline void ky_dev_copy(char *dst, const char *src, size_t n)
 {
     size_t i = 0;
-    if ((((uintptr_t)dst | (uintptr_t)src) & 15) == 0)
+    unsigned a = (unsigned)(((uintptr_t)dst | (uintptr_t)src) & 15);
+    if (a == 0) {
+        for (; i + 128 <= n; i += 128) {
+            uint4 v[8];
+#pragma unroll
+            for (int k = 0; k < 8; k++) v[k] = ((const uint4 *)(src + i))[k];
+#pragma unroll
+            for (int k = 0; k < 8; k++) ((uint4 *)(dst + i))[k] = v[k];
+        }
         for (; i + 16 <= n; i += 16) *(uint4 *)(dst + i) = *(const uint4 *)(src + i);
+    }
+    if ((a & 7) == 0)
+        for (; i + 8 <= n; i += 8) *(unsigned long long *)(dst + i) = *(const unsigned long long *)(src + i);
+    if ((a & 3) == 0)
+        for (; i + 4 <= n; i += 4) *(uint32_t *)(dst + i) = *(const uint32_t *)(src + i);
+    if ((a & 1) == 0)
+        for (; i + 2 <= n; i += 2) *(uint16_t *)(dst + i) = *(const uint16_t *)(src + i);
     for (; i < n; i++) dst[i] = src[i];
 }
 
@@ -265,7 +283,16 @@ __device__ inline int ky_dev_quiet(const ky_dev_seg_t &s)
 
 /* The signal after the data: a store (set) or reduction (add) with release semantics at system scope, which
  * orders this thread's earlier stores (the data, in any GPU's memory) before it: what a full system fence
- * followed by an atomic (whose answer has to come back over NVLink) did, without waiting for either. */
+ * followed by an atomic (whose answer has to come back over NVLink) did, without waiting for either.
+ *
+ * The scope cannot be narrower. In the PTX memory model a release synchronizes with an acquire that reads
+ * its value only if the two are morally strong: each strong, with a scope that includes the other's thread.
+ * The reader runs on another GPU, and .gpu scope holds only the threads of the writer's own device, so a
+ * .gpu release (MEMBAR.GPU, which does not wait for writes to a peer's memory to be acknowledged) would be a
+ * data race by the model, and in practice lets the signal overtake the data on another NVLink. st.release.sys
+ * and fence.release.sys (PTX 8.6) + st.relaxed.sys both compile to MEMBAR.ALL.SYS + a strong store on sm_90
+ * (nvcc 13.0; fence.acq_rel.sys adds an L1 invalidation); device_bench's raw_data_flag_pp and
+ * raw_data_fence_pp time the two spellings with no library around them. */
 __device__ inline void ky_dev_signal_release(unsigned long long *sig, unsigned long long v, int add)
 {
 #if __CUDA_ARCH__ >= 700
