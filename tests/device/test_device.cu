@@ -1,12 +1,12 @@
 /* Tests of the device API (include/kyoyu/device.cuh): puts with signals from kernels around a ring and all
- * to all, signal/wait ordering, gets, non-blocking puts completed by ky_dev_quiet, and the statuses of bad
- * calls. Results are checked against the formula every rank evaluates for every other. Every body runs
- * over whatever path the peers take: loads and stores (same GPU, CUDA IPC), or the host proxy (other
- * nodes, KY_NODE_SPLIT=rank). CTest runs the program three ways, and KY_TEST_DEV_PATH=direct|proxy|proxied
- * makes Device.Path check that the run took the path it was registered for (proxied: the view of
- * ky_dev_seg_proxied, every peer through the proxy although this node maps them). Kernels run on a
- * non-blocking stream, as the proxy requires. Skips (every rank alike) without a GPU. Not yet run on a GPU:
- * see device.cuh's STATUS. */
+ * to all, signal/wait ordering (and its stress: odd sizes and alignments, many rounds), gets, non-blocking
+ * puts completed by ky_dev_quiet, and the statuses of bad calls. Results are checked against the formula
+ * every rank evaluates for every other. Every body runs over whatever path the peers take: loads and stores
+ * (same GPU, CUDA IPC), or the host proxy (other nodes, KY_NODE_SPLIT=rank). CTest runs the program three
+ * ways, and KY_TEST_DEV_PATH=direct|proxy|proxied makes Device.Path check that the run took the path it was
+ * registered for (proxied: the view of ky_dev_seg_proxied, every peer through the proxy although this node
+ * maps them). Kernels run on a non-blocking stream, as the proxy requires. Skips (every rank alike) without a
+ * GPU. Not yet run on a GPU: see device.cuh's STATUS. */
 #include <climits>
 
 #include "kyt.h"
@@ -88,6 +88,36 @@ __global__ void ordered_rounds(ky_dev_seg_t s, long *src, size_t n, int rounds, 
         st = ky_dev_put_signal(s, left, 0, src, 0, sig_ack, (uint64_t)round, 0);
         if (st != KY_OK) status[1] = st;
     }
+}
+
+__host__ __device__ char bval(int r, size_t i, int round)
+{
+    return (char)(r * 31 + (long)i * 7 + round * 13 + 1);
+}
+
+/* The ordering stress: as ordered_rounds, with n bytes at byte offset `off` (any size, any alignment), the
+ * source rewritten every round, and every byte checked right after the signal; `line`: the signal word is
+ * the 8 bytes right after the data (put_signal's one-line store when n = 8 and off is 16-aligned). */
+__global__ void ordered_bytes(ky_dev_seg_t s, char *src, size_t n, size_t off, int rounds, size_t sig_data,
+                              size_t sig_ack, int nbi, int *status, unsigned long long *bad)
+{
+    if (blockIdx.x || threadIdx.x) return;
+    int right = (s.rank + 1) % s.nranks, left = (s.rank + s.nranks - 1) % s.nranks;
+    const volatile char *mine = (const volatile char *)s.base[s.rank] + off;
+    for (int round = 1; round <= rounds; round++) {
+        /* the right neighbour has read the last round: its bytes, and (nbi, proxy) src, may be rewritten */
+        if (round > 1) ky_dev_wait_until(s, sig_ack, KY_DEV_CMP_GE, (uint64_t)round - 1);
+        for (size_t i = 0; i < n; i++) src[i] = bval(s.rank, i, round);
+        int st = nbi ? ky_dev_put_signal_nbi(s, right, off, src, n, sig_data, (uint64_t)round, 0)
+                     : ky_dev_put_signal(s, right, off, src, n, sig_data, (uint64_t)round, 0);
+        if (st != KY_OK) status[0] = st;
+        ky_dev_wait_until(s, sig_data, KY_DEV_CMP_GE, (uint64_t)round);
+        for (size_t i = 0; i < n; i++) *bad += mine[i] != bval(left, i, round);
+        st = ky_dev_put_signal(s, left, 0, src, 0, sig_ack, (uint64_t)round, 0);
+        if (st != KY_OK) status[1] = st;
+    }
+    int st = ky_dev_quiet(s); /* the nbi puts' source stays unchanged until here (the last round's) */
+    if (st != KY_OK) status[2] = st;
 }
 
 /* One thread: get every rank's first block into dst (rank r at block r). */
@@ -271,6 +301,57 @@ TEST(Device, SignalOrdersData)
     EXPECT_EQ(KY_OK, st[1]) << "acknowledgement";
     ky_comm_barrier();
 }
+
+/* Signal/data ordering under stress: many rounds of odd sizes and alignments, each round's bytes checked by
+ * the kernel right after its signal. Param: bytes, byte offset of the data, signal placement (1: the word
+ * right after the data, in its 16-byte line), nbi. */
+struct OddCase {
+    size_t n, off;
+    int line, nbi;
+};
+
+std::ostream &operator<<(std::ostream &o, const OddCase &c)
+{
+    return o << c.n << " B at offset " << c.off << (c.line ? ", signal in the line" : "")
+             << (c.nbi ? ", nbi" : "");
+}
+
+class DeviceOrder : public ::testing::TestWithParam<OddCase> {};
+
+TEST_P(DeviceOrder, SignalOrdersData)
+{
+    OddCase c = GetParam();
+    /* the signals: right after the data (line), else on a line of their own after it */
+    size_t end = c.off + c.n, sig_data = c.line ? end : (end + 63) / 64 * 64,
+           sig_ack = (sig_data + 8 + 63) / 64 * 64;
+    layout L{(sig_ack + 64) / sizeof(long) + 1, 1}; /* one block of longs covers data and both signals */
+    DEV_SETUP(L, S);
+    /* proxied rounds take a host round trip each: fewer there */
+    int rounds = S.d.ring.head ? kyt::scaled(200, 20) : kyt::scaled(2000, 100);
+    ky_comm_barrier();
+    ordered_bytes<<<1, 1, 0, S.st>>>(S.d, (char *)S.src, c.n, c.off, rounds, sig_data, sig_ack, c.nbi,
+                                     S.status, S.bad);
+    S.sync();
+    unsigned long long bad = 1;
+    CUDA_OK(cudaMemcpy(&bad, S.bad, sizeof bad, cudaMemcpyDeviceToHost));
+    EXPECT_EQ(0u, bad) << "bytes seen stale after their round's signal (" << rounds << " rounds)";
+    int st[3];
+    S.statuses(st, 3);
+    EXPECT_EQ(KY_OK, st[0]) << "data put_signal";
+    EXPECT_EQ(KY_OK, st[1]) << "acknowledgement";
+    EXPECT_EQ(KY_OK, st[2]) << "ky_dev_quiet";
+    ky_comm_barrier();
+}
+
+INSTANTIATE_TEST_SUITE_P(Device, DeviceOrder,
+                         ::testing::Values(OddCase{1, 0, 0, 0}, OddCase{7, 0, 0, 0}, OddCase{8, 0, 0, 0},
+                                           OddCase{9, 0, 0, 0}, OddCase{4097, 0, 0, 0}, OddCase{9, 3, 0, 0},
+                                           OddCase{4097, 5, 0, 1}, OddCase{8, 0, 1, 0}, OddCase{8, 16, 1, 1},
+                                           OddCase{7, 1, 1, 0}),
+                         [](const ::testing::TestParamInfo<OddCase> &i) {
+                             return std::to_string(i.param.n) + "B_off" + std::to_string(i.param.off) +
+                                    (i.param.line ? "_line" : "") + (i.param.nbi ? "_nbi" : "");
+                         });
 
 TEST(Device, GetFromEveryRank)
 {
