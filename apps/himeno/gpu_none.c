@@ -67,9 +67,10 @@ int hg_gpu_chain_tb(const hg_block_t *b, const hg_coef_t *cf, float *f0, float *
     return none(err, len);
 }
 int hg_gpu_jacobi_part(const hg_block_t *b, int thin, const hg_coef_t *cf, const float *p, float *q,
-                       float omega, double *ring, int slot, char *err, size_t len)
+                       float omega, double *ring, int slot, int rev, int pdl, char *err, size_t len)
 {
-    (void)b, (void)thin, (void)cf, (void)p, (void)q, (void)omega, (void)ring, (void)slot;
+    (void)b, (void)thin, (void)cf, (void)p, (void)q, (void)omega, (void)ring, (void)slot, (void)rev,
+        (void)pdl;
     return none(err, len);
 }
 int hg_gpu_mark(char *err, size_t len)

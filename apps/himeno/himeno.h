@@ -141,9 +141,10 @@ int hg_gpu_chain_tb(const hg_block_t *b, const hg_coef_t *cf, float *f0, float *
                     double *ring, int tb, int tile, int chunk, int *cur, char *err, size_t errlen);
 /* --overlap: the kernel on a part of the block (b's update range replaced by the part's: hg_block_part),
  * thin: the dimension along which the part is one point thick (a face slab), -1 for the interior; gosa added
- * into ring[slot] as hg_gpu_jacobi does. Queued on the stream; nothing for an empty part. */
+ * into ring[slot] as hg_gpu_jacobi does; rev: the i planes in reverse order; pdl: launched with Programmatic
+ * Dependent Launch. Queued on the stream; nothing for an empty part. */
 int hg_gpu_jacobi_part(const hg_block_t *b, int thin, const hg_coef_t *cf, const float *p, float *q,
-                       float omega, double *ring, int slot, char *err, size_t errlen);
+                       float omega, double *ring, int slot, int rev, int pdl, char *err, size_t errlen);
 /* An event after the work queued so far, and the host's wait for it (later work goes on). */
 int hg_gpu_mark(char *err, size_t errlen);
 int hg_gpu_wait_mark(char *err, size_t errlen);

@@ -352,9 +352,12 @@ extern "C" int hg_gpu_jacobi(const hg_block_t *b, const hg_coef_t *cf, const flo
  * dimension along which the part is one point thick (-1: the interior, in the tuned shape). A slab takes the
  * tuned shape with one thread along its thin dimension (i, j: the others' threads moved to the other of i
  * and j), or for k a scalar 32 x 4 x 2 block of which one thread per row works; every shape computes the
- * same floats (the tuner checks), so the parts give the whole kernel's field bit for bit. */
+ * same floats (the tuner checks), so the parts give the whole kernel's field bit for bit. rev and pdl as in
+ * the chain: the i planes in reverse order; Programmatic Dependent Launch (a kernel of the stream that
+ * follows another waits for it in griddepcontrol.wait, before it reads p or adds to gosa). */
 extern "C" int hg_gpu_jacobi_part(const hg_block_t *b, int thin, const hg_coef_t *cf, const float *p,
-                                  float *q, float omega, double *ring, int slot, char *err, size_t len)
+                                  float *q, float omega, double *ring, int slot, int rev, int pdl, char *err,
+                                  size_t len)
 {
     if (empty_block(b)) return 0;
     int bx = g_bx, by = g_by, bz = g_bz, ich = g_ich, vec = g_vec;
@@ -364,7 +367,7 @@ extern "C" int hg_gpu_jacobi_part(const hg_block_t *b, int thin, const hg_coef_t
         bz = g_by * g_bz, by = 1, ich = 1;
     else if (thin == 2)
         bx = 32, by = 4, bz = 2, ich = 1, vec = 0;
-    HG_CU(launch_shape(b, cf, p, q, omega, ring, slot, 0, 0, bx, by, bz, ich, vec));
+    HG_CU(launch_shape(b, cf, p, q, omega, ring, slot, rev, pdl, bx, by, bz, ich, vec));
     HG_CU(cudaGetLastError());
     return 0;
 }

@@ -138,18 +138,22 @@ static double iterate_parts(hg_run_t *r, hg_phase_t *ph)
     else
         for (int d = 0; d < 3; d++) in.lo[d] = r->b.ub[d], in.hi[d] = r->b.ue[d];
     hg_block_t part;
+    /* GPU: --chain pdl (the default) links the kernels by Programmatic Dependent Launch as in one rank's
+     * chain, and --sweep alternate reverses the interior's i planes every other iteration */
+    int pdl = o->chain == HG_CHAIN_PDL || o->chain == HG_CHAIN_GRAPH_PDL, rev = o->sweep && (n & 1);
     for (int x = 0; x < ns; x++) {
         hg_block_part(&r->b, &slab[x], &part);
         if (!o->gpu)
             local += hg_cpu_jacobi(&part, &r->cf, p, q, g_omega);
-        else if (hg_gpu_jacobi_part(&part, thin[x], &r->cf, p, q, g_omega, r->d_vec + n, 0, r->err,
+        else if (hg_gpu_jacobi_part(&part, thin[x], &r->cf, p, q, g_omega, r->d_vec + n, 0, 0, pdl, r->err,
                                     sizeof r->err))
             hg_fail("rank %d: face slab kernel: %s", r->b.rank, r->err);
     }
     hg_block_part(&r->b, &in, &part);
     if (o->gpu) {
         int e = r->overlap ? hg_gpu_mark(r->err, sizeof r->err) : 0;
-        e = e || hg_gpu_jacobi_part(&part, -1, &r->cf, p, q, g_omega, r->d_vec + n, 0, r->err, sizeof r->err);
+        e = e || hg_gpu_jacobi_part(&part, -1, &r->cf, p, q, g_omega, r->d_vec + n, 0, rev, pdl, r->err,
+                                    sizeof r->err);
         /* the faces are computed (overlapped: the interior goes on; else the kernel is done) */
         e = e || (r->overlap ? hg_gpu_wait_mark(r->err, sizeof r->err) : hg_gpu_sync(r->err, sizeof r->err));
         if (e) hg_fail("rank %d: kernel: %s", r->b.rank, r->err);

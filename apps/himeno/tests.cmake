@@ -139,7 +139,7 @@ if(KY_HAVE_CUDA AND COMMAND ky_add_gpu_test)
     # a vector on the GPU, summed after the loop. Every decomposition on 2, 3 and 4 ranks sharing the GPU,
     # both gosa methods, b != 0; 75 points along k so that a k slab starts beyond the first 32 (the kernels'
     # k offset); each kernel forced; packed faces; gosa summed every iteration; deferred alone; every rank its
-    # own node
+    # own node; launches without Programmatic Dependent Launch and one sweep direction
     set(_hg_ovl_gpu --mem gpu --grid 21x18x75 --iters 6 --warmup 1 --check -q --variant ky,mpi --gosa both --bcoef 0.05)
     set(_hg_ovl_gpu_pass "overlapped[^$]*check against the serial original[^\n]*OK")
     foreach(c "i:2,3,4" "j:2,3,4" "k:2,3,4" "ij:2,3,4" "3d:3,4")
@@ -156,7 +156,7 @@ if(KY_HAVE_CUDA AND COMMAND ky_add_gpu_test)
     endforeach()
     foreach(c "k.n2.vec:2:--decomp;k;--block;32x4x1x4v" "ij.n4.scalar:4:--decomp;ij;--block;32x2x2x3"
               "3d.n4.packall:4:--decomp;3d;--pack;all;--iters;9" "ij.n4.nodefer:4:--decomp;ij;--gosa-defer;0"
-              "3d.n4.split:4:--decomp;3d")
+              "3d.n4.split:4:--decomp;3d" "ij.n3.plain:3:--decomp;ij;--chain;plain;--sweep;fixed")
         string(REPLACE ":" ";" c "${c}")
         list(GET c 0 tag)
         list(GET c 1 n)
