@@ -29,6 +29,12 @@ void hg_usage(FILE *out)
         "                      by ky_allreduce, or both, checked equal (default am)\n"
         "  --pack none|all|DIMS  the dimensions (i, j, k: e.g. jk) whose faces are packed into one ky_put;\n"
         "                      the others go by ky_put / ky_put_strided of the box (default none)\n"
+        "  --overlap 0|1       Kyoyu variant: the face slabs the neighbours need first, their halos sent\n"
+        "                      while the interior is computed (GPU: on the GPU meanwhile; CPU: after the\n"
+        "                      exchange, no concurrency) (default 1 on GPUs with several ranks, else 0)\n"
+        "  --gosa-defer 0|1    Kyoyu variant: every iteration's gosa kept (GPU: on the GPU) and summed over\n"
+        "                      the ranks after the loop, the same sums as per iteration, instead of\n"
+        "                      summing (and waiting) after every iteration (default: as --overlap)\n"
         "  --variant ky|mpi|ky,mpi  Kyoyu's one-sided halos and/or the hand-written MPI baseline\n"
         "                      (host staging of GPU faces); both: ratios in the same run (default ky)\n"
         "  --check             rank 0 runs the original algorithm serially; gosa must agree to 1e-6\n"
@@ -40,9 +46,11 @@ void hg_usage(FILE *out)
         "  --chain MODE        one rank on a GPU: the iterations' kernels back to back with gosa kept on\n"
         "                      the GPU (read after the loop): plain, pdl (Programmatic Dependent Launch),\n"
         "                      graph, graph-pdl; or sync (gosa read after every kernel, as with several\n"
-        "                      ranks) (default pdl)\n"
+        "                      ranks) (default pdl); with --overlap, pdl and graph-pdl also launch the\n"
+        "                      overlapped iterations' kernels with PDL\n"
         "  --sweep fixed|alternate  GPU: odd iterations take the i planes in reverse order, so that each\n"
-        "                      starts on what the previous one left in L2 (default alternate)\n"
+        "                      starts on what the previous one left in L2 (with --overlap: the interior)\n"
+        "                      (default alternate)\n"
         "  --tb K              one rank on a GPU, chained: the temporally blocked kernel, K = 2 or 3\n"
         "                      iterations per pass through memory, gosa of every one (default 1: the\n"
         "                      single-step kernels); with --check also compared with the single-step\n"
@@ -140,6 +148,7 @@ int hg_parse(int argc, char **argv, int nranks, hg_opts_t *o, char *err, size_t 
     o->tune = 1;
     o->chain = HG_CHAIN_PDL, o->sweep = 1;
     o->tb = 1, o->tb_tile = 0, o->tb_chunk = 64;
+    o->overlap = o->defer = -1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         char *end;
@@ -233,6 +242,9 @@ int hg_parse(int argc, char **argv, int nranks, hg_opts_t *o, char *err, size_t 
                 if (!strcmp(v, names[c])) o->chain = c;
             if (o->chain < 0)
                 return fail(err, len, "--chain %s: expected sync, plain, pdl, graph or graph-pdl", v);
+        } else if (!strcmp(a, "--overlap") || !strcmp(a, "--gosa-defer")) {
+            if (strcmp(v, "0") && strcmp(v, "1")) return fail(err, len, "%s %s: expected 0 or 1", a, v);
+            *(!strcmp(a, "--overlap") ? &o->overlap : &o->defer) = v[0] == '1';
         } else if (!strcmp(a, "--tb")) {
             o->tb = (int)strtol(v, &end, 10);
             if (*end || o->tb < 1 || o->tb > 3) return fail(err, len, "--tb %s: expected 1, 2 or 3", v);
@@ -296,6 +308,11 @@ int hg_parse(int argc, char **argv, int nranks, hg_opts_t *o, char *err, size_t 
                             o->dims[d], "ijk"[d]);
             o->grid[d] *= o->dims[d];
         }
+    /* overlapped by default where it hides the halo behind a kernel that runs on its own (GPUs, several
+     * ranks); the per-iteration gosa deferred wherever the iterations overlap (the sum would wait for the
+     * interior), else summed every iteration as before */
+    if (o->overlap < 0) o->overlap = o->gpu && nranks > 1;
+    if (o->defer < 0) o->defer = o->overlap;
     /* the blocked kernel has no halo exchange between its passes and keeps gosa on the GPU */
     if (o->tb > 1 && (!o->gpu || nranks != 1 || o->chain == HG_CHAIN_SYNC ||
                       ((o->variants & HG_VAR_KY) && o->gosa != HG_GOSA_AM) || o->nogosa))

@@ -138,3 +138,43 @@ int hg_gosa_mpi(const hg_opts_t *o, const double *h_local, double *d_local, doub
         hg_fail("rank %d: gosa: MPI_Allreduce failed", ky_rank());
     return 0;
 }
+
+int hg_gosa_sum_all(const hg_opts_t *o, int mode, const double *local, size_t n, double *out)
+{
+    (void)o;
+    int rc = KY_OK, nr = ky_nranks();
+    double *all = NULL, *ar = NULL, *mine;
+    if (n == 0) return KY_OK;
+    if (!(mine = malloc(n * sizeof(double)))) return KY_ERR_NOMEM;
+    memcpy(mine, local, n * sizeof(double)); /* out may be local */
+    local = mine;
+    if (mode & HG_GOSA_AM) {
+        if (!(all = malloc((size_t)nr * n * sizeof(double)))) return KY_ERR_NOMEM;
+        if ((rc = ky_allgather(local, n * sizeof(double), all, KY_TEAM_WORLD)) != KY_OK) goto out;
+        /* gosa_am's additions: rank 0's value, then ranks 1 .. in order */
+        for (size_t m = 0; m < n; m++) {
+            double s = all[m];
+            for (int r = 1; r < nr; r++) s += all[(size_t)r * n + m];
+            out[m] = s;
+        }
+    }
+    if (mode & HG_GOSA_ALLREDUCE) {
+        double *dst = out;
+        if (mode == HG_GOSA_BOTH && !(dst = ar = malloc(n * sizeof(double)))) {
+            rc = KY_ERR_NOMEM;
+            goto out;
+        }
+        if ((rc = ky_allreduce(local, dst, n, KY_DOUBLE, KY_SUM, KY_TEAM_WORLD)) != KY_OK) goto out;
+    }
+    if (mode == HG_GOSA_BOTH)
+        for (size_t m = 0; m < n; m++)
+            if (!(fabs(out[m] - ar[m]) <= 1e-12 * fabs(out[m])))
+                hg_fail(
+                    "rank %d: gosa of iteration %zu: active messages' sums give %.17g, ky_allreduce %.17g",
+                    ky_rank(), m, out[m], ar[m]);
+out:
+    free(mine);
+    free(all);
+    free(ar);
+    return rc;
+}

@@ -1,7 +1,8 @@
 /* ky_himeno's halos on Kyoyu's one-sided layer (seed 004: put/puts + AM_Short in place of MPI sends).
  *
- * Each rank's two p buffers (p and wrk2, swapped every iteration) and six receive slots for packed faces
- * live in one segment (GPU memory for GPU runs), so a neighbour's ghost layer is (rank, segment, offset).
+ * Each rank's two p buffers (p and wrk2, swapped every iteration) and twelve receive slots for packed faces
+ * (six per buffer) live in one segment (GPU memory for GPU runs), so a neighbour's ghost layer is (rank,
+ * segment, offset).
  * The exchange runs the dimensions k, j, i in turn; a face carries the ghost layers of the dimensions already
  * done, so the edge ghosts the 19-point stencil reads (i-j, j-k, i-k) arrive without diagonal messages and
  * every ghost is written exactly once. Per dimension: put both faces (ky_put_strided_nb of the box, or a
@@ -10,7 +11,11 @@
  * The same calls repeat every iteration with the same arguments, so the layer replays them from its plan
  * cache (the seed's descriptor cache; plan_hits in ky_comm_stats). No ready-to-receive handshake is needed:
  * a rank writes buffer B's ghosts while its neighbour's kernel reads buffer A, and it reaches the next
- * iteration's writes into A only after the gosa reduction, which every rank enters after its kernel. */
+ * iteration's writes into A only after that neighbour's flag of this iteration, which the neighbour writes
+ * after everything of its kernel that reads ghosts (the whole kernel, or with --overlap its face slabs: the
+ * interior reads none) and after unpacking the faces of the iterations before; packed faces land in the
+ * slots of the buffer they belong to, so the next iteration's cannot overwrite a slot not yet unpacked. No
+ * gosa reduction between iterations is needed for any of it (--gosa-defer). */
 #include <stdio.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -62,9 +67,9 @@ static size_t idx(const hg_block_t *b, const int l[3])
     return ((size_t)l[0] * b->ext[1] + (size_t)l[1]) * b->ext[2] + (size_t)l[2];
 }
 
-static size_t slot_off(const hg_block_t *nb, int d, int s)
+static size_t slot_off(const hg_block_t *nb, int buf, int d, int s)
 {
-    return (2 * nb->vol + (size_t)(d * 2 + s) * nb->slot) * sizeof(float);
+    return (2 * nb->vol + (size_t)(buf * 6 + d * 2 + s) * nb->slot) * sizeof(float);
 }
 
 /* The box as a GASNet-VIS strided put: contiguous k runs, merged with j (and i) where whole rows (planes)
@@ -101,7 +106,7 @@ int hg_ky_halo_create(const hg_opts_t *o, const hg_block_t *b, hg_ky_halo_t **ou
     h->o = o, h->b = *b;
     int dev = 0, rc;
     if (o->gpu && (rc = ky_gpu_device(0, &dev)) != KY_OK) goto fail;
-    size_t bytes = (2 * b->vol + 6 * b->slot) * sizeof(float);
+    size_t bytes = (2 * b->vol + 12 * b->slot) * sizeof(float);
     if ((rc = ky_seg_create(NULL, bytes, o->gpu ? KY_MEM_GPU : KY_MEM_HOST, dev, &h->field)) != KY_OK)
         goto fail;
     if ((rc = ky_seg_create(NULL, 8 * sizeof(uint64_t), KY_MEM_HOST, 0, &h->flags)) != KY_OK) goto fail;
@@ -212,7 +217,7 @@ int hg_ky_halo_exchange(hg_ky_halo_t *h, int buf, uint64_t seq)
             int r = b->nbr[d][s];
             if (r < 0) continue;
             if (packed)
-                rc = ky_put_nb(r, h->field, slot_off(&h->nb[d][s], d, 1 - s), h->sendbuf[d][s],
+                rc = ky_put_nb(r, h->field, slot_off(&h->nb[d][s], buf, d, 1 - s), h->sendbuf[d][s],
                                hg_box_count(&send[s]) * sizeof(float), &hd[s]);
             else
                 rc = put_box(h, r, &h->nb[d][s], buf, &send[s], &dst[s], &hd[s]);
@@ -229,7 +234,7 @@ int hg_ky_halo_exchange(hg_ky_halo_t *h, int buf, uint64_t seq)
         if (packed) {
             for (int s = 0; s < 2; s++) {
                 if (b->nbr[d][s] < 0) continue;
-                const float *slot = (const float *)(h->base + slot_off(b, d, s));
+                const float *slot = (const float *)(h->base + slot_off(b, buf, d, s));
                 if (!h->o->gpu)
                     hg_cpu_unpack(b, field, &recv[s], slot);
                 else if (hg_gpu_unpack(b, field, &recv[s], slot, h->err, sizeof h->err))

@@ -6,7 +6,9 @@
  *   kernel_gpu.cu the CUDA kernel, packing and GPU memory (gpu_none.c in builds without CUDA)
  *   halo_ky.c   halos by ky_put_strided / ky_put on Kyoyu segments, with put + flag completion
  *   halo_mpi.c  the hand-written MPI baseline (GPU faces staged through pinned host buffers)
- *   gosa.c      the residual summed per iteration: active messages to rank 0 and back, or ky_allreduce
+ *   gosa.c      the residual summed per iteration: active messages to rank 0 and back, or ky_allreduce;
+ *               or every iteration's value kept and the sums taken after the loop (--gosa-defer)
+ *   overlap.c   the update range in parts for --overlap: the face slabs the neighbours need, the interior
  *   main.c      the iteration loop, the check against the serial reference, the output and JSON
  *
  * Layout: the global grid is I x J x K points (boundaries included; the original's mimax, mjmax, mkmax),
@@ -59,6 +61,8 @@ typedef struct {
     int chain;      /* HG_CHAIN_*: one rank's GPU iterations (several ranks: always sync) */
     int sweep;      /* 1: odd iterations take the i planes in reverse order (L2 reuse between iterations) */
     float bcoef;    /* value of b[0..2] (0 in the benchmark; nonzero makes the edge halos matter) */
+    int overlap;  /* ky variant, several ranks: face slabs first, their halos sent while the interior runs */
+    int defer;    /* ky variant: every iteration's local gosa kept (GPU: on the GPU), summed after the loop */
     int tb;       /* GPU, one rank, chained: iterations per pass of the temporally blocked kernel (1: none) */
     int tb_tile;  /* its tile: 0 32x16 threads (k x j), 1 64x16, 2 32x16 in 64 registers (2 blocks per SM) */
     int tb_chunk; /* its i planes per block */
@@ -135,6 +139,16 @@ int hg_gpu_chain(const hg_block_t *b, const hg_coef_t *cf, float *f0, float *f1,
 #define HG_TB_RING_SLOTS 6
 int hg_gpu_chain_tb(const hg_block_t *b, const hg_coef_t *cf, float *f0, float *f1, int n, float omega,
                     double *ring, int tb, int tile, int chunk, int *cur, char *err, size_t errlen);
+/* --overlap: the kernel on a part of the block (b's update range replaced by the part's: hg_block_part),
+ * thin: the dimension along which the part is one point thick (a face slab), -1 for the interior; gosa added
+ * into ring[slot] as hg_gpu_jacobi does; rev: the i planes in reverse order; pdl: launched with Programmatic
+ * Dependent Launch. Queued on the stream; nothing for an empty part. */
+int hg_gpu_jacobi_part(const hg_block_t *b, int thin, const hg_coef_t *cf, const float *p, float *q,
+                       float omega, double *ring, int slot, int rev, int pdl, char *err, size_t errlen);
+/* An event after the work queued so far, and the host's wait for it (later work goes on). */
+int hg_gpu_mark(char *err, size_t errlen);
+int hg_gpu_wait_mark(char *err, size_t errlen);
+int hg_gpu_zero(void *ptr, size_t bytes, char *err, size_t errlen); /* queued */
 int hg_gpu_pack(const hg_block_t *b, const float *f, const hg_box_t *x, float *buf, char *err, size_t errlen);
 int hg_gpu_unpack(const hg_block_t *b, float *f, const hg_box_t *x, const float *buf, char *err,
                   size_t errlen);
@@ -170,6 +184,20 @@ int hg_gosa_setup(const hg_opts_t *o);
 int hg_gosa_sum(const hg_opts_t *o, int mode, const double *h_local, double *d_local, double *d_sum,
                 uint64_t iter, double *out);
 int hg_gosa_mpi(const hg_opts_t *o, const double *h_local, double *d_local, double *out);
+/* --gosa-defer: the sums over all ranks of n iterations' local values (host), out[m] for iteration m: by
+ * active-message mode every rank's values gathered and added in rank order (rank 0's first: the same double
+ * additions as the per-iteration reduction, so the same values), by ky_allreduce one collective on the
+ * vector; both: compared as per iteration. */
+int hg_gosa_sum_all(const hg_opts_t *o, int mode, const double *local, size_t n, double *out);
+
+/* overlap.c: the update range of b in parts. The slabs: for each dimension and side with a neighbour, the
+ * points at local index ub or ue - 1 there (what that neighbour's ghost layer needs), each slab without the
+ * points of the slabs before it, so that every point is in exactly one part; thin[s] is slab s's dimension.
+ * The interior: the rest, whose stencil reads no ghost. Returns the number of nonempty slabs (at most 6). */
+int hg_split_update(const hg_block_t *b, hg_box_t slab[6], int thin[6], hg_box_t *interior);
+/* b with its update range replaced by the box x (the block that hg_cpu_jacobi / hg_gpu_jacobi_part update).
+ */
+void hg_block_part(const hg_block_t *b, const hg_box_t *x, hg_block_t *part);
 
 /* main.c */
 void hg_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));

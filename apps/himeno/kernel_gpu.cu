@@ -88,6 +88,7 @@ extern "C" int hg_gpu_sync(char *err, size_t len)
 
 struct hg_dev_block {
     int ub0, ue0, ub1, ue1, ub2, ue2, ich;
+    int kb; /* first k of the threads: ub2 rounded down to 32 (0 for a whole block), so warps stay on lines */
     size_t v, si, sj;
 };
 
@@ -149,7 +150,7 @@ __global__ void __launch_bounds__(HG_MAX_THREADS)
                      int slot, int rev)
 {
     hg_pdl_launch_next();
-    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    const int k = g.kb + blockIdx.x * blockDim.x + threadIdx.x;
     const int j = g.ub1 + blockIdx.y * blockDim.y + threadIdx.y;
     const int i0 = g.ub0 + hg_bz(rev) * blockDim.z * g.ich + threadIdx.z;
     const size_t v = g.v, si = g.si, sj = g.sj;
@@ -205,7 +206,7 @@ __global__ void __launch_bounds__(HG_MAX_THREADS4)
                       int slot, int rev)
 {
     hg_pdl_launch_next();
-    const int k4 = 4 * (blockIdx.x * blockDim.x + threadIdx.x);
+    const int k4 = g.kb + 4 * (blockIdx.x * blockDim.x + threadIdx.x);
     const int j = g.ub1 + blockIdx.y * blockDim.y + threadIdx.y;
     const int i0 = g.ub0 + hg_bz(rev) * blockDim.z * g.ich + threadIdx.z;
     const size_t v = g.v, si = g.si, sj = g.sj;
@@ -287,26 +288,23 @@ extern "C" int hg_gpu_gosa_reset(double *ring, char *err, size_t len)
     return 0;
 }
 
-/* One kernel launch on g_stream; pdl: with the Programmatic Dependent Launch attribute. */
-static cudaError_t launch(const hg_block_t *b, const hg_coef_t *cf, const float *p, float *q, float omega,
-                          double *ring, int slot, int rev, int pdl)
+/* One kernel launch on g_stream over the block's update range b->ub .. b->ue (a part of it for the
+ * overlapped iteration), in the shape bx x by x bz, ich points along i, vec; pdl: with the Programmatic
+ * Dependent Launch attribute. */
+static cudaError_t launch_shape(const hg_block_t *b, const hg_coef_t *cf, const float *p, float *q,
+                                float omega, double *ring, int slot, int rev, int pdl, int bx, int by, int bz,
+                                int ich, int vec)
 {
-    hg_dev_block g = {b->ub[0],
-                      b->ue[0],
-                      b->ub[1],
-                      b->ue[1],
-                      b->ub[2],
-                      b->ue[2],
-                      g_ich,
-                      b->vol,
-                      (size_t)b->ext[1] * b->ext[2],
-                      (size_t)b->ext[2]};
+    hg_dev_block g;
+    g.ub0 = b->ub[0], g.ue0 = b->ue[0], g.ub1 = b->ub[1], g.ue1 = b->ue[1], g.ub2 = b->ub[2],
+    g.ue2 = b->ue[2];
+    g.ich = ich, g.kb = b->ub[2] & ~31;
+    g.v = b->vol, g.si = (size_t)b->ext[1] * b->ext[2], g.sj = (size_t)b->ext[2];
     int nj = b->ue[1] - b->ub[1], ni = b->ue[0] - b->ub[0];
-    int kth = g_vec ? (b->ue[2] + 3) / 4 : b->ue[2]; /* threads along k */
+    int kth = vec ? (b->ue[2] - g.kb + 3) / 4 : b->ue[2] - g.kb; /* threads along k */
     cudaLaunchConfig_t c = {};
-    c.blockDim = dim3(g_bx, g_by, g_bz);
-    c.gridDim =
-        dim3((kth + g_bx - 1) / g_bx, (nj + g_by - 1) / g_by, (ni + g_bz * g_ich - 1) / (g_bz * g_ich));
+    c.blockDim = dim3(bx, by, bz);
+    c.gridDim = dim3((kth + bx - 1) / bx, (nj + by - 1) / by, (ni + bz * ich - 1) / (bz * ich));
     c.stream = g_stream;
     cudaLaunchAttribute at[1];
     at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
@@ -314,10 +312,10 @@ static cudaError_t launch(const hg_block_t *b, const hg_coef_t *cf, const float 
     c.attrs = at;
     c.numAttrs = pdl ? 1 : 0;
     const float *a = cf->a, *bb = cf->b, *cc = cf->c, *bnd = cf->bnd, *w1 = cf->wrk1;
-    if (g_vec && g_gosa)
+    if (vec && g_gosa)
         return cudaLaunchKernelEx(&c, hg_jacobi_kernel4<true>, g, p, q, a, bb, cc, bnd, w1, omega, ring, slot,
                                   rev);
-    if (g_vec)
+    if (vec)
         return cudaLaunchKernelEx(&c, hg_jacobi_kernel4<false>, g, p, q, a, bb, cc, bnd, w1, omega, ring,
                                   slot, rev);
     if (g_gosa)
@@ -325,6 +323,12 @@ static cudaError_t launch(const hg_block_t *b, const hg_coef_t *cf, const float 
                                   rev);
     return cudaLaunchKernelEx(&c, hg_jacobi_kernel<false>, g, p, q, a, bb, cc, bnd, w1, omega, ring, slot,
                               rev);
+}
+
+static cudaError_t launch(const hg_block_t *b, const hg_coef_t *cf, const float *p, float *q, float omega,
+                          double *ring, int slot, int rev, int pdl)
+{
+    return launch_shape(b, cf, p, q, omega, ring, slot, rev, pdl, g_bx, g_by, g_bz, g_ich, g_vec);
 }
 
 static int empty_block(const hg_block_t *b)
@@ -341,6 +345,51 @@ extern "C" int hg_gpu_jacobi(const hg_block_t *b, const hg_coef_t *cf, const flo
     }
     HG_CU(launch(b, cf, p, q, omega, ring, slot, 0, 0));
     HG_CU(cudaGetLastError());
+    return 0;
+}
+
+/* A part of the block (the overlapped iteration: a face slab or the interior), queued on g_stream. thin: the
+ * dimension along which the part is one point thick (-1: the interior, in the tuned shape). A slab takes the
+ * tuned shape with one thread along its thin dimension (i, j: the others' threads moved to the other of i
+ * and j), or for k a scalar 32 x 4 x 2 block of which one thread per row works; every shape computes the
+ * same floats (the tuner checks), so the parts give the whole kernel's field bit for bit. rev and pdl as in
+ * the chain: the i planes in reverse order; Programmatic Dependent Launch (a kernel of the stream that
+ * follows another waits for it in griddepcontrol.wait, before it reads p or adds to gosa). */
+extern "C" int hg_gpu_jacobi_part(const hg_block_t *b, int thin, const hg_coef_t *cf, const float *p,
+                                  float *q, float omega, double *ring, int slot, int rev, int pdl, char *err,
+                                  size_t len)
+{
+    if (empty_block(b)) return 0;
+    int bx = g_bx, by = g_by, bz = g_bz, ich = g_ich, vec = g_vec;
+    if (thin == 0)
+        by = g_by * g_bz, bz = 1, ich = 1;
+    else if (thin == 1)
+        bz = g_by * g_bz, by = 1, ich = 1;
+    else if (thin == 2)
+        bx = 32, by = 4, bz = 2, ich = 1, vec = 0;
+    HG_CU(launch_shape(b, cf, p, q, omega, ring, slot, rev, pdl, bx, by, bz, ich, vec));
+    HG_CU(cudaGetLastError());
+    return 0;
+}
+
+/* An event after the work queued so far (the face slabs), and the host's wait for it while the stream goes
+ * on (the interior). */
+static cudaEvent_t g_mark;
+extern "C" int hg_gpu_mark(char *err, size_t len)
+{
+    if (!g_mark) HG_CU(cudaEventCreateWithFlags(&g_mark, cudaEventDisableTiming));
+    HG_CU(cudaEventRecord(g_mark, g_stream));
+    return 0;
+}
+extern "C" int hg_gpu_wait_mark(char *err, size_t len)
+{
+    HG_CU(cudaEventSynchronize(g_mark));
+    return 0;
+}
+
+extern "C" int hg_gpu_zero(void *ptr, size_t bytes, char *err, size_t len)
+{
+    HG_CU(cudaMemsetAsync(ptr, 0, bytes, g_stream));
     return 0;
 }
 

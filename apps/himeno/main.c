@@ -66,6 +66,10 @@ typedef struct {
     double *h_gosa;  /* GPU: pinned copy of the ring's slot, queued behind the kernel (one synchronisation) */
     int chain;       /* HG_CHAIN_* of this run: sync unless one rank on a GPU */
     uint64_t it;     /* kernels since the fields were reset (the ring's slot is it & 1) */
+    int overlap, defer; /* --overlap, --gosa-defer for this run (Kyoyu variant, several kernels a loop) */
+    double *d_vec;      /* both or either: every iteration's local gosa, [it] (GPU memory on GPU runs) */
+    double *h_vec;      /* host copy of it (the values themselves on CPU runs), then the sums */
+    size_t cap;         /* doubles in each vector */
     hg_ky_halo_t *ky;
     hg_mpi_halo_t *mpi;
     uint64_t seq; /* exchanges so far (the flag value of the next) */
@@ -85,12 +89,123 @@ static void reset_fields(hg_run_t *r)
     if (r->o->gpu &&
         (hg_gpu_gosa_reset(r->d_gosa, r->err, sizeof r->err) || hg_gpu_sync(r->err, sizeof r->err)))
         hg_fail("rank %d: gosa ring: %s", r->b.rank, r->err);
+    if (r->cap && r->o->gpu &&
+        (hg_gpu_zero(r->d_vec, r->cap * sizeof(double), r->err, sizeof r->err) ||
+         hg_gpu_sync(r->err, sizeof r->err)))
+        hg_fail("rank %d: gosa vector: %s", r->b.rank, r->err);
     r->cur = 0, r->it = 0;
+}
+
+/* The per-iteration gosa vector for a loop of n iterations from reset_fields (one more slot: a kernel zeroes
+ * the next iteration's, as in the ring). */
+static void vec_need(hg_run_t *r, int n)
+{
+    if (!(r->overlap || r->defer) || (size_t)n + 1 <= r->cap) return;
+    size_t cap = (size_t)n + 1;
+    free(r->h_vec);
+    if (r->o->gpu) hg_gpu_free(r->d_vec);
+    r->d_vec = NULL;
+    if (!(r->h_vec = calloc(cap, sizeof(double))) ||
+        (r->o->gpu && hg_gpu_alloc((void **)&r->d_vec, cap * sizeof(double), r->err, sizeof r->err)))
+        hg_fail("rank %d: gosa vector of %zu iterations: %s", r->b.rank, cap,
+                r->o->gpu ? r->err : "out of memory");
+    r->cap = cap;
+}
+
+static void vec_free(hg_run_t *r)
+{
+    free(r->h_vec);
+    if (r->o->gpu) hg_gpu_free(r->d_vec);
+    r->h_vec = NULL, r->d_vec = NULL, r->cap = 0;
+}
+
+/* One iteration with --overlap and/or --gosa-defer. Overlapped: the face slabs (hg_split_update) first; on a
+ * GPU the interior is queued behind them and computed while the host, once the slabs are done, exchanges the
+ * halos; on a CPU the interior follows the exchange. Otherwise the whole kernel, then the exchange. This
+ * rank's gosa goes into the vector's slot of the iteration; deferred, nothing waits for it (the next
+ * iteration's kernels follow the interior on the stream; finish() sums the vector after the loop), else it is
+ * summed over the ranks now, after the interior, as iterate() does. */
+static double iterate_parts(hg_run_t *r, hg_phase_t *ph)
+{
+    const hg_opts_t *o = r->o;
+    float *p = r->f[r->cur], *q = r->f[1 - r->cur];
+    uint64_t n = r->it++;
+    double t0 = hg_now(), local = 0.0, gosa = 0.0;
+    hg_box_t slab[6], in;
+    int thin[6], ns = 0;
+    if (r->overlap)
+        ns = hg_split_update(&r->b, slab, thin, &in);
+    else
+        for (int d = 0; d < 3; d++) in.lo[d] = r->b.ub[d], in.hi[d] = r->b.ue[d];
+    hg_block_t part;
+    /* GPU: --chain pdl (the default) links the kernels by Programmatic Dependent Launch as in one rank's
+     * chain, and --sweep alternate reverses the interior's i planes every other iteration */
+    int pdl = o->chain == HG_CHAIN_PDL || o->chain == HG_CHAIN_GRAPH_PDL, rev = o->sweep && (n & 1);
+    for (int x = 0; x < ns; x++) {
+        hg_block_part(&r->b, &slab[x], &part);
+        if (!o->gpu)
+            local += hg_cpu_jacobi(&part, &r->cf, p, q, g_omega);
+        else if (hg_gpu_jacobi_part(&part, thin[x], &r->cf, p, q, g_omega, r->d_vec + n, 0, 0, pdl, r->err,
+                                    sizeof r->err))
+            hg_fail("rank %d: face slab kernel: %s", r->b.rank, r->err);
+    }
+    hg_block_part(&r->b, &in, &part);
+    if (o->gpu) {
+        int e = r->overlap ? hg_gpu_mark(r->err, sizeof r->err) : 0;
+        e = e || hg_gpu_jacobi_part(&part, -1, &r->cf, p, q, g_omega, r->d_vec + n, 0, rev, pdl, r->err,
+                                    sizeof r->err);
+        /* the faces are computed (overlapped: the interior goes on; else the kernel is done) */
+        e = e || (r->overlap ? hg_gpu_wait_mark(r->err, sizeof r->err) : hg_gpu_sync(r->err, sizeof r->err));
+        if (e) hg_fail("rank %d: kernel: %s", r->b.rank, r->err);
+    } else if (!r->overlap) {
+        local += hg_cpu_jacobi(&part, &r->cf, p, q, g_omega);
+    }
+    double t1 = hg_now();
+    HG_KY(hg_ky_halo_exchange(r->ky, 1 - r->cur, ++r->seq));
+    double t2 = hg_now(), t3 = t2;
+    if (!o->gpu && r->overlap) local += hg_cpu_jacobi(&part, &r->cf, p, q, g_omega);
+    if (!o->gpu) r->h_vec[n] = local;
+    if (!r->defer) {
+        if (o->gpu) {
+            if (hg_gpu_copy_async(r->h_gosa, r->d_vec + n, sizeof(double), r->err, sizeof r->err) ||
+                hg_gpu_sync(r->err, sizeof r->err))
+                hg_fail("rank %d: kernel: %s", r->b.rank, r->err);
+            local = *r->h_gosa;
+        }
+        t3 = hg_now();
+        HG_KY(hg_gosa_sum(o, o->gosa, &local, r->d_vec + n, r->d_gosa + 2, r->seq, &gosa));
+    }
+    double t4 = hg_now();
+    r->cur = 1 - r->cur;
+    if (ph) {
+        ph->kernel += (t1 - t0) + (t3 - t2);
+        ph->halo += t2 - t1, ph->reduce += t4 - t3, ph->total += t4 - t0;
+    }
+    return gosa;
+}
+
+/* After a loop of deferred iterations: the last interior, then every iteration's sum over the ranks (the
+ * values the per-iteration reduction gives); returns the last. The interior's wait counts as kernel time,
+ * the sums as the reduction's. */
+static double finish(hg_run_t *r, double gosa, hg_phase_t *ph)
+{
+    if (!r->defer || r->it == 0) return gosa;
+    const hg_opts_t *o = r->o;
+    double t0 = hg_now();
+    if (o->gpu && hg_gpu_sync(r->err, sizeof r->err)) hg_fail("rank %d: kernel: %s", r->b.rank, r->err);
+    double t1 = hg_now();
+    if (o->gpu && hg_gpu_copy(r->h_vec, r->d_vec, r->it * sizeof(double), r->err, sizeof r->err))
+        hg_fail("rank %d: gosa vector: %s", r->b.rank, r->err);
+    HG_KY(hg_gosa_sum_all(o, o->gosa, r->h_vec, r->it, r->h_vec));
+    double t2 = hg_now();
+    if (ph) ph->kernel += t1 - t0, ph->reduce += t2 - t1, ph->total += t2 - t0;
+    return r->h_vec[r->it - 1];
 }
 
 /* One iteration: kernel (p -> wrk2), halos of wrk2, gosa over all ranks, swap. Adds to ph. */
 static double iterate(hg_run_t *r, hg_phase_t *ph)
 {
+    if (r->overlap || r->defer) return iterate_parts(r, ph);
     const hg_opts_t *o = r->o;
     float *p = r->f[r->cur], *q = r->f[1 - r->cur];
     double t0 = hg_now(), local = 0.0, gosa = 0.0;
@@ -123,6 +238,7 @@ static double iterate(hg_run_t *r, hg_phase_t *ph)
 
 typedef struct {
     int ran, iters, chain;   /* chain: HG_CHAIN_* the loop ran with */
+    int overlap, defer;      /* the loop's --overlap, --gosa-defer */
     double gosa, time, psum; /* time: slowest rank's loop; psum: sum of the interior of p after the loop */
     hg_phase_t ph_max, ph_avg;
     ky_comm_stats_t st; /* rank 0's, for the loop */
@@ -160,10 +276,13 @@ static double chain(hg_run_t *r, int n, hg_phase_t *ph)
 static void run_variant(const hg_opts_t *o, hg_run_t *r, hg_result_t *res)
 {
     memset(res, 0, sizeof *res);
+    vec_need(r, o->warmup > 3 ? o->warmup : 3);
+    reset_fields(r);
     if (r->chain != HG_CHAIN_SYNC)
         chain(r, o->warmup, NULL);
     else
         for (int w = 0; w < o->warmup; w++) iterate(r, NULL);
+    finish(r, 0.0, NULL);
     reset_fields(r);
     int nn = o->iters;
     if (o->target > 0) { /* the original: 3 rehearsal iterations, then nn = target / (cpu / 3) */
@@ -173,14 +292,17 @@ static void run_variant(const hg_opts_t *o, hg_run_t *r, hg_result_t *res)
             chain(r, 3, NULL);
         else
             for (int i = 0; i < 3; i++) iterate(r, NULL);
+        finish(r, 0.0, NULL);
         double t = hg_now() - t0;
         HG_MPI(MPI_Allreduce(&t, &cpu, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
         nn = (int)(o->target / (cpu / 3.0));
         if (nn < 1) nn = 1;
         if (r->b.rank == 0)
             printf(" Rehearsal: 3 iterations in %f s; the loop will be executed %d times\n", cpu, nn);
+        vec_need(r, nn);
         reset_fields(r);
     }
+    vec_need(r, nn); /* a new vector starts zeroed */
     hg_phase_t ph = {0, 0, 0, 0};
     double gosa = 0.0;
     HG_KY(ky_comm_stats_reset());
@@ -190,6 +312,7 @@ static void run_variant(const hg_opts_t *o, hg_run_t *r, hg_result_t *res)
         gosa = chain(r, nn, &ph);
     else
         for (int n = 0; n < nn; n++) gosa = iterate(r, &ph);
+    gosa = finish(r, gosa, &ph);
     double t = hg_now() - t0;
     HG_KY(ky_comm_stats(&res->st));
     HG_MPI(MPI_Allreduce(&t, &res->time, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
@@ -229,6 +352,7 @@ static void run_variant(const hg_opts_t *o, hg_run_t *r, hg_result_t *res)
         }
     }
     res->ran = 1, res->iters = nn, res->gosa = gosa, res->chain = r->chain;
+    res->overlap = r->overlap, res->defer = r->defer;
 }
 
 /* --tb K --check (one rank): the blocked chain against the single-step chain (the tuned kernel, plain
@@ -391,6 +515,16 @@ static void print_result(const hg_opts_t *o, int v, const hg_result_t *r, const 
                r->chain == HG_CHAIN_SYNC ? "synchronised (gosa read after every kernel)"
                                          : "chained on the GPU: ",
                r->chain == HG_CHAIN_SYNC ? "" : g_chain_names[r->chain], o->sweep ? "alternating" : "fixed");
+    if (v == HG_VAR_KY && (r->overlap || r->defer))
+        printf(" %s%s%s\n",
+               r->overlap
+                   ? "overlapped: the face slabs first, their halos sent while the interior is computed"
+                   : "",
+               r->overlap && r->defer ? "; " : "",
+               r->defer
+                   ? "gosa of every iteration kept and summed over the ranks after the loop (no wait for it "
+                     "between iterations)"
+                   : "");
     if (o->gpu && o->tb > 1)
         printf(
             " temporally blocked kernel: %d iterations per pass, tile %s, %d i planes per block (passes "
@@ -485,6 +619,7 @@ static void json_write(const hg_opts_t *o, int v, const hg_result_t *r, const hg
         fprintf(f, ",\"block\":\"%dx%dx%dx%d%s\",\"chain\":\"%s\",\"sweep\":\"%s\"", o->block[0], o->block[1],
                 o->block[2], o->block[3], o->block[4] ? "v" : "", g_chain_names[r->chain],
                 o->sweep ? "alternate" : "fixed");
+    if (v == HG_VAR_KY) fprintf(f, ",\"overlap\":%d,\"gosa_defer\":%d", r->overlap, r->defer);
     if (v == HG_VAR_KY)
         fprintf(f, ",\"plan_hits\":%llu,\"plan_misses\":%llu", (unsigned long long)r->st.plan_hits,
                 (unsigned long long)r->st.plan_misses);
@@ -584,6 +719,9 @@ int main(int argc, char **argv)
         r.o = &o, r.b = b, r.variant = var, r.p0 = p0, r.cf = cf, r.d_gosa = d_gosa, r.h_gosa = h_gosa;
         /* --gosa allreduce / both on one rank: the collective runs every iteration, so no chain */
         r.chain = var == HG_VAR_KY && o.gosa != HG_GOSA_AM ? HG_CHAIN_SYNC : chain_mode;
+        /* the hand-written baseline keeps its loop; one rank's chain has no halo and sums nothing */
+        r.overlap = var == HG_VAR_KY && r.chain == HG_CHAIN_SYNC && o.overlap;
+        r.defer = var == HG_VAR_KY && r.chain == HG_CHAIN_SYNC && o.defer;
         if (var == HG_VAR_KY) {
             HG_KY(hg_ky_halo_create(&o, &b, &r.ky, &r.f[0], &r.f[1]));
         } else {
@@ -595,6 +733,7 @@ int main(int argc, char **argv)
         }
         reset_fields(&r);
         run_variant(&o, &r, &res[var]);
+        vec_free(&r);
         if (var == HG_VAR_KY) {
             hg_ky_halo_destroy(r.ky);
         } else {

@@ -48,6 +48,34 @@ ky_add_mpi_test(NAME himeno.ij.n4.split COMMAND ky_himeno ${_hg_grid} --decomp i
 ky_add_mpi_test(NAME himeno.3d.n3.noprog_split COMMAND ky_himeno ${_hg_grid} --dims 1x3x1 --gosa both RANKS 3
                 ENV ${_hg_env} KY_NODE_SPLIT=rank KY_PROGRESS_THREAD=0 LABELS himeno TIMEOUT 120
                 FAIL_REGEX "${_hg_fail}" PASS_REGEX "check against the serial original[^\n]*OK")
+# --overlap (the face slabs first, their halos sent before the interior is computed) and --gosa-defer (every
+# iteration's gosa summed over the ranks after the loop): every decomposition, both gosa methods (checked
+# equal), b != 0; each option alone; packed faces (each buffer's own receive slots: a neighbour may put the
+# next iteration's faces before this rank has unpacked the last); blocks of 2 points (no interior); every
+# rank its own node without progress thread. On CPUs the interior follows the exchange: the neighbours' puts
+# of the next iteration then land while this rank computes its interior.
+set(_hg_ovl ${_hg_grid} --gosa both --bcoef 0.05 --variant ky,mpi)
+set(_hg_ovl_pass "overlapped[^$]*check against the serial original[^\n]*OK")
+foreach(c "i:2" "j:3" "k:4" "ij:4" "3d:3")
+    string(REPLACE ":" ";" c "${c}")
+    list(GET c 0 dec)
+    list(GET c 1 n)
+    ky_add_mpi_test(NAME himeno.overlap.${dec}.n${n} COMMAND ky_himeno ${_hg_ovl} --decomp ${dec} --overlap 1 RANKS ${n}
+                    ENV ${_hg_env} LABELS himeno TIMEOUT 120 FAIL_REGEX "${_hg_fail}" PASS_REGEX "${_hg_ovl_pass}")
+endforeach()
+ky_add_mpi_test(NAME himeno.overlap.nodefer.3d.n4 COMMAND ky_himeno ${_hg_ovl} --decomp 3d --overlap 1 --gosa-defer 0
+                RANKS 4 ENV ${_hg_env} LABELS himeno TIMEOUT 120 FAIL_REGEX "${_hg_fail}" PASS_REGEX "${_hg_ovl_pass}")
+ky_add_mpi_test(NAME himeno.defer.ij.n3 COMMAND ky_himeno ${_hg_ovl} --decomp ij --overlap 0 --gosa-defer 1 RANKS 3
+                ENV ${_hg_env} LABELS himeno TIMEOUT 120 FAIL_REGEX "${_hg_fail}|overlapped"
+                PASS_REGEX "gosa of every iteration kept[^$]*check against the serial original[^\n]*OK")
+ky_add_mpi_test(NAME himeno.overlap.pack_all.n4 COMMAND ky_himeno ${_hg_ovl} --dims 2x1x2 --pack all --overlap 1
+                --iters 9 RANKS 4 ENV ${_hg_env} LABELS himeno TIMEOUT 120 FAIL_REGEX "${_hg_fail}"
+                PASS_REGEX "${_hg_ovl_pass}")
+ky_add_mpi_test(NAME himeno.overlap.thin.n4 COMMAND ky_himeno ${_hg_ovl} --grid 8x12x17 --decomp i --overlap 1 RANKS 4
+                ENV ${_hg_env} LABELS himeno TIMEOUT 120 FAIL_REGEX "${_hg_fail}" PASS_REGEX "${_hg_ovl_pass}")
+ky_add_mpi_test(NAME himeno.overlap.ij.n4.noprog_split COMMAND ky_himeno ${_hg_ovl} --decomp ij --overlap 1 RANKS 4
+                ENV ${_hg_env} KY_NODE_SPLIT=rank KY_PROGRESS_THREAD=0 LABELS himeno TIMEOUT 120
+                FAIL_REGEX "${_hg_fail}" PASS_REGEX "${_hg_ovl_pass}")
 # weak scaling: the grid per rank, multiplied by the process grid
 ky_add_mpi_test(NAME himeno.weak.n4 COMMAND ky_himeno --grid 10x12x14 --weak --decomp 3d --iters 4 --check -q RANKS 4
                 ENV ${_hg_env} LABELS himeno TIMEOUT 120 FAIL_REGEX "${_hg_fail}"
@@ -77,10 +105,14 @@ ky_add_mpi_test(NAME himeno.bad.chain COMMAND ky_himeno --chain fast RANKS 1 ENV
                 PASS_REGEX "--chain fast: expected sync, plain, pdl, graph or graph-pdl")
 ky_add_mpi_test(NAME himeno.bad.tb_host COMMAND ky_himeno --tb 2 RANKS 1 ENV ${_hg_env} LABELS himeno TIMEOUT 60
                 PASS_REGEX "--tb 2: one rank, --mem gpu, a chained loop")
+ky_add_mpi_test(NAME himeno.bad.overlap COMMAND ky_himeno --overlap 2 RANKS 1 ENV ${_hg_env} LABELS himeno TIMEOUT 60
+                PASS_REGEX "--overlap 2: expected 0 or 1")
 ky_add_mpi_test(NAME himeno.help COMMAND ky_himeno --help RANKS 1 ENV ${_hg_env} LABELS himeno TIMEOUT 60
                 PASS_REGEX "usage: kyrun -n R ky_himeno")
 if(KY_HAVE_CUDA AND COMMAND ky_add_gpu_test)
-    set(_hg_gpu --mem gpu --grid 21x18x35 --iters 6 --warmup 1 --check -q --variant ky,mpi --gosa both)
+    # the loop as before --overlap (gosa summed after every kernel); the overlapped loop, the default with
+    # several ranks on GPUs, below
+    set(_hg_gpu --mem gpu --grid 21x18x35 --iters 6 --warmup 1 --check -q --variant ky,mpi --gosa both --overlap 0)
     foreach(c "i:1,2" "ij:4" "3d:4" "k:2")
         string(REPLACE ":" ";" c "${c}")
         list(GET c 0 dec)
@@ -103,6 +135,44 @@ if(KY_HAVE_CUDA AND COMMAND ky_add_gpu_test)
                     RANKS 2 ENV KY_TIMEOUT=120 LABELS himeno TIMEOUT 180 FAIL_REGEX "${_hg_fail}")
     set_tests_properties(gpu.himeno.3d.n4.split_bcoef gpu.himeno.ij.n2.packall gpu.himeno.3d.n4.vec
                          gpu.himeno.k.n2.scalar PROPERTIES SKIP_RETURN_CODE 77)
+    # --overlap: the face slabs, then the interior on the GPU while the halos move; gosa of every iteration in
+    # a vector on the GPU, summed after the loop. Every decomposition on 2, 3 and 4 ranks sharing the GPU,
+    # both gosa methods, b != 0; 75 points along k so that a k slab starts beyond the first 32 (the kernels'
+    # k offset); each kernel forced; packed faces; gosa summed every iteration; deferred alone; every rank its
+    # own node; launches without Programmatic Dependent Launch and one sweep direction
+    set(_hg_ovl_gpu --mem gpu --grid 21x18x75 --iters 6 --warmup 1 --check -q --variant ky,mpi --gosa both --bcoef 0.05)
+    set(_hg_ovl_gpu_pass "overlapped[^$]*check against the serial original[^\n]*OK")
+    foreach(c "i:2,3,4" "j:2,3,4" "k:2,3,4" "ij:2,3,4" "3d:3,4")
+        string(REPLACE ":" ";" c "${c}")
+        list(GET c 0 dec)
+        list(GET c 1 ranks)
+        string(REPLACE "," ";" ranks "${ranks}")
+        foreach(n ${ranks})
+            ky_add_gpu_test(NAME gpu.himeno.overlap.${dec}.n${n} COMMAND ky_himeno ${_hg_ovl_gpu} --decomp ${dec} --overlap 1
+                            RANKS ${n} ENV KY_TIMEOUT=120 LABELS himeno TIMEOUT 180 FAIL_REGEX "${_hg_fail}"
+                            PASS_REGEX "${_hg_ovl_gpu_pass}")
+            set_tests_properties(gpu.himeno.overlap.${dec}.n${n} PROPERTIES SKIP_RETURN_CODE 77)
+        endforeach()
+    endforeach()
+    foreach(c "k.n2.vec:2:--decomp;k;--block;32x4x1x4v" "ij.n4.scalar:4:--decomp;ij;--block;32x2x2x3"
+              "3d.n4.packall:4:--decomp;3d;--pack;all;--iters;9" "ij.n4.nodefer:4:--decomp;ij;--gosa-defer;0"
+              "3d.n4.split:4:--decomp;3d" "ij.n3.plain:3:--decomp;ij;--chain;plain;--sweep;fixed")
+        string(REPLACE ":" ";" c "${c}")
+        list(GET c 0 tag)
+        list(GET c 1 n)
+        list(SUBLIST c 2 -1 extra)
+        set(env KY_TIMEOUT=120)
+        if(tag MATCHES "split")
+            list(APPEND env KY_NODE_SPLIT=rank)
+        endif()
+        ky_add_gpu_test(NAME gpu.himeno.overlap.${tag} COMMAND ky_himeno ${_hg_ovl_gpu} --overlap 1 ${extra} RANKS ${n}
+                        ENV ${env} LABELS himeno TIMEOUT 180 FAIL_REGEX "${_hg_fail}" PASS_REGEX "${_hg_ovl_gpu_pass}")
+        set_tests_properties(gpu.himeno.overlap.${tag} PROPERTIES SKIP_RETURN_CODE 77)
+    endforeach()
+    ky_add_gpu_test(NAME gpu.himeno.defer.ij.n4 COMMAND ky_himeno ${_hg_ovl_gpu} --decomp ij --overlap 0 --gosa-defer 1
+                    RANKS 4 ENV KY_TIMEOUT=120 LABELS himeno TIMEOUT 180 FAIL_REGEX "${_hg_fail}|overlapped"
+                    PASS_REGEX "gosa of every iteration kept[^$]*check against the serial original[^\n]*OK")
+    set_tests_properties(gpu.himeno.defer.ij.n4 PROPERTIES SKIP_RETURN_CODE 77)
     # one rank: the iterations chained on the GPU (gosa in the ring, read after the loop), every launch mode,
     # both sweeps, each kernel; graphs hold 32 kernels, so 70 iterations are two graphs and 6 launches
     set(_hg_chain --mem gpu --grid 21x18x35 --warmup 3 --check -q --variant ky,mpi --bcoef 0.05)
