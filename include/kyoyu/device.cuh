@@ -19,11 +19,9 @@
  *
  * Ordering: ky_dev_put is visible at the target after ky_dev_quiet (a system-scope fence) or through a
  * signal; ky_dev_put_signal writes the data, fences, then stores the 8-byte signal, so a target that sees the
- * signal (ky_dev_wait_until) sees the data (8 bytes of data in the signal word's 16-byte line go with the
- * signal in one store: ky_dev_put_signal_line says what that relies on). Through the proxy the data put
- * completes before the signal is sent, and the blocking calls return once their request is complete; the _nbi
- * calls only queue it, and ky_dev_quiet(seg) waits for every request this rank's kernels queued on the
- * segment. */
+ * signal (ky_dev_wait_until) sees the data. Through the proxy the data put completes before the signal is
+ * sent, and the blocking calls return once their request is complete; the _nbi calls only queue it, and
+ * ky_dev_quiet(seg) waits for every request this rank's kernels queued on the segment. */
 #ifndef KYOYU_DEVICE_CUH
 #define KYOYU_DEVICE_CUH
 
@@ -325,46 +323,6 @@ __device__ inline unsigned long long ky_dev_load_acquire(const volatile unsigned
 #endif
 }
 
-/* The 8 bytes of data and a set signal in one store, where they share one 16-byte aligned line (the data
- * right before or right after the signal word) and src is 8-byte aligned: one st.release.sys.b128 (sm_90).
- * Returns 1 when done, 0 when the layout does not allow it (the caller then copies and signals).
- *
- * Why: the release that orders the data before a separate signal word (ky_dev_signal_release) is, on sm_90,
- * MEMBAR.ALL.SYS ahead of the signal's store, and that barrier waits until the data's store is acknowledged
- * from the peer's memory: one more NVLink crossing and back per put (device_bench: raw_data_flag_pp against
- * raw_flag_pp). In one line, nothing is outstanding when the barrier runs (it stays: the signal still
- * orders this thread's earlier puts, as the API promises), and data and signal travel as one write.
- *
- * What it relies on, beyond the PTX memory model (NCCL's LL protocol relies on the like): a strong .b128
- * access is one single-copy-atomic 16-byte write on sm_90, which libcu++ builds its 16-byte cuda::atomic on
- * (ld/st.{relaxed,acquire,release}.{gpu,sys}.b128), and an 8-byte acquire load of half of it that reads
- * the signal (ky_dev_wait_until) is followed by loads that see the other half. The memory model proper
- * covers accesses that overlap completely, not an 8-byte read of a 16-byte write. Building with
- * -DKY_DEV_NO_LINE_SIGNAL leaves only the separate data store and release. */
-__device__ inline int ky_dev_put_signal_line(char *d, char *sigp, const void *src, size_t n,
-                                             unsigned long long v)
-{
-#if __CUDA_ARCH__ >= 900 && !defined(KY_DEV_NO_LINE_SIGNAL)
-    if (n != 8 || ((uintptr_t)src & 7)) return 0;
-    unsigned long long w = *(const unsigned long long *)src, lo, hi;
-    char *line;
-    if (d + 8 == sigp && ((uintptr_t)d & 15) == 0) {
-        line = d, lo = w, hi = v;
-    } else if (sigp + 8 == d && ((uintptr_t)sigp & 15) == 0) {
-        line = sigp, lo = v, hi = w;
-    } else {
-        return 0;
-    }
-    asm volatile("{ .reg .b128 t; mov.b128 t, {%1, %2}; st.release.sys.b128 [%0], t; }" ::"l"(line), "l"(lo),
-                 "l"(hi)
-                 : "memory");
-    return 1;
-#else
-    (void)d, (void)sigp, (void)src, (void)n, (void)v;
-    return 0;
-#endif
-}
-
 /* Put, fence, then the 8-byte signal at (rank, sig_off): set (add = 0) or add. Through the proxy: the data
  * put, then the signal as an atomic on the target's GPU, and the call returns once both are done. */
 __device__ inline int ky_dev_put_signal_impl(const ky_dev_seg_t &s, int rank, size_t off, const void *src,
@@ -375,7 +333,6 @@ __device__ inline int ky_dev_put_signal_impl(const ky_dev_seg_t &s, int rank, si
     int st = ky_dev_route(s, rank, off, n, &d);
     if (st == KY_OK) {
         if (ky_dev_route(s, rank, sig_off, 8, &sigp) != KY_OK) return KY_ERR_RANGE;
-        if (!add && ky_dev_put_signal_line(d, sigp, src, n, (unsigned long long)value)) return KY_OK;
         ky_dev_copy(d, (const char *)src, n);
         ky_dev_signal_release((unsigned long long *)sigp, (unsigned long long)value, add);
         return KY_OK;
