@@ -97,7 +97,7 @@ __host__ __device__ char bval(int r, size_t i, int round)
 
 /* The ordering stress: as ordered_rounds, with n bytes at byte offset `off` (any size, any alignment), the
  * source rewritten every round, and every byte checked right after the signal; `line`: the signal word is
- * the 8 bytes right after the data (put_signal's one-line store when n = 8 and off is 16-aligned). */
+ * the 8 bytes right after the data (a layout a one-line store could exploit: it must stay ordered). */
 __global__ void ordered_bytes(ky_dev_seg_t s, char *src, size_t n, size_t off, int rounds, size_t sig_data,
                               size_t sig_ack, int nbi, int *status, unsigned long long *bad)
 {
