@@ -8,15 +8,16 @@
  * every rank gets its piece of x and rank 0's result and status. Same API, same arguments, one solution for
  * every rank; the gathers and the scatter are set-up (t_setup), not iterations (t_total).
  *
- * Cost model (KY_CG_AGGLOMERATE=auto, GPU matrices): an iteration on k GPUs takes about
- *     t(k) = bytes / (k B) + (k > 1 ? 3 s : 0)
+ * Cost model (KY_CG_AGGLOMERATE=auto, GPU matrices): an iteration of p ranks on k GPUs takes about
+ *     t(k, p) = bytes / (k B) + (p > 1 ? 3 s : 0)
  * bytes = 12 nnz + 80 n: the SpMV's values and 32-bit columns, and per row its pointer, the entries of p
  * and q and the vector updates of x, r and p; B = KY_CG_GPU_GBS, s = KY_CG_SYNC_US. Launches cost the same
- * on one GPU and on k and are left out. One GPU is chosen where t(1) <= t(p), p the number of ranks: with the
- * defaults (4000 GB/s, 3 µs) on 4 GPUs below about 48 MB moved per iteration (the seed's five smaller
- * matrices; nd6k's 84 MB runs on all four), on 2 GPUs below about 72 MB. A subset of 1 < k < p ranks is not
- * offered: the exchange plans and collectives are built over every rank. Host matrices: every rank works
- * unless KY_CG_AGGLOMERATE=1 (the forced path; it is how the tests check this file without a GPU). */
+ * on one GPU and on k and are left out. One GPU is chosen where t(1, 1) <= t(k, p), k the GPUs the p ranks
+ * drive (ranks sharing a GPU count it once, so ranks sharing one GPU always agglomerate): with the defaults
+ * (4000 GB/s, 3 µs) on 4 GPUs below about 48 MB moved per iteration (the seed's five smaller matrices; nd6k's
+ * 84 MB runs on all four), on 2 GPUs below about 72 MB. A subset of 1 < k < p ranks is not offered: the
+ * exchange plans and collectives are built over every rank. Host matrices: every rank works unless
+ * KY_CG_AGGLOMERATE=1 (the forced path; it is how the tests check this file without a GPU). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,10 +38,24 @@ struct kyi_sp_agg {
 };
 typedef struct kyi_sp_agg kyi_sp_agg_t;
 
-double kyi_sp_agg_model_us(int64_t n, int64_t nnz, int k, double gbs, double sync_us)
+double kyi_sp_agg_model_us(int64_t n, int64_t nnz, int gpus, int ranks, double gbs, double sync_us)
 {
     double bytes = 12.0 * (double)nnz + 80.0 * (double)n;
-    return bytes / ((double)k * gbs * 1e3) + (k > 1 ? 3.0 * sync_us : 0.0); /* GB/s = 1e3 bytes per µs */
+    return bytes / ((double)gpus * gbs * 1e3) + (ranks > 1 ? 3.0 * sync_us : 0.0); /* GB/s = 1e3 B/µs */
+}
+
+/* GPUs the ranks drive between them (ranks sharing one count it once) */
+static int distinct_gpus(void)
+{
+    int k = 0;
+    for (int r = 0; r < kyi_rt.nranks; r++) {
+        int seen = 0;
+        for (int q = 0; q < r && !seen; q++)
+            seen = kyi_rt.hw_node_of[q] == kyi_rt.hw_node_of[r] &&
+                   kyi_rt.gpu_of[q * KYI_MAX_GPUS_PER_RANK] == kyi_rt.gpu_of[r * KYI_MAX_GPUS_PER_RANK];
+        k += !seen;
+    }
+    return k > 0 ? k : 1;
 }
 
 int kyi_sp_agg_choose(kyi_csr_t *A)
@@ -53,12 +68,15 @@ int kyi_sp_agg_choose(kyi_csr_t *A)
         double gbs = kyi_setting_double(KYI_SET_CG_GPU_GBS), s = kyi_setting_double(KYI_SET_CG_SYNC_US);
         if (!(gbs > 0)) gbs = 4000;
         if (!(s >= 0)) s = 3.0;
-        double t1 = kyi_sp_agg_model_us(A->n, A->nnz, 1, gbs, s),
-               tp = kyi_sp_agg_model_us(A->n, A->nnz, p, gbs, s);
+        int g = distinct_gpus();
+        double t1 = kyi_sp_agg_model_us(A->n, A->nnz, 1, 1, gbs, s),
+               tp = kyi_sp_agg_model_us(A->n, A->nnz, g, p, gbs, s);
         c = t1 <= tp;
         KYI_INFO(KYI_SUB_RUNTIME,
-                 "ky_cg: %lld rows, %lld nonzeros: model %.1f us per iteration on 1 GPU, %.1f on %d: %s",
-                 (long long)A->n, (long long)A->nnz, t1, tp, p, c ? "agglomerated on rank 0" : "distributed");
+                 "ky_cg: %lld rows, %lld nonzeros: model %.1f us per iteration on 1 GPU, %.1f on %d (%d "
+                 "ranks): %s",
+                 (long long)A->n, (long long)A->nnz, t1, tp, g, p,
+                 c ? "agglomerated on rank 0" : "distributed");
     }
     /* one answer everywhere, rank 0's (the environment may differ between ranks) */
     if (p > 1) KYI_CHECK(ky_bcast(&c, sizeof c, ROOT, KY_TEAM_WORLD));

@@ -81,9 +81,10 @@ int kyi_sp_agree_on(const kyi_csr_t *A, const char *call, int status);
 void kyi_sp_csr_free_local(kyi_csr_t *A);
 
 /* Agglomerated solve (agglom.c). The choice (collective once per matrix, rank 0's answer; cost model in
- * agglom.c): 1 to solve on rank 0 alone, or a negative status. The model: µs per iteration on k GPUs. */
+ * agglom.c): 1 to solve on rank 0 alone, or a negative status. The model: µs per iteration of ranks on gpus.
+ */
 int kyi_sp_agg_choose(kyi_csr_t *A);
-double kyi_sp_agg_model_us(int64_t n, int64_t nnz, int k, double gbs, double sync_us);
+double kyi_sp_agg_model_us(int64_t n, int64_t nnz, int gpus, int ranks, double gbs, double sync_us);
 /* Collective: rank 0 gathers b (and x), solves the whole system alone, every rank gets its piece of x and
  * rank 0's result and status. */
 int kyi_sp_cg_agglomerated(kyi_csr_t *A, const double *b, double *x, const ky_cg_opts_t *o,
