@@ -422,18 +422,21 @@ int main(int argc, char **argv)
             if (me == 0) {
                 printf(
                     "%-22s %7lld %9lld ky_%-13s %6d %11.2f %10.2e %9.2f  (%d launches, %d syncs per "
-                    "iteration, %d iterations)\n",
+                    "iteration, %d iterations, %d active rank%s)\n",
                     spec.c_str(), (long long)info.n, (long long)info.nnz, sn.c_str(), p, 1e6 * best,
-                    r.rel_residual, best / ref, r.launches_per_iter, r.syncs_per_iter, r.iterations);
+                    r.rel_residual, best / ref, r.launches_per_iter, r.syncs_per_iter, r.iterations,
+                    r.active_ranks, r.active_ranks == 1 ? "" : "s");
                 if (js)
                     fprintf(js,
                             "{\"bench\": \"cg\", %s\"matrix\": \"%s\", \"N\": %lld, \"nnz\": %lld, \"impl\": "
                             "\"ky_%s\", \"ranks\": %d, \"iters\": %d, \"us_per_iter\": %.4f, "
                             "\"rel_residual\": %.3e, \"ratio\": %.4f, \"baseline\": \"%s\", "
-                            "\"launches_per_iter\": %d, \"syncs_per_iter\": %d}\n",
+                            "\"launches_per_iter\": %d, \"syncs_per_iter\": %d, \"active_ranks\": %d, "
+                            "\"agglomerated\": %s}\n",
                             common(spec).c_str(), spec.c_str(), (long long)info.n, (long long)info.nnz,
                             sn.c_str(), p, r.iterations, 1e6 * best, r.rel_residual, best / ref, refname,
-                            r.launches_per_iter, r.syncs_per_iter);
+                            r.launches_per_iter, r.syncs_per_iter, r.active_ranks,
+                            r.active_ranks < p ? "true" : "false");
             }
         }
         cudaFree(ones);

@@ -97,7 +97,9 @@ int main(int argc, char **argv)
             "KY_GPUS_PER_RANK=-3 is not an integer from 0 to 16; using the default 1",
             "KY_DEBUG_SUBSYS=all,bogus is not a comma list of all, runtime, comm, coll, dsm, array, io or "
             "gpu; "
-            "using the default all"};
+            "using the default all",
+            "KY_CG_AGGLOMERATE=2 is not one of auto, 0 or 1; using the default auto",
+            "KY_CG_SYNC_US=fast is not a number; using the default 3.0"};
         for (const char *w : warnings) {
             if (me == 0)
                 CHECK(log.find(w) != std::string::npos, "no warning \"%s\" in:\n%s", w, log.c_str());

@@ -5,6 +5,7 @@
  * always; GPU matrices where KY_TEST_MEMKIND asks for them (skipped without a GPU). */
 #include <climits> /* kyt.h uses LONG_MIN */
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <unistd.h>
 
@@ -78,6 +79,16 @@ struct Vec {
         }
 #endif
         free(p);
+    }
+    void set(const std::vector<double> &h)
+    {
+#ifdef KY_TEST_HAVE_CUDA
+        if (mem == KY_MEM_GPU) {
+            cudaMemcpy(p, h.data(), sizeof(double) * n, cudaMemcpyHostToDevice);
+            return;
+        }
+#endif
+        memcpy(p, h.data(), sizeof(double) * n);
     }
     std::vector<double> host() const
     {
@@ -311,6 +322,100 @@ TEST_P(Sparse, BreakdownOnIndefinite)
         EXPECT_EQ(1, r.breakdown);
         EXPECT_NE(std::string::npos, std::string(ky_last_error()).find("breakdown")) << ky_last_error();
         EXPECT_LE(r.iterations, 1);
+    }
+    KYT_EXPECT_OK(ky_csr_destroy(A));
+}
+
+/* How many ranks work (KY_CG_AGGLOMERATE): 1, rank 0 alone on the gathered matrix; 0, every rank its rows.
+ * Either way every rank reports the same result and gets its piece of one solution; the system has N = 1331
+ * rows (no multiple of 2, 3 or 4 ranks), a solution that is not all ones and a start that is not 0 (both b
+ * and x are gathered). Unset or auto: rank 0 alone on GPUs (the cost model), every rank on the host. Across
+ * runs (tests/sparse/CMakeLists.txt): KYT_CG_X_OUT writes every scheme's iterations and solution,
+ * KYT_CG_X_REF compares this run's with such a file (the other setting's). */
+TEST_P(Sparse, AgglomeratedMatchesDistributed)
+{
+    const char *mode = getenv("KY_CG_AGGLOMERATE"), *out = getenv("KYT_CG_X_OUT"),
+               *ref = getenv("KYT_CG_X_REF");
+    int p = kyt::nranks();
+    ky_csr_t A = make("poisson7:11", KY_PART_ROWS, kind);
+    ASSERT_TRUE(kyt::all(A != nullptr));
+    ky_csr_info_t info;
+    ky_csr_info(A, &info);
+    int64_t n = info.n, lo = info.row_lo, nl = info.row_hi - info.row_lo;
+    ASSERT_EQ(1331, n);
+    std::vector<double> hv((size_t)nl + 1), hx0((size_t)nl + 1);
+    for (int64_t i = 0; i < nl; i++) {
+        hv[i] = 1.0 + 0.1 * (double)((lo + i) % 7);
+        hx0[i] = 0.5 * (double)((lo + i) % 3 - 1);
+    }
+    Vec v(kind, nl, 0.0), b(kind, nl, 0.0);
+    v.set(hv);
+    KYT_EXPECT_OK(ky_spmv(A, v.p, b.p, nullptr));
+    std::map<std::string, std::pair<int, std::vector<double>>> mine, theirs;
+    if (ref) {
+        std::ifstream f(ref);
+        std::string line;
+        while (std::getline(f, line)) {
+            std::istringstream s(line);
+            std::string name;
+            int it = 0;
+            s >> name >> it;
+            std::vector<double> xs((size_t)n);
+            for (auto &e : xs) s >> e;
+            theirs[name] = {it, xs};
+        }
+        EXPECT_FALSE(theirs.empty()) << "no solutions in " << ref;
+    }
+    for (int scheme : schemes_for(kind)) {
+        const char *sn = ky_cg_scheme_name(scheme);
+        Vec x(kind, nl, 0.0);
+        x.set(hx0);
+        ky_cg_opts_t o;
+        ky_cg_opts_default(&o);
+        o.scheme = scheme;
+        o.x0_zero = 0;
+        o.rtol = 1e-10;
+        o.max_iters = 2000;
+        o.check_every = 1;
+        ky_cg_result_t r;
+        int st = ky_cg(A, b.p, x.p, &o, &r);
+        if (st == KY_ERR_UNSUPPORTED && scheme == KY_CG_GRAPH) continue;
+        EXPECT_EQ(KY_OK, st) << sn << ": " << ky_last_error();
+        EXPECT_TRUE(r.converged) << sn;
+        if (mode && !strcmp(mode, "1")) EXPECT_EQ(1, r.active_ranks) << sn;
+        if (mode && !strcmp(mode, "0")) EXPECT_EQ(p, r.active_ranks) << sn;
+        if (!mode || !strcmp(mode, "auto")) /* the cost model: 1331 rows are far below the threshold */
+            EXPECT_EQ(kind == KY_MEM_GPU ? 1 : p, r.active_ranks) << sn;
+        EXPECT_EQ(allmax(r.iterations), -allmax(-r.iterations)) << sn << ": ranks report different results";
+        auto h = x.host();
+        std::vector<double> whole((size_t)n, 0.0);
+        double err = 0;
+        for (int64_t i = 0; i < nl; i++) {
+            whole[(size_t)(lo + i)] = h[i];
+            err = std::max(err, std::abs(h[i] - hv[i]));
+        }
+        EXPECT_LE(allmax(err), 1e-7) << sn;
+        ky_allreduce(KY_IN_PLACE, whole.data(), (size_t)n, KY_DOUBLE, KY_SUM, KY_TEAM_WORLD);
+        mine[sn] = {r.iterations, whole};
+        if (ref && theirs.count(sn)) {
+            auto &t = theirs[sn];
+            double d = 0;
+            for (int64_t i = 0; i < n; i++) d = std::max(d, std::abs(whole[(size_t)i] - t.second[(size_t)i]));
+            EXPECT_LE(d, 1e-8) << sn << ": largest difference from the other setting's solution";
+            EXPECT_LE(std::abs(r.iterations - t.first), 1)
+                << sn << ": " << r.iterations << " iterations, the other setting " << t.first;
+        } else if (ref) {
+            ADD_FAILURE() << sn << " missing in " << ref;
+        }
+    }
+    if (out && kyt::rank() == 0) {
+        std::ofstream f(out);
+        f.precision(17);
+        for (auto &e : mine) {
+            f << e.first << " " << e.second.first;
+            for (double d : e.second.second) f << " " << d;
+            f << "\n";
+        }
     }
     KYT_EXPECT_OK(ky_csr_destroy(A));
 }

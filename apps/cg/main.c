@@ -263,8 +263,8 @@ int main(int argc, char **argv)
             if (js)
                 fprintf(js,
                         "%s{\"scheme\": \"%s\", \"npb_class\": \"%c\", \"zeta\": %.15g, \"verified\": %d, "
-                        "\"seconds\": %.6g, \"mops\": %.6g}",
-                        first ? "" : ", ", s, c.cls, zeta, ver, secs, mflops);
+                        "\"seconds\": %.6g, \"mops\": %.6g, \"active_ranks\": %d}",
+                        first ? "" : ", ", s, c.cls, zeta, ver, secs, mflops, r.active_ranks);
             first = 0;
             if (!ver) failed = 1;
             report_ranks(&r, a.quiet);
@@ -322,16 +322,18 @@ int main(int argc, char **argv)
             if (me == 0)
                 printf(
                     "  %-10s iters %5d  %9.2f us/iter  %7.2f GFLOP/s  rel.res %.3e  max|x-1| %.2e%s  "
-                    "launches/iter %d syncs/iter %d\n",
+                    "launches/iter %d syncs/iter %d  active ranks %d%s\n",
                     s, best.iterations, 1e6 * tbest / it, flops / tbest * 1e-9, best.rel_residual, err,
-                    best.converged ? "  converged" : "", best.launches_per_iter, best.syncs_per_iter);
+                    best.converged ? "  converged" : "", best.launches_per_iter, best.syncs_per_iter,
+                    best.active_ranks, best.active_ranks < ky_nranks() ? " (agglomerated)" : "");
             if (js)
                 fprintf(
                     js,
                     "%s{\"scheme\": \"%s\", \"iterations\": %d, \"seconds\": %.6g, \"us_per_iter\": %.6g, "
-                    "\"gflops\": %.6g, \"rel_residual\": %.6g, \"max_err\": %.6g, \"converged\": %d}",
+                    "\"gflops\": %.6g, \"rel_residual\": %.6g, \"max_err\": %.6g, \"converged\": %d, "
+                    "\"active_ranks\": %d, \"setup_seconds\": %.6g}",
                     first ? "" : ", ", s, best.iterations, tbest, 1e6 * tbest / it, flops / tbest * 1e-9,
-                    best.rel_residual, err, best.converged);
+                    best.rel_residual, err, best.converged, best.active_ranks, best.t_setup);
             first = 0;
             if (a.memkind == KY_MEM_GPU && !a.quiet) { /* breakdown run: synchronised phases */
                 o.timers = 1;

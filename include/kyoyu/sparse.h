@@ -14,7 +14,10 @@
  *   KY_CG_PIPELINED  pipelined CG (Ghysels-Vanroose): one fused allreduce per iteration, overlapped with the
  *                    SpMV (halo exchange)
  *   KY_CG_GRAPH      GPU only: the whole iteration (kernels and stream-ordered collectives) captured once in
- *                    a CUDA graph and replayed */
+ *                    a CUDA graph and replayed
+ * How many ranks work (KY_CG_AGGLOMERATE): every rank its rows, or, where one GPU beats the cross-GPU
+ * synchronisation of several (a cost model on the matrix's size: small matrices), rank 0 alone on the whole
+ * matrix, gathered once; the arguments and every rank's piece of x are the same either way. */
 #ifndef KYOYU_SPARSE_H
 #define KYOYU_SPARSE_H
 
@@ -104,8 +107,12 @@ typedef struct {
     double t_spmv, t_dot, t_axpy, t_exchange, t_allreduce;
     int launches_per_iter; /* GPU: kernel launches (graph: nodes) and host synchronisations per iteration */
     int syncs_per_iter;
-    double t_setup; /* GPU: before the first iteration (plans, workspace, r0, graph capture), not in
-                       t_total; the host back end counts r0 in t_total and plans in neither */
+    double t_setup;   /* GPU: before the first iteration (plans, workspace, r0, graph capture), not in
+                         t_total; the host back end counts r0 in t_total and plans in neither. An agglomerated
+                         solve adds its gathers of the matrix, b and x and the scatter of x */
+    int active_ranks; /* ranks whose GPU (or cores) ran the iterations: every rank, or 1 where the solve was
+                         agglomerated on rank 0 (KY_CG_AGGLOMERATE; then every rank reports rank 0's result)
+                       */
 } ky_cg_result_t;
 
 /* Fills opts with the defaults: KY_CG_HALO, auto allgather, 1000 iterations, rtol 0, x0 = 0. */

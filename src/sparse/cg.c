@@ -1,5 +1,6 @@
 /* ky_cg: argument checks and the choice of back end (host OpenMP or GPU kernels by the matrix's
- * placement); scheme names; NPB CG's benchmark driver on top of ky_cg. */
+ * placement; every rank its rows, or rank 0 alone on the whole matrix: agglom.c); scheme names; NPB CG's
+ * benchmark driver on top of ky_cg. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,12 +66,17 @@ int ky_cg(ky_csr_t A, const double *b, double *x, const ky_cg_opts_t *opts, ky_c
     if (!A) return st;
     KYI_CHECK(kyi_sp_agree(call, st));
     uint64_t t0 = KYI_TRACE_T0();
-    if (A->memkind == KY_MEM_GPU) {
+    int agg = kyi_sp_agg_choose(A); /* collective: rank 0's answer (agglom.c) */
+    if (agg < 0) return agg;
+    if (agg) {
+        st = kyi_sp_cg_agglomerated(A, b, x, &o, res); /* every rank already has rank 0's status */
+    } else if (A->memkind == KY_MEM_GPU) {
         st = kyi_sp_cg_gpu(A, b, x, &o, res);
         if (!res->breakdown) st = kyi_sp_agree(call, st);
     } else {
         st = kyi_sp_cg_cpu(A, b, x, &o, res);
     }
+    res->active_ranks = agg ? 1 : kyi_rt.nranks;
     KYI_TRACE_SPAN("cg", "ky_cg", t0, res->iterations, -1);
     return st;
 }

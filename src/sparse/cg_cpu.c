@@ -55,6 +55,12 @@ static const char *phase_name(const double *acc, const ky_cg_result_t *res)
     return "cg";
 }
 
+/* red[0] summed over the ranks working on A (none to sum with on a solo matrix) */
+static int sum_ranks(const kyi_csr_t *A, double *red)
+{
+    return kyi_sp_multi(A) ? ky_allreduce(KY_IN_PLACE, red, 1, KY_DOUBLE, KY_SUM, KY_TEAM_WORLD) : KY_OK;
+}
+
 static int classic(kyi_csr_t *A, kyi_sp_plan_t *P, const double *b, double *x, const ky_cg_opts_t *o,
                    ky_cg_result_t *res)
 {
@@ -63,7 +69,7 @@ static int classic(kyi_csr_t *A, kyi_sp_plan_t *P, const double *b, double *x, c
     double *pe = P->ext[0], *p = pe + P->loc_off;
     double *r = malloc(sizeof(double) * (size_t)(n + 1)), *q = malloc(sizeof(double) * (size_t)(n + 1));
     int st = r && q ? KY_OK : kyi_fail(KY_ERR_NOMEM, call, "work vectors of %lld entries", (long long)n);
-    st = kyi_sp_agree(call, st);
+    st = kyi_sp_agree_on(A, call, st);
     if (st != KY_OK) {
         free(r);
         free(q);
@@ -81,7 +87,7 @@ static int classic(kyi_csr_t *A, kyi_sp_plan_t *P, const double *b, double *x, c
         for (int64_t i = 0; i < n; i++) r[i] = b[i] - q[i];
     }
     double rr = dot(r, r, n);
-    KYI_CHECK(ky_allreduce(KY_IN_PLACE, (red[0] = rr, red), 1, KY_DOUBLE, KY_SUM, KY_TEAM_WORLD));
+    KYI_CHECK(sum_ranks(A, (red[0] = rr, red)));
     rr = red[0];
     res->norm0 = sqrt(rr);
     res->rel_residual = rr > 0 ? 1.0 : 0.0;
@@ -106,7 +112,7 @@ static int classic(kyi_csr_t *A, kyi_sp_plan_t *P, const double *b, double *x, c
         red[0] = kyi_sp_spmv_dot_cpu(A, P->col, pe, q, p); /* q = A p and p'q in one pass */
         TOC(ts, res->t_spmv);
         TIC(ta);
-        st = ky_allreduce(KY_IN_PLACE, red, 1, KY_DOUBLE, KY_SUM, KY_TEAM_WORLD);
+        st = sum_ranks(A, red);
         TOC(ta, res->t_allreduce);
         if (st != KY_OK) break;
         double pq = red[0];
@@ -134,7 +140,7 @@ static int classic(kyi_csr_t *A, kyi_sp_plan_t *P, const double *b, double *x, c
         red[0] = rr_loc;
         TOC(tu, res->t_axpy);
         TIC(ta2);
-        st = ky_allreduce(KY_IN_PLACE, red, 1, KY_DOUBLE, KY_SUM, KY_TEAM_WORLD);
+        st = sum_ranks(A, red);
         TOC(ta2, res->t_allreduce);
         if (st != KY_OK) break;
         double rr_new = red[0];
@@ -175,8 +181,9 @@ static int pipelined(kyi_csr_t *A, kyi_sp_plan_t *P, const double *b, double *x,
     int st = r && w && m && z && s && p
                  ? KY_OK
                  : kyi_fail(KY_ERR_NOMEM, call, "work vectors of %lld entries", (long long)n);
-    st = kyi_sp_agree(call, st);
-    if (st == KY_OK) st = ky_allreduce_init(KY_IN_PLACE, red, 2, KY_DOUBLE, KY_SUM, KY_TEAM_WORLD, &ar);
+    st = kyi_sp_agree_on(A, call, st);
+    if (st == KY_OK && kyi_sp_multi(A))
+        st = ky_allreduce_init(KY_IN_PLACE, red, 2, KY_DOUBLE, KY_SUM, KY_TEAM_WORLD, &ar);
     if (st != KY_OK) goto out;
     double t0 = kyi_sp_now();
     int buf = 0;
@@ -214,12 +221,12 @@ static int pipelined(kyi_csr_t *A, kyi_sp_plan_t *P, const double *b, double *x,
         }
         TOC(td, res->t_dot);
         TIC(ta);
-        st = ky_coll_start(ar, NULL);
+        st = ar ? ky_coll_start(ar, NULL) : KY_OK;
         TOC(ta, res->t_allreduce);
         if (st != KY_OK) break;
         if (i < o->max_iters) SPMV_EXT(w, m); /* overlapped with the allreduce */
         TIC(ta2);
-        int s2 = ky_coll_wait(ar);
+        int s2 = ar ? ky_coll_wait(ar) : KY_OK;
         TOC(ta2, res->t_allreduce);
         if (st == KY_OK) st = s2;
         if (st != KY_OK) break;
@@ -301,5 +308,5 @@ int kyi_sp_cg_cpu(kyi_csr_t *A, const double *b, double *x, const ky_cg_opts_t *
     int st = o->scheme == KY_CG_PIPELINED ? pipelined(A, P, b, x, o, res) : classic(A, P, b, x, o, res);
     /* a breakdown is seen by every rank at once (the values are allreduced); other failures are agreed */
     if (res->breakdown) return st;
-    return kyi_sp_agree("ky_cg", st);
+    return kyi_sp_agree_on(A, "ky_cg", st);
 }

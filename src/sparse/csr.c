@@ -82,9 +82,20 @@ static void rows_free(kyi_rows_t *r)
     memset(r, 0, sizeof *r);
 }
 
-static void csr_free_local(kyi_csr_t *A)
+int kyi_sp_multi(const kyi_csr_t *A)
+{
+    return kyi_rt.nranks > 1 && !A->solo;
+}
+
+int kyi_sp_agree_on(const kyi_csr_t *A, const char *call, int status)
+{
+    return kyi_sp_multi(A) ? kyi_sp_agree(call, status) : status;
+}
+
+void kyi_sp_csr_free_local(kyi_csr_t *A)
 {
     if (!A) return;
+    if (A->agg) kyi_sp_agg_free(A); /* collective where A is not solo: every rank made it */
     /* plans before the GPU workspace: a GPU coll plan looks at the stream it last ran on, the workspace's */
     for (int k = 0; k < KYI_XCH_COUNT; k++)
         if (A->plan[k]) kyi_sp_plan_free(A, A->plan[k]);
@@ -154,6 +165,7 @@ int kyi_sp_from_rows(const char *call, kyi_rows_t *rows, const ky_csr_opts_t *op
     A->lnnz = rows->rowptr[nloc];
     A->starts = lo_all;
     lo_all = NULL;
+    A->agg_choice = -1;
     A->memkind = o.memkind;
     A->device = o.memkind == KY_MEM_GPU ? kyi_my_device() : -1;
     A->rowptr = rows->rowptr;
@@ -174,7 +186,7 @@ fail:
     rows_free(rows);
     free(lo_all);
     if (A && !A->starts) A->starts = NULL;
-    csr_free_local(A);
+    kyi_sp_csr_free_local(A);
     *out = NULL;
     return st;
 }
@@ -227,7 +239,7 @@ int ky_csr_destroy(ky_csr_t A)
     KYI_CHECK(kyi_require_init(call));
     if (!A) return KY_OK;
     /* plans own segments, whose destruction is collective: every rank built the same plans */
-    csr_free_local(A);
+    kyi_sp_csr_free_local(A);
     return KY_OK;
 }
 

@@ -8,7 +8,9 @@
  *   packs exactly those entries and puts them straight into the ghost slots of the receiver, then puts its
  *   epoch into the receiver's flag word. Peers are made symmetric (a peer that sends nothing still sends
  *   its flag) so that a rank two exchanges ahead of a neighbour has heard from it after the neighbour's
- *   last SpMV: with two extended vectors used alternately no ghost is overwritten while it is read. */
+ *   last SpMV: with two extended vectors used alternately no ghost is overwritten while it is read.
+ * solo (a matrix one rank holds whole, agglom.c): either kind is two plain vectors of n entries, columns as
+ *   they are, nothing to exchange and nothing collective. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -227,6 +229,21 @@ out:
     return st;
 }
 
+static int plan_solo(kyi_csr_t *A, kyi_sp_plan_t *P, const char *call)
+{
+    P->next = A->nloc;
+    P->loc_off = 0;
+    P->maxloc = A->nloc;
+    P->nbuf = 2;
+    if (P->next > INT32_MAX)
+        return kyi_fail(KY_ERR_ARG, call, "vector of %lld entries exceeds 2^31", (long long)P->next);
+    P->col = malloc(sizeof(int) * (size_t)(A->lnnz > 0 ? A->lnnz : 1));
+    if (!P->col) return kyi_fail(KY_ERR_NOMEM, call, "column map");
+    for (int64_t k = 0; k < A->lnnz; k++) P->col[k] = (int)A->gcol[k];
+    KYI_CHECK(vec_alloc(A, P->next, &P->ext[0]));
+    return vec_alloc(A, P->next, &P->ext[1]);
+}
+
 int kyi_sp_plan_get(kyi_csr_t *A, int kind, kyi_sp_plan_t **out)
 {
     const char *call = "ky_cg";
@@ -239,9 +256,11 @@ int kyi_sp_plan_get(kyi_csr_t *A, int kind, kyi_sp_plan_t **out)
     if (!P) return kyi_fail(KY_ERR_NOMEM, call, "exchange plan");
     P->kind = kind;
     P->algo = A->ag_algo;
-    int st = kind == KYI_XCH_ALLGATHER ? plan_allgather(A, P, call) : plan_halo(A, P, call);
+    int st = A->solo                     ? plan_solo(A, P, call)
+             : kind == KYI_XCH_ALLGATHER ? plan_allgather(A, P, call)
+                                         : plan_halo(A, P, call);
     if (st == KY_OK && A->memkind == KY_MEM_GPU) st = kyi_sp_gpu_plan_upload(A, P);
-    st = kyi_sp_agree(call, st);
+    st = kyi_sp_agree_on(A, call, st);
     A->plan[kind] = P; /* even on failure: destroy frees what was made, collectively */
     if (st != KY_OK) return st;
     *out = P;
@@ -251,7 +270,7 @@ int kyi_sp_plan_get(kyi_csr_t *A, int kind, kyi_sp_plan_t **out)
 /* Rebuild the allgather's coll plan for another algorithm (collective; every rank asks the same). */
 int kyi_sp_plan_set_algo(kyi_csr_t *A, kyi_sp_plan_t *P, int algo)
 {
-    if (P->kind != KYI_XCH_ALLGATHER || P->algo == algo) return KY_OK;
+    if (P->kind != KYI_XCH_ALLGATHER || P->algo == algo || A->solo) return KY_OK;
     if (P->ag[0]) ky_coll_free(P->ag[0]);
     P->ag[0] = NULL;
     P->algo = algo;
@@ -259,7 +278,6 @@ int kyi_sp_plan_set_algo(kyi_csr_t *A, kyi_sp_plan_t *P, int algo)
     int st = ky_allgather_init(KY_IN_PLACE, sizeof(double) * (size_t)P->maxloc, P->ext[0], KY_TEAM_WORLD,
                                &P->ag[0]);
     ky_coll_set_algo(KY_COLL_ALLGATHER, KY_ALGO_AUTO);
-    (void)A;
     return st;
 }
 
@@ -313,7 +331,7 @@ static int halo_exchange(kyi_csr_t *A, kyi_sp_plan_t *P, int buf, void *stream)
 
 int kyi_sp_exchange(kyi_csr_t *A, kyi_sp_plan_t *P, int buf, void *stream)
 {
-    if (kyi_rt.nranks == 1) return KY_OK;
+    if (!kyi_sp_multi(A)) return KY_OK;
     if (P->kind == KYI_XCH_HALO) return halo_exchange(A, P, buf, stream);
     KYI_CHECK(ky_coll_start(P->ag[0], A->memkind == KY_MEM_GPU ? stream : NULL));
     if (A->memkind == KY_MEM_GPU) return KY_OK; /* stream-ordered: the SpMV kernel follows on the stream */

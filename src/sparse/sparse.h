@@ -65,8 +65,31 @@ struct kyi_csr {
     int ag_algo;            /* allgather algorithm a new allgather plan uses */
     kyi_sp_plan_t *plan[KYI_XCH_COUNT];
     void *gws; /* GPU solver workspace (stream, vectors, scalars, allreduce plans), kept between solves */
+    /* solo: every row on this rank alone (the agglomerated solve's matrix, agglom.c): no exchange, no
+     * collective. agg: the agglomerated solve's state (root: that matrix), made at its first use */
+    int solo;
+    struct kyi_sp_agg *agg;
+    int agg_choice; /* KY_CG_AGGLOMERATE's answer for this matrix: -1 not asked yet, 0 distributed, 1 one */
 };
 typedef struct kyi_csr kyi_csr_t;
+
+/* Several ranks work on A's solves (0: one rank, or A is an agglomerated matrix held by one rank). */
+int kyi_sp_multi(const kyi_csr_t *A);
+/* Collective: every rank agrees on status, unless A is solo (then the status as it is). */
+int kyi_sp_agree_on(const kyi_csr_t *A, const char *call, int status);
+/* Frees a matrix's local parts (plans, GPU copies, rows, the agglomerated state). */
+void kyi_sp_csr_free_local(kyi_csr_t *A);
+
+/* Agglomerated solve (agglom.c). The choice (collective once per matrix, rank 0's answer; cost model in
+ * agglom.c): 1 to solve on rank 0 alone, or a negative status. The model: µs per iteration of ranks on gpus.
+ */
+int kyi_sp_agg_choose(kyi_csr_t *A);
+double kyi_sp_agg_model_us(int64_t n, int64_t nnz, int gpus, int ranks, double gbs, double sync_us);
+/* Collective: rank 0 gathers b (and x), solves the whole system alone, every rank gets its piece of x and
+ * rank 0's result and status. */
+int kyi_sp_cg_agglomerated(kyi_csr_t *A, const double *b, double *x, const ky_cg_opts_t *o,
+                           ky_cg_result_t *res);
+void kyi_sp_agg_free(kyi_csr_t *A);
 
 /* Host rows of this rank while a matrix is built (reader, generators). */
 typedef struct {
@@ -114,7 +137,7 @@ int kyi_sp_gpu_alloc(kyi_csr_t *A, size_t bytes, void **p);
 int kyi_sp_gpu_pack(kyi_csr_t *A, kyi_sp_plan_t *P, const double *src, void *stream);
 int kyi_sp_gpu_spmv(kyi_csr_t *A, kyi_sp_plan_t *P, const double *xext, double *y, void *stream);
 int kyi_sp_gpu_copy(double *dst, const double *src, int64_t n, void *stream);
-int kyi_sp_gpu_sync(void *stream);
+int kyi_sp_gpu_sync(void *stream); /* NULL: the whole device */
 int kyi_sp_cg_gpu(kyi_csr_t *A, const double *b, double *x, const ky_cg_opts_t *o, ky_cg_result_t *res);
 /* NPB's vector steps on GPU vectors: out[0] = x'z, out[1] = z'z (local), then x = s z. */
 int kyi_sp_gpu_dot2(const double *x, const double *z, int64_t n, double out[2]);

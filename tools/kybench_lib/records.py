@@ -54,7 +54,7 @@ SCHEMAS = {
     "cg": ({"matrix": "string", "impl": "string", "N": "integer", "nnz": "integer", "iters": "integer",
             "us_per_iter": "number"},
            {"rel_residual": "number", "ratio": "number", "baseline": "string", "launches_per_iter": "integer",
-            "syncs_per_iter": "integer"}),
+            "syncs_per_iter": "integer", "active_ranks": "integer", "agglomerated": "boolean"}),
     "dsm": ({"app": "string", "variant": "string", "time_s": "number", "pages_fetched": "integer"},
             {"N": "integer", "threads": "integer", "faults_read": "integer", "faults_write": "integer",
              "bytes_fetched": "integer", "diffs": "integer", "diff_bytes": "integer",

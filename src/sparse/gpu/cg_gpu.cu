@@ -28,6 +28,7 @@
 typedef struct {
     cudaStream_t s;
     int64_t n;
+    int multi; /* several ranks work on the solve (kyi_sp_multi): the dots are allreduced, p exchanged */
     double *r, *q;
     double *S, *L; /* device scalars: S as in sp_kernels.cuh (+ [1] p'q, [2] r'r summed), L local sums */
     double *h;     /* pinned host copy of S; h[12..15]: staged reductions */
@@ -154,7 +155,8 @@ static int ws_get(kyi_csr_t *A, gws_t **out)
     CU(cudaMallocHost(&w->h, 16 * sizeof(double)));
     w->L = w->S + 8;
     w->n = A->nloc;
-    if (kyi_rt.nranks > 1) {
+    w->multi = kyi_sp_multi(A);
+    if (w->multi) {
         int me = kyi_rt.rank, shared = 0;
         for (int r = 0; r < kyi_rt.nranks; r++)
             if (r != me && kyi_rt.hw_node_of[r] == kyi_rt.hw_node_of[me] &&
@@ -264,7 +266,7 @@ typedef struct {
 static int launch_k1(iter_t *it)
 {
     gws_t *w = it->w;
-    int multi = kyi_rt.nranks > 1;
+    int multi = it->w->multi;
     kyi_sp_fuse_t f;
     f.p = it->p;
     f.S = w->S;
@@ -278,7 +280,7 @@ static int launch_k1(iter_t *it)
 static int launch_k2(iter_t *it)
 {
     gws_t *w = it->w;
-    int multi = kyi_rt.nranks > 1;
+    int multi = it->w->multi;
     k2_update<<<it->gridv, KYI_SP_BLOCK, 0, w->s>>>((int)it->A->nloc, it->x, w->r, it->p, w->q, w->S,
                                                     multi ? w->S + 1 : w->L, w->L + 1,
                                                     it->o->allow_indefinite);
@@ -289,7 +291,7 @@ static int launch_k2(iter_t *it)
 static int launch_k3(iter_t *it)
 {
     gws_t *w = it->w;
-    int multi = kyi_rt.nranks > 1;
+    int multi = it->w->multi;
     k3_direction<<<it->gridv, KYI_SP_BLOCK, 0, w->s>>>(
         (int)it->A->nloc, w->r, it->p, w->S, multi ? w->S + 2 : w->L + 1, w->L, it->o->rtol * it->o->rtol);
     CU(cudaGetLastError());
@@ -299,7 +301,7 @@ static int launch_k3(iter_t *it)
 /* Sum local slot k (0: p'q, 1: r'r) over the ranks into S[1 + k]. */
 static int allreduce(gws_t *w, int k)
 {
-    if (kyi_rt.nranks == 1) return KY_OK;
+    if (!w->multi) return KY_OK;
     if (!w->staged) return ky_coll_start(k == 0 ? w->ar_pq : w->ar_rr, (void *)w->s);
     double *h = w->h + 12 + k;
     CU(cudaMemcpyAsync(h, w->L + k, sizeof(double), cudaMemcpyDeviceToHost, w->s));
@@ -312,7 +314,7 @@ static int allreduce(gws_t *w, int k)
 /* p's exchange: the plan's (stream-ordered allgather or halo puts), or the seed's host path when staged. */
 static int exchange(kyi_csr_t *A, kyi_sp_plan_t *P, gws_t *w)
 {
-    if (kyi_rt.nranks == 1) return KY_OK;
+    if (!w->multi) return KY_OK;
     if (!w->staged || P->kind != KYI_XCH_ALLGATHER) return kyi_sp_exchange(A, P, 0, w->s);
     if (!w->ag_host || w->ag_algo != P->algo) {
         if (w->ag_host) ky_coll_free(w->ag_host);
@@ -442,7 +444,7 @@ __global__ void k_dots_rw(int n, const double *r, const double *w, double *L)
  * host: the copy is enqueued now, the host allreduce runs in pipe_finish while the GPU does the SpMV. */
 static int pipe_start(gws_t *w)
 {
-    if (kyi_rt.nranks == 1) return KY_OK;
+    if (!w->multi) return KY_OK;
     if (w->staged) {
         CU(cudaMemcpyAsync(w->h + 12, w->L, 2 * sizeof(double), cudaMemcpyDeviceToHost, w->s));
         CU(cudaEventRecord(w->ev_fork, w->s));
@@ -457,7 +459,7 @@ static int pipe_start(gws_t *w)
 
 static int pipe_finish(gws_t *w)
 {
-    if (kyi_rt.nranks == 1) return KY_OK;
+    if (!w->multi) return KY_OK;
     if (w->staged) {
         CU(cudaEventSynchronize(w->ev_fork)); /* the local sums are on the host; the SpMV may still run */
         KYI_CHECK(ky_allreduce(KY_IN_PLACE, w->h + 12, 2, KY_DOUBLE, KY_SUM, KY_TEAM_WORLD));
@@ -472,7 +474,7 @@ static int pipelined_gpu(kyi_csr_t *A, kyi_sp_plan_t *P, gws_t *w, const double 
                          const ky_cg_opts_t *o, ky_cg_result_t *res)
 {
     const char *call = "ky_cg";
-    int n = (int)A->nloc, multi = kyi_rt.nranks > 1;
+    int n = (int)A->nloc, multi = w->multi;
     size_t nb = sizeof(double) * (size_t)(n + 1);
     if (!w->m) {
         CU(cudaMalloc(&w->m, nb));
@@ -587,7 +589,7 @@ extern "C" int kyi_sp_cg_gpu(kyi_csr_t *A, const double *b, double *x, const ky_
                              ky_cg_result_t *res)
 {
     const char *call = "ky_cg";
-    int multi = kyi_rt.nranks > 1;
+    int multi = kyi_sp_multi(A);
     int kind = o->scheme == KY_CG_HALO || o->scheme == KY_CG_PIPELINED ? KYI_XCH_HALO : KYI_XCH_ALLGATHER;
     if (o->scheme == KY_CG_GRAPH && !multi) kind = KYI_XCH_ALLGATHER; /* one rank: nothing to exchange */
     kyi_sp_plan_t *P;

@@ -99,6 +99,10 @@ extern "C" int kyi_sp_gpu_copy(double *dst, const double *src, int64_t n, void *
 
 extern "C" int kyi_sp_gpu_sync(void *stream)
 {
+    if (!stream) { /* the caller's vectors may come from any stream of the device */
+        CU("ky_cg", cudaDeviceSynchronize());
+        return KY_OK;
+    }
     CU("ky_cg", cudaStreamSynchronize((cudaStream_t)stream));
     return KY_OK;
 }
