@@ -288,7 +288,7 @@ int main(int argc, char **argv)
 {
     std::string mats =
         "standin:nasa2910,standin:s1rmq4m1,standin:nd3k,standin:Pres_Poisson,standin:nd6k,standin:smt";
-    std::string schemes = "graph,allgather,halo,pipelined,push";
+    std::string schemes = "graph,allgather,halo,pipelined";
     const char *json = NULL;
     int iters = 1000, reps = 3, spmv = 0;
     for (int i = 1; i < argc; i++) {

@@ -24,8 +24,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: ky_cg --matrix FILE|poisson7:N|poisson27:N|npb:S|W|A|B|C|standin:NAME [options]\n"
-            "  --scheme S     allgather, halo, pipelined, graph (GPU), push (GPU), comma list or all "
-            "(default halo)\n"
+            "  --scheme S     allgather, halo, pipelined, graph (GPU), comma list or all (default halo)\n"
             "  --iters N      iterations (fixed count when no --rtol; default 1000)\n"
             "  --rtol R       stop when ||r||/||r0|| < R (max --iters)\n"
             "  --algo A       allgather algorithm of the allgather scheme: auto, ring, neighbor, rd, bruck\n"
@@ -228,9 +227,9 @@ int main(int argc, char **argv)
     int first = 1;
     char list[256];
     snprintf(list, sizeof list, "%s",
-             strcmp(a.schemes, "all") ? a.schemes
-                                      : (a.memkind == KY_MEM_GPU ? "allgather,halo,pipelined,graph,push"
-                                                                 : "allgather,halo,pipelined"));
+             strcmp(a.schemes, "all")
+                 ? a.schemes
+                 : (a.memkind == KY_MEM_GPU ? "allgather,halo,pipelined,graph" : "allgather,halo,pipelined"));
     if (!strncmp(a.matrix, "npb:", 4)) { /* NPB's benchmark: its own iteration counts and verification */
         char cls = a.matrix[4];
         for (char *s = strtok(list, ","); s; s = strtok(NULL, ",")) {

@@ -15,10 +15,6 @@
  *                    SpMV (halo exchange)
  *   KY_CG_GRAPH      GPU only: the whole iteration (kernels and stream-ordered collectives) captured once in
  *                    a CUDA graph and replayed
- *   KY_CG_PUSH       GPU only, one GPU per rank on one node: graph's iteration without collectives: the
- *                    kernel that makes p stores each rank's piece straight into every peer's vector, the
- *                    dots' partial sums go to every peer the same way, and kernels wait on flags (ranks on
- *                    other nodes or sharing a GPU: KY_ERR_UNSUPPORTED)
  * How many ranks work (KY_CG_AGGLOMERATE): every rank its rows, or, where one GPU beats the cross-GPU
  * synchronisation of several (a cost model on the matrix's size: small matrices), rank 0 alone on the whole
  * matrix, gathered once; the arguments and every rank's piece of x are the same either way. */
@@ -41,8 +37,7 @@ typedef enum {
     KY_CG_HALO = 1,
     KY_CG_PIPELINED = 2,
     KY_CG_GRAPH = 3,
-    KY_CG_PUSH = 4,
-    KY_CG_SCHEME_COUNT = 5
+    KY_CG_SCHEME_COUNT = 4
 } ky_cg_scheme_t;
 
 /* How a matrix is distributed and where it lives. Zero-initialised = rows balanced, host memory. */
@@ -126,7 +121,7 @@ KY_API int ky_cg_opts_default(ky_cg_opts_t *opts);
  * A breakdown (A not positive definite) returns KY_ERR_ARG with the iteration and p'Ap in ky_last_error()
  * and res->breakdown = 1, x holding the last finite iterate. res may be NULL. */
 KY_API int ky_cg(ky_csr_t A, const double *b, double *x, const ky_cg_opts_t *opts, ky_cg_result_t *res);
-/* "allgather", "halo", "pipelined", "graph", "push"; "?" otherwise. And back: -1 for an unknown name. */
+/* "allgather", "halo", "pipelined", "graph"; "?" otherwise. And back: -1 for an unknown name. */
 KY_API const char *ky_cg_scheme_name(int scheme);
 KY_API int ky_cg_scheme_parse(const char *name);
 

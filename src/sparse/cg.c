@@ -10,8 +10,7 @@
 #include "runtime/trace.h"
 #include "sparse/sparse.h"
 
-static const char *const scheme_names[KY_CG_SCHEME_COUNT] = {"allgather", "halo", "pipelined", "graph",
-                                                             "push"};
+static const char *const scheme_names[KY_CG_SCHEME_COUNT] = {"allgather", "halo", "pipelined", "graph"};
 
 const char *ky_cg_scheme_name(int scheme)
 {
@@ -61,10 +60,9 @@ int ky_cg(ky_csr_t A, const double *b, double *x, const ky_cg_opts_t *opts, ky_c
         st = kyi_fail(KY_ERR_ARG, call, "rtol %g is not >= 0", o.rtol);
     else if (o.allgather_algo < 0 || o.allgather_algo >= KY_ALGO_COUNT)
         st = kyi_fail(KY_ERR_ARG, call, "allgather algorithm %d unknown", o.allgather_algo);
-    else if ((o.scheme == KY_CG_GRAPH || o.scheme == KY_CG_PUSH) && A->memkind != KY_MEM_GPU)
+    else if (o.scheme == KY_CG_GRAPH && A->memkind != KY_MEM_GPU)
         st = kyi_fail(KY_ERR_UNSUPPORTED, call,
-                      "scheme '%s' captures CUDA kernels: the matrix must be on the GPU",
-                      ky_cg_scheme_name(o.scheme));
+                      "scheme 'graph' captures CUDA kernels: the matrix must be on the GPU");
     if (!A) return st;
     KYI_CHECK(kyi_sp_agree(call, st));
     uint64_t t0 = KYI_TRACE_T0();

@@ -9,8 +9,6 @@
  *   epoch into the receiver's flag word. Peers are made symmetric (a peer that sends nothing still sends
  *   its flag) so that a rank two exchanges ahead of a neighbour has heard from it after the neighbour's
  *   last SpMV: with two extended vectors used alternately no ghost is overwritten while it is read.
- * push: the allgather's layout in a GPU segment with no coll plan: scheme push's kernels store every rank's
- *   piece straight into every peer's vector (gpu/cg_gpu.cu).
  * solo (a matrix one rank holds whole, agglom.c): either kind is two plain vectors of n entries, columns as
  *   they are, nothing to exchange and nothing collective. */
 #include <stdlib.h>
@@ -87,7 +85,6 @@ void kyi_sp_plan_free(kyi_csr_t *A, kyi_sp_plan_t *P)
 
 static int plan_allgather(kyi_csr_t *A, kyi_sp_plan_t *P, const char *call)
 {
-    int push = P->kind == KYI_XCH_PUSH;
     int p = kyi_rt.nranks, me = kyi_rt.rank, st = KY_OK;
     int64_t maxloc = 1;
     for (int r = 0; r < p; r++)
@@ -105,13 +102,9 @@ static int plan_allgather(kyi_csr_t *A, kyi_sp_plan_t *P, const char *call)
         int o = owner_of(A, g);
         P->col[k] = (int)(o * maxloc + (g - A->starts[o]));
     }
-    if (st == KY_OK && !push) st = vec_alloc(A, P->next, &P->ext[0]);
+    if (st == KY_OK) st = vec_alloc(A, P->next, &P->ext[0]);
     st = kyi_sp_agree(call, st);
     if (st != KY_OK) return st;
-    if (push) { /* peers' kernels store into it: a segment every GPU of the node maps */
-        KYI_CHECK(ky_seg_create(NULL, sizeof(double) * (size_t)P->next, KY_MEM_GPU, A->device, &P->seg[0]));
-        return ky_seg_local(P->seg[0], (void **)&P->ext[0], NULL);
-    }
     KYI_CHECK(ky_coll_set_algo(KY_COLL_ALLGATHER, (ky_coll_algo_t)P->algo));
     st = ky_allgather_init(KY_IN_PLACE, sizeof(double) * (size_t)maxloc, P->ext[0], KY_TEAM_WORLD, &P->ag[0]);
     ky_coll_set_algo(KY_COLL_ALLGATHER, KY_ALGO_AUTO);
@@ -263,9 +256,9 @@ int kyi_sp_plan_get(kyi_csr_t *A, int kind, kyi_sp_plan_t **out)
     if (!P) return kyi_fail(KY_ERR_NOMEM, call, "exchange plan");
     P->kind = kind;
     P->algo = A->ag_algo;
-    int st = A->solo                ? plan_solo(A, P, call)
-             : kind != KYI_XCH_HALO ? plan_allgather(A, P, call)
-                                    : plan_halo(A, P, call);
+    int st = A->solo                     ? plan_solo(A, P, call)
+             : kind == KYI_XCH_ALLGATHER ? plan_allgather(A, P, call)
+                                         : plan_halo(A, P, call);
     if (st == KY_OK && A->memkind == KY_MEM_GPU) st = kyi_sp_gpu_plan_upload(A, P);
     st = kyi_sp_agree_on(A, call, st);
     A->plan[kind] = P; /* even on failure: destroy frees what was made, collectively */
@@ -338,7 +331,7 @@ static int halo_exchange(kyi_csr_t *A, kyi_sp_plan_t *P, int buf, void *stream)
 
 int kyi_sp_exchange(kyi_csr_t *A, kyi_sp_plan_t *P, int buf, void *stream)
 {
-    if (!kyi_sp_multi(A) || P->kind == KYI_XCH_PUSH) return KY_OK; /* push: CG's kernels store p */
+    if (!kyi_sp_multi(A)) return KY_OK;
     if (P->kind == KYI_XCH_HALO) return halo_exchange(A, P, buf, stream);
     KYI_CHECK(ky_coll_start(P->ag[0], A->memkind == KY_MEM_GPU ? stream : NULL));
     if (A->memkind == KY_MEM_GPU) return KY_OK; /* stream-ordered: the SpMV kernel follows on the stream */

@@ -14,9 +14,7 @@
 extern "C" {
 #endif
 
-/* push: the allgather's padded layout in a GPU segment, which CG's kernels store into straight from every
- * peer (scheme push, gpu/cg_gpu.cu); nothing to exchange on the host */
-enum { KYI_XCH_ALLGATHER = 0, KYI_XCH_HALO = 1, KYI_XCH_PUSH = 2, KYI_XCH_COUNT = 3 };
+enum { KYI_XCH_ALLGATHER = 0, KYI_XCH_HALO = 1, KYI_XCH_COUNT = 2 };
 
 typedef struct kyi_sp_plan {
     int kind;

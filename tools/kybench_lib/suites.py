@@ -175,7 +175,7 @@ SUITES = {
     # distributed CG (seed 001): one GPU against cuSPARSE+cuBLAS; ranks sharing it against the seed's scheme
     "cg": [
         Case("cg_gpu", "bench_cg", "", CG_GPU, ONE_GPU, gpu=True, ranks=1),
-        Case("cg_gpu_seed", "bench_cg", "--scheme allgather,halo,pipelined,graph,push", CG_GPU, ONE_GPU, gpu=True, ranks=None,
+        Case("cg_gpu_seed", "bench_cg", "--scheme allgather,halo,pipelined,graph", CG_GPU, ONE_GPU, gpu=True, ranks=None,
              default_ranks=(2, 4)),
     ],
     # the OpenSHMEM layer: host put/get against ky_put/ky_get and OSHMEM (2 PEs; one node and KY_NODE_SPLIT=rank)

@@ -12,8 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kyoyu/device.cuh"
-#include "runtime/config.h"
 #include "runtime/log.h"
 #include "runtime/runtime.h"
 #include "runtime/trace.h"
@@ -53,11 +51,6 @@ typedef struct {
     const char **tname;
     int tcap, tn, capturing;
     uint64_t tref_ns;
-    /* scheme push (sp_kernels.cuh): the ranks' sync words (a GPU segment), this GPU's counters and epoch, and
-     * the kernels' view of both (device memory); made by the first push solve, kept */
-    ky_seg_t psync;
-    unsigned long long *pctl;
-    kyi_sp_push_t *pu;
 } gws_t;
 
 #define TRACE_PAIRS 4096
@@ -121,9 +114,6 @@ extern "C" void kyi_sp_gpu_ws_free(kyi_csr_t *A)
     if (w->ar_rr) ky_coll_free(w->ar_rr);
     if (w->ag_host) ky_coll_free(w->ag_host);
     if (w->ar_pipe) ky_coll_free(w->ar_pipe);
-    if (w->psync) ky_seg_destroy(w->psync); /* collective: every rank made it */
-    cudaFree(w->pctl);
-    cudaFree(w->pu);
     if (w->hvec) cudaFreeHost(w->hvec);
     cudaFree(w->m);
     cudaFree(w->z);
@@ -229,100 +219,6 @@ __global__ void k3_direction(int n, const double *r, double *p, double *S, const
         p[i] = r[i] + beta * p[i];
 }
 
-/* Scheme push's K2 and K3: K2 and K3 with the sum of every rank's p'q (r'r) taken from the sync words
- * instead of an allreduce; K2's last block stores the rank's r'r in every rank's slot, K3 stores p into
- * every peer's gathered p and its last block raises the p flags and the epoch (sp_kernels.cuh). */
-__global__ void k2_push(int n, double *x, double *r, const double *p, const double *q, double *S,
-                        double *rr_acc, int allow_indef, const kyi_sp_push_t *pu)
-{
-    if (kyi_sp_stopped(S)) return;
-    unsigned long long e = *(volatile unsigned long long *)pu->ep;
-    double pq = kyi_sp_push_wait(pu, 1, e), rho = S[0];
-    if (blockIdx.x == 0 && threadIdx.x == 0) S[1] = pq;
-    bool bad = !isfinite(pq) || (allow_indef ? pq == 0.0 : !(pq > 0.0));
-    if (bad) {
-        bool noise = isfinite(pq) && rho < 1e-28 * S[3];
-        if (blockIdx.x == 0 && threadIdx.x == 0) {
-            S[6] = pq;
-            S[4] = noise ? 1.0 : 2.0;
-        }
-        return;
-    }
-    double alpha = rho / pq, acc = 0.0;
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        x[i] += alpha * p[i];
-        double ri = r[i] - alpha * q[i];
-        r[i] = ri;
-        acc += ri * ri;
-    }
-    kyi_sp_block_add(acc, rr_acc);
-    if (blockIdx.x == 0 && threadIdx.x == 0) S[5] += 1.0;
-    if (kyi_sp_push_last(pu->cnt + 1) && threadIdx.x == 0)
-        kyi_sp_push_scalar(pu, 2, *(volatile double *)rr_acc, e);
-}
-
-/* p's piece into every peer's gathered p (the caller's entries), then, from the last block, the p flags and
- * the epoch */
-__device__ __forceinline__ void push_p_end(const kyi_sp_push_t *pu, unsigned long long e)
-{
-    if (kyi_sp_push_last(pu->cnt + 2) && threadIdx.x == 0) {
-        for (int k = 0; k < pu->np; k++) kyi_sp_st_release(pu->sync[k] + pu->me, e + 1);
-        *(volatile unsigned long long *)pu->ep = e + 1;
-    }
-}
-
-__global__ void k3_push(int n, const double *r, double *p, double *S, double *pq_acc, double rtol2,
-                        const kyi_sp_push_t *pu)
-{
-    if (blockIdx.x == 0 && threadIdx.x == 0) *pq_acc = 0.0;
-    if (kyi_sp_stopped(S)) return;
-    unsigned long long e = *(volatile unsigned long long *)pu->ep;
-    double rr = kyi_sp_push_wait(pu, 2, e), rho = S[0];
-    if (blockIdx.x == 0 && threadIdx.x == 0) S[2] = rr;
-    if (!isfinite(rr)) {
-        if (blockIdx.x == 0 && threadIdx.x == 0) {
-            S[6] = rr;
-            S[4] = 2.0;
-        }
-        return;
-    }
-    if (rtol2 > 0 && (rr < rtol2 * S[3] || rr <= 1e-30 * S[3])) {
-        if (blockIdx.x == 0 && threadIdx.x == 0) S[4] = 1.0;
-        return;
-    }
-    double beta = rr / rho;
-    int np = pu->np, me = pu->me;
-    long long off = pu->loc_off;
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        double v = r[i] + beta * p[i];
-        p[i] = v;
-        for (int k = 0; k < np; k++)
-            if (k != me) pu->pfull[k][off + i] = v;
-    }
-    push_p_end(pu, e);
-}
-
-/* The piece p (already in this rank's gathered p) into every peer's, flags and epoch raised: before the
- * iterations (r0, or the start x) */
-__global__ void k_push_p(int n, const double *p, const kyi_sp_push_t *pu)
-{
-    unsigned long long e = *(volatile unsigned long long *)pu->ep;
-    int np = pu->np, me = pu->me;
-    long long off = pu->loc_off;
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        double v = p[i];
-        for (int k = 0; k < np; k++)
-            if (k != me) pu->pfull[k][off + i] = v;
-    }
-    push_p_end(pu, e);
-}
-
-/* Wait (one block) until every rank's p of the current epoch is here: before a plain SpMV reads it */
-__global__ void k_push_wait(const kyi_sp_push_t *pu)
-{
-    kyi_sp_push_wait(pu, 0, *(volatile unsigned long long *)pu->ep);
-}
-
 __global__ void k_init(int n, const double *b, const double *ax, double *r, double *p, double *rr_acc)
 {
     double acc = 0.0;
@@ -352,7 +248,6 @@ typedef struct {
     unsigned gridv;
     ky_cg_result_t *res;
     int timers;
-    const kyi_sp_push_t *push; /* scheme push: the kernels' view of the sync words, else NULL */
 } iter_t;
 
 #define PHASE(acc, name, stmt)                      \
@@ -378,7 +273,6 @@ static int launch_k1(iter_t *it)
     f.pq_acc = w->L;
     f.rr_acc = w->L + 1;
     f.rr_glob = multi ? w->S + 2 : w->L + 1;
-    f.push = it->push;
     CU(kyi_sp_gpu_spmv_launch(it->A, it->P, it->pe, w->q, &f, w->s));
     return KY_OK;
 }
@@ -387,12 +281,6 @@ static int launch_k2(iter_t *it)
 {
     gws_t *w = it->w;
     int multi = it->w->multi;
-    if (it->push) {
-        k2_push<<<it->gridv, KYI_SP_BLOCK, 0, w->s>>>((int)it->A->nloc, it->x, w->r, it->p, w->q, w->S,
-                                                      w->L + 1, it->o->allow_indefinite, it->push);
-        CU(cudaGetLastError());
-        return KY_OK;
-    }
     k2_update<<<it->gridv, KYI_SP_BLOCK, 0, w->s>>>((int)it->A->nloc, it->x, w->r, it->p, w->q, w->S,
                                                     multi ? w->S + 1 : w->L, w->L + 1,
                                                     it->o->allow_indefinite);
@@ -404,12 +292,6 @@ static int launch_k3(iter_t *it)
 {
     gws_t *w = it->w;
     int multi = it->w->multi;
-    if (it->push) {
-        k3_push<<<it->gridv, KYI_SP_BLOCK, 0, w->s>>>((int)it->A->nloc, w->r, it->p, w->S, w->L,
-                                                      it->o->rtol * it->o->rtol, it->push);
-        CU(cudaGetLastError());
-        return KY_OK;
-    }
     k3_direction<<<it->gridv, KYI_SP_BLOCK, 0, w->s>>>(
         (int)it->A->nloc, w->r, it->p, w->S, multi ? w->S + 2 : w->L + 1, w->L, it->o->rtol * it->o->rtol);
     CU(cudaGetLastError());
@@ -433,17 +315,6 @@ static int allreduce(gws_t *w, int k)
 static int exchange(kyi_csr_t *A, kyi_sp_plan_t *P, gws_t *w)
 {
     if (!w->multi) return KY_OK;
-    if (P->kind == KYI_XCH_PUSH) { /* this rank's piece into every peer's, then wait for theirs */
-        int n = (int)A->nloc;
-        unsigned g = (unsigned)((n + KYI_SP_BLOCK - 1) / KYI_SP_BLOCK);
-        if (g == 0) g = 1;
-        if (g > 1024) g = 1024;
-        k_push_p<<<g, KYI_SP_BLOCK, 0, w->s>>>(n, P->ext[0] + P->loc_off, w->pu);
-        CU(cudaGetLastError());
-        k_push_wait<<<1, 32, 0, w->s>>>(w->pu);
-        CU(cudaGetLastError());
-        return KY_OK;
-    }
     if (!w->staged || P->kind != KYI_XCH_ALLGATHER) return kyi_sp_exchange(A, P, 0, w->s);
     if (!w->ag_host || w->ag_algo != P->algo) {
         if (w->ag_host) ky_coll_free(w->ag_host);
@@ -469,12 +340,6 @@ static int exchange(kyi_csr_t *A, kyi_sp_plan_t *P, gws_t *w)
 static int iteration(iter_t *it)
 {
     gws_t *w = it->w;
-    if (it->push) { /* no collective: the kernels store into the peers and wait on flags */
-        PHASE(t_spmv, "K1 q=Ap, p'q (push)", launch_k1(it));
-        PHASE(t_axpy, "K2 x, r, r'r (push)", launch_k2(it));
-        PHASE(t_axpy, "K3 p = r + beta p (push)", launch_k3(it));
-        return KY_OK;
-    }
     PHASE(t_exchange, "exchange", exchange(it->A, it->P, w));
     PHASE(t_spmv, "K1 q=Ap, p'q", launch_k1(it));
     PHASE(t_allreduce, "allreduce p'q", allreduce(w, 0));
@@ -720,78 +585,13 @@ static int pipelined_gpu(kyi_csr_t *A, kyi_sp_plan_t *P, gws_t *w, const double 
     return KY_OK;
 }
 
-/* Scheme push's set-up (collective, once per workspace): the sync words, zeroed everywhere before anyone
- * stores into them, and the kernels' view of every rank's gathered p and sync words. Refused (agreed) where
- * a peer's GPU memory is not addressable from this GPU (another node), ranks share a GPU (their spinning
- * kernels would take turns on it) or there are more than KYI_PUSH_MAX ranks. */
-static int push_setup(kyi_csr_t *A, kyi_sp_plan_t *P, gws_t *w)
-{
-    const char *call = "ky_cg";
-    if (w->pu) return KY_OK;
-    if (w->psync) /* an earlier set-up failed on some rank: it would again */
-        return kyi_fail(KY_ERR_UNSUPPORTED, call,
-                        "scheme 'push' is not possible with these ranks (as before)");
-    int np = kyi_rt.nranks, me = kyi_rt.rank, st = KY_OK;
-    if (w->staged)
-        st = kyi_fail(KY_ERR_UNSUPPORTED, call, "scheme 'push': ranks share a GPU (one GPU per rank needed)");
-    else if (np > KYI_PUSH_MAX)
-        st = kyi_fail(KY_ERR_UNSUPPORTED, call, "scheme 'push': %d ranks, at most %d", np, KYI_PUSH_MAX);
-    KYI_CHECK(kyi_sp_agree(call, st));
-    size_t bytes = sizeof(unsigned long long) * 5 * (size_t)np;
-    KYI_CHECK(ky_seg_create(NULL, bytes, KY_MEM_GPU, A->device, &w->psync));
-    void *mine = NULL;
-    st = ky_seg_local(w->psync, &mine, NULL);
-    ky_dev_seg_t *dv = (ky_dev_seg_t *)calloc(2, sizeof(ky_dev_seg_t));
-    if (st == KY_OK && !dv) st = kyi_fail(KY_ERR_NOMEM, call, "scheme 'push': segment views");
-    if (st == KY_OK && cudaMemset(mine, 0, bytes) != cudaSuccess)
-        st = kyi_fail(KY_ERR_CUDA, call, "scheme 'push': zeroing the sync words");
-    if (st == KY_OK && cudaMalloc(&w->pctl, 4 * sizeof(unsigned long long)) != cudaSuccess)
-        st = kyi_fail(KY_ERR_CUDA, call, "scheme 'push': counters");
-    if (st == KY_OK && cudaMemset(w->pctl, 0, 4 * sizeof(unsigned long long)) != cudaSuccess)
-        st = kyi_fail(KY_ERR_CUDA, call, "scheme 'push': counters");
-    if (st == KY_OK) st = ky_dev_seg(P->seg[0], &dv[0]);
-    if (st == KY_OK) st = ky_dev_seg(w->psync, &dv[1]);
-    kyi_sp_push_t h;
-    memset(&h, 0, sizeof h);
-    for (int r = 0; st == KY_OK && r < np; r++) {
-        if (!dv[0].base[r] || !dv[1].base[r])
-            st = kyi_fail(
-                KY_ERR_UNSUPPORTED, call,
-                "scheme 'push': rank %d's GPU memory is not addressable from this GPU (another node?)", r);
-        h.pfull[r] = (double *)dv[0].base[r];
-        h.sync[r] = (unsigned long long *)dv[1].base[r];
-    }
-    free(dv);
-    h.me = me;
-    h.np = np;
-    h.loc_off = (long long)P->loc_off;
-    h.cnt = w->pctl;
-    h.ep = w->pctl + 3;
-    double tmo = kyi_setting_double(KYI_SET_TIMEOUT);
-    h.timeout_ns = (unsigned long long)((tmo > 0 ? tmo : 300.0) * 1e9);
-    if (st == KY_OK && cudaMalloc(&w->pu, sizeof h) != cudaSuccess)
-        st = kyi_fail(KY_ERR_CUDA, call, "scheme 'push': kernel view");
-    if (st == KY_OK && cudaMemcpy(w->pu, &h, sizeof h, cudaMemcpyHostToDevice) != cudaSuccess)
-        st = kyi_fail(KY_ERR_CUDA, call, "scheme 'push': kernel view");
-    int st2 = ky_comm_barrier(); /* every rank's sync words are zero before anyone stores into them */
-    if (st == KY_OK) st = st2;
-    st = kyi_sp_agree(call, st);
-    if (st != KY_OK) {
-        cudaFree(w->pu);
-        w->pu = NULL;
-    }
-    return st;
-}
-
 extern "C" int kyi_sp_cg_gpu(kyi_csr_t *A, const double *b, double *x, const ky_cg_opts_t *o,
                              ky_cg_result_t *res)
 {
     const char *call = "ky_cg";
     int multi = kyi_sp_multi(A);
     int kind = o->scheme == KY_CG_HALO || o->scheme == KY_CG_PIPELINED ? KYI_XCH_HALO : KYI_XCH_ALLGATHER;
-    int capture = o->scheme == KY_CG_GRAPH || o->scheme == KY_CG_PUSH;
-    if (capture && !multi) kind = KYI_XCH_ALLGATHER; /* one rank: nothing to exchange; push is graph */
-    if (o->scheme == KY_CG_PUSH && multi) kind = KYI_XCH_PUSH;
+    if (o->scheme == KY_CG_GRAPH && !multi) kind = KYI_XCH_ALLGATHER; /* one rank: nothing to exchange */
     kyi_sp_plan_t *P;
     gws_t *w;
     A->ag_algo = o->allgather_algo;
@@ -812,11 +612,7 @@ extern "C" int kyi_sp_cg_gpu(kyi_csr_t *A, const double *b, double *x, const ky_
     it.p = P->ext[0] + P->loc_off;
     it.o = o;
     it.res = res;
-    it.timers = o->timers && !capture;
-    if (kind == KYI_XCH_PUSH) {
-        KYI_CHECK(push_setup(A, P, w));
-        it.push = w->pu;
-    }
+    it.timers = o->timers && o->scheme != KY_CG_GRAPH;
     int sms = 132;
     cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, A->device);
     it.gridv = (unsigned)((n + KYI_SP_BLOCK - 1) / KYI_SP_BLOCK);
@@ -838,10 +634,6 @@ extern "C" int kyi_sp_cg_gpu(kyi_csr_t *A, const double *b, double *x, const ky_
     CU(cudaGetLastError());
     KYI_CHECK(allreduce(w, 1));
     k_start<<<1, 1, 0, w->s>>>(w->S, multi ? w->S + 2 : w->L + 1);
-    if (it.push) { /* p0 into every peer's gathered p; the first K1 waits for the peers' */
-        k_push_p<<<it.gridv, KYI_SP_BLOCK, 0, w->s>>>(n, it.p, it.push);
-        CU(cudaGetLastError());
-    }
     KYI_CHECK(read_state(w));
     res->norm0 = sqrt(w->h[3]);
     if (w->h[3] == 0.0 || !isfinite(w->h[3])) {
@@ -862,7 +654,7 @@ extern "C" int kyi_sp_cg_gpu(kyi_csr_t *A, const double *b, double *x, const ky_
         res->syncs_per_iter = 3;
     }
     cudaGraphExec_t exec = NULL;
-    if (capture) {
+    if (o->scheme == KY_CG_GRAPH) {
         if (w->staged)
             return kyi_fail(KY_ERR_UNSUPPORTED, call,
                             "scheme 'graph': ranks share a GPU, so collectives go through the host and "

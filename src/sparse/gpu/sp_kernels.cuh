@@ -8,7 +8,6 @@
 #define KYI_SPARSE_GPU_KERNELS_CUH
 
 #include <cuda_runtime.h>
-#include <stdio.h>
 
 #define KYI_SP_BLOCK 256
 
@@ -74,117 +73,13 @@ __device__ __forceinline__ bool kyi_sp_stopped(const double *S)
     return stop != 0;
 }
 
-/* ---- scheme push (cg_gpu.cu): no collectives; every rank stores into every peer's memory ---------------
- * Each rank's sync words (a GPU segment every GPU of the node maps), 5 np 64-bit words: [k np + s], k = 0, 1,
- * 2: the epoch of the last p (k = 0), p'q (1) and r'r (2) that rank s stored here; [(2 + k) np + s], k = 1,
- * 2: rank s's partial p'q and r'r (doubles). A kernel's last block (a counter per kernel) stores the rank's
- * partial sum into every rank's slot, then the flag with release semantics; the next kernel's blocks wait
- * for every rank's flag (acquire) and sum the slots in rank order, so every rank gets the same bits. K3
- * also stores each entry of p into every peer's gathered p; its last block then raises the p flags and the
- * epoch. Every rank's kernels stop at the same iteration (the state follows from those identical sums), so
- * no kernel waits for a flag that a stopped peer will not raise. */
-#define KYI_PUSH_MAX 8
-
-typedef struct {
-    double *pfull[KYI_PUSH_MAX];            /* rank r's gathered p (the allgather's padded layout), mapped */
-    unsigned long long *sync[KYI_PUSH_MAX]; /* rank r's sync words, mapped */
-    int me, np;
-    long long loc_off;       /* this rank's piece in the gathered p */
-    unsigned long long *cnt; /* this GPU: blocks done of K1, K2, K3 */
-    unsigned long long *ep;  /* this GPU: the epoch of the p K1 reads next */
-    unsigned long long timeout_ns;
-} kyi_sp_push_t;
-
-__device__ __forceinline__ unsigned long long kyi_sp_ld_acquire(const unsigned long long *p)
-{
-    unsigned long long v;
-    asm volatile("ld.acquire.sys.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-    return v;
-}
-
-__device__ __forceinline__ void kyi_sp_st_release(unsigned long long *p, unsigned long long v)
-{
-    asm volatile("st.release.sys.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-
-__device__ __forceinline__ unsigned long long kyi_sp_now_ns(void)
-{
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-
-/* The block waits until every rank's flag k is at least e; returns the sum of the ranks' slots of k (k = 1,
- * 2) in rank order, the same on every thread. A peer silent for KY_TIMEOUT ends the kernel (and the job). */
-__device__ __forceinline__ double kyi_sp_push_wait(const kyi_sp_push_t *pu, int k, unsigned long long e)
-{
-    __shared__ double sum;
-    if (threadIdx.x == 0) {
-        const unsigned long long *mine = pu->sync[pu->me];
-        int np = pu->np;
-        unsigned long long t0 = 0;
-        for (int r = 0; r < np; r++)
-            while (kyi_sp_ld_acquire(mine + k * np + r) < e) {
-                unsigned long long now = kyi_sp_now_ns();
-                if (!t0) t0 = now;
-                if (now - t0 > pu->timeout_ns) {
-                    printf(
-                        "Kyoyu: ky_cg scheme push: rank %d waited past KY_TIMEOUT for rank %d (flag %d, "
-                        "epoch "
-                        "%llu)\n",
-                        pu->me, r, k, e);
-                    __trap();
-                }
-            }
-        double s = 0.0;
-        if (k > 0)
-            for (int r = 0; r < np; r++) s += ((volatile const double *)mine)[(2 + k) * np + r];
-        sum = s;
-    }
-    __syncthreads();
-    return sum;
-}
-
-/* Every block calls it once at its end: 1 on the block that finished last (its counter is reset), whose
- * thread 0 then sees every other block's stores, peers' memory included. */
-__device__ __forceinline__ bool kyi_sp_push_last(unsigned long long *cnt)
-{
-    __shared__ int last;
-    __threadfence_system(); /* this thread's stores, peers' memory included, before the count */
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        unsigned long long t = atomicAdd(cnt, 1ULL);
-        last = t == (unsigned long long)gridDim.x - 1;
-        if (last) {
-            *cnt = 0;
-            __threadfence();
-        }
-    }
-    __syncthreads();
-    return last != 0;
-}
-
-/* Thread 0 of the last block: value v of kind k (1 p'q, 2 r'r) into every rank's slot, then its flag e. */
-__device__ __forceinline__ void kyi_sp_push_scalar(const kyi_sp_push_t *pu, int k, double v,
-                                                   unsigned long long e)
-{
-    int np = pu->np, me = pu->me;
-    for (int r = 0; r < np; r++) {
-        unsigned long long *w = pu->sync[r];
-        ((volatile double *)w)[(2 + k) * np + me] = v;
-        kyi_sp_st_release(w + k * np + me, e); /* orders the value before the flag */
-    }
-}
-
 /* CG's K1 fused into an SpMV (gpu/spmv_gpu.cu): p != NULL: q = A p and p'q summed into *pq_acc; the kernel
  * returns at once when S[4] says the solve stopped; block 0 moves *rr_glob into S[0] (rho) and clears
- * *rr_acc for K2. push != NULL (scheme push): every block first waits for every rank's p, and the last block
- * stores the rank's p'q into every rank's slot. */
+ * *rr_acc for K2. */
 typedef struct {
     const double *p;
     double *S, *pq_acc, *rr_acc;
     const double *rr_glob;
-    const kyi_sp_push_t *push;
 } kyi_sp_fuse_t;
 
 struct kyi_csr;

@@ -51,18 +51,7 @@ __device__ __forceinline__ bool k1_begin(const kyi_sp_fuse_t &f)
         f.S[0] = *f.rr_glob; /* rho of this iteration */
         *f.rr_acc = 0.0;
     }
-    if (f.push) kyi_sp_push_wait(f.push, 0, *(volatile unsigned long long *)f.push->ep); /* every rank's p */
     return false;
-}
-
-/* K1's end under scheme push: the last block stores the rank's p'q into every rank's slot (every thread) */
-template <bool F>
-__device__ __forceinline__ void k1_end(const kyi_sp_fuse_t &f)
-{
-    if (!F || !f.push) return;
-    if (kyi_sp_push_last(f.push->cnt + 0) && threadIdx.x == 0)
-        kyi_sp_push_scalar(f.push, 1, *(volatile double *)f.pq_acc,
-                           *(volatile unsigned long long *)f.push->ep);
 }
 
 template <int V, bool U, bool F>
@@ -78,7 +67,6 @@ __global__ void k_rows(int n, const int *rp, const int *col, const double *val, 
         if (F) c = f.p[row] * s;
     }
     if (F) kyi_sp_block_add(c, f.pq_acc);
-    k1_end<F>(f);
 }
 
 /* Thread block b owns rows [b R, b R + R); for every group of K column blocks: stage the vector's entries
@@ -127,7 +115,6 @@ __global__ void __launch_bounds__(1024)
         if (F) cs += f.p[r0 + i] * v;
     }
     if (F) kyi_sp_block_add(cs, f.pq_acc);
-    k1_end<F>(f);
 }
 
 /* ---- launch ----------------------------------------------------------------------------------------- */
