@@ -24,6 +24,10 @@ foreach(c ${_hg_cases})
                         PASS_REGEX "check against the serial original[^\n]*OK")
     endforeach()
 endforeach()
+# converged to gosa = 0 exactly (3000 iterations of the small grid): the check compares 0 with 0
+ky_add_mpi_test(NAME himeno.converged.n2 COMMAND ky_himeno --grid 13x12x17 --iters 3000 --warmup 0 --check -q
+                RANKS 2 ENV ${_hg_env} LABELS himeno TIMEOUT 120 FAIL_REGEX "${_hg_fail}"
+                PASS_REGEX "check against the serial original[^\n]*gosa 0.000000000e\\+00[^\n]*OK")
 # every factorisation of 4 ranks over three dimensions, strided (unpacked) and fully packed faces, b != 0
 foreach(dims 4x1x1 1x4x1 1x1x4 2x2x1 2x1x2 1x2x2)
     ky_add_mpi_test(NAME himeno.dims${dims}.n4 COMMAND ky_himeno ${_hg_grid} --dims ${dims} --bcoef 0.05 --pack none
