@@ -25,6 +25,9 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #include "kyoyu.h"
 #include "kyoyu/dsm.h"
 
@@ -51,9 +54,18 @@ static inline int sms_check_(const char *call, int status)
     return status;
 }
 
+/* Without OMP_NUM_THREADS the threads of each rank's parallel regions share the host's cores among its ranks
+ * (ky_default_threads) instead of OpenMP's default, every core for every rank. */
 static inline void sms_startup(int *argc, char ***argv)
 {
     sms_check_("sms_startup", ky_init(argc, argv));
+#ifdef _OPENMP
+    if (!getenv("OMP_NUM_THREADS")) {
+        int threads = 1;
+        sms_check_("sms_startup", ky_default_threads(&threads));
+        omp_set_num_threads(threads);
+    }
+#endif
 }
 static inline void sms_shutdown(void)
 {

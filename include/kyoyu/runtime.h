@@ -33,6 +33,13 @@ KY_API int ky_gpu_device(int i, int *device);
  * NVLink or PCIe). *reachable = 1 or 0. */
 KY_API int ky_gpu_reachable(int i, int rank, int j, int *reachable);
 
+/* Collective. The OpenMP threads per rank for a program that did not set OMP_NUM_THREADS (kycc's programs and
+ * sms.h's sms_startup take it): the cores this rank may run on shared among the ranks of its host, less one
+ * for the rank's progress thread where two or more remain, at least 1; the least over all ranks, since a
+ * team of ranks x threads has one count. OpenMP's own default, every core for every rank, oversubscribes a
+ * host that runs several ranks. */
+KY_API int ky_default_threads(int *threads);
+
 /* Configuration: the one table of KY_* settings (name, value in effect, default, one-line doc). */
 KY_API int ky_config_get(const char *name, const char **value);
 /* Print every setting with its value, default and doc (what `kyrun --info` shows). Works before ky_init. */

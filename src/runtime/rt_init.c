@@ -257,3 +257,23 @@ int ky_gpu_reachable(int i, int rank, int j, int *reachable)
                  kyi_gpu_can_access_peer(kyi_rt.gpus[i], kyi_rt.gpu_of[rank * KYI_MAX_GPUS_PER_RANK + j]);
     return KY_OK;
 }
+
+int ky_default_threads(int *threads)
+{
+    static const char *call = "ky_default_threads";
+    KYI_CHECK(kyi_require_init(call));
+    if (!threads) return kyi_fail(KY_ERR_ARG, call, "threads is NULL");
+    /* the host's ranks, not the logical node's: KY_NODE_SPLIT=rank does not add cores */
+    int local = kyi_rt.hw_local_nranks > 0 ? kyi_rt.hw_local_nranks : 1, per = kyi_rt.cpus / local;
+    if (per >= 2 && kyi_setting_long(KYI_SET_PROGRESS_THREAD) != 0) per--;
+    int mine = per > 0 ? per : 1, *all = malloc(sizeof(int) * (size_t)kyi_rt.nranks);
+    if (!all) return kyi_fail(KY_ERR_NOMEM, call, "no memory for %d ranks' counts", kyi_rt.nranks);
+    int st = kyi_rt_allgather(&mine, sizeof mine, all);
+    if (st == KY_OK)
+        for (int r = 0; r < kyi_rt.nranks; r++)
+            if (all[r] < mine) mine = all[r];
+    free(all);
+    if (st != KY_OK) return kyi_fail(st, call, "gathering the ranks' core counts failed");
+    *threads = mine;
+    return KY_OK;
+}

@@ -132,15 +132,11 @@ int main(int argc, char **argv)
     nranks = ky_nranks();
     /* OMP_NUM_THREADS unset: OpenMP would give every rank all of its host's cores, and ranks sharing a host
      * then oversubscribe it (NPB CG class S, 2 ranks on 2 cores: 9.4 s against 0.66 s with one thread each,
-     * every team barrier waiting for descheduled threads). The host's cores shared among its ranks instead,
-     * less one per rank for its progress thread where that leaves one; the least of any rank, since the team
-     * is ranks x threads with the same count everywhere. */
+     * every team barrier waiting for descheduled threads): ky_default_threads shares the cores instead. */
     if (!getenv("OMP_NUM_THREADS")) {
-        int local = ky_local_nranks() > 0 ? ky_local_nranks() : 1, per = omp_get_num_procs() / local;
-        if (per >= 2) per--;
-        int64_t want = per > 0 ? per : 1, team = 1;
-        check(ky_allreduce(&want, &team, 1, KY_INT64, KY_MIN, KY_TEAM_WORLD), "start-up", "ky_allreduce");
-        omp_set_num_threads((int)team);
+        int team = 1;
+        check(ky_default_threads(&team), "start-up", "ky_default_threads");
+        omp_set_num_threads(team);
     }
     /* A user's other value is taken, but not silently: NPB CG fails verification under KY_DSM_SNAPSHOT=0 */
     const char *snap = getenv("KY_DSM_SNAPSHOT");
