@@ -149,7 +149,10 @@ int hg_gosa_sum_all(const hg_opts_t *o, int mode, const double *local, size_t n,
     memcpy(mine, local, n * sizeof(double)); /* out may be local */
     local = mine;
     if (mode & HG_GOSA_AM) {
-        if (!(all = malloc((size_t)nr * n * sizeof(double)))) return KY_ERR_NOMEM;
+        if (!(all = malloc((size_t)nr * n * sizeof(double)))) {
+            rc = KY_ERR_NOMEM;
+            goto out;
+        }
         if ((rc = ky_allgather(local, n * sizeof(double), all, KY_TEAM_WORLD)) != KY_OK) goto out;
         /* gosa_am's additions: rank 0's value, then ranks 1 .. in order */
         for (size_t m = 0; m < n; m++) {
