@@ -52,11 +52,13 @@ unsigned kyi_ucx_progress_worker(void);
 int kyi_ucx_req(const char *call, const char *what, int peer, ucs_status_ptr_t p, void **req);
 /* Wait for a request (from kyi_ucx_req) with the runtime's waiter, progressing the worker. */
 int kyi_ucx_wait(const char *call, int peer, void *req);
-/* Flush the endpoint to peer: the request completes once every RMA issued to it has completed remotely. */
-int kyi_ucx_flush(const char *call, int peer, void **req);
+/* ucx_rma.c: the number of an RMA operation just issued to peer (its shared flush covers it). Lock held. */
+uint64_t kyi_ucx_rma_issued(int peer);
 /* ucx_rma.c: whether the operations to peer up to number seq have completed remotely (1), or not yet (0,
  * a flush covering them started or progressed), or failed (-1, *st UCX's reason). Lock held. */
 int kyi_ucx_rma_done(int peer, uint64_t seq, ucs_status_t *st);
+/* Wait with the runtime's waiter until the operations to peer up to number seq have completed remotely. */
+int kyi_ucx_rma_wait(const char *call, int peer, uint64_t seq);
 
 /* ucx_init.c: the table's background and fini */
 void kyi_ucx_background(void);

@@ -224,23 +224,25 @@ static int send_wait(const char *call, int rank, const wire_t *w, const void *pa
  * 2026-11-27) and fell to 2 GB/s on host payloads past 32 MiB. */
 #define PUT_AHEAD_MIN (64 * 1024)
 
-/* Put the payload into rank's piece of s at h->off and wait until it is there (endpoint flush). */
+/* Put the payload into rank's piece of s at h->off and wait until it is there: a number in the RMA's shared
+ * endpoint flushes (ucx_rma.c), like any put's. */
 static int put_ahead(const char *call, int rank, kyi_hdr_t *h, const void *payload, int pdev,
                      struct kyi_seg *s)
 {
     kyi_ucx_seg_t *x = s->xseg;
     ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_MEMORY_TYPE,
                                .memory_type = pdev >= 0 ? UCS_MEMORY_TYPE_CUDA : UCS_MEMORY_TYPE_HOST};
-    void *req = NULL, *flush = NULL;
+    void *req = NULL;
+    uint64_t seq = 0;
     pthread_mutex_lock(&kyi_ucx.lock);
     ucs_status_ptr_t p =
         ucp_put_nbx(kyi_ucx.ep[rank], payload, h->n, x->addr[rank] + h->off, x->rkey[rank], &prm);
     int st = kyi_ucx_req(call, "ucp_put_nbx", rank, p, &req);
     if (req) ucp_request_free(req); /* the flush completes it */
-    if (!st) st = kyi_ucx_flush(call, rank, &flush);
+    if (!st) seq = kyi_ucx_rma_issued(rank);
     pthread_mutex_unlock(&kyi_ucx.lock);
     KYI_CHECK(st);
-    return kyi_ucx_wait(call, rank, flush);
+    return kyi_ucx_rma_wait(call, rank, seq);
 }
 
 int kyi_ucx_am_send(const char *call, int rank, kyi_hdr_t *h, const void *payload, int pdev,

@@ -27,12 +27,6 @@ int kyi_ucx_req(const char *call, const char *what, int peer, ucs_status_ptr_t p
     return KY_OK;
 }
 
-int kyi_ucx_flush(const char *call, int peer, void **req)
-{
-    ucp_request_param_t prm = {.op_attr_mask = 0};
-    return kyi_ucx_req(call, "ucp_ep_flush_nbx", peer, ucp_ep_flush_nbx(kyi_ucx.ep[peer], &prm), req);
-}
-
 unsigned kyi_ucx_progress_worker(void)
 {
     kyi_hb_acquire(KYI_HB_BARRIER);
@@ -68,6 +62,27 @@ int kyi_ucx_wait(const char *call, int peer, void *req)
             return kyi_fail(KY_ERR_SYSTEM, call, "rank %d: UCX request with rank %d failed: %s", kyi_rt.rank,
                             peer, ucs_status_string(st));
         }
+        if (!kyi_comm.progress_thread && kyi_progress_poll() > 0) continue;
+        kyi_waiter_pause(&w);
+    }
+}
+
+int kyi_ucx_rma_wait(const char *call, int peer, uint64_t seq)
+{
+    kyi_waiter_t w;
+    kyi_waiter_init(&w, call, "UCX to complete a transfer (endpoint flush)", peer);
+    for (;;) {
+        ucs_status_t st = UCS_OK;
+        pthread_mutex_lock(&kyi_ucx.lock);
+        int r = kyi_ucx_rma_done(peer, seq, &st);
+        pthread_mutex_unlock(&kyi_ucx.lock);
+        if (r > 0) {
+            kyi_hb_acquire(KYI_HB_REPLY);
+            return KY_OK;
+        }
+        if (r < 0)
+            return kyi_fail(KY_ERR_SYSTEM, call, "rank %d: UCX transfer with rank %d failed: %s", kyi_rt.rank,
+                            peer, ucs_status_string(st));
         if (!kyi_comm.progress_thread && kyi_progress_poll() > 0) continue;
         kyi_waiter_pause(&w);
     }

@@ -129,11 +129,16 @@ void kyi_ucx_seg_detach(struct kyi_seg *s)
  * progress each (a stream of 64 KiB puts ran at 0.6-0.7x ucx_perftest's bandwidth). So an operation only
  * takes a number here, and the first test of a handle not yet covered starts one flush for everything issued
  * to that peer so far; the handles behind it complete together when it does. Lock held. */
+uint64_t kyi_ucx_rma_issued(int peer)
+{
+    return ++kyi_ucx.fl[peer].issued;
+}
+
 static int finish_issue(kyi_handle_t *h, size_t n)
 {
     h->tp = &kyi_tp_ucx;
     kyi_count(KY_PATH_UCX, n);
-    h->xseq = ++kyi_ucx.fl[h->rank].issued;
+    h->xseq = kyi_ucx_rma_issued(h->rank);
     return KY_OK;
 }
 
