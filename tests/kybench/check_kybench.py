@@ -158,6 +158,9 @@ def step_report(kybench, build, work):
           "coll table in seed 001 Table 3 layout")
     check("| host_staged |" in text and "efficiency at p=4" in text, "stencil weak-scaling table")
     check("| faults |" in text, "dsm table")
+    check("| bytes | put_signal, direct | put_signal, proxy_ipc | NVSHMEM |" in text and
+          "| 8 B | 5.73 | 59.06 | 5.50 | 0.96 | 1.45 | 5.14 | 5.07 | 1.72 |" in text,
+          "device table: put_signal per path, NVSHMEM and the floors")
     check("| allreduce | oneshot | sync |" in text and "floor µs" in text, "GPU collective latency table with floors")
     check("ncclAllReduce (" in text and "% of 380" in text, "collective bus bandwidth table with the link floor")
     check("**7pt stencil, N=512 per rank, gpu memory**" in text and "| kyoyu |" in text,

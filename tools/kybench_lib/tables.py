@@ -367,6 +367,36 @@ def dsm_micro(recs):
     return "\n".join(out)
 
 
+def device(recs):
+    """kybench run device (bench/device_bench.cu): one row per size, the put_signal ping-pong's round trip (µs)
+    on each path, NVSHMEM's in the same job, and the no-library floors of the same shape (8 B only: a relaxed
+    flag, a data word then a release flag, the same as fences, one 16-byte store)."""
+    rows = [r for r in recs if r.get("bench") == "device"]
+    if not rows:
+        return None
+    paths = sorted({r["path"] for r in rows if r["op"] == "put_signal_pp"})
+    floors = [op for op in ("raw_flag_pp", "raw_data_flag_pp", "raw_data_fence_pp", "raw_ll16_pp")
+              if any(r["op"] == op for r in rows)]
+    head = ["bytes"] + [f"put_signal, {p}" for p in paths] + ["NVSHMEM", "vs NVSHMEM (direct)"] + floors
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    at = {(r["op"], r["path"], r["bytes"]): r for r in rows}
+    for b in sorted({r["bytes"] for r in rows if r["op"] == "put_signal_pp"}):
+        cells = [fmt_bytes(b)]
+        for p in paths:
+            r = at.get(("put_signal_pp", p, b))
+            cells.append(f"{r['lat_us']:.2f}" if r else "-")
+        base = next((r["base_lat_us"] for r in rows
+                     if r["op"] == "put_signal_pp" and r["bytes"] == b and "base_lat_us" in r), None)
+        cells.append(f"{base:.2f}" if base else "-")
+        d = at.get(("put_signal_pp", "direct", b))
+        cells.append(_ratio(d) if d and "base_lat_us" in d else "-")
+        for op in floors:
+            r = next((r for r in rows if r["op"] == op and r["bytes"] == b), None)
+            cells.append(f"{r['lat_us']:.2f}" if r else "-")
+        out.append("| " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
 _IO_IMPLS = ("raw", "hdf5", "h5py", "bounce", "cufile", "auto")
 
 
