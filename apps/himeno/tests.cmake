@@ -116,7 +116,8 @@ ky_add_mpi_test(NAME himeno.help COMMAND ky_himeno --help RANKS 1 ENV ${_hg_env}
 if(KY_HAVE_CUDA AND COMMAND ky_add_gpu_test)
     # the loop as before --overlap (gosa summed after every kernel); the overlapped loop, the default with
     # several ranks on GPUs, below
-    set(_hg_gpu --mem gpu --grid 21x18x35 --iters 6 --warmup 1 --check -q --variant ky,mpi --gosa both --overlap 0)
+    set(_hg_gpu --mem gpu --grid 21x18x35 --iters 6 --warmup 1 --check -q --variant ky,mpi --gosa both --overlap 0
+        --gosa-defer 0)
     foreach(c "i:1,2" "ij:4" "3d:4" "k:2")
         string(REPLACE ":" ";" c "${c}")
         list(GET c 0 dec)
