@@ -210,19 +210,15 @@ struct run_t {
     int status;
 };
 
-/* The cases: the direct view, the proxied one, and the direct view with the signal word right after the data
- * (8 bytes only: put_signal's one-line store, ky_dev_put_signal_line). */
-enum { CASE_DIRECT, CASE_PROXY, CASE_LINE, NCASES };
+/* The cases: the direct view and the proxied one. */
+enum { CASE_DIRECT, CASE_PROXY, NCASES };
 
 /* The case's name in the table and its JSON op and path. */
 void case_names(int c, ky_path_t path, char *name, size_t len, const char **op, char *jpath, size_t plen)
 {
-    snprintf(name, len, "%s%s",
-             c == CASE_PROXY  ? "proxy_"
-             : c == CASE_LINE ? "direct_line"
-                              : "direct",
+    snprintf(name, len, "%s%s", c == CASE_PROXY ? "proxy_" : "direct",
              c == CASE_PROXY ? bu_path_name(path) : "");
-    *op = c == CASE_LINE ? "put_signal_line_pp" : "put_signal_pp";
+    *op = "put_signal_pp";
     snprintf(jpath, plen, "%s%s", c == CASE_PROXY ? "proxy_" : "direct",
              c == CASE_PROXY ? bu_path_name(path) : "");
 }
@@ -233,8 +229,8 @@ run_t run_case(int c, size_t bytes, int iters, int warmup, int check, cudaStream
 {
     run_t r = {-1, -1, KY_OK};
     int proxied = c == CASE_PROXY;
-    /* the signal in the data's 16-byte line for CASE_LINE, on a line of its own otherwise */
-    size_t sig_off = c == CASE_LINE ? (bytes + 7) / 8 * 8 : (bytes + 63) / 64 * 64, seg_bytes = sig_off + 64;
+    /* the signal on a line of its own after the data */
+    size_t sig_off = (bytes + 63) / 64 * 64, seg_bytes = sig_off + 64;
     ky_seg_t seg;
     BU_KY(ky_seg_create(NULL, seg_bytes, KY_MEM_GPU, -1, &seg));
     ky_dev_seg_t d;
@@ -380,8 +376,7 @@ int main(int argc, char **argv)
         for (int c = 0; c < NCASES; c++) {
             res[c][i] = run_t{-1, -1, KY_OK};
             paths[c][i] = KY_PATH_IPC;
-            if (c != CASE_LINE || sizes[i] == 8)
-                res[c][i] = run_case(c, sizes[i], o.iters, o.warmup, o.check, stream, &paths[c][i]);
+            res[c][i] = run_case(c, sizes[i], o.iters, o.warmup, o.check, stream, &paths[c][i]);
         }
 
     run_t floors[NFLOORS];
@@ -425,7 +420,6 @@ int main(int argc, char **argv)
                 char name[32], jpath[32];
                 const char *op;
                 case_names(c, paths[c][i], name, sizeof name, &op, jpath, sizeof jpath);
-                if (c == CASE_LINE && sizes[i] != 8) continue;
                 if (res[c][i].lat_us < 0)
                     printf(
                         "%12s %8d %22s %12s  (the peer is not mapped here: another node or KY_NODE_SPLIT)\n",
