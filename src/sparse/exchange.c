@@ -238,7 +238,8 @@ static int plan_solo(kyi_csr_t *A, kyi_sp_plan_t *P, const char *call)
     if (P->next > INT32_MAX)
         return kyi_fail(KY_ERR_ARG, call, "vector of %lld entries exceeds 2^31", (long long)P->next);
     P->col = malloc(sizeof(int) * (size_t)(A->lnnz > 0 ? A->lnnz : 1));
-    if (!P->col) return kyi_fail(KY_ERR_NOMEM, call, "column map");
+    P->send_off = calloc(1, sizeof *P->send_off); /* no peers: the empty send list, send_off[0] = 0 */
+    if (!P->col || !P->send_off) return kyi_fail(KY_ERR_NOMEM, call, "column map and send list");
     for (int64_t k = 0; k < A->lnnz; k++) P->col[k] = (int)A->gcol[k];
     KYI_CHECK(vec_alloc(A, P->next, &P->ext[0]));
     return vec_alloc(A, P->next, &P->ext[1]);

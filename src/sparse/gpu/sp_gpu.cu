@@ -57,8 +57,7 @@ extern "C" int kyi_sp_gpu_plan_upload(kyi_csr_t *A, kyi_sp_plan_t *P)
     const char *call = "ky_cg";
     KYI_CHECK(kyi_sp_gpu_alloc(A, sizeof(int) * (size_t)A->lnnz, &P->d_col));
     CU(call, cudaMemcpy(P->d_col, P->col, sizeof(int) * (size_t)A->lnnz, cudaMemcpyHostToDevice));
-    /* a solo plan (agglomerated solve) has no send lists */
-    if (P->kind == KYI_XCH_HALO && P->send_off && P->send_off[P->nsend] > 0) {
+    if (P->kind == KYI_XCH_HALO && P->send_off[P->nsend] > 0) {
         size_t b = sizeof(int) * (size_t)P->send_off[P->nsend];
         KYI_CHECK(kyi_sp_gpu_alloc(A, b, &P->d_send_idx));
         CU(call, cudaMemcpy(P->d_send_idx, P->send_idx, b, cudaMemcpyHostToDevice));
@@ -74,7 +73,7 @@ __global__ void k_pack(int n, const int *idx, const double *src, double *dst)
 
 extern "C" int kyi_sp_gpu_pack(kyi_csr_t *A, kyi_sp_plan_t *P, const double *src, void *stream)
 {
-    int n = P->send_off ? (int)P->send_off[P->nsend] : 0;
+    int n = (int)P->send_off[P->nsend];
     (void)A;
     if (n == 0) return KY_OK;
     k_pack<<<(n + KYI_SP_BLOCK - 1) / KYI_SP_BLOCK, KYI_SP_BLOCK, 0, (cudaStream_t)stream>>>(
