@@ -80,6 +80,23 @@ KY_API int ky_sync_nofetch(void);
  * that were protected stay protected and keep their snapshot on a store, as after ky_sync. */
 KY_API int ky_sync_nostore(void);
 
+/* Node-shared mode, for programs whose parallel parts are free of data races and whose serial parts every
+ * rank runs alike (OpenMP programs under kycc, whose run-time asks for it). Collective, before any
+ * allocation: on = 1 asks for it, *active (may be NULL) says whether it is on. It is on only where every rank
+ * runs on one node (not under KY_NODE_SPLIT=rank) and KY_DSM_NODE_SHARED is not 0; otherwise nothing changes.
+ * Then every page (array views excepted) exists once on the node and every rank maps it: no faults, no page
+ * transfers, and a synchronisation is a barrier of the node's processes. The program is in one of two phases:
+ *  - serial (at the start): a rank's stores stay its own until the next synchronisation, which merges every
+ *    rank's changed bytes into the one copy (as ky_barrier does with diffs): each rank sees its own writes
+ *    and what was there at the last synchronisation;
+ *  - parallel: stores go straight to the one copy; ranks see each other's stores at once (no isolation:
+ *    concurrent writes to the same bytes are the program's race) and certainly after a synchronisation.
+ * ky_dsm_phase(1) and ky_dsm_phase(0) are ky_barrier that begin a parallel and a serial phase (just
+ * ky_barrier outside the mode). Locks merge the caller's serial writes at acquire and release; ky_fetch_add
+ * and ky_compare_swap act on the one copy; preload, overload and push have nothing to do. */
+KY_API int ky_dsm_node_mode(int on, int *active);
+KY_API int ky_dsm_phase(int parallel);
+
 /* Rectangular regions of a row-major global array at `base` with extents glb[0..ndim-1] (elements of
  * `elem` bytes). The region starts at base (pass &A[z0][y0][x0]) and spans region[d] elements along d.
  *  - preload: every page the region touches is fetched now in bulk (contiguous pages of one home in one

@@ -94,6 +94,7 @@ static void set_home_states(size_t pg, size_t n, int state, uint32_t now)
 static int open_home_pages(const kyi_alloc_t *a)
 {
     size_t pg0 = a->off >> kyi_dsm.page_shift, n = a->bytes >> kyi_dsm.page_shift;
+    if (kyi_dsm.node && !a->store.read) return kyi_node_map_alloc(pg0, n); /* one copy for all (node.c) */
     uint32_t now = (uint32_t)atomic_load(&kyi_dsm.meta->epoch);
     int home_state = kyi_dsm.snapshot ? KYI_PG_HOME_RO : KYI_PG_HOME_RW;
     int prot = kyi_dsm.snapshot ? PROT_READ : PROT_READ | PROT_WRITE;
@@ -314,7 +315,10 @@ void *ky_alloc_local(size_t bytes)
 static void release_pages(size_t pg, size_t n)
 {
     for (size_t i = 0; i < n; i++) kyi_wait_unsent(pg + i);
-    kyi_protect(pg, n, PROT_NONE);
+    if (kyi_dsm.node && kyi_dsm.state[pg] >= KYI_PG_NODE)
+        kyi_node_release(pg, n);
+    else
+        kyi_protect(pg, n, PROT_NONE);
     memset(kyi_dsm.state + pg, KYI_PG_NONE, n);
     memset(kyi_dsm.mixed + pg, 0, n);
     memset(kyi_dsm.zero + pg, 0, n);
@@ -323,8 +327,8 @@ static void release_pages(size_t pg, size_t n)
         fallocate(kyi_dsm.memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)(v * kyi_dsm.size + off),
                   (off_t)len);
     pthread_mutex_lock(&kyi_dsm.lists_lock);
-    kyi_vec_t *lists[] = {&kyi_dsm.held, &kyi_dsm.dirty, &kyi_dsm.written, &kyi_dsm.freed};
-    for (int l = 0; l < 4; l++) {
+    kyi_vec_t *lists[] = {&kyi_dsm.held, &kyi_dsm.dirty, &kyi_dsm.written, &kyi_dsm.freed, &kyi_dsm.priv};
+    for (int l = 0; l < 5; l++) {
         size_t k = 0;
         for (size_t i = 0; i < lists[l]->len; i++)
             if (lists[l]->v[i] < pg || lists[l]->v[i] >= pg + n) lists[l]->v[k++] = lists[l]->v[i];

@@ -54,7 +54,9 @@ enum {
     KYI_PG_HOME_RW,
     KYI_PG_HOME_OPEN,
     KYI_PG_HOME_FREE,
-    KYI_PG_HOME_FRESH
+    KYI_PG_HOME_FRESH,
+    KYI_PG_NODE,     /* node-shared mode (node.c): mapped from the node copy, protection by the phase */
+    KYI_PG_NODE_PRIV /* node-shared mode, serial phase: this rank's private copy, twin kept */
 };
 static inline int kyi_pg_is_home(int s)
 {
@@ -159,6 +161,13 @@ typedef struct {
     int open_interval;            /* some home pages are HOME_OPEN (ky_sync_nofetch) */
     _Atomic int nostore_interval; /* ky_sync_nostore: no home stores until the next synchronisation (the
                                    * progress thread reads it while serving) */
+    /* node-shared mode (node.c) */
+    int node;          /* on: every non-store page is mapped from the node copy */
+    int parallel;      /* the phase: 1 parallel (read-write, no isolation), 0 serial (private on write) */
+    int tfd;           /* the node copy: rank 0's memfd (its data part) */
+    char *truth;       /* the node copy's data part, read-write (rank 0: svc) */
+    kyi_vec_t priv;    /* (under lists_lock) pages made private in this serial phase */
+    kyi_vec_t foreign; /* (under lists_lock) pairs first page, count: other ranks' local pages mapped here */
 } kyi_dsm_t;
 
 extern kyi_dsm_t kyi_dsm;
@@ -263,8 +272,9 @@ int kyi_touch_page(const char *call, size_t pg, int write);
 
 /* peer.c: the meta part of the memfd and same-node homes read directly */
 typedef struct kyi_meta {
-    _Atomic uint64_t epoch; /* mirror of kyi_dsm.epoch for same-node readers */
-    char pad[56];
+    _Atomic uint64_t epoch;                  /* mirror of kyi_dsm.epoch for same-node readers */
+    _Atomic uint32_t node_arrived, node_gen; /* rank 0's: the node barrier of node-shared mode (node.c) */
+    char pad[48];
     pthread_mutex_t stripe[KYI_DSM_STRIPES];
     pthread_cond_t fetched[KYI_DSM_STRIPES];
 } kyi_meta_t;
@@ -399,5 +409,22 @@ int kyi_acquire_invalidate(const char *call);
 
 /* locks.c */
 int kyi_locks_register(void);
+
+/* node.c: node-shared mode (ky_dsm_node_mode) */
+/* Map a new allocation's pages [pg, pg+n) from the node copy with the phase's protection (state NODE). */
+int kyi_node_map_alloc(size_t pg, size_t n);
+/* A freed range: this rank's own memfd mapped back, inaccessible; the node copy's pages returned. */
+void kyi_node_release(size_t pg, size_t n);
+/* A fault (or touch) on page pg in node-shared mode, stripe lock held: another rank's local page mapped, a
+ * store in a serial phase made private, or the mapping brought in line with the phase. home: pg's home. */
+int kyi_node_touch(const char *call, size_t pg, int write, int home);
+/* A synchronisation of node-shared mode: the node barrier, private pages merged, and the phase changed to
+ * `phase` (0 serial, 1 parallel, -1 unchanged). */
+int kyi_node_sync(const char *call, int phase);
+/* Lock acquire and release: this rank's private pages go into the node copy (nothing outside the mode). */
+int kyi_node_flush(void);
+/* The node copy's word at byte `off` (atomics act on it directly), this rank's private pages merged first. */
+char *kyi_node_word(size_t off);
+void kyi_node_finalize(void);
 
 #endif

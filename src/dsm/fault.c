@@ -190,6 +190,16 @@ int kyi_touch_page(const char *call, size_t pg, int write)
             continue;
         }
         int st = KY_OK;
+        if (kyi_dsm.node && (s >= KYI_PG_NODE || s == KYI_PG_NONE)) {
+            pthread_rwlock_rdlock(&kyi_dsm.table_lock);
+            int home = kyi_page_home(pg, NULL);
+            pthread_rwlock_unlock(&kyi_dsm.table_lock);
+            if (home != KYI_HOME_STORE) {
+                st = kyi_node_touch(call, pg, write == 1, home);
+                pthread_mutex_unlock(lk);
+                return st;
+            }
+        }
         if ((s == KYI_PG_HOME_RO || s == KYI_PG_RO) && write) {
             /* a home's first write since the last synchronisation keeps the synchronised version; a cached
              * page's first write keeps a twin for the diff */
@@ -258,7 +268,8 @@ static void on_segv(int sig, siginfo_t *si, void *ctx)
     size_t pg = kyi_pg(addr);
     int write = fault_is_write(ctx);
     int s = kyi_dsm.state[pg];
-    if (write == -1) write = (s == KYI_PG_RO || s == KYI_PG_HOME_RO) ? 1 : 0;
+    if (write == -1)
+        write = (s == KYI_PG_RO || s == KYI_PG_HOME_RO || (s == KYI_PG_NODE && !kyi_dsm.parallel)) ? 1 : 0;
     if (write)
         KYI_DSM_COUNT(write_faults, 1);
     else

@@ -142,8 +142,10 @@ static int acquire(const char *call, int id, int try_only)
      * while another thread still has its diffs in flight (they would reach the home after the next holder
      * read it). */
     pthread_mutex_lock(&kyi_dsm.release_lock);
-    int st = kyi_acquire_invalidate(call);
+    int st = kyi_node_flush(); /* node-shared mode: private pages would hide the previous holder's writes */
+    int st2 = kyi_acquire_invalidate(call);
     pthread_mutex_unlock(&kyi_dsm.release_lock);
+    if (!st) st = st2;
     KYI_DSM_COUNT(lock_acquires, 1);
     KYI_DSM_COUNT(coherence_ns, kyi_now_ns() - t0);
     return st;
@@ -189,7 +191,9 @@ static int release(int id)
     /* Every write of this rank so far, whoever's thread made it, is at its home and published before the
      * manager hears of the release. */
     pthread_mutex_lock(&kyi_dsm.release_lock);
-    int st = kyi_flush_diffs(call, 1, NULL);
+    int st = kyi_node_flush();
+    int sd = kyi_flush_diffs(call, 1, NULL);
+    if (!st) st = sd;
     kyi_publish(0, 0, 0, 0);
     pthread_mutex_unlock(&kyi_dsm.release_lock);
     uint64_t args[1] = {(uint64_t)id};
@@ -215,7 +219,9 @@ int ky_fetch_add(long *p, long v, long *old)
                         "%p is in an array's DSM view: fetch_add needs a DSM home (ky_alloc)", (void *)p);
     if (home < 0) return kyi_fail(KY_ERR_RANGE, call, "%p is not in a live allocation", (void *)p);
     long was;
-    if (home == kyi_rt.rank) {
+    if (kyi_dsm.node) {
+        was = __atomic_fetch_add((long *)kyi_node_word(off), v, __ATOMIC_SEQ_CST);
+    } else if (home == kyi_rt.rank) {
         was = (long)kyi_fadd_local(off, v);
     } else {
         int tag = kyi_chan_tag();
@@ -256,7 +262,19 @@ int ky_compare_swap(void *p, size_t bytes, uint64_t expected, uint64_t desired, 
                         "%p is in an array's DSM view: atomics need a DSM home (ky_alloc)", p);
     if (home < 0) return kyi_fail(KY_ERR_RANGE, call, "%p is not in a live allocation", p);
     uint64_t found;
-    if (home == kyi_rt.rank) {
+    if (kyi_dsm.node) {
+        char *w = kyi_node_word(off);
+        if (bytes == 4) {
+            uint32_t e = (uint32_t)expected;
+            __atomic_compare_exchange_n((uint32_t *)w, &e, (uint32_t)desired, 0, __ATOMIC_SEQ_CST,
+                                        __ATOMIC_SEQ_CST);
+            found = e;
+        } else {
+            uint64_t e = expected;
+            __atomic_compare_exchange_n((uint64_t *)w, &e, desired, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+            found = e;
+        }
+    } else if (home == kyi_rt.rank) {
         found = kyi_cas_local(off, bytes, expected, desired);
     } else {
         int tag = kyi_chan_tag();

@@ -137,6 +137,11 @@ static int load(const char *call, void *base, const size_t glb[], const size_t r
     /* Claim the pages: NONE -> FETCHING (new); held pages are refreshed by overload, left by preload. */
     for (size_t i = 0; i < pages.len && !st; i++) {
         size_t pg = pages.v[i];
+        if (kyi_dsm.node && home[i] != KYI_HOME_STORE) {
+            /* node-shared mode: nothing to load; another rank's local page is mapped here now */
+            if (kyi_dsm.state[pg] == KYI_PG_NONE) st = kyi_touch_page(call, pg, 0);
+            continue;
+        }
         if (home[i] == kyi_rt.rank) {
             /* the home's own copy: an overload drops its writes to other owners' elements, like anyone's */
             if (refresh && kyi_dsm.mixed[pg]) {
@@ -231,7 +236,8 @@ int ky_push_array(void *base, const size_t glb[], const size_t region[], int ndi
                           "nothing to push (ky_array_put moves data into blocks)",
                           (void *)kyi_pg_app(pages.v[i]));
     size_t max = KYI_RUN_MAX_PAGES(kyi_dsm.page);
-    for (size_t i = 0; i < pages.len && !st && to_rank != kyi_rt.rank;) {
+    /* node-shared mode: the rank reads the one copy already */
+    for (size_t i = 0; i < pages.len && !st && to_rank != kyi_rt.rank && !kyi_dsm.node;) {
         if (home[i] != kyi_rt.rank) {
             i++;
             continue;

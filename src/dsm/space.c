@@ -204,6 +204,7 @@ int kyi_dsm_init(void)
     kyi_dsm.base = base;
     kyi_dsm.svc = svc;
     kyi_dsm.memfd = fd;
+    kyi_dsm.tfd = -1;
     kyi_meta_init();
     pthread_rwlock_init(&kyi_dsm.table_lock, NULL);
     pthread_mutex_init(&kyi_dsm.lists_lock, NULL);
@@ -240,6 +241,7 @@ int kyi_dsm_finalize(void)
     }
     ky_team_free(kyi_dsm.team);
     kyi_dsm.ready = 0;
+    kyi_node_finalize();
     kyi_fault_uninstall();
     kyi_peers_close();
     munmap(kyi_dsm.svc, 3 * kyi_dsm.size + kyi_dsm.meta_bytes);

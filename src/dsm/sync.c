@@ -565,10 +565,24 @@ static int invalidate_noticed(const char *call, notices_t *n)
 
 enum { MODE_BARRIER, MODE_SYNC, MODE_DROP, MODE_NOFETCH, MODE_NOSTORE };
 
-static int synchronise(const char *call, int mode)
+/* phase: node-shared mode's phase from here on (-1: unchanged; node.c) */
+static int synchronise(const char *call, int mode, int phase)
 {
     KYI_CHECK(kyi_require_dsm(call));
     uint64_t t0 = kyi_now_ns();
+    if (kyi_dsm.node) {
+        /* one copy for every page but the stores': a node barrier; the protocol only for store pages */
+        kyi_hb_release(&kyi_dsm.team);
+        int nst = kyi_node_sync(call, phase);
+        kyi_hb_acquire(&kyi_dsm.team);
+        if (!kyi_dsm.nstores) {
+            KYI_DSM_COUNT(barriers, mode == MODE_BARRIER);
+            KYI_DSM_COUNT(syncs, mode != MODE_BARRIER);
+            KYI_DSM_COUNT(coherence_ns, kyi_now_ns() - t0);
+            return nst;
+        }
+        if (nst) return nst;
+    }
     kyi_store_runs_t *late = NULL;
     /* A barrier sends every change home; the others send the bytes a rank owns on pages homed elsewhere
      * (mixed pages: a block that does not end on a page boundary), which fetchers must see after any
@@ -628,31 +642,38 @@ static int synchronise(const char *call, int mode)
 }
 
 /* every synchronisation a span on the timeline (KY_TRACE); call is a string literal */
-static int traced(const char *call, int mode)
+static int traced(const char *call, int mode, int phase)
 {
     uint64_t t0 = KYI_TRACE_T0();
-    int st = synchronise(call, mode);
+    int st = synchronise(call, mode, phase);
     KYI_TRACE_SPAN("dsm", call, t0, -1, -1);
     return st;
 }
 
 int ky_barrier(void)
 {
-    return traced("ky_barrier", MODE_BARRIER);
+    return traced("ky_barrier", MODE_BARRIER, -1);
 }
 int ky_sync(void)
 {
-    return traced("ky_sync", MODE_SYNC);
+    return traced("ky_sync", MODE_SYNC, -1);
 }
 int ky_sync_drop(void)
 {
-    return traced("ky_sync_drop", MODE_DROP);
+    return traced("ky_sync_drop", MODE_DROP, -1);
 }
 int ky_sync_nofetch(void)
 {
-    return traced("ky_sync_nofetch", MODE_NOFETCH);
+    return traced("ky_sync_nofetch", MODE_NOFETCH, -1);
 }
 int ky_sync_nostore(void)
 {
-    return traced("ky_sync_nostore", MODE_NOSTORE);
+    return traced("ky_sync_nostore", MODE_NOSTORE, -1);
+}
+
+int ky_dsm_phase(int parallel)
+{
+    if (parallel != 0 && parallel != 1)
+        return kyi_fail(KY_ERR_ARG, "ky_dsm_phase", "parallel is %d: 1 (parallel) or 0 (serial)", parallel);
+    return traced("ky_dsm_phase", MODE_BARRIER, parallel);
 }

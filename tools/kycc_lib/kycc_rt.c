@@ -34,7 +34,7 @@ static int nvars;
 static int in_region; /* set by the serial thread before its threads start */
 static char *frame_base;
 static size_t frame_top;
-static unsigned char *red_slots; /* one 64-byte slot per rank for reduction partials */
+static unsigned char *red_slots; /* two 64-byte slots per rank for reduction partials */
 static int me, nranks;
 
 void kycc_fail(const char *where, const char *why)
@@ -103,7 +103,7 @@ static void allocate_globals(void)
         *v->ptr = p;
         if (v->init && me == 0) memcpy(p, v->init, v->size);
     }
-    red_slots = galloc((size_t)nranks * 64);
+    red_slots = galloc((size_t)nranks * 2 * 64);
     frame_base = galloc(KYCC_FRAME_BYTES);
     if (!red_slots || !frame_base) check(-1, "start-up", "ky_alloc of the run-time's slots");
     check(ky_barrier(), "start-up", "ky_barrier");
@@ -130,6 +130,9 @@ int main(int argc, char **argv)
     }
     me = ky_rank();
     nranks = ky_nranks();
+    /* Ranks of one host share one copy of every page (docs/kycc.md, "One node"): OpenMP's parallel parts are
+     * race-free and its serial part runs on every rank alike, which is what the mode asks for. */
+    check(ky_dsm_node_mode(1, NULL), "start-up", "ky_dsm_node_mode");
     /* OMP_NUM_THREADS unset: OpenMP would give every rank all of its host's cores, and ranks sharing a host
      * then oversubscribe it (NPB CG class S, 2 ranks on 2 cores: 9.4 s against 0.66 s with one thread each,
      * every team barrier waiting for descheduled threads): ky_default_threads shares the cores instead. */
@@ -160,7 +163,7 @@ int kycc_region_begin(const char *where, int active)
 {
     if (in_region || omp_in_parallel()) kycc_fail(where, "nested parallel regions are not supported");
     if (!active) return 0; /* if(false): one thread, which every rank runs like the serial part */
-    check(ky_barrier(), where, "ky_barrier at the start of a parallel region");
+    check(ky_dsm_phase(1), where, "ky_dsm_phase at the start of a parallel region");
     in_region = 1;
     return 1;
 }
@@ -169,7 +172,7 @@ void kycc_region_end(int active)
 {
     if (!active) return;
     in_region = 0;
-    check(ky_barrier(), "end of a parallel region", "ky_barrier");
+    check(ky_dsm_phase(0), "end of a parallel region", "ky_dsm_phase");
 }
 
 int kycc_in_region(void)
@@ -419,12 +422,17 @@ void kycc_reduce(void *target, const void *priv, int type, int op)
 #pragma omp barrier
 #pragma omp master
     {
-        memcpy(red_slots + (size_t)me * 64, partial, sz);
+        /* Two sets of slots, used in turn: with one copy on the node (ky_dsm_node_mode) a rank leaving a
+         * reduction with nowait could fill its slot for the next one while another still reads this one. */
+        static unsigned turn;
+        unsigned char *slots = red_slots + (size_t)(turn++ & 1) * (size_t)nranks * 64;
+        memcpy(slots + (size_t)me * 64, partial, sz);
         have = 0;
-        check(ky_barrier(), "reduction", "ky_barrier");
+        /* the target's value before anybody writes the result into it: read before the barrier */
         unsigned char v[64];
         memcpy(v, target, sz);
-        for (int r = 0; r < nranks; r++) combine(v, red_slots + (size_t)r * 64, type, op);
+        check(ky_barrier(), "reduction", "ky_barrier");
+        for (int r = 0; r < nranks; r++) combine(v, slots + (size_t)r * 64, type, op);
         memcpy(target, v, sz);
     }
 #pragma omp barrier

@@ -1,0 +1,275 @@
+/* Node-shared mode (ky_dsm_node_mode): one copy of every page on the node, a serial phase in which a rank's
+ * stores stay its own until the next synchronisation, and a parallel phase with no isolation. The same
+ * tests run with the mode off (KY_NODE_SPLIT=rank, KY_DSM_NODE_SHARED=0, KY_DSM_DIRECT=0), where the page
+ * protocol gives the reference behaviour; only the parallel phase's "seen at once" is the mode's own. The
+ * references are closed formulas of (rank, index) and serial recomputations. */
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+
+#include "kyt.h"
+
+namespace {
+
+int active = -1; /* the mode as ky_dsm_node_mode reported it */
+
+bool expect_active()
+{
+    return kyt::nranks() > 1 && !kyt::node_split_rank() && kyt::config("KY_DSM_NODE_SHARED") != "0" &&
+           kyt::config("KY_DSM_DIRECT") != "0";
+}
+
+/* The mode is asked for once, before any allocation (the first test of the program). */
+class NodeMode : public ::testing::Environment {
+  public:
+    void SetUp() override
+    {
+        int st = ky_dsm_node_mode(1, &active);
+        if (st != KY_OK) fprintf(stderr, "ky_dsm_node_mode: %s\n", ky_last_error());
+    }
+};
+::testing::Environment *const node_env = ::testing::AddGlobalTestEnvironment(new NodeMode);
+
+size_t page()
+{
+    return ky_page_size();
+}
+
+void run_threads(int T, const std::function<void(int)> &body)
+{
+    std::vector<std::thread> th;
+    for (int t = 0; t < T; t++) th.emplace_back(body, t);
+    for (auto &x : th) x.join();
+}
+
+TEST(DsmNode, ModeAsExpected)
+{
+    EXPECT_EQ(expect_active() ? 1 : 0, active);
+    void *p = kyt::galloc(100, 0);
+    ASSERT_TRUE(p);
+    int again = -1;
+    EXPECT_EQ(KY_ERR_STATE, ky_dsm_node_mode(1, &again)) << "asked for after an allocation";
+    EXPECT_EQ(0, again);
+    EXPECT_EQ(KY_ERR_ARG, ky_dsm_phase(2));
+    EXPECT_EQ(KY_ERR_ARG, ky_dsm_phase(-1));
+    KYT_EXPECT_OK(ky_free(p));
+}
+
+/* Every rank runs `x = x + 1` and writes its own slot of an array that straddles pages: before the
+ * barrier it sees its own writes and nobody else's; after it, every slot, and x == 1 (not nranks). */
+TEST(DsmNode, SerialPhaseIsolates)
+{
+    int n = kyt::nranks(), me = kyt::rank(), R = kyt::scaled(20, 4);
+    size_t len = 3 * page() / 8 + 5; /* longs: not a page multiple */
+    long *x = (long *)kyt::galloc(sizeof(long), n - 1), *a = (long *)kyt::galloc(len * sizeof(long), 0);
+    ASSERT_TRUE(x && a);
+    KYT_EXPECT_OK(ky_barrier());
+    bool ok = true;
+    for (int r = 0; r < R; r++) {
+        long before = *x;
+        *x = *x + 1;
+        ok &= *x == before + 1;
+        for (size_t i = (size_t)me; i < len; i += (size_t)n) a[i] = (long)(r * 1000003 + (long)i);
+        for (size_t i = 0; i < len && ok; i++) {
+            long want = (int)(i % (size_t)n) == me ? (long)(r * 1000003 + (long)i)
+                        : r == 0                   ? 0
+                                                   : (long)((r - 1) * 1000003 + (long)i);
+            if (a[i] != want) {
+                ADD_FAILURE() << "round " << r << " a[" << i << "] = " << a[i] << " before the barrier, want "
+                              << want;
+                ok = false;
+            }
+        }
+        KYT_EXPECT_OK(ky_barrier());
+        ok &= *x == before + 1;
+        for (size_t i = 0; i < len && ok; i++)
+            if (a[i] != (long)(r * 1000003 + (long)i)) {
+                ADD_FAILURE() << "round " << r << " a[" << i << "] = " << a[i] << " after the barrier";
+                ok = false;
+            }
+        KYT_EXPECT_OK(ky_barrier());
+    }
+    EXPECT_EQ((long)R, *x);
+    EXPECT_TRUE(kyt::all(ok));
+    KYT_EXPECT_OK(ky_free(a));
+    KYT_EXPECT_OK(ky_free(x));
+}
+
+/* NPB's serial set-up: an in-place prefix sum run by every rank on the same array gives one prefix sum. */
+TEST(DsmNode, SerialReadModifyWriteOnce)
+{
+    size_t len = 2 * page() / sizeof(int) + 77;
+    int *v = (int *)kyt::galloc(len * sizeof(int), kyt::nranks() - 1);
+    ASSERT_TRUE(v);
+    for (size_t i = 0; i < len; i++) v[i] = (int)(i % 7);
+    KYT_EXPECT_OK(ky_barrier());
+    for (size_t i = 1; i < len; i++) v[i] += v[i - 1];
+    KYT_EXPECT_OK(ky_barrier());
+    long sum = 0;
+    bool ok = true;
+    for (size_t i = 0; i < len && ok; i++) {
+        sum += (long)(i % 7);
+        if (v[i] != sum) {
+            ADD_FAILURE() << "v[" << i << "] = " << v[i] << ", want " << sum;
+            ok = false;
+        }
+    }
+    EXPECT_TRUE(kyt::all(ok));
+    KYT_EXPECT_OK(ky_free(v));
+}
+
+/* Parallel phase: 4 threads per rank write disjoint elements; after a barrier everyone sees all, and after
+ * the return to a serial phase too. */
+TEST(DsmNode, ParallelPhaseDisjointWrites)
+{
+    int n = kyt::nranks(), me = kyt::rank(), T = 4, R = kyt::scaled(10, 3);
+    size_t len = 5 * page() / 8 + 3;
+    double *a = (double *)kyt::galloc(len * sizeof(double), 0);
+    ASSERT_TRUE(a);
+    KYT_EXPECT_OK(ky_dsm_phase(1));
+    bool ok = true;
+    for (int r = 0; r < R; r++) {
+        run_threads(T, [&](int t) {
+            for (size_t i = (size_t)(me * T + t); i < len; i += (size_t)(n * T)) a[i] = r + 0.5 * (double)i;
+        });
+        KYT_EXPECT_OK(ky_barrier());
+        for (size_t i = 0; i < len && ok; i++)
+            if (a[i] != r + 0.5 * (double)i) {
+                ADD_FAILURE() << "round " << r << " a[" << i << "] = " << a[i];
+                ok = false;
+            }
+        KYT_EXPECT_OK(ky_barrier());
+    }
+    KYT_EXPECT_OK(ky_dsm_phase(0));
+    for (size_t i = 0; i < len && ok; i++) ok = a[i] == R - 1 + 0.5 * (double)i;
+    EXPECT_TRUE(kyt::all(ok));
+    KYT_EXPECT_OK(ky_free(a));
+}
+
+/* Only with one copy: in a parallel phase a store is seen by the other ranks without a synchronisation (rank
+ * 0 writes, then counts a flag up; the others wait for the flag through ky_fetch_add and read). */
+TEST(DsmNode, ParallelPhaseSeenAtOnce)
+{
+    if (!kyt::all(active == 1)) GTEST_SKIP() << "node-shared mode is off here";
+    int me = kyt::rank();
+    size_t len = 2 * page() / 8 + 9;
+    long *d = (long *)kyt::galloc(len * sizeof(long), kyt::nranks() - 1), *flag = (long *)kyt::galloc(8, 0);
+    ASSERT_TRUE(d && flag);
+    KYT_EXPECT_OK(ky_dsm_phase(1));
+    bool ok = true;
+    if (me == 0) {
+        for (size_t i = 0; i < len; i++) d[i] = (long)(i * 3 + 1);
+        ok = kyt::fadd(flag, 1) == 0;
+    } else {
+        double t0 = MPI_Wtime();
+        while (kyt::fadd(flag, 0) == 0 && MPI_Wtime() - t0 < 30) sched_yield();
+        for (size_t i = 0; i < len && ok; i++)
+            if (d[i] != (long)(i * 3 + 1)) {
+                ADD_FAILURE() << "d[" << i << "] = " << d[i] << " after the flag";
+                ok = false;
+            }
+    }
+    KYT_EXPECT_OK(ky_dsm_phase(0));
+    EXPECT_TRUE(kyt::all(ok));
+    KYT_EXPECT_OK(ky_free(flag));
+    KYT_EXPECT_OK(ky_free(d));
+}
+
+/* Atomics and locks, serial and parallel phases, several threads: nothing lost. */
+TEST(DsmNode, AtomicsAndLocksLoseNothing)
+{
+    int n = kyt::nranks(), T = 3, K = kyt::scaled(300, 40);
+    long *c = (long *)kyt::galloc(2 * sizeof(long), n - 1);
+    ASSERT_TRUE(c);
+    KYT_EXPECT_OK(ky_barrier());
+    std::atomic<int> bad{0};
+    for (int phase = 0; phase < 2; phase++) {
+        KYT_EXPECT_OK(ky_dsm_phase(phase));
+        run_threads(T, [&](int t) {
+            for (int k = 0; k < K; k++) {
+                if (t == 0) {
+                    if (ky_lock(7) != KY_OK) bad++;
+                    c[1] = c[1] + 1;
+                    if (ky_unlock(7) != KY_OK) bad++;
+                } else if (kyt::fadd(&c[0], 1) == LONG_MIN) {
+                    bad++;
+                }
+            }
+        });
+        KYT_EXPECT_OK(ky_barrier());
+        EXPECT_EQ((long)(phase + 1) * n * K * (T - 1), c[0]) << "phase " << phase;
+        EXPECT_EQ((long)(phase + 1) * n * K, c[1]) << "phase " << phase;
+        EXPECT_EQ(0, bad.load());
+    }
+    KYT_EXPECT_OK(ky_dsm_phase(0));
+    EXPECT_TRUE(kyt::all(c[0] == 2L * n * K * (T - 1) && c[1] == 2L * n * K && bad == 0));
+    KYT_EXPECT_OK(ky_free(c));
+}
+
+/* Local allocations of other ranks: written by their home in a serial phase, read by everyone after a barrier
+ * (mapped on first touch, or preloaded), freed by the home; a new collective allocation is zeros. */
+TEST(DsmNode, LocalBlocksAndReuse)
+{
+    int n = kyt::nranks(), me = kyt::rank();
+    size_t bytes = page() + 1234;
+    void **slot = (void **)kyt::galloc((size_t)n * sizeof(void *), 0);
+    ASSERT_TRUE(slot);
+    char *mine = (char *)ky_alloc_local(bytes);
+    ASSERT_TRUE(mine);
+    kyt::fill_pattern(mine, bytes, 40 + (uint64_t)me);
+    slot[me] = mine;
+    KYT_EXPECT_OK(ky_barrier());
+    bool ok = true;
+    for (int r = 0; r < n; r++) {
+        const char *p = (const char *)slot[r];
+        if (r % 2) {
+            size_t glb[1] = {bytes}, reg[1] = {bytes};
+            KYT_EXPECT_OK(ky_preload_array((void *)p, glb, reg, 1, 1, 0));
+        }
+        size_t at = kyt::check_pattern(p, bytes, 40 + (uint64_t)r);
+        if (at != bytes)
+            ADD_FAILURE() << "rank " << r << "'s block differs from byte " << at << " of " << bytes;
+        ok &= at == bytes;
+    }
+    KYT_EXPECT_OK(ky_barrier());
+    KYT_EXPECT_OK(ky_free(mine));
+    KYT_EXPECT_OK(ky_free(slot));
+    size_t len = 3 * page() + 5;
+    char *z = (char *)kyt::galloc(len, n - 1);
+    ASSERT_TRUE(z);
+    memset(z, 0x5a, len);
+    KYT_EXPECT_OK(ky_barrier());
+    KYT_EXPECT_OK(ky_free(z));
+    z = (char *)kyt::galloc(len, n - 1);
+    ASSERT_TRUE(z);
+    size_t nz = kyt::check_byte(z, len, 0);
+    EXPECT_EQ(len, nz) << "a byte not zero in a new allocation";
+    EXPECT_TRUE(kyt::all(ok && nz == len));
+    KYT_EXPECT_OK(ky_free(z));
+}
+
+/* Several threads of a rank store to different pages in a serial phase at once (each page made private
+ * under its own lock), then the barrier merges all of them. */
+TEST(DsmNode, SerialStoresFromThreads)
+{
+    int n = kyt::nranks(), me = kyt::rank(), T = 4;
+    size_t per = page() / 4 + 3, len = per * (size_t)(T * n); /* ints */
+    int *a = (int *)kyt::galloc(len * sizeof(int), 0);
+    ASSERT_TRUE(a);
+    KYT_EXPECT_OK(ky_barrier());
+    run_threads(T, [&](int t) {
+        size_t b = (size_t)(me * T + t) * per;
+        for (size_t i = 0; i < per; i++) a[b + i] = (int)(b + i) * 7 + 1;
+    });
+    KYT_EXPECT_OK(ky_barrier());
+    bool ok = true;
+    for (size_t i = 0; i < len && ok; i++)
+        if (a[i] != (int)i * 7 + 1) {
+            ADD_FAILURE() << "a[" << i << "] = " << a[i];
+            ok = false;
+        }
+    EXPECT_TRUE(kyt::all(ok));
+    KYT_EXPECT_OK(ky_free(a));
+}
+
+}  // namespace
