@@ -3,7 +3,8 @@
  * ky_stencil_offload is host OpenMP; the tests build every back end (apps/stencil/CMakeLists.txt).
  *
  *   kyrun -n 2 ky_stencil_offload [--nx 128] [--ny 64] [--nz 64] [--nt 8] [--bt 4] [--points 7|27|7,27]
- *         [--variant host|p2p|all] [--devices N] [--reps R] [--check] [--require-device] [--shape flat|rows|warps|gang]
+ *         [--variant host|p2p|all] [--devices N] [--reps R] [--check] [--require-device] [--shape
+ * flat|rows|warps|gang]
  *         [--json FILE]
  *
  * --devices: device threads per rank (default: the devices found, shared by the node's ranks; 1 on the host

@@ -214,8 +214,10 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--shape")) {
             shape = v, i++;
             if (parse_shapes(shape, shapes)) {
-                fprintf(stderr, "offload_bench: --shape %s: a comma-separated list of flat, rows, warps, gang; "
-                                "all; or both (flat,rows)\n", shape);
+                fprintf(stderr,
+                        "offload_bench: --shape %s: a comma-separated list of flat, rows, warps, gang; "
+                        "all; or both (flat,rows)\n",
+                        shape);
                 return 2;
             }
         } else if (!strcmp(a, "--steps")) {

@@ -1,7 +1,7 @@
 /* A 7-point Jacobi step written once with include/kyoyu/offload.h (seed 002's macros): the same source is
  * an OpenACC, OpenMP target, host OpenMP or serial kernel by KY_OFFLOAD_BACKEND. The arrays stay on the
- * device between steps (KY_DATA_ENTER / KY_DATA_EXIT); the loop nest is the z-y rows in parallel and x on each
- * row's lanes (KY_OFFLOAD_INNER), or one collapsed loop (ofl_loop_shape: offload_kernels.h). */
+ * device between steps (KY_DATA_ENTER / KY_DATA_EXIT); the loop nest is the z-y rows in parallel and x on
+ * each row's lanes (KY_OFFLOAD_INNER), or one collapsed loop (ofl_loop_shape: offload_kernels.h). */
 #include <string.h>
 
 #include "offload_kernels.h"

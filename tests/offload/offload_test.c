@@ -210,8 +210,7 @@ static void test_himeno(int I, int J, int K, int iters)
     for (size_t i = 0; i < n; i++)
         if (h.p[i] != r.p[i]) {
             FAIL("himeno %dx%dx%d, %d iterations, shape %d: p[%zu] = %.9g, plain loop %.9g", I, J, K, iters,
-                 ofl_loop_shape, i, h.p[i],
-                 r.p[i]);
+                 ofl_loop_shape, i, h.p[i], r.p[i]);
             break;
         }
     ofl_himeno_free(&h), ofl_himeno_free(&r);
