@@ -1,23 +1,30 @@
 #!/usr/bin/env bash
-# The offload layer's work of one GPU-machine call (docs/offload.md, "Left for the GPU session"), about 5
-# minutes: GCC's nvptx offloading from the carried .deb files (.scratch/offload-debs, made by
-# tools/offload-check --fetch), then
-#   1. tools/offload-check --gpu-only --bench: every macro test under every device back end on the GPU, and
-#      examples/offload's 7-point, 27-point and Himeno kernels timed under each back end (bench.jsonl);
-#   2. the CUDA kernels at the same sizes (ky_stencil_gpu single step, ky_himeno L) for the ratio;
-#   3. stencil.offload.gpu (seed 000's GPU DSM stencil built for the GPU, checked on 2 ranks), then that
-#      program against ky_stencil_gpu's staged variant (a) on 1 and 2 ranks sharing the GPU.
+# The offload layer's work of one GPU-machine call (docs/offload.md, "On the GPU machine"): GCC's nvptx
+# offloading from the carried .deb files (.scratch/offload-debs-ubuntu, made by tools/fetch-offload-debs-ubuntu),
+# then, by default (about 5 minutes on one H200):
+#   cuda   the CUDA kernels at the benchmark's sizes (ky_stencil_gpu single step 512^3, ky_himeno L);
+#   bench  examples/offload's 7-point, 27-point and Himeno kernels in every loop shape (flat, rows, warps,
+#          gang: offload_kernels.h) under each device back end, one step per back end (tools/offload-check
+#          --bench-only; bench.jsonl);
+#   table  bench/offload_ratio.py: ms/step of each against the CUDA kernel's, the ratio and each back end's
+#          best shape (table.txt);
+# and with --only (or ONLY=...) the longer parts for other calls:
+#   tests  tools/offload-check --gpu-only: the macro tests under every device back end on the GPU;
+#   dsm    stencil.offload.gpu (seed 000's GPU DSM stencil built for the GPU, checked on 2 ranks), then that
+#          program in each of DSM_SHAPES (default "warps flat") against ky_stencil_gpu's staged variant (a),
+#          1 rank.
 # Everything lands in $OUT (default .scratch/offload-device): summary.txt, one log per step, *.jsonl.
 #
-#   bench/offload_device.sh [--help] [--only tests,cuda,dsm]
+#   bench/offload_device.sh [--help] [--only cuda,bench,table,tests,dsm]
 #
 # Environment: BUILD (the Kyoyu build folder with ky_stencil_gpu and ky_himeno, default build; configured and
-# built here when missing), DEBS (default .scratch/offload-debs-ubuntu, made by tools/fetch-offload-debs-ubuntu: GCC's nvptx packages of the machine's own GCC
-# version, e.g. Ubuntu 24.04's gcc-13-offload-nvptx; docs/offload.md), OFFLOAD_CC (compilers tried, default
-# gcc), CHECK_LIMIT (seconds for step 1, default 300).
+# built here when missing), DEBS (default .scratch/offload-debs-ubuntu: GCC's nvptx packages of the machine's own
+# GCC version, e.g. Ubuntu 24.04's gcc-13-offload-nvptx; docs/offload.md), OFFLOAD_CC (compilers, default gcc),
+# BACKENDS (default acc_parallel omp_target_distribute acc_kernels omp_target_loop), SHAPES (default all),
+# BENCH_LIMIT (seconds per back end, default 110), ONLY (as --only).
 set -u
-case "${1:-}" in -h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
-only=tests,cuda,dsm
+case "${1:-}" in -h | --help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+only=${ONLY:-cuda,bench,table}
 [ "${1:-}" = "--only" ] && only=${2:-}
 root="$(cd -P -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root" || exit 1
@@ -31,12 +38,6 @@ if [ ! -x "$B/bin/ky_stencil_gpu" ]; then
     step build 300 cmake --build "$B" -j"$(nproc)" || { tail -30 "$out/build.log" | tee -a "$S"; exit 1; }
 fi
 K="$B/bin/kyrun"
-if want tests; then
-    step offload_check "${CHECK_LIMIT:-300}" tools/offload-check --debs "$DEBS" --cc "${OFFLOAD_CC:-gcc}" --gpu-only --keep "$out/check" \
-        --bench "--n 512,512,512 --size L --steps 50 --reps 3 --shape both"
-    grep -E "FAIL|PASS|pass|fail|GB/s|ms" "$out/offload_check.log" | tail -40 | sed 's/^/    /' | tee -a "$S"
-    cp "$out/check/bench.jsonl" "$out/offload_bench.jsonl" 2>/dev/null
-fi
 if want cuda; then # the CUDA kernels at the same sizes: one rank, single step, no exchange
     step cuda_stencil 90 "$K" -n 1 "$B/bin/ky_stencil_gpu" --nx 512 --ny 512 --nz 512 --pts both --bt 4 \
         --steps 200 --variants c --phases 0 --json "$out/cuda.jsonl"
@@ -44,19 +45,38 @@ if want cuda; then # the CUDA kernels at the same sizes: one rank, single step, 
     step cuda_himeno 90 "$K" -n 1 "$B/bin/ky_himeno" L --mem gpu --iters 200 --json "$out/cuda.jsonl"
     tail -5 "$out/cuda_himeno.log" | sed 's/^/    /' | tee -a "$S"
 fi
+if want bench; then # no --check at 512^3: its serial reference alone outlasts a call (tests/offload checks small)
+    for be in ${BACKENDS:-acc_parallel omp_target_distribute acc_kernels omp_target_loop}; do
+        step "bench_$be" "${BENCH_LIMIT:-110}" tools/offload-check --debs "$DEBS" --cc "${OFFLOAD_CC:-gcc}" \
+            --backends "$be" --bench-only --keep "$out/check" \
+            --bench "--n 512,512,512 --size L --steps 20 --reps 2 --shape ${SHAPES:-all}"
+        grep -E "ms/step|FAIL|no-build" "$out/bench_$be.log" | sed 's/^/    /' | tee -a "$S"
+    done
+    cp "$out/check/bench.jsonl" "$out/offload_bench.jsonl" 2>/dev/null
+fi
+if want table; then
+    python3 bench/offload_ratio.py "$out/offload_bench.jsonl" "$out/cuda.jsonl" >"$out/table.txt" 2>&1
+    sed 's/^/    /' "$out/table.txt" | tee -a "$S"
+fi
+if want tests; then
+    step offload_check "${CHECK_LIMIT:-300}" tools/offload-check --debs "$DEBS" --cc "${OFFLOAD_CC:-gcc}" --gpu-only \
+        --backends acc_kernels,acc_parallel,omp_target_loop,omp_target_distribute --keep "$out/check"
+    grep -E "^gcc|^g\+\+|FAIL" "$out/offload_check.log" | sed 's/^/    /' | tee -a "$S"
+fi
 if want dsm; then
     step stencil_offload_gpu 240 ctest --test-dir "$B" -R 'stencil.offload.gpu' --output-on-failure
     o="$B/apps/stencil/offload_gpu"
     export LD_LIBRARY_PATH="$o/nvptx-root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-    for n in 1 2; do # 2 ranks share the one GPU, both programs alike
-        step staged_n$n 90 "$K" -n $n "$B/bin/ky_stencil_gpu" --nx 512 --ny 512 --nz 512 --pts both --bt 4 \
-            --steps 128 --variants a --json "$out/offload_stencil.jsonl"
-        grep -E "^staged|^\(a\)|step" "$out/staged_n$n.log" | head -6 | sed 's/^/    /' | tee -a "$S"
-        for be in acc_parallel omp_target_distribute; do
-            [ -x "$o/ky_stencil_offload_$be" ] || { note "no $o/ky_stencil_offload_$be"; continue; }
-            step dsm_${be}_n$n 120 "$K" -n $n "$o/ky_stencil_offload_$be" --nx 512 --ny 512 --nz 512 \
-                --points 7,27 --bt 4 --nt 128 --variant all --reps 3 --require-device --json "$out/offload_stencil.jsonl"
-            tail -8 "$out/dsm_${be}_n$n.log" | sed 's/^/    /' | tee -a "$S"
+    step staged_n1 90 "$K" -n 1 "$B/bin/ky_stencil_gpu" --nx 512 --ny 512 --nz 512 --pts both --bt 4 \
+        --steps 128 --variants a --json "$out/offload_stencil.jsonl"
+    grep -E "^staged|^\(a\)|step" "$out/staged_n1.log" | head -6 | sed 's/^/    /' | tee -a "$S"
+    for be in acc_parallel omp_target_distribute; do
+        [ -x "$o/ky_stencil_offload_$be" ] || { note "no $o/ky_stencil_offload_$be"; continue; }
+        for sh in ${DSM_SHAPES:-warps flat}; do
+            step "dsm_${be}_$sh" 90 "$K" -n 1 "$o/ky_stencil_offload_$be" --nx 512 --ny 512 --nz 512 \
+                --points 7,27 --bt 4 --nt 64 --variant host --reps 2 --shape "$sh" --require-device \
+                --json "$out/offload_stencil.jsonl"
+            tail -3 "$out/dsm_${be}_$sh.log" | sed 's/^/    /' | tee -a "$S"
         done
     done
 fi

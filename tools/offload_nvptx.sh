@@ -20,7 +20,7 @@ nvptx_use_debs() {
 
 nvptx_mkoffload() {
     local major=$1 d
-    for d in ${COMPILER_PATH//:/ } "/usr/lib/gcc/x86_64-linux-gnu/$major" "/usr/libexec/gcc/x86_64-linux-gnu/$major"; do
+    for d in ${COMPILER_PATH:+${COMPILER_PATH//:/ }} "/usr/lib/gcc/x86_64-linux-gnu/$major" "/usr/libexec/gcc/x86_64-linux-gnu/$major"; do
         ls "$d/accel/nvptx-none/mkoffload" 2>/dev/null
     done | head -1
 }

@@ -57,14 +57,22 @@ static void collective(so_ctx_t *c, int (*call)(void))
     so_team_barrier();
 }
 
-static int rows_shape;
-void so_set_rows_shape(int rows)
+/* the loop shape (--shape): flat, one collapsed loop over the planes' points; or the z-y rows in parallel
+ * and x on the lanes (KY_OFFLOAD_INNER) with the compiler's levels (rows), one warp per row (warps: OpenACC
+ * gang worker, 32 lanes, 8 workers; the default) or one block per row (gang: 128 lanes), as
+ * examples/offload's kernels (docs/offload.md) */
+static const char *const shape_names[] = {"flat", "rows", "warps", "gang"};
+enum { SO_FLAT, SO_ROWS, SO_WARPS, SO_GANG, SO_NSHAPES };
+static int shape = SO_WARPS;
+int so_set_shape(const char *name)
 {
-    rows_shape = rows;
+    for (int i = 0; i < SO_NSHAPES; i++)
+        if (!strcmp(name, shape_names[i])) return shape = i, 0;
+    return -1;
 }
-int so_rows_shape(void)
+const char *so_shape(void)
 {
-    return rows_shape;
+    return shape_names[shape];
 }
 
 const char *so_backend(void)
@@ -174,6 +182,15 @@ static void data_exit(const st_params_t *p, so_dev_t *d)
         t[c] = 0.3 * s[c] + 0.05 * f + 0.025 * e + 0.0125 * kk;                                              \
     } while (0)
 
+/* the row shapes: the z-y rows of planes [z0, z1) in parallel as the clauses say, x on the lanes */
+#define SO_ROWS_LOOP(POINT, ...)                                                                            \
+    KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(2), KY_OPT_PRESENT(s[o:n], t[o:n]), __VA_ARGS__)        \
+    for (int z = z0; z < z1; z++)                                                                          \
+        for (int y = 1; y < ny - 1; y++) {                                                                 \
+            KY_OFFLOAD_INNER()                                                                             \
+            for (int x = 1; x < nx - 1; x++) POINT(s, t, ((size_t)z - zoff) * zn + (size_t)y * yn + (size_t)x); \
+        }
+
 /* one step on planes [z0, z1) from array k into 1 - k, terms added as kernel.c and st_reference do */
 static void step(const st_params_t *p, const so_dev_t *d, int k, int z0, int z1)
 {
@@ -183,31 +200,27 @@ static void step(const st_params_t *p, const so_dev_t *d, int k, int z0, int z1)
     const size_t yn = (size_t)p->nx, zn = p->plane, zoff = d->zoff;
     const int ny = p->ny, nx = p->nx;
     (void)o, (void)n;
-    if (p->points == 27 && rows_shape) {
-        KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(2), KY_OPT_PRESENT(s[o:n], t[o:n]), KY_OPT_NUM(128))
-        for (int z = z0; z < z1; z++)
-            for (int y = 1; y < ny - 1; y++) {
-                KY_OFFLOAD_INNER()
-                for (int x = 1; x < nx - 1; x++) SO_POINT27(s, t, ((size_t)z - zoff) * zn + (size_t)y * yn + (size_t)x);
-            }
-    } else if (p->points == 27) {
+    if (p->points == 27) {
+        switch (shape) {
+        case SO_ROWS: SO_ROWS_LOOP(SO_POINT27, KY_OPT_NUM(128)) return;
+        case SO_WARPS: SO_ROWS_LOOP(SO_POINT27, KY_OPT_GANG, KY_OPT_WORKER, KY_OPT_NUM(32), KY_OPT_NUM_WORKERS(8)) return;
+        case SO_GANG: SO_ROWS_LOOP(SO_POINT27, KY_OPT_GANG, KY_OPT_NUM(128)) return;
+        }
         KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(3), KY_OPT_PRESENT(s[o:n], t[o:n]), KY_OPT_NUM(128))
         for (int z = z0; z < z1; z++)
             for (int y = 1; y < ny - 1; y++)
                 for (int x = 1; x < nx - 1; x++) SO_POINT27(s, t, ((size_t)z - zoff) * zn + (size_t)y * yn + (size_t)x);
-    } else if (rows_shape) {
-        KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(2), KY_OPT_PRESENT(s[o:n], t[o:n]), KY_OPT_NUM(128))
-        for (int z = z0; z < z1; z++)
-            for (int y = 1; y < ny - 1; y++) {
-                KY_OFFLOAD_INNER()
-                for (int x = 1; x < nx - 1; x++) SO_POINT7(s, t, ((size_t)z - zoff) * zn + (size_t)y * yn + (size_t)x);
-            }
-    } else {
-        KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(3), KY_OPT_PRESENT(s[o:n], t[o:n]), KY_OPT_NUM(128))
-        for (int z = z0; z < z1; z++)
-            for (int y = 1; y < ny - 1; y++)
-                for (int x = 1; x < nx - 1; x++) SO_POINT7(s, t, ((size_t)z - zoff) * zn + (size_t)y * yn + (size_t)x);
+        return;
     }
+    switch (shape) {
+    case SO_ROWS: SO_ROWS_LOOP(SO_POINT7, KY_OPT_NUM(128)) return;
+    case SO_WARPS: SO_ROWS_LOOP(SO_POINT7, KY_OPT_GANG, KY_OPT_WORKER, KY_OPT_NUM(32), KY_OPT_NUM_WORKERS(8)) return;
+    case SO_GANG: SO_ROWS_LOOP(SO_POINT7, KY_OPT_GANG, KY_OPT_NUM(128)) return;
+    }
+    KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(3), KY_OPT_PRESENT(s[o:n], t[o:n]), KY_OPT_NUM(128))
+    for (int z = z0; z < z1; z++)
+        for (int y = 1; y < ny - 1; y++)
+            for (int x = 1; x < nx - 1; x++) SO_POINT7(s, t, ((size_t)z - zoff) * zn + (size_t)y * yn + (size_t)x);
 }
 
 /* n doubles between device addresses of one device (Fig. 11's GPU-to-GPU copy; the seed's is CUDA) */

@@ -3,7 +3,8 @@
  * ky_stencil_offload is host OpenMP; the tests build every back end (apps/stencil/CMakeLists.txt).
  *
  *   kyrun -n 2 ky_stencil_offload [--nx 128] [--ny 64] [--nz 64] [--nt 8] [--bt 4] [--points 7|27|7,27]
- *         [--variant host|p2p|all] [--devices N] [--reps R] [--check] [--require-device] [--shape flat|rows]
+ *         [--variant host|p2p|all] [--devices N] [--reps R] [--check] [--require-device] [--shape
+ * flat|rows|warps|gang]
  *         [--json FILE]
  *
  * --devices: device threads per rank (default: the devices found, shared by the node's ranks; 1 on the host
@@ -29,7 +30,7 @@ static int usage(int rank, const char *msg)
         fprintf(stderr,
                 "ky_stencil_offload: %s\nusage: ky_stencil_offload [--nx N] [--ny N] [--nz N] [--nt STEPS] "
                 "[--bt WIDTH]\n       [--points 7|27|7,27] [--variant host|p2p|all] [--devices N] [--reps R] "
-                "[--check]\n       [--require-device] [--shape flat|rows] [--json FILE]\n",
+                "[--check]\n       [--require-device] [--shape flat|rows|warps|gang] [--json FILE]\n",
                 msg);
     return 2;
 }
@@ -66,7 +67,7 @@ static void json_line(const st_params_t *p, const so_devs_t *dv, int v, double t
         dv->ndev > 0 ? ST_MIN(dv->ndev, dv->devices * ky_local_nranks()) : 0, dv->devices, t * 1e3 / p->nt, t,
         gf, kind && *kind ? kind : "unknown", date, ky_version(), p->nranks);
     if (ok >= 0) fprintf(f, ",\"verified\":%s", ok ? "true" : "false");
-    fprintf(f, ",\"shape\":\"%s\"}\n", so_rows_shape() ? "rows" : "flat");
+    fprintf(f, ",\"shape\":\"%s\"}\n", so_shape());
     fclose(f);
 }
 
@@ -145,8 +146,8 @@ int main(int argc, char **argv)
             variants = val, i++;
         else if (!strcmp(a, "--json") && val)
             p.json = val, i++;
-        else if (!strcmp(a, "--shape") && val && (!strcmp(val, "flat") || !strcmp(val, "rows")))
-            so_set_rows_shape(!strcmp(val, "rows")), i++;
+        else if (!strcmp(a, "--shape") && val && so_set_shape(val) == 0)
+            i++;
         else if (!strcmp(a, "--check"))
             p.check = 1;
         else if (!strcmp(a, "--require-device"))

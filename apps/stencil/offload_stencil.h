@@ -21,10 +21,10 @@ typedef struct {
 
 /* The back end's name; the devices found and how `want` threads (0: one per device) map onto them. */
 const char *so_backend(void);
-/* the kernels' loop nest: 0 one collapsed loop over every point (the default), 1 the z-y rows collapsed
- * and each row's x on the lanes (KY_OFFLOAD_INNER) */
-void so_set_rows_shape(int rows);
-int so_rows_shape(void);
+/* the kernels' loop nest by name: flat (one collapsed loop over every point), or the z-y rows collapsed and
+ * each row's x on the lanes (KY_OFFLOAD_INNER): rows, warps (the default), gang; -1 if unknown */
+int so_set_shape(const char *name);
+const char *so_shape(void);
 void so_devices(int want, so_devs_t *dv);
 /* One run of p->nt steps on the global arrays A and B (own slabs filled, synchronised): collective over
  * ranks, starts the device threads. Returns KY_OK or the first failure; *time_s this rank's time of the

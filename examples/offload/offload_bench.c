@@ -6,10 +6,10 @@
  *   gcc -O3 -fopenacc -DKY_OFFLOAD_BACKEND=acc_parallel -I<kyoyu>/include offload_bench.c stencil7.c \
  *       stencil27.c himeno_kernel.c -lm -o offload_bench        (tools/offload-check --bench builds it so)
  *   offload_bench [--kernel stencil7|stencil27|himeno|all] [--n NZ,NY,NX] [--size S|M|L|XL] [--steps N]
- *                 [--reps R] [--shape flat|rows|both] [--check]
+ *                 [--reps R] [--shape flat,rows,warps,gang|all|both] [--check]
  *
- * Stencils: --n points (default 256^3), --steps steps per repetition, --shape the loop nest (flat: one
- * collapsed loop, the default; rows: z-y rows in parallel, x on the lanes; both: one line each); per step, in
+ * Stencils: --n points (default 256^3), --steps steps per repetition, --shape the loop nests (a list of
+ * offload_kernels.h's shapes, all of them, or both = flat,rows; default warps), Himeno's too; per step, in
  * GFLOP/s as ky_stencil counts them (8 and 30 flops per point), and as the bandwidth of the minimum traffic
  * (read one array, write the other: 16 bytes per point). Himeno: the original's grid sizes (default M: 129 x
  * 129 x 257 with the boundary), --steps iterations; per iteration and in GFLOP/s of the benchmark's count (34
@@ -53,7 +53,7 @@ typedef struct {
 
 static void print_result(const result_t *r)
 {
-    printf("%-22s %-9s %-4s %4dx%4dx%4d  %8.3f ms/step  %7.1f GFLOP/s", KY_OFFLOAD_BACKEND_NAME, r->kernel,
+    printf("%-22s %-9s %-5s %4dx%4dx%4d  %8.3f ms/step  %7.1f GFLOP/s", KY_OFFLOAD_BACKEND_NAME, r->kernel,
            r->shape, r->n[0], r->n[1], r->n[2], 1e3 * r->best_s / r->steps, r->gflops);
     if (r->gbps > 0.0) printf("  %7.1f GB/s", r->gbps);
     if (r->diff >= 0.0) printf("  max diff %.3g", r->diff);
@@ -90,7 +90,7 @@ static result_t bench_stencil(int points, const int n[3], int steps, int reps, i
     double *a = (double *)xmalloc(pts * sizeof(double)), *b = (double *)xmalloc(pts * sizeof(double));
     for (size_t i = 0; i < pts; i++) a[i] = b[i] = (double)((i * 104729) % 997) / 997.0;
     result_t r = {points == 27 ? "stencil27" : "stencil7",
-                  ofl_loop_shape == OFL_SHAPE_ROWS ? "rows" : "flat",
+                  ofl_shape_name(ofl_loop_shape),
                   {n[0], n[1], n[2]},
                   steps,
                   1e30,
@@ -134,7 +134,7 @@ static result_t bench_himeno(const int n[3], int steps, int reps, int check)
 {
     ofl_himeno_t h;
     if (ofl_himeno_alloc(&h, n[0], n[1], n[2])) exit(1);
-    result_t r = {"himeno", "flat", {n[0], n[1], n[2]}, steps, 1e30, 0.0, 0.0, -1.0};
+    result_t r = {"himeno", ofl_shape_name(ofl_loop_shape), {n[0], n[1], n[2]}, steps, 1e30, 0.0, 0.0, -1.0};
     double gosa = 0.0;
     ofl_himeno_enter(&h);
     for (int rep = 0; rep <= reps; rep++) {
@@ -161,9 +161,30 @@ static result_t bench_himeno(const int n[3], int steps, int reps, int check)
     return r;
 }
 
+/* --shape: names separated by commas, "all", or "both" (flat and rows, as before the other shapes) */
+static int parse_shapes(const char *list, int shapes[OFL_NSHAPES])
+{
+    char buf[256];
+    memset(shapes, 0, OFL_NSHAPES * sizeof(int));
+    if (!strcmp(list, "all") || !strcmp(list, "both")) {
+        for (int s = 0; s < OFL_NSHAPES; s++) shapes[s] = !strcmp(list, "all") || s <= OFL_SHAPE_ROWS;
+        return 0;
+    }
+    if (strlen(list) >= sizeof buf) return -1;
+    strcpy(buf, list);
+    for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
+        int s = ofl_shape_parse(t);
+        if (s < 0) return -1;
+        shapes[s] = 1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    const char *kernel = "all", *shape = "flat";
+    const char *kernel = "all", *shape = "warps";
+    int shapes[OFL_NSHAPES] = {0};
+    shapes[OFL_SHAPE_WARPS] = 1;
     int n7[3] = {256, 256, 256}, nh[3] = {129, 129, 257}, steps = 20, reps = 3, check = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -192,8 +213,11 @@ int main(int argc, char **argv)
             i++;
         } else if (!strcmp(a, "--shape")) {
             shape = v, i++;
-            if (strcmp(shape, "flat") && strcmp(shape, "rows") && strcmp(shape, "both")) {
-                fprintf(stderr, "offload_bench: --shape %s: flat, rows or both\n", shape);
+            if (parse_shapes(shape, shapes)) {
+                fprintf(stderr,
+                        "offload_bench: --shape %s: a comma-separated list of flat, rows, warps, gang; "
+                        "all; or both (flat,rows)\n",
+                        shape);
                 return 2;
             }
         } else if (!strcmp(a, "--steps")) {
@@ -206,15 +230,15 @@ int main(int argc, char **argv)
         }
     }
     if (steps < 1 || reps < 1) return 2;
-    result_t res[5];
+    result_t res[3 * OFL_NSHAPES];
     int nres = 0, all = !strcmp(kernel, "all");
-    for (int sh = OFL_SHAPE_FLAT; sh <= OFL_SHAPE_ROWS; sh++) {
-        if (strcmp(shape, "both") && strcmp(shape, sh == OFL_SHAPE_ROWS ? "rows" : "flat")) continue;
+    for (int sh = 0; sh < OFL_NSHAPES; sh++) {
+        if (!shapes[sh]) continue;
         ofl_loop_shape = sh;
         if (all || !strcmp(kernel, "stencil7")) res[nres++] = bench_stencil(7, n7, steps, reps, check);
         if (all || !strcmp(kernel, "stencil27")) res[nres++] = bench_stencil(27, n7, steps, reps, check);
+        if (all || !strcmp(kernel, "himeno")) res[nres++] = bench_himeno(nh, steps, reps, check);
     }
-    if (all || !strcmp(kernel, "himeno")) res[nres++] = bench_himeno(nh, steps, reps, check);
     if (nres == 0) {
         fprintf(stderr, "offload_bench: --kernel %s: stencil7, stencil27, himeno or all\n", kernel);
         return 2;

@@ -21,10 +21,26 @@ extern "C" {
 void ofl_stencil_enter(int nz, int ny, int nx, double *a, double *b);
 void ofl_stencil_exit(int nz, int ny, int nx, double *a, double *b);
 
-/* The stencils' loop shape: FLAT, one collapsed loop over every point (the default), or ROWS, the z-y rows
- * collapsed and each row's x on the lanes (KY_OFFLOAD_INNER): no flat index to divide per point on a GPU */
-enum { OFL_SHAPE_FLAT = 0, OFL_SHAPE_ROWS = 1 };
+/* The kernels' loop shape (ofl_loop_shape; the stencils and Himeno alike):
+ *   FLAT  one collapsed loop over every point, 128 lanes per block (the first GPU run's): GCC's nvptx code
+ *         divides the flat index into three per point (four 32-bit div/rem), and its OpenMP target puts
+ *         such a loop on one lane of each warp (no simd)
+ *   ROWS  the z-y rows collapsed, each row's x on the lanes (KY_OFFLOAD_INNER), 128 per block, the levels
+ *         the compiler's (GCC OpenACC: gang worker, rows of 128 lanes)
+ *   WARPS rows on gangs and workers, 32 lanes (one warp per row), 8 workers per gang: OpenACC broadcasts a
+ *         row's values by warp shuffles, no block barrier per row (the default)
+ *   GANG  rows on gangs only, 128 lanes (one block per row)
+ * OpenMP target makes the same code of ROWS, WARPS and GANG but their thread_limit (GCC: OpenMP threads are
+ * warps, simd the lanes). ofl_shape_name / ofl_shape_parse: "flat", "rows", "warps", "gang". */
+enum { OFL_SHAPE_FLAT = 0, OFL_SHAPE_ROWS = 1, OFL_SHAPE_WARPS = 2, OFL_SHAPE_GANG = 3, OFL_NSHAPES = 4 };
 extern int ofl_loop_shape;
+const char *ofl_shape_name(int shape);
+int ofl_shape_parse(const char *name); /* -1 if unknown */
+
+/* The row shapes' clauses, beside KY_OPT_COLLAPSE(2) on the z-y loops (expanded where offload.h is) */
+#define OFL_CL_ROWS KY_OPT_NUM(128)
+#define OFL_CL_WARPS KY_OPT_GANG, KY_OPT_WORKER, KY_OPT_NUM(32), KY_OPT_NUM_WORKERS(8)
+#define OFL_CL_GANG KY_OPT_GANG, KY_OPT_NUM(128)
 
 /* 7-point (stencil7.c): out = c0 * in + c1 * (sum of the 6 face neighbours); ky_stencil's with c0 = 0.4,
  * c1 = 0.1, added in its order */

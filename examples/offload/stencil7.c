@@ -1,12 +1,26 @@
 /* A 7-point Jacobi step written once with include/kyoyu/offload.h (seed 002's macros): the same source is
  * an OpenACC, OpenMP target, host OpenMP or serial kernel by KY_OFFLOAD_BACKEND. The arrays stay on the
- * device between steps (KY_DATA_ENTER / KY_DATA_EXIT); the loop nest is one collapsed parallel loop, or with
- * ofl_loop_shape = OFL_SHAPE_ROWS the z-y rows in parallel and x on each row's lanes (KY_OFFLOAD_INNER). */
+ * device between steps (KY_DATA_ENTER / KY_DATA_EXIT); the loop nest is the z-y rows in parallel and x on
+ * each row's lanes (KY_OFFLOAD_INNER), or one collapsed loop (ofl_loop_shape: offload_kernels.h). */
+#include <string.h>
+
 #include "offload_kernels.h"
 
 #include <kyoyu/offload.h>
 
-int ofl_loop_shape = OFL_SHAPE_FLAT;
+int ofl_loop_shape = OFL_SHAPE_WARPS;
+
+static const char *const ofl_shape_names[OFL_NSHAPES] = {"flat", "rows", "warps", "gang"};
+const char *ofl_shape_name(int shape)
+{
+    return shape >= 0 && shape < OFL_NSHAPES ? ofl_shape_names[shape] : "?";
+}
+int ofl_shape_parse(const char *name)
+{
+    for (int s = 0; s < OFL_NSHAPES; s++)
+        if (!strcmp(name, ofl_shape_names[s])) return s;
+    return -1;
+}
 
 #define OFL_AT(z, y, x) (((size_t)(z) * (size_t)ny + (size_t)(y)) * (size_t)nx + (size_t)(x))
 /* one point, shared by the directive loop and the plain one so that both add in the same order */
@@ -32,19 +46,24 @@ void ofl_stencil_exit(int nz, int ny, int nx, double *a, double *b)
     (void)n, (void)a, (void)b;
 }
 
+/* the row shapes: the z-y rows in parallel as the clauses say, each row's x on the lanes */
+#define OFL_S7_ROWS(...)                                                                                   \
+    KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(2), KY_OPT_PRESENT(in[0:n], out[0:n]), __VA_ARGS__)     \
+    for (int z = 1; z < nz - 1; z++)                                                                       \
+        for (int y = 1; y < ny - 1; y++) {                                                                 \
+            KY_OFFLOAD_INNER()                                                                             \
+            for (int x = 1; x < nx - 1; x++) OFL_S7_POINT(z, y, x);                                        \
+        }
+
 void ofl_stencil7_step(int nz, int ny, int nx, const double *OFL_RESTRICT in, double *OFL_RESTRICT out,
                        double c0, double c1)
 {
     size_t n = (size_t)nz * ny * nx;
     (void)n;
-    if (ofl_loop_shape == OFL_SHAPE_ROWS) {
-        KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(2), KY_OPT_PRESENT(in[0:n], out[0:n]), KY_OPT_NUM(128))
-        for (int z = 1; z < nz - 1; z++)
-            for (int y = 1; y < ny - 1; y++) {
-                KY_OFFLOAD_INNER()
-                for (int x = 1; x < nx - 1; x++) OFL_S7_POINT(z, y, x);
-            }
-        return;
+    switch (ofl_loop_shape) {
+    case OFL_SHAPE_ROWS: OFL_S7_ROWS(OFL_CL_ROWS) return;
+    case OFL_SHAPE_WARPS: OFL_S7_ROWS(OFL_CL_WARPS) return;
+    case OFL_SHAPE_GANG: OFL_S7_ROWS(OFL_CL_GANG) return;
     }
     KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(3), KY_OPT_PRESENT(in[0:n], out[0:n]), KY_OPT_NUM(128))
     for (int z = 1; z < nz - 1; z++)

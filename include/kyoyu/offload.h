@@ -119,6 +119,13 @@
 #define KY_OPT_COLLAPSE(n) KYO_COLLAPSE(n)         /* parallelise n nested loops as one */
 #define KY_OPT_REDUCTION(...) KYO_REDUCTION(__VA_ARGS__) /* KY_OPT_REDUCTION(+ : sum) */
 #define KY_OPT_NUM(n) KYO_NUM(n)                   /* threads per block: vector_length / thread_limit */
+/* OpenACC's levels, for a loop nest whose inner loop is KY_OFFLOAD_INNER (vector lanes): the outer loop's
+ * iterations on gangs (KY_OPT_GANG: one block per iteration) or on gangs and workers (with KY_OPT_WORKER:
+ * one warp or group of warps per iteration), KY_OPT_NUM_WORKERS(n) of them per gang. Dropped elsewhere:
+ * OpenMP's teams distribute parallel for (+ simd inside) is that shape already. */
+#define KY_OPT_GANG KYO_GANG
+#define KY_OPT_WORKER KYO_WORKER
+#define KY_OPT_NUM_WORKERS(n) KYO_NUM_WORKERS(n)
 #define KY_OPT_ASYNC(q) KYO_ASYNC(q)               /* do not wait; KY_OFFLOAD_WAIT(q) waits */
 #define KY_OPT_PRIVATE(...) KYO_PRIVATE(__VA_ARGS__)
 #define KY_OPT_FIRSTPRIVATE(...) KYO_FIRSTPRIVATE(__VA_ARGS__)
@@ -145,6 +152,9 @@
 #define KYI_CL_KYO_COLLAPSE(n) collapse(n)
 #define KYI_CL_KYO_REDUCTION(...) reduction(__VA_ARGS__)
 #define KYI_CL_KYO_NUM(n) vector_length(n)
+#define KYI_CL_KYO_GANG gang
+#define KYI_CL_KYO_WORKER worker
+#define KYI_CL_KYO_NUM_WORKERS(n) num_workers(n)
 #define KYI_CL_KYO_ASYNC(q) async(q)
 #define KYI_CL_KYO_PRIVATE(...) private(__VA_ARGS__)
 #if KY_OFFLOAD_BACKEND_ID == 1 /* kernels takes no firstprivate: its scalars are copied in anyway */
@@ -170,6 +180,9 @@
 #define KYI_CL_KYO_COLLAPSE(n) collapse(n)
 #define KYI_CL_KYO_REDUCTION(...) reduction(__VA_ARGS__)
 #define KYI_CL_KYO_NUM(n) thread_limit(n)
+#define KYI_CL_KYO_GANG /* teams distribute parallel for: teams and their threads take the iterations */
+#define KYI_CL_KYO_WORKER
+#define KYI_CL_KYO_NUM_WORKERS(n)
 #define KYI_CL_KYO_ASYNC(q) nowait /* one queue: KY_OFFLOAD_WAIT waits for all (taskwait) */
 #define KYI_CL_KYO_PRIVATE(...) private(__VA_ARGS__)
 #define KYI_CL_KYO_FIRSTPRIVATE(...) firstprivate(__VA_ARGS__)
@@ -197,6 +210,9 @@
 #define KYI_CL_KYO_COLLAPSE(n) collapse(n)
 #define KYI_CL_KYO_REDUCTION(...) reduction(__VA_ARGS__)
 #define KYI_CL_KYO_NUM(n) /* a GPU block size, not a number of CPU threads */
+#define KYI_CL_KYO_GANG
+#define KYI_CL_KYO_WORKER
+#define KYI_CL_KYO_NUM_WORKERS(n)
 #define KYI_CL_KYO_ASYNC(q)
 #define KYI_CL_KYO_PRIVATE(...) private(__VA_ARGS__)
 #define KYI_CL_KYO_FIRSTPRIVATE(...) firstprivate(__VA_ARGS__)
@@ -218,6 +234,9 @@
 #define KYI_CL_KYO_COLLAPSE(n)
 #define KYI_CL_KYO_REDUCTION(...)
 #define KYI_CL_KYO_NUM(n)
+#define KYI_CL_KYO_GANG
+#define KYI_CL_KYO_WORKER
+#define KYI_CL_KYO_NUM_WORKERS(n)
 #define KYI_CL_KYO_ASYNC(q)
 #define KYI_CL_KYO_PRIVATE(...)
 #define KYI_CL_KYO_FIRSTPRIVATE(...)
@@ -241,7 +260,8 @@
 #else
 #define KYI_W_LOOP acc parallel loop
 #endif
-#define KYI_W_INNER acc loop vector
+/* independent as omp simd asserts it: in a kernels region GCC leaves an unmarked loop to parloops (seq) */
+#define KYI_W_INNER acc loop independent vector
 #define KYI_W_SERIAL acc serial
 #define KYI_W_DATA acc data
 #define KYI_W_ENTER acc enter data
@@ -392,6 +412,9 @@
 #define OPT_COLLAPSE(n) KY_OPT_COLLAPSE(n)
 #define OPT_REDUCTION(...) KY_OPT_REDUCTION(__VA_ARGS__)
 #define OPT_NUM(n) KY_OPT_NUM(n)
+#define OPT_GANG KY_OPT_GANG
+#define OPT_WORKER KY_OPT_WORKER
+#define OPT_NUM_WORKERS(n) KY_OPT_NUM_WORKERS(n)
 #define OPT_ASYNC(q) KY_OPT_ASYNC(q)
 #define OPT_PRIVATE(...) KY_OPT_PRIVATE(__VA_ARGS__)
 #define OPT_FIRSTPRIVATE(...) KY_OPT_FIRSTPRIVATE(__VA_ARGS__)

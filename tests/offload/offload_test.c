@@ -205,11 +205,12 @@ static void test_himeno(int I, int J, int K, int iters)
     double g = ofl_himeno_jacobi(&h, iters, 0.8f);
     ofl_himeno_exit(&h);
     if (fabs(g - rg) > 1e-9 * (1.0 + fabs(rg)) || !(g > 0.0))
-        FAIL("himeno %dx%dx%d, %d iterations: gosa %.17g, plain loop %.17g", I, J, K, iters, g, rg);
+        FAIL("himeno %dx%dx%d, %d iterations, shape %d: gosa %.17g, plain loop %.17g", I, J, K, iters,
+             ofl_loop_shape, g, rg);
     for (size_t i = 0; i < n; i++)
         if (h.p[i] != r.p[i]) {
-            FAIL("himeno %dx%dx%d, %d iterations: p[%zu] = %.9g, plain loop %.9g", I, J, K, iters, i, h.p[i],
-                 r.p[i]);
+            FAIL("himeno %dx%dx%d, %d iterations, shape %d: p[%zu] = %.9g, plain loop %.9g", I, J, K, iters,
+                 ofl_loop_shape, i, h.p[i], r.p[i]);
             break;
         }
     ofl_himeno_free(&h), ofl_himeno_free(&r);
@@ -303,16 +304,17 @@ int main(int argc, char **argv)
     test_histogram(1003, 17);
     test_stencil2d(23, 37, 7);
     test_stencil2d(5, 3, 4);
-    /* both loop shapes: one collapsed loop, and rows with KY_OFFLOAD_INNER over x */
-    for (ofl_loop_shape = OFL_SHAPE_FLAT; ofl_loop_shape <= OFL_SHAPE_ROWS; ofl_loop_shape++) {
+    /* every loop shape (offload_kernels.h): one collapsed loop, and the rows with KY_OFFLOAD_INNER over x
+     * under each clause set */
+    for (ofl_loop_shape = 0; ofl_loop_shape < OFL_NSHAPES; ofl_loop_shape++) {
         test_stencil7(13, 11, 9, 5);
         test_stencil7(7, 5, 17, 4);
         test_stencil27(11, 9, 13, 3);
         test_stencil27(5, 7, 3, 2);
+        test_himeno(9, 7, 11, 3);
+        test_himeno(17, 9, 13, 2);
     }
-    ofl_loop_shape = OFL_SHAPE_FLAT;
-    test_himeno(9, 7, 11, 3);
-    test_himeno(17, 9, 13, 2);
+    ofl_loop_shape = OFL_SHAPE_WARPS;
     printf("%s: %s\n", KY_OFFLOAD_BACKEND_NAME, failures ? "FAILED" : "all checks hold");
     return failures ? 1 : 0;
 }

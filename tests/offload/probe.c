@@ -28,9 +28,11 @@ const ofl_row_t ofl_rows[] = {
       "omp target enter data map(to: x[0:n]) map(alloc: y[0:n])", "", ""}},
     {T(OFFLOAD, KY_OPT_COPY(z[0:n])),
      {AK " copy(z[0:n])", AP " copy(z[0:n])", OTL " map(tofrom: z[0:n])", OTD " map(tofrom: z[0:n])", OH, ""}},
-    {T(OFFLOAD_INNER, ), {"acc loop vector", "acc loop vector", "omp simd", "omp simd", "omp simd", ""}},
+    {T(OFFLOAD_INNER, ),
+     {"acc loop independent vector", "acc loop independent vector", "omp simd", "omp simd", "omp simd", ""}},
     {T(OFFLOAD_INNER, KY_OPT_REDUCTION(+ : row)),
-     {"acc loop vector reduction(+ : row)", "acc loop vector reduction(+ : row)", "omp simd reduction(+ : row)",
+     {"acc loop independent vector reduction(+ : row)", "acc loop independent vector reduction(+ : row)",
+      "omp simd reduction(+ : row)",
       "omp simd reduction(+ : row)", "omp simd reduction(+ : row)", ""}},
     {T(OFFLOAD, KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(2), KY_OPT_REDUCTION(+ : s), KY_OPT_NUM(128)),
      {AK " independent collapse(2) reduction(+ : s) vector_length(128)",
@@ -38,6 +40,10 @@ const ofl_row_t ofl_rows[] = {
       OTL " collapse(2) reduction(+ : s) thread_limit(128)",
       OTD " collapse(2) reduction(+ : s) thread_limit(128)",
       OH " collapse(2) reduction(+ : s)", ""}},
+    {T(OFFLOAD, KY_OPT_GANG, KY_OPT_WORKER, KY_OPT_NUM(32), KY_OPT_NUM_WORKERS(8), KY_OPT_COPY(z[0:n])),
+     {AK " gang worker vector_length(32) num_workers(8) copy(z[0:n])",
+      AP " gang worker vector_length(32) num_workers(8) copy(z[0:n])",
+      OTL " thread_limit(32) map(tofrom: z[0:n])", OTD " thread_limit(32) map(tofrom: z[0:n])", OH, ""}},
     {T(OFFLOAD, KY_OPT_PRIVATE(t), KY_OPT_FIRSTPRIVATE(f), KY_OPT_SIMD, KY_OPT_ASYNC(1)),
      {AK " private(t) async(1)", AP " private(t) firstprivate(f) async(1)",
       OTL " private(t) firstprivate(f) nowait", OTD " simd private(t) firstprivate(f) nowait",
@@ -128,6 +134,8 @@ int ofl_probe_run(int n)
     KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(2), KY_OPT_REDUCTION(+ : s), KY_OPT_NUM(128))
     for (int i = 0; i < n; i++)
         for (int j = 0; j < 3; j++) s += (double)(i + j);
+    KY_OFFLOAD(KY_OPT_GANG, KY_OPT_WORKER, KY_OPT_NUM(32), KY_OPT_NUM_WORKERS(8), KY_OPT_COPY(z[0:n]))
+    for (int i = 0; i < n; i++) z[i] += 0.0;
     KY_OFFLOAD(KY_OPT_PRIVATE(t), KY_OPT_FIRSTPRIVATE(f), KY_OPT_SIMD, KY_OPT_ASYNC(1))
     for (int i = 0; i < n; i++) {
         t = f * i;
