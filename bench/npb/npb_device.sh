@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# NPB class A on the GPU machine's CPUs (issue 17's goals), about 5 minutes on a 16-core host: kycc's
+# programs against plain OpenMP on the same host, in one call.
+#   1. CG class A on 1, 2, 4, 8, 16 ranks and 8 x 2 (serial, omp, kycc: speed-ups and the ratios);
+#   2. SP and BT class A on 16 x 1 and 8 x 2 (omp, kycc);
+#   3. the page transfers per variant with the page protocol (KY_DSM_NODE_SHARED=0), CG and BT class S on 4 ranks.
+# One line per run in $OUT/npb.jsonl (bench/npb/npb_bench.py's records), logs and summary.txt beside it.
+#
+#   bench/npb/npb_device.sh [--only cg,spbt,pages]
+#
+# Environment: NPB (the fetched NPB3.0-omp-C, default .scratch/npb/NPB3.0-omp-C), BUILD (default build), OUT.
+set -u
+case "${1:-}" in -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+only=cg,spbt,pages
+[ "${1:-}" = "--only" ] && only=${2:-}
+root="$(cd -P -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$root" || exit 1
+. bench/device_lib.sh
+device_out npb-device
+npb="${NPB:-$root/.scratch/npb/NPB3.0-omp-C}"
+B="${BUILD:-build}"
+J="$out/npb.jsonl"
+work="${NPB_WORK:-/tmp/npb-device}" # binaries: not in $out, which comes back
+note "npb_device $(date -u +%FT%TZ) $(hostname): $(nproc) cores, commit $(git rev-parse --short HEAD 2>/dev/null)"
+nb=(python3 bench/npb/npb_bench.py --npb "$npb" --build "$B" --work "$work" --json "$J")
+if want cg; then
+    step cg_A 150 "${nb[@]}" --bench cg --class A --ranks 1,2,4,8,16,8x2 --variants none --builds serial,omp,kycc
+    grep -E "^(cg|CG)|ratio|kycc|omp" "$out/cg_A.log" | tail -14 | sed 's/^/    /' | tee -a "$S"
+fi
+if want spbt; then
+    for b in bt sp; do
+        step ${b}_A 140 "${nb[@]}" --bench $b --class A --ranks 16,8x2 --variants none --builds omp,kycc --timeout 100
+        tail -6 "$out/${b}_A.log" | sed 's/^/    /' | tee -a "$S"
+    done
+fi
+if want pages; then
+    for b in cg bt; do
+        step ${b}_S_pages 45 "${nb[@]}" --bench $b --class S --ranks 4 --variants none,mapping,affinity,update \
+            --builds kycc --kyenv KY_DSM_NODE_SHARED=0
+        tail -5 "$out/${b}_S_pages.log" | sed 's/^/    /' | tee -a "$S"
+    done
+fi
+note "done in $SECONDS s"
