@@ -11,7 +11,10 @@
 
 #include <ucontext.h>
 
+#include <string.h>
+
 #include <algorithm>
+#include <deque>
 #include <functional>
 #include <vector>
 
@@ -39,6 +42,38 @@ static void __syncthreads()
     swapcontext(&emu_ctx[emu_cur], &emu_sched);
 }
 
+/* cuda_pipeline.h's asynchronous copies to shared memory, as late as the GPU may make them: a thread's copies
+ * are queued per commit group and made only when __pipeline_wait_prior lets fewer groups stay in flight, so
+ * a kernel that reads a buffer before waiting for its copy reads stale values (and a test sees it). */
+struct emu_copy_t {
+    void *dst;
+    const void *src;
+    size_t n, zfill; /* n - zfill bytes copied, then zfill zero bytes */
+};
+static std::vector<std::vector<emu_copy_t>> emu_open;               /* per thread: not yet committed */
+static std::vector<std::deque<std::vector<emu_copy_t>>> emu_groups; /* per thread: committed, oldest first */
+
+static void __pipeline_memcpy_async(void *dst, const void *src, size_t n, size_t zfill = 0)
+{
+    emu_open[emu_cur].push_back(emu_copy_t{dst, src, n, zfill});
+}
+
+static void __pipeline_commit()
+{
+    emu_groups[emu_cur].push_back(std::move(emu_open[emu_cur]));
+    emu_open[emu_cur].clear();
+}
+
+static void __pipeline_wait_prior(size_t prior)
+{
+    auto &g = emu_groups[emu_cur];
+    for (; g.size() > prior; g.pop_front())
+        for (const emu_copy_t &c : g.front()) {
+            memcpy(c.dst, c.src, c.n - c.zfill);
+            memset((char *)c.dst + (c.n - c.zfill), 0, c.zfill);
+        }
+}
+
 static void emu_entry()
 {
     emu_body();
@@ -50,6 +85,8 @@ static bool emu_block(int n)
 {
     emu_ctx.assign(n, ucontext_t());
     emu_done.assign(n, 0);
+    emu_open.assign(n, {});
+    emu_groups.assign(n, {});
     emu_stacks.resize((size_t)n * EMU_STACK);
     for (int i = 0; i < n; i++) {
         getcontext(&emu_ctx[i]);

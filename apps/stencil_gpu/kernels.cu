@@ -440,7 +440,7 @@ void sg_block_steps(const sg_prob_t *p, sg_sub_t *d)
     for (int tt = 0; tt < p->bt; tt += tb) {
         int lo[4], hi[4];
         for (int k = 0; k < tb; k++) sg_step_range(p, d, tt + k, &lo[k], &hi[k]);
-        if (tb > 1)
+        if (tb > 1 || sg_tb_staged(p))
             sg_launch_tb(p, d, d->s, d->src, d->dst, lo, hi);
         else
             sg_launch(p, d, d->s, d->src, d->dst, lo[0], hi[0]);

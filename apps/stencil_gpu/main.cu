@@ -13,7 +13,9 @@
  * columns come from a run without overlap, where the phases can be told apart); default: where the job
  * spans several (logical) nodes. --tb K: K steps per pass through memory (tblock.cu; bt a multiple of K, the
  * checked reference stays the single-step kernel; --zchunk -1: persistent blocks, see tblock_kernels.cuh;
- * --tb-unroll 0: the first blocked kernels, k_tb7 and k_tb27, instead of k_tb7u and k_tb27u).
+ * --tb-unroll 0: the first blocked kernels, k_tb7 and k_tb27, instead of k_tb7u and k_tb27u; --tb-kernel
+ * staged: the 27-point stencil by k_tb27s, tblock27s.cuh, tb 1..3 with its own tiles 8x2, 10x2, 12x2, 6x3,
+ * 8x3, 6x4 (tblock.cu says which at which tb); tb 1 then runs k_tb27s as a single-step kernel).
  * --roofline 0: measure the device copy bandwidth first.
  * Exit status 77 without a GPU. */
 #include <math.h>
@@ -45,7 +47,8 @@ static void usage_text(FILE *out)
             "       [--variants abcd] [--weak] [--check] [--small] [--phases 0|1] [--blocks-per-rank K]\n"
             "       [--roofline GBs] [--json FILE] [--zchunk PLANES] [--block-y 2|4|8]\n"
             "       [--rows 0|1|2|4] [--smem 0|1|4|8] [--overlap 0|1] [--tb 1|2|3|4]\n"
-            "       [--tb-tile 8x4|8x2|4x4|16x2|16x1|32x1|12x2] [--tb-unroll 0|1]\n");
+            "       [--tb-tile 8x4|8x2|4x4|16x2|16x1|32x1|12x2] [--tb-unroll 0|1]\n"
+            "       [--tb-kernel unrolled|first|staged]\n");
 }
 
 static void usage(void)
@@ -54,8 +57,11 @@ static void usage(void)
 }
 
 /* --tb-tile: the blocked kernels' shapes (tblock.cu) */
-static int tile_ok(int by, int rows)
+static int tile_ok(int by, int rows, int staged)
 {
+    if (staged) /* k_tb27s (tblock.cu: which tile at which tb) */
+        return (by == 0 && rows == 0) || (rows == 2 && (by == 8 || by == 10 || by == 12)) ||
+               (by == 6 && (rows == 3 || rows == 4)) || (by == 8 && rows == 3);
     return (by == 0 && rows == 0) || (by == 8 && (rows == 4 || rows == 2)) || (by == 4 && rows == 4) ||
            (by == 16 && (rows == 2 || rows == 1)) || (by == 32 && rows == 1) || (by == 12 && rows == 2);
 }
@@ -119,7 +125,12 @@ static int parse(int argc, char **argv, opts_t *o)
             o->p.tb = atoi(v);
         else if (!strcmp(a, "--tb-unroll") && NEXT())
             o->p.tb_rolled = atoi(v) == 0;
-        else if (!strcmp(a, "--tb-tile") && NEXT()) {
+        else if (!strcmp(a, "--tb-kernel") &&
+                 NEXT()) { /* unrolled (default), first (= --tb-unroll 0), staged */
+            o->p.tb_rolled = !strcmp(v, "first");
+            o->p.tb_staged = !strcmp(v, "staged");
+            if (!o->p.tb_rolled && !o->p.tb_staged && strcmp(v, "unrolled")) o->p.tb_by = -1; /* usage */
+        } else if (!strcmp(a, "--tb-tile") && NEXT()) {
             if (sscanf(v, "%dx%d", &o->p.tb_by, &o->p.tb_rows) != 2) o->p.tb_by = -1;
         } else if (!strcmp(a, "--json") && NEXT())
             o->json = v;
@@ -133,7 +144,8 @@ static int parse(int argc, char **argv, opts_t *o)
         (o->p.block_y != 0 && o->p.block_y != 2 && o->p.block_y != 4 && o->p.block_y != 8) ||
         (o->p.rows != -1 && o->p.rows != 0 && o->p.rows != 1 && o->p.rows != 2 && o->p.rows != 4) ||
         (o->p.smem < -1 || o->p.smem > 8 || (o->p.smem > 1 && o->p.smem != 4 && o->p.smem != 8)) ||
-        o->p.tb < 1 || o->p.tb > 4 || !tile_ok(o->p.tb_by, o->p.tb_rows) || o->roofline < 0) {
+        o->p.tb < 1 || o->p.tb > 4 || !tile_ok(o->p.tb_by, o->p.tb_rows, o->p.tb_staged) || o->roofline < 0 ||
+        (o->p.tb_staged && o->p.tb > 3)) {
         usage();
         return 1;
     }
@@ -461,6 +473,7 @@ int main(int argc, char **argv)
             if (o.check) { /* the reference: single-step kernels (a --tb run is checked against them) */
                 sg_prob_t one = p;
                 one.tb = 1;
+                one.tb_staged = 0;
                 ref = (double *)malloc(N * sizeof(double));
                 res = (double *)malloc(N * sizeof(double));
                 run_single(&one, dev, ref);
@@ -543,7 +556,8 @@ int main(int argc, char **argv)
             if (o.json) {
                 /* the case of a blocked run names its tb; single-step cases keep their name */
                 char tbs[16] = "";
-                if (p.tb > 1) snprintf(tbs, sizeof tbs, "_tb%d", p.tb);
+                if (p.tb > 1 || sg_tb_staged(&p))
+                    snprintf(tbs, sizeof tbs, "_tb%d%s", p.tb, sg_tb_staged(&p) ? "s" : "");
                 FILE *js = fopen(o.json, "a");
                 if (!js) sg_die("cannot open %s", o.json);
                 fprintf(
@@ -565,11 +579,12 @@ int main(int argc, char **argv)
                     gflops / ngpus_total, bpp, gbs_gpu, o.roofline, roof, phm[0] * f, phm[1] * f, phm[2] * f,
                     phm[3] * f, phm[4] * f, sg_baseline_name());
                 fprintf(js, ",\"tb\":%d,\"gpoints_per_s\":%.6g", p.tb, gpts);
-                if (p.tb > 1) { /* the tile: 64 columns x tb_by * tb_rows rows, halos included */
+                if (p.tb > 1 || sg_tb_staged(&p)) { /* the tile: 64 columns x tb_by * tb_rows rows */
                     int by, rows;
                     sg_tb_shape(&p, &by, &rows);
-                    fprintf(js, ",\"tb_by\":%d,\"tb_rows\":%d,\"zchunk\":%d,\"tb_unroll\":%d", by, rows,
-                            p.zchunk ? p.zchunk : 64, !p.tb_rolled);
+                    fprintf(js,
+                            ",\"tb_by\":%d,\"tb_rows\":%d,\"zchunk\":%d,\"tb_unroll\":%d,\"tb_staged\":%d",
+                            by, rows, p.zchunk ? p.zchunk : 64, !p.tb_rolled, sg_tb_staged(&p));
                 }
                 if (weff >= 0) fprintf(js, ",\"weak_eff\":%.6g,\"single_time_s\":%.6g", weff / 100.0, t_one);
                 if (t_staged > 0) fprintf(js, ",\"ratio_vs_staged\":%.6g", t_staged / tmax);

@@ -81,7 +81,7 @@ static void pass(const sg_prob_t *p, const sg_sub_t *d, cudaStream_t st, const d
         h[k] = hi[k];
         sg_clip(p, d, &l[k], &h[k]);
     }
-    if (n > 1)
+    if (n > 1 || sg_tb_staged(p))
         sg_launch_tb(p, d, st, src, dst, l, h);
     else
         sg_launch(p, d, st, src, dst, l[0], h[0]);

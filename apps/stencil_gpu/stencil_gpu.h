@@ -50,6 +50,9 @@ typedef struct {
                       tb_rows   rows, halos included (0: sg_tb_shape's choice); zchunk -1: persistent blocks */
     int tb_rolled; /* tb > 1: the first kernels, one plane per loop iteration (k_tb7, k_tb27), instead
                       of k_tb7u and k_tb27u (--tb-unroll 0) */
+    int tb_staged; /* 27-point, tb 1..3: k_tb27s (tblock27s.cuh: planes copied to shared memory ahead,
+                      rows summed in registers; --tb-kernel staged), tiles 8x2, 12x2, 6x4 (tb 1), 10x2,
+                      6x3, 8x3, 6x4, 12x2 (tb 2), 8x2, 6x3, 12x2 (tb 3); the 7-point stencil keeps k_tb7u */
 } sg_prob_t;
 
 /* One GPU's part of the grid: planes [z0, z0+nz) owned, h halo planes each side, two buffers. */
@@ -97,6 +100,11 @@ void sg_launch_tb(const sg_prob_t *p, const sg_sub_t *d, cudaStream_t s, const d
                   const int *lo, const int *hi);
 /* The blocked kernels' tile: thread rows per block and grid rows per thread (64 columns, by * rows rows). */
 void sg_tb_shape(const sg_prob_t *p, int *by, int *rows);
+/* The staged kernel runs this problem's passes (tb 1 too: then sg_launch_tb does the single steps). */
+static inline int sg_tb_staged(const sg_prob_t *p)
+{
+    return p->tb_staged && p->pts == 27 && p->tb <= 3;
+}
 
 /* overlap.cu: the Kyoyu variant's block with the exchange behind the interior (see the file's top). */
 typedef struct {

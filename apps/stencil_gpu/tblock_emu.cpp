@@ -24,9 +24,11 @@ static double *tb_smem()
 }
 
 #include "stencil_point.h"
+#include "tblock27s.cuh"
 #include "tblock_kernels.cuh"
 
 static bool emu_rolled; /* the first kernels (k_tb7, k_tb27) instead of k_tb7u, k_tb27u */
+static int emu_staged;  /* 27-point: k_tb27s with this many planes of stage 0 (2 or 4) instead of k_tb27u */
 
 /* ---- one case ------------------------------------------------------------------------------------------ */
 template <int PTS, int TB, int TBY, int RY>
@@ -35,16 +37,29 @@ static bool launch(const double *src, double *dst, int nx, int ny, int np, tb_ra
     constexpr int TBX = tb_cols<TBY>(), OW = TBX - 2 * TB, OH = TBY * RY - 2 * TB;
     int span = r.hi[TB - 1] - r.lo[TB - 1];
     if (span <= 0) return true;
+    bool staged = PTS == 27 && emu_staged;
     /* zc 0: persistent blocks, here 3 (rounds of whole tiles where there are 3 or more, then shares that
      * start and end inside tiles) */
     dim3 grid = zc ? dim3{(unsigned)((nx - 2 + OW - 1) / OW), (unsigned)((ny - 2 + OH - 1) / OH),
                           (unsigned)((span + zc - 1) / zc)}
                    : dim3{3, 1, 1};
-    std::vector<double> sm(2 * TB * tb_plane<TBY, RY>());
+    std::vector<double> sm(std::max(tbs_doubles<TB, TBY, RY, 4>(), 2 * TB * tb_plane<TBY, RY>()));
     blockDim = dim3{TBX, TBY, 1};
     gridDim = grid;
     emu_smem = sm.data();
     emu_body = [=] {
+        if constexpr (PTS == 27 && TBY != 32 && TB <= 3) /* 16-byte copies where nx is even (as tblock.cu) */
+            if (staged) {
+                if (emu_staged == 2 && nx % 2)
+                    k_tb27s<TB, TBY, RY, 2, 1>(src, dst, nx, ny, np, r, zc);
+                else if (emu_staged == 2)
+                    k_tb27s<TB, TBY, RY, 2, 2>(src, dst, nx, ny, np, r, zc);
+                else if (nx % 2)
+                    k_tb27s<TB, TBY, RY, 4, 1>(src, dst, nx, ny, np, r, zc);
+                else
+                    k_tb27s<TB, TBY, RY, 4, 2>(src, dst, nx, ny, np, r, zc);
+                return;
+            }
         if (PTS == 7 && emu_rolled)
             k_tb7<TB, TBY, RY>(src, dst, nx, ny, np, r, zc);
         else if (PTS == 7)
@@ -114,7 +129,11 @@ static int check(int nx, int ny, int NZ, int z0, int nz, int bt, int zc)
                 printf("  z %d y %zu x %zu: %.17g, CPU %.17g\n", z0 - h + p, i / X, i % X, *got, *want);
         }
     printf("%2d-point%s tb %d tile %2dx%d, grid %d x %d x %d, planes [%2d, %2d), bt %d, z chunk %2d: %s\n",
-           PTS, emu_rolled ? " (first kernel)" : "", TB, TBY, RY, nx, ny, NZ, z0, z0 + nz, bt, zc,
+           PTS,
+           emu_rolled                ? " (first kernel)"
+           : PTS == 27 && emu_staged ? (emu_staged == 2 ? " (staged, 2 planes)" : " (staged)")
+                                     : "",
+           TB, TBY, RY, nx, ny, NZ, z0, z0 + nz, bt, zc,
            !same_barriers ? "THREADS LEFT AT DIFFERENT BARRIERS"
            : bad          ? "DIFFERENT"
                           : "identical");
@@ -177,14 +196,15 @@ static int check_ranges(int nx, int ny, int NZ, int z0, int nz, int bt, int zc, 
             if (memcmp(&src[p * P + i], &want[p * P + i], sizeof(double)) && bad++ < 3)
                 printf("  plane %d y %zu x %zu: %.17g, single steps %.17g\n", p, i / X, i % X, src[p * P + i],
                        want[p * P + i]);
-    printf("%2d-point tb %d tile %2dx%d, grid %d x %d x %d, planes [%2d, %2d), bt %d, z chunk %2d, %s: %s\n",
-           PTS, TB, TBY, RY, nx, ny, NZ, z0, z0 + nz, bt, zc,
-           kind == 0   ? "overlap interior"
-           : kind == 1 ? "low edge cone"
-                       : "high edge cone",
-           !same_barriers ? "THREADS LEFT AT DIFFERENT BARRIERS"
-           : bad          ? "DIFFERENT"
-                          : "identical");
+    printf(
+        "%2d-point%s tb %d tile %2dx%d, grid %d x %d x %d, planes [%2d, %2d), bt %d, z chunk %2d, %s: %s\n",
+        PTS, PTS == 27 && emu_staged ? " (staged)" : "", TB, TBY, RY, nx, ny, NZ, z0, z0 + nz, bt, zc,
+        kind == 0   ? "overlap interior"
+        : kind == 1 ? "low edge cone"
+                    : "high edge cone",
+        !same_barriers ? "THREADS LEFT AT DIFFERENT BARRIERS"
+        : bad          ? "DIFFERENT"
+                       : "identical");
     return bad || !same_barriers;
 }
 
@@ -220,6 +240,34 @@ int main()
         fails += check_ranges<27, 2, 16, 1>(nx, ny, 24, 0, 24, 6, 0, kind);
         fails += check_ranges<27, 2, 32, 1>(nx, ny, 48, 16, 16, 4, 0, kind);
     }
+    /* the staged 27-point kernel (k_tb27s): every tile tblock.cu launches, tb 1..3, odd nx (8-byte copies)
+     * and even nx (16-byte ones), z chunks that do not divide the range and persistent blocks (0), a ring
+     * of 2 planes once; the edge cones of overlap.cu */
+    emu_staged = 4;
+    const int nxs[] = {77, 78};
+    for (int nxx : nxs)
+        for (const auto &c : sub) {
+            fails += check<27, 1, 12, 2>(nxx, ny, c[0], c[1], c[2], 2, 5);
+            fails += check<27, 1, 6, 4>(nxx, ny, c[0], c[1], c[2], 3, 0);
+            fails += check<27, 1, 8, 2>(nxx, ny, c[0], c[1], c[2], 1, 64);
+            fails += check<27, 2, 12, 2>(nxx, ny, c[0], c[1], c[2], 6, 64);
+            fails += check<27, 2, 10, 2>(nxx, ny, c[0], c[1], c[2], 4, 5);
+            fails += check<27, 2, 6, 3>(nxx, ny, c[0], c[1], c[2], 6, 0);
+            fails += check<27, 2, 8, 3>(nxx, ny, c[0], c[1], c[2], 4, 3);
+            fails += check<27, 2, 6, 4>(nxx, ny, c[0], c[1], c[2], 6, 7);
+            fails += check<27, 3, 8, 2>(nxx, ny, c[0], c[1], c[2], 6, 4);
+            fails += check<27, 3, 6, 3>(nxx, ny, c[0], c[1], c[2], 6, 0);
+            fails += check<27, 3, 12, 2>(nxx, ny, c[0], c[1], c[2], 3, 64);
+        }
+    for (int kind = 0; kind < 3; kind++) {
+        fails += check_ranges<27, 2, 12, 2>(nx, ny, 48, 16, 16, 4, 5, kind);
+        fails += check_ranges<27, 3, 8, 2>(78, ny, 24, 0, 24, 6, 0, kind);
+        fails += check_ranges<27, 1, 6, 4>(78, ny, 24, 0, 24, 6, 3, kind);
+    }
+    emu_staged = 2;
+    fails += check<27, 2, 12, 2>(nx, ny, 30, 9, 12, 6, 5);
+    fails += check<27, 3, 6, 3>(78, ny, 30, 0, 12, 6, 0);
+    emu_staged = 0;
     /* the first kernels (k_tb7, k_tb27, --tb-unroll 0); the cases above ran k_tb7u and k_tb27u */
     emu_rolled = true;
     for (const auto &c : sub) {

@@ -8,14 +8,18 @@
 # where ncu exists. Everything lands in $OUT (default .scratch/tb-device): summary.txt (what you read first),
 # results.jsonl (one JSON line per run), resources.txt, *.log.
 #
-#   bench/stencil_gpu/tb_device.sh [--only check,perf,ncu] [--quick] [--help]
+#   bench/stencil_gpu/tb_device.sh [--only check,perf,staged,ncu,ncubest] [--quick] [--help]
 #
-# --only: the parts to run after the build (default all three; a second call on the same machine rebuilds
-# nothing, so `--only ncu` fits in another call if the first ran out of time). --quick: only the default
-# tiles (no tile or z-chunk sweep). Environment: OUT (output folder), BUILD (build dir, default
-# build-tbdev), STEPS (timed steps, default 1200).
+# --only: the parts to run after the build (default check,perf,ncu; a second call on the same machine
+# rebuilds nothing, so `--only ncu` fits in another call if the first ran out of time). staged: the staged
+# 27-point kernel (--tb-kernel staged, tblock27s.cuh) at tb 1..3 and its tiles beside the old kernels' best
+# (7-point tb 1 and tb 3, 27-point tb 1 and tb 2 12x2), about 2 minutes at STEPS=400; ncubest: ncu's
+# speed of light, memory workload and occupancy of the best 7-point kernel and of the 27-point ones (old
+# and staged), under 90 s. The staged kernels' call: STEPS=400 tb_device.sh --only check,staged,ncubest
+# (about 4 minutes on one H200). --quick: only the default tiles (no tile or z-chunk sweep). Environment:
+# OUT (output folder), BUILD (build dir, default build-tbdev), STEPS (timed steps, default 1200).
 set -u
-usage() { sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 only=check,perf,ncu quick=0
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -104,6 +108,17 @@ want check && {
         --tb-unroll 0 --variants c || ok=0
     grep -E "^kyoyu" "$out/check_n2_rolled.log" | sed "s/^/    first kernels: /" | tee -a "$S"
 }
+# the staged 27-point kernel: tb 1..3, odd nx (8-byte copies) and even (16-byte), 1 and 2 ranks, persistent
+want check && for n in 1 2; do
+    for tb in 1 2 3; do
+        step check_n${n}_staged_tb$tb 60 "$K" -n $n "$X" --small --nx 131 --ny 45 --pts 27 --bt 6 --tb $tb \
+            --tb-kernel staged --zchunk 5 --variants ac || ok=0
+        grep -E "identical|DIFFERENT|WRONG" "$out/check_n${n}_staged_tb$tb.log" | sed 's/^/    staged: /' | tee -a "$S"
+        step check_n${n}_staged_even_tb$tb 60 "$K" -n $n "$X" --small --nx 130 --ny 45 --pts 27 --bt 6 --tb $tb \
+            --tb-kernel staged --tb-tile $([ $tb = 1 ] && echo 6x4 || echo 6x3) --zchunk -1 --variants c || ok=0
+        grep -E "^kyoyu" "$out/check_n${n}_staged_even_tb$tb.log" | sed 's/^/    staged, even nx: /' | tee -a "$S"
+    done
+done
 # the exchange behind the interior (--overlap 1, overlap.cu) in passes of tb steps, 2 ranks, every rank a node
 want check && for tb in 2 4; do
     step check_n2_overlap_tb$tb 60 "$K" -n 2 --node-split "$X" --small --nz 16 --bt 4 --tb $tb --overlap 1 \
@@ -131,6 +146,19 @@ perf() { # name args...: one process, both stencils
 if want perf; then
     perf perf_tb1 --tb 1
     [ $quick = 1 ] && for tb in 2 3 4; do perf perf_tb$tb --tb $tb; done
+fi
+# the staged 27-point kernel beside the old kernels' best (the same machine, the same call)
+if want staged; then
+    perf perf_old_tb1 --tb 1
+    perf perf_old_tb3_16x2_pers --tb 3 --tb-tile 16x2 --zchunk -1 --pts 7
+    perf perf_old_tb2_12x2 --tb 2 --tb-tile 12x2 --pts 27
+    for tt in 1:12x2 1:6x4 1:8x2 2:12x2 2:10x2 2:6x3 2:8x3 2:6x4 3:8x2 3:6x3 3:12x2; do
+        tb=${tt%%:*} tile=${tt#*:}
+        perf perf_staged_tb${tb}_$tile --tb $tb --tb-tile $tile --tb-kernel staged --pts 27
+    done
+    perf perf_staged_tb1_12x2_pers --tb 1 --tb-tile 12x2 --tb-kernel staged --zchunk -1 --pts 27
+    perf perf_staged_tb2_12x2_pers --tb 2 --tb-tile 12x2 --tb-kernel staged --zchunk -1 --pts 27
+    perf perf_staged_tb2_12x2_zc128 --tb 2 --tb-tile 12x2 --tb-kernel staged --zchunk 128 --pts 27
 fi
 if want perf && [ $quick = 0 ]; then
     # 16x2: the 7-point stencil's 64x32 tile of 1024 threads; the 27-point one takes 16x1 (64x16, 1024
@@ -172,6 +200,26 @@ if want ncu && command -v ncu >/dev/null; then
 else
     want ncu && note "ncu: not installed"
 fi
+# ---- ncu on the best kernels: the limiter (speed of light, memory workload, occupancy), under 90 s --------
+if want ncubest && command -v ncu >/dev/null; then
+    t0=$SECONDS
+    for c in "7 3 --tb-tile 16x2 --zchunk -1" "27 2 --tb-tile 12x2" "27 2 --tb-tile 12x2 --tb-kernel staged" \
+        "27 1 --tb-tile 12x2 --tb-kernel staged" "27 1"; do
+        set -- $c
+        pts=$1 tb=$2
+        shift 2
+        name=ncubest_${pts}_tb${tb}$(echo "$*" | tr -d ' -' | sed 's/tbtile/_/; s/zchunk/_zc/; s/tbkernel/_/')
+        if [ $((SECONDS - t0)) -gt 75 ]; then note "ncubest: stopped at $((SECONDS - t0)) s"; break; fi
+        step "$name" 30 "$K" -n 1 ncu --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy \
+            --section LaunchStats -k "regex:k_tb|k_stencil" --launch-skip 2 --launch-count 1 "$X" --nx 512 --ny 512 \
+            --nz 512 --bt 12 --steps 12 --pts "$pts" --variants c --phases 0 --tb "$tb" "$@"
+        grep -E "k_tb|k_stencil|Duration|Throughput|Busy|Achieved Occupancy|Theoretical Occupancy|Registers Per|Block Limit" \
+            "$out/$name.log" | head -24 | sed "s/^/    $name: /" | tee -a "$S"
+    done
+    note "ncubest: $((SECONDS - t0)) s"
+else
+    want ncubest && note "ncu: not installed"
+fi
 
 # ---- the table -------------------------------------------------------------------------------------------
 python3 - "$J" "$out/resources.txt" "$out" <<'PY' | tee -a "$S"
@@ -184,13 +232,15 @@ for l in open(rf):
     w = l.split()
     if w:
         res[w[0]] = dict(re.findall(r"(\w+):(\d+)", l))
-def kernel_of(pts, tb, by, rows, unroll):
+def kernel_of(pts, tb, by, rows, unroll, staged=0):
     """mangled-name pattern of the kernel a run used"""
+    if staged:  # k_tb27s<TB, TBY, RY, 4 planes, 16-byte copies> (nx 512 is even)
+        return rf"_Z\d+k_tb27sILi{tb}ELi{by}ELi{rows}ELi4ELi2EE"
     if tb == 1:
         return r"k_stencilILi7ELi4E" if pts == 7 else r"k_stencil27sILi64ELi4ELi4ELi4E"
     return rf"_Z\d+k_tb{pts}{'u' if unroll else ''}ILi{tb}ELi{by}ELi{rows}EE"
-def resources(pts, tb, by, rows, unroll=1):
-    pat = re.compile(kernel_of(pts, tb, by, rows, unroll))
+def resources(pts, tb, by, rows, unroll=1, staged=0):
+    pat = re.compile(kernel_of(pts, tb, by, rows, unroll, staged))
     for k, f in res.items():
         if pat.search(k):
             return f
@@ -214,26 +264,34 @@ for r in recs:
     by, rows, zc = r.get("tb_by", 0), r.get("tb_rows", 0), r.get("zchunk", 0)
     g = r.get("gpoints_per_s", 0.0)
     roof = r["roofline_GBs"] / 16.0
-    f = resources(pts, tb, by, rows, r.get("tb_unroll", 1))
+    staged = r.get("tb_staged", 0)
+    f = resources(pts, tb, by, rows, r.get("tb_unroll", 1), staged)
     # dynamic shared memory: the blocked kernels' planes; the single-step 27-point kernel's 4 staged tiles
     cols = 32 if by == 32 else 64  # tile columns (= threads per thread row)
     smem = 2 * tb * (by * rows + 2) * (cols + 2) * 8 / 1024 if tb > 1 else (4 * 18 * 68 * 8 / 1024 if pts == 27 else 0)
     tile = f"{cols}x{by * rows}:{by}x{rows}" if tb > 1 else "1-step"  # columns x rows: thread rows x rows each
+    if staged:  # k_tb27s: a ring of 4 planes and 2 per stage 1 .. tb-1, rows of 68 doubles
+        smem = (4 + 2 * (tb - 1)) * (by * rows + 2) * 68 * 8 / 1024
+        tile = f"64x{by * rows}:{by}x{rows}s"
     if tb > 1 and not r.get("tb_unroll", 1):
         tile += "r"  # the first kernels, k_tb7 and k_tb27 (--tb-unroll 0)
     # sg_tb_shape's default tile: 16x2 for the 7-point stencil, 8x2 for the 27-point one
     dby, drows = (16, 2) if pts == 7 else (8, 2)
-    default = tb == 1 or (rows == drows and by == dby and zc == 64 and r.get("tb_unroll", 1))
+    default = not staged and (tb == 1 or (rows == drows and by == dby and zc == 64 and r.get("tb_unroll", 1)))
     zcs = "pers" if zc == -1 else zc or "-"  # -1: persistent blocks
+    if tb == 1 and not staged:
+        zcs = "-"
     print(f"{pts:>3} {tb:>2} {tile:>10} {zcs:>4} {r['step_ms']:>8.4f} {g:>7.1f} {g / roof:>6.2f} "
           f"{f.get('REG', '?'):>4} {f.get('SPILL', '?'):>5} {smem:>7.1f}  {ncu_of(pts, tb) if default else ''}")
-    k = (pts, tb)
+    k = (pts, tb, "staged" if staged else "old")
     if k not in best or g > best[k][0]:
         best[k] = (g, tile, zcs, g / roof)
 print()
-print("best per (pts, tb): " + "; ".join(f"{p}pt tb{t}: {v[0]:.0f} Gpt/s = {v[3]:.2f}x roofline ({v[1]}, zc {v[2] or '-'})" for (p, t), v in sorted(best.items())))
-g7 = max((v[0] for (p, t), v in best.items() if p == 7), default=0)
-x27 = max((v[3] for (p, t), v in best.items() if p == 27), default=0)
+print("best per (pts, tb, kernel): " + "; ".join(f"{p}pt tb{t} {k}: {v[0]:.0f} Gpt/s = {v[3]:.2f}x roofline ({v[1]}, zc {v[2] or '-'})" for (p, t, k), v in sorted(best.items())))
+g7 = max((v[0] for (p, t, k), v in best.items() if p == 7), default=0)
+x27 = max((v[3] for (p, t, k), v in best.items() if p == 27), default=0)
+x27s = max((v[3] for (p, t, k), v in best.items() if p == 27 and t == 1), default=0)
+print(f"27-point single step (tb 1, either kernel) >= 0.80x roofline: {x27s:.2f}x ({'met' if x27s >= 0.8 else 'NOT met'})")
 print(f"goals: 7-point >= 400 Gpt/s: {g7:.0f} ({'met' if g7 >= 400 else 'NOT met'}); 27-point >= 1.2x roofline: {x27:.2f}x ({'met' if x27 >= 1.2 else 'NOT met'})")
 PY
 note "ncu summaries: grep -A12 'Section: GPU Speed Of Light' $out/ncu_*.log; total ${SECONDS} s"
