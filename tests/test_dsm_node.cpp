@@ -146,6 +146,31 @@ TEST(DsmNode, ParallelPhaseDisjointWrites)
     KYT_EXPECT_OK(ky_free(a));
 }
 
+/* Pages stored to in a parallel phase are isolated again in the next serial phase: every rank's `a[i] += 1`
+ * adds one, round after round (each serial phase after a parallel one that wrote the same pages). */
+TEST(DsmNode, SerialAfterParallelIsolates)
+{
+    int n = kyt::nranks(), me = kyt::rank(), R = kyt::scaled(12, 4);
+    size_t len = 3 * page() / 8 + 11;
+    long *a = (long *)kyt::galloc(len * sizeof(long), 0);
+    ASSERT_TRUE(a);
+    bool ok = true;
+    for (int r = 0; r < R && ok; r++) {
+        KYT_EXPECT_OK(ky_dsm_phase(1));
+        for (size_t i = (size_t)me; i < len; i += (size_t)n) a[i] = 10L * r;
+        KYT_EXPECT_OK(ky_dsm_phase(0));
+        for (size_t i = 0; i < len; i++) a[i] += 1;
+        KYT_EXPECT_OK(ky_barrier());
+        for (size_t i = 0; i < len && ok; i++)
+            if (a[i] != 10L * r + 1) {
+                ADD_FAILURE() << "round " << r << " a[" << i << "] = " << a[i] << ", want " << 10L * r + 1;
+                ok = false;
+            }
+    }
+    EXPECT_TRUE(kyt::all(ok));
+    KYT_EXPECT_OK(ky_free(a));
+}
+
 /* Only with one copy: in a parallel phase a store is seen by the other ranks without a synchronisation (rank
  * 0 writes, then counts a flag up; the others wait for the flag through ky_fetch_add and read). */
 TEST(DsmNode, ParallelPhaseSeenAtOnce)
