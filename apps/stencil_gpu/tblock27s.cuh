@@ -67,8 +67,8 @@ struct tbs_copies_t {
         for (int k = 0; k < NC; k++)
             if (goff[k] != -2) {
                 bool in = zok && goff[k] >= 0;
-                __pipeline_memcpy_async(t + (tid + k * NT) * VEC, in ? g + goff[k] : src, VEC * sizeof(double),
-                                        in ? 0 : VEC * sizeof(double));
+                __pipeline_memcpy_async(t + (tid + k * NT) * VEC, in ? g + goff[k] : src,
+                                        VEC * sizeof(double), in ? 0 : VEC * sizeof(double));
             }
         __pipeline_commit();
     }
@@ -169,7 +169,7 @@ __global__ void __launch_bounds__(64 * TBY, 1)
         /* plane numbers below 0 only arise before the stores they would address are made */
         double *st = dst + (ptrdiff_t)zlo * (ptrdiff_t)P;
         for (;;) {
-#define SG_TBS_PLANE(PH)                                                                            \
+#define SG_TBS_PLANE(PH)                                                                           \
     tbs_plane_step<TB, TBY, RY, S, VEC, PH>(g, t, cp, sm, my, src, st, P, zi, zend, zlo, r, mask); \
     if (++zi >= zstop) break;
             SG_TBS_PLANE(0)
