@@ -101,6 +101,14 @@ inline uint64_t max(uint64_t v)
     return out;
 }
 
+/* T threads of this rank running body(t) once each, joined. */
+inline void run_threads(int T, const std::function<void(int)> &body)
+{
+    std::vector<std::thread> th;
+    for (int t = 0; t < T; t++) th.emplace_back(body, t);
+    for (auto &x : th) x.join();
+}
+
 inline void mpi_barrier()
 {
     MPI_Barrier(MPI_COMM_WORLD);

@@ -35,12 +35,7 @@ size_t page()
     return ky_page_size();
 }
 
-void run_threads(int T, const std::function<void(int)> &body)
-{
-    std::vector<std::thread> th;
-    for (int t = 0; t < T; t++) th.emplace_back(body, t);
-    for (auto &x : th) x.join();
-}
+using kyt::run_threads;
 
 TEST(DsmNode, ModeAsExpected)
 {

@@ -17,13 +17,7 @@ size_t page()
     return ky_page_size();
 }
 
-/* A thread pool of T threads per rank running body(t) once each. */
-void run_threads(int T, const std::function<void(int)> &body)
-{
-    std::vector<std::thread> th;
-    for (int t = 0; t < T; t++) th.emplace_back(body, t);
-    for (auto &x : th) x.join();
-}
+using kyt::run_threads;
 
 /* One thread per rank increments a counter under lock 1 while its siblings take and release their own locks
  * and touch no memory: every increment must survive (a sibling's release used to return while the worker's

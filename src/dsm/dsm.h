@@ -341,6 +341,8 @@ void kyi_serve_pool_free(void);
 /* The atomics at their home (locks.c calls them directly when the home is the caller). */
 int64_t kyi_fadd_local(size_t off, int64_t v);
 uint64_t kyi_cas_local(size_t off, size_t bytes, uint64_t expected, uint64_t desired);
+/* Compare-and-swap of the 4- or 8-byte word at p; returns the value found. */
+uint64_t kyi_cas_word(void *p, size_t bytes, uint64_t expected, uint64_t desired);
 /* Wait until no reply is being sent from home page pg's data or snapshot (before changing them). */
 void kyi_wait_unsent(size_t pg);
 /* Copy the synchronised version of home pages [pg, pg+n) into dst. */

@@ -263,17 +263,7 @@ int ky_compare_swap(void *p, size_t bytes, uint64_t expected, uint64_t desired, 
     if (home < 0) return kyi_fail(KY_ERR_RANGE, call, "%p is not in a live allocation", p);
     uint64_t found;
     if (kyi_dsm.node) {
-        char *w = kyi_node_word(off);
-        if (bytes == 4) {
-            uint32_t e = (uint32_t)expected;
-            __atomic_compare_exchange_n((uint32_t *)w, &e, (uint32_t)desired, 0, __ATOMIC_SEQ_CST,
-                                        __ATOMIC_SEQ_CST);
-            found = e;
-        } else {
-            uint64_t e = expected;
-            __atomic_compare_exchange_n((uint64_t *)w, &e, desired, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-            found = e;
-        }
+        found = kyi_cas_word(kyi_node_word(off), bytes, expected, desired);
     } else if (home == kyi_rt.rank) {
         found = kyi_cas_local(off, bytes, expected, desired);
     } else {

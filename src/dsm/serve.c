@@ -439,24 +439,27 @@ int64_t kyi_fadd_local(size_t off, int64_t v)
 
 /* Compare-and-swap at the home, on the data and, where the home wrote the page since the synchronisation,
  * on its snapshot too (later fetches see the result at once, as with fetch-add). */
+uint64_t kyi_cas_word(void *p, size_t bytes, uint64_t expected, uint64_t desired)
+{
+    if (bytes == 4) {
+        uint32_t e = (uint32_t)expected;
+        __atomic_compare_exchange_n((uint32_t *)p, &e, (uint32_t)desired, 0, __ATOMIC_SEQ_CST,
+                                    __ATOMIC_SEQ_CST);
+        return e;
+    }
+    uint64_t e = expected;
+    __atomic_compare_exchange_n((uint64_t *)p, &e, desired, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+    return e;
+}
+
 uint64_t kyi_cas_local(size_t off, size_t bytes, uint64_t expected, uint64_t desired)
 {
     size_t pg = off >> kyi_dsm.page_shift;
     pthread_mutex_lock(kyi_pg_lock(pg));
     kyi_wait_unsent(pg);
     kyi_pg_materialise(pg);
-    uint64_t old;
     char *p = kyi_dsm.svc + off;
-    if (bytes == 4) {
-        uint32_t e = (uint32_t)expected;
-        __atomic_compare_exchange_n((uint32_t *)p, &e, (uint32_t)desired, 0, __ATOMIC_SEQ_CST,
-                                    __ATOMIC_SEQ_CST);
-        old = e;
-    } else {
-        uint64_t e = expected;
-        __atomic_compare_exchange_n((uint64_t *)p, &e, desired, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-        old = e;
-    }
+    uint64_t old = kyi_cas_word(p, bytes, expected, desired);
     if (old == (bytes == 4 ? (uint32_t)expected : expected) && kyi_dsm.snapshot &&
         kyi_dsm.state[pg] == KYI_PG_HOME_RW)
         kyi_page_copy(kyi_pg_snap(pg) + (off & (kyi_dsm.page - 1)), p, bytes);
