@@ -283,6 +283,7 @@ typedef struct kyi_peer {
     kyi_meta_t *meta; /* the peer's meta part, read-write (its stripe locks) */
     uint8_t *state;
     uint32_t *fetched_at;
+    int pid, memfd; /* the peer's process and memfd number (node.c opens rank 0's through /proc) */
 } kyi_peer_t;
 /* This rank's interval as a home (what same-node readers see). */
 static inline uint64_t kyi_home_epoch(void)

@@ -253,15 +253,6 @@ char *kyi_node_word(size_t off)
 
 static int open_node_copy(void)
 {
-    int mine[2] = {(int)getpid(), kyi_dsm.memfd}, zero[2];
-    if (kyi_rt.rank == 0) memcpy(zero, mine, sizeof zero);
-    int *all = malloc(sizeof(int) * 2 * (size_t)kyi_rt.nranks);
-    if (!all || kyi_rt_allgather(mine, sizeof mine, all)) {
-        free(all);
-        return -1;
-    }
-    memcpy(zero, all, sizeof zero);
-    free(all);
     if (kyi_rt.rank == 0) {
         kyi_dsm.tfd = kyi_dsm.memfd;
         kyi_dsm.truth = kyi_dsm.svc;
@@ -269,7 +260,7 @@ static int open_node_copy(void)
     }
     if (!kyi_dsm.peer || !kyi_dsm.peer[0].meta) return -1;
     char path[64];
-    snprintf(path, sizeof path, "/proc/%d/fd/%d", zero[0], zero[1]);
+    snprintf(path, sizeof path, "/proc/%d/fd/%d", kyi_dsm.peer[0].pid, kyi_dsm.peer[0].memfd);
     int fd = open(path, O_RDWR | O_CLOEXEC);
     if (fd < 0) return -1;
     void *t = mmap(NULL, kyi_dsm.size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);

@@ -58,6 +58,8 @@ void kyi_peers_open(void)
         kyi_dsm.peer = NULL;
         return;
     }
+    for (int r = 0; r < kyi_rt.nranks; r++)
+        kyi_dsm.peer[r].pid = all[2 * r], kyi_dsm.peer[r].memfd = all[2 * r + 1];
     int opened = 0;
     for (int r = 0; r < kyi_rt.nranks && kyi_dsm.direct; r++) {
         if (r == kyi_rt.rank || kyi_rt.node_of[r] != kyi_rt.node) continue;
