@@ -1,0 +1,75 @@
+# Sourced by tools/offload-check: Clang's OpenMP offloading to NVIDIA GPUs from carried files (made by
+# tools/fetch-offload-clang-ubuntu), and the flags of a Clang offload build, in one place.
+#   clang_use_debs DIR ROOT  unpack DIR's .deb files (dpkg -x: nothing is installed) and .tar.gz into ROOT once;
+#                            set OFFLOAD_CLANG to its clang and make it start: a library the machine lacks that
+#                            DIR carries (libedit, libbsd, libmd; libxml2's stub) is linked into ROOT/fallback-lib,
+#                            which goes first on LD_LIBRARY_PATH; CUDA's bin on PATH (ptxas, nvlink, fatbinary)
+#   clang_cuda_path          the CUDA toolkit clang is to use: nvcc's, else /usr/local/cuda, or ""
+#   clang_offload_flags SM CC  the flags of a Clang nvptx build for compute capability SM (with clang_rpath's)
+#   clang_rpath CC           -Wl,-rpath to CC's own libomp and libomptarget: an unpacked tree is not on the
+#                            loader's path
+# shellcheck shell=bash
+
+clang_use_debs() {
+    local debs=$1 root=$2 d lib err i fb=$2/fallback-lib cuda
+    if [ ! -e "$root/.unpacked" ]; then
+        mkdir -p "$root"
+        for d in "$debs"/*.deb; do dpkg -x "$d" "$root" || echo "offload_clang: dpkg -x $d failed"; done
+        for d in "$debs"/*.tar.gz; do [ -e "$d" ] && { tar -xzf "$d" -C "$root" || echo "offload_clang: tar $d failed"; }; done
+        : >"$root/.unpacked"
+    fi
+    OFFLOAD_CLANG=$(ls -d "$root"/usr/lib/llvm-*/bin/clang 2>/dev/null | sort -V | tail -1)
+    if [ -z "$OFFLOAD_CLANG" ]; then
+        echo "offload_clang: no clang in $debs ($(ls "$debs" 2>/dev/null | tr '\n' ' '))"
+        return 1
+    fi
+    mkdir -p "$fb"
+    export LD_LIBRARY_PATH="$fb${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    # the loader names one missing library at a time
+    for i in 1 2 3 4 5 6 7 8; do
+        err=$("$OFFLOAD_CLANG" --version 2>&1 >/dev/null) && break
+        lib=$(echo "$err" | sed -n 's/.*error while loading shared libraries: \([^:]*\):.*/\1/p')
+        if [ -z "$lib" ]; then
+            echo "offload_clang: $OFFLOAD_CLANG does not start: $err"
+            return 1
+        elif [ "$lib" = libxml2.so.2 ] && [ -e "$debs/libxml2-stub.so.2" ]; then
+            cp "$debs/libxml2-stub.so.2" "$fb/libxml2.so.2"
+        elif [ -e "$root/usr/lib/x86_64-linux-gnu/$lib" ]; then
+            ln -sf "$root/usr/lib/x86_64-linux-gnu/$lib" "$fb/$lib"
+        else
+            echo "offload_clang: $OFFLOAD_CLANG needs $lib, which this machine and $debs lack"
+            return 1
+        fi
+        echo "offload_clang: $lib is not on this machine: $([ "$lib" = libxml2.so.2 ] && echo "a stub" || echo "the carried one")"
+    done
+    cuda=$(clang_cuda_path)
+    [ -n "$cuda" ] && export PATH="$PATH:$cuda/bin"
+    export OFFLOAD_CLANG
+}
+
+clang_cuda_path() {
+    local n d
+    if n=$(command -v nvcc 2>/dev/null); then
+        n=$(readlink -f "$n")
+        dirname "$(dirname "$n")"
+        return
+    fi
+    for d in /usr/local/cuda /usr/lib/cuda; do
+        [ -d "$d/nvvm/libdevice" ] && { echo "$d"; return; }
+    done
+}
+
+# --cuda-path: Clang's own search misses a CUDA that is only on PATH. -Wno-unknown-cuda-version: Clang 18 knows
+# CUDA up to 12.3 and warns about newer ones (it then writes the newest PTX it knows, 8.3, which CUDA 13's ptxas
+# takes). OFFLOAD_CLANG_FLAGS: more flags for the device builds (e.g. -foffload-lto).
+clang_offload_flags() {
+    local sm=$1 cc=${2:-clang} cuda
+    cuda=$(clang_cuda_path)
+    echo "-fopenmp-targets=nvptx64-nvidia-cuda -Xopenmp-target=nvptx64-nvidia-cuda -march=sm_$sm" \
+        "${cuda:+--cuda-path=$cuda} -Wno-unknown-cuda-version $(clang_rpath "$cc")${OFFLOAD_CLANG_FLAGS:+ $OFFLOAD_CLANG_FLAGS}"
+}
+
+clang_rpath() {
+    local lib
+    lib=$("${1:-clang}" -print-resource-dir 2>/dev/null) && [ -d "$lib/../.." ] && echo "-Wl,-rpath,$(readlink -f "$lib/../..")"
+}
