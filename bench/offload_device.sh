@@ -1,29 +1,35 @@
 #!/usr/bin/env bash
 # The offload layer's work of one GPU-machine call (docs/offload.md, "On the GPU machine"): GCC's nvptx
 # offloading from the carried .deb files (.scratch/offload-debs-ubuntu, made by tools/fetch-offload-debs-ubuntu),
-# then, by default (about 5 minutes on one H200):
+# or Clang's OpenMP offloading from CLANG_DEBS (.scratch/offload-clang-ubuntu, tools/fetch-offload-clang-ubuntu)
+# with OFFLOAD_CC=clang, then, by default (about 5 minutes on one H200):
 #   cuda   the CUDA kernels at the benchmark's sizes (ky_stencil_gpu single step 512^3, ky_himeno L);
 #   bench  examples/offload's 7-point, 27-point and Himeno kernels in every loop shape (flat, rows, warps,
 #          gang: offload_kernels.h) under each device back end, one step per back end (tools/offload-check
 #          --bench-only; bench.jsonl);
 #   table  bench/offload_ratio.py: ms/step of each against the CUDA kernel's, the ratio and each back end's
 #          best shape (table.txt);
-# and with --only (or ONLY=...) the longer parts for other calls:
+# and with --only (or ONLY=...) the longer parts for other calls, and:
+#   probe  first of all: the macro tests built for the GPU and run there under each of BACKENDS, small
+#          (tools/offload-check --gpu-only); the compiler's diagnostics (clang -v, nvptx-arch, the first errors
+#          of the logs) in the summary, and the call stops there when no back end ran right; later parts
+#          then time only the back ends that did
 #   tests  tools/offload-check --gpu-only: the macro tests under every device back end on the GPU;
 #   dsm    stencil.offload.gpu (seed 000's GPU DSM stencil built for the GPU, checked on 2 ranks), then that
 #          program in each of DSM_SHAPES (default "warps flat") against ky_stencil_gpu's staged variant (a),
 #          1 rank.
 # Everything lands in $OUT (default .scratch/offload-device): summary.txt, one log per step, *.jsonl.
 #
-#   bench/offload_device.sh [--help] [--only cuda,bench,table,tests,dsm]
+#   bench/offload_device.sh [--help] [--only probe,cuda,bench,table,tests,dsm]
 #
 # Environment: BUILD (the Kyoyu build folder with ky_stencil_gpu and ky_himeno, default build; configured and
 # built here when missing), DEBS (default .scratch/offload-debs-ubuntu: GCC's nvptx packages of the machine's own
-# GCC version, e.g. Ubuntu 24.04's gcc-13-offload-nvptx; docs/offload.md), OFFLOAD_CC (compilers, default gcc),
+# GCC version, e.g. Ubuntu 24.04's gcc-13-offload-nvptx; docs/offload.md), CLANG_DEBS (Clang 18's files; "clang"
+# in OFFLOAD_CC then means that Clang), OFFLOAD_CC (compilers, default gcc; OpenACC back ends are skipped for clang),
 # BACKENDS (default acc_parallel omp_target_distribute acc_kernels omp_target_loop), SHAPES (default all),
 # BENCH_LIMIT (seconds per back end, default 110), ONLY (as --only).
 set -u
-case "${1:-}" in -h | --help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;; esac
 only=${ONLY:-cuda,bench,table}
 [ "${1:-}" = "--only" ] && only=${2:-}
 root="$(cd -P -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -32,7 +38,30 @@ cd "$root" || exit 1
 device_out offload-device
 B="${BUILD:-build}"
 DEBS="${DEBS:-$root/.scratch/offload-debs-ubuntu}"
+cargs=(--debs "$DEBS")
+[ -n "${CLANG_DEBS:-}" ] && cargs+=(--clang-debs "$CLANG_DEBS")
+cc=${OFFLOAD_CC:-gcc}
+bes=${BACKENDS:-acc_parallel omp_target_distribute acc_kernels omp_target_loop}
+case "$cc" in clang*) bes=$(echo " $bes " | sed -e 's/ acc_[a-z]*//g' -e 's/^ *//' -e 's/ *$//') ;; esac
 note "offload_device $(date -u +%FT%TZ) $(hostname): $(nvidia-smi -L 2>/dev/null | head -1) commit $(git rev-parse --short HEAD 2>/dev/null)"
+if want probe; then # the compiler before anything is timed with it (offload-check's table: -- ok ok)
+    step probe "${PROBE_LIMIT:-240}" tools/offload-check "${cargs[@]}" --cc "$cc" --gpu-only --backends "${bes// /,}" \
+        --keep "$out/check"
+    grep -v -e '^$' -e '^logs' "$out/probe.log" | sed 's/^/    /' | tee -a "$S"
+    ok=$(awk 'NF >= 5 && $(NF-1) == "ok" && $NF == "ok" { print $(NF-3) }' "$out/probe.log" | sort -u | tr '\n' ' ')
+    if [ -z "$ok" ]; then
+        for f in "$out"/check/*_gpu.build.log "$out"/check/*_gpu.run.log; do
+            [ -s "$f" ] || continue
+            note "  == $f (first errors)"
+            { grep -v -e -Wpass-failed "$f" | grep -m 8 -i -E "error|fatal|cannot|not found|undefined|fail" ||
+                tail -8 "$f"; } | cut -c1-400 | sed 's/^/    /' | tee -a "$S"
+        done
+        note "probe: no back end of $cc ran on the GPU; stopping (logs in $out/check)"
+        exit 1
+    fi
+    note "probe: on the GPU: $ok"
+    bes=$ok
+fi
 if [ ! -x "$B/bin/ky_stencil_gpu" ]; then
     step configure 150 cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DKY_OFFLOAD_DEBS="$DEBS"
     step build 300 cmake --build "$B" -j"$(nproc)" || { tail -30 "$out/build.log" | tee -a "$S"; exit 1; }
@@ -46,8 +75,8 @@ if want cuda; then # the CUDA kernels at the same sizes: one rank, single step, 
     tail -5 "$out/cuda_himeno.log" | sed 's/^/    /' | tee -a "$S"
 fi
 if want bench; then # no --check at 512^3: its serial reference alone outlasts a call (tests/offload checks small)
-    for be in ${BACKENDS:-acc_parallel omp_target_distribute acc_kernels omp_target_loop}; do
-        step "bench_$be" "${BENCH_LIMIT:-110}" tools/offload-check --debs "$DEBS" --cc "${OFFLOAD_CC:-gcc}" \
+    for be in $bes; do
+        step "bench_$be" "${BENCH_LIMIT:-110}" tools/offload-check "${cargs[@]}" --cc "$cc" \
             --backends "$be" --bench-only --keep "$out/check" \
             --bench "--n 512,512,512 --size L --steps 20 --reps 2 --shape ${SHAPES:-all}"
         grep -E "ms/step|FAIL|no-build" "$out/bench_$be.log" | sed 's/^/    /' | tee -a "$S"
@@ -59,9 +88,9 @@ if want table; then
     sed 's/^/    /' "$out/table.txt" | tee -a "$S"
 fi
 if want tests; then
-    step offload_check "${CHECK_LIMIT:-300}" tools/offload-check --debs "$DEBS" --cc "${OFFLOAD_CC:-gcc}" --gpu-only \
+    step offload_check "${CHECK_LIMIT:-300}" tools/offload-check "${cargs[@]}" --cc "$cc" --gpu-only \
         --backends acc_kernels,acc_parallel,omp_target_loop,omp_target_distribute --keep "$out/check"
-    grep -E "^gcc|^g\+\+|FAIL" "$out/offload_check.log" | sed 's/^/    /' | tee -a "$S"
+    grep -E "^gcc|^g\+\+|^clang|FAIL" "$out/offload_check.log" | sed 's/^/    /' | tee -a "$S"
 fi
 if want dsm; then
     step stencil_offload_gpu 240 ctest --test-dir "$B" -R 'stencil.offload.gpu' --output-on-failure

@@ -3,7 +3,8 @@
 #   clang_use_debs DIR ROOT  unpack DIR's .deb files (dpkg -x: nothing is installed) and .tar.gz into ROOT once;
 #                            set OFFLOAD_CLANG to its clang and make it start: a library the machine lacks that
 #                            DIR carries (libedit, libbsd, libmd; libxml2's stub) is linked into ROOT/fallback-lib,
-#                            which goes first on LD_LIBRARY_PATH; CUDA's bin on PATH (ptxas, nvlink, fatbinary)
+#                            which goes first on LD_LIBRARY_PATH, with libcuda.so (below); CUDA's bin on PATH
+#                            (ptxas, nvlink, fatbinary)
 #   clang_cuda_path          the CUDA toolkit clang is to use: nvcc's, else /usr/local/cuda, or ""
 #   clang_offload_flags SM CC  the flags of a Clang nvptx build for compute capability SM (with clang_rpath's)
 #   clang_rpath CC           -Wl,-rpath to CC's own libomp and libomptarget: an unpacked tree is not on the
@@ -11,7 +12,7 @@
 # shellcheck shell=bash
 
 clang_use_debs() {
-    local debs=$1 root=$2 d lib err i fb=$2/fallback-lib cuda
+    local debs=$1 root=$2 d lib err fb=$2/fallback-lib cuda
     if [ ! -e "$root/.unpacked" ]; then
         mkdir -p "$root"
         for d in "$debs"/*.deb; do dpkg -x "$d" "$root" || echo "offload_clang: dpkg -x $d failed"; done
@@ -26,7 +27,7 @@ clang_use_debs() {
     mkdir -p "$fb"
     export LD_LIBRARY_PATH="$fb${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
     # the loader names one missing library at a time
-    for i in 1 2 3 4 5 6 7 8; do
+    for _ in 1 2 3 4 5 6 7 8; do
         err=$("$OFFLOAD_CLANG" --version 2>&1 >/dev/null) && break
         lib=$(echo "$err" | sed -n 's/.*error while loading shared libraries: \([^:]*\):.*/\1/p')
         if [ -z "$lib" ]; then
@@ -42,6 +43,11 @@ clang_use_debs() {
         fi
         echo "offload_clang: $lib is not on this machine: $([ "$lib" = libxml2.so.2 ] && echo "a stub" || echo "the carried one")"
     done
+    # libomptarget's CUDA plugin (LLVM 18) opens "libcuda.so", the name only a CUDA toolkit's development
+    # symlink has; a machine with the driver alone (or a container of one) has libcuda.so.1 only
+    lib=$( (ldconfig -p 2>/dev/null | sed -n 's/.*libcuda\.so\.1 (libc6,x86-64[^)]*) => \(.*\)$/\1/p'
+        ls /usr/lib/x86_64-linux-gnu/libcuda.so.1 /usr/lib64/libcuda.so.1 /usr/local/nvidia/lib64/libcuda.so.1 2>/dev/null) | head -1)
+    [ -n "$lib" ] && ln -sf "$lib" "$fb/libcuda.so"
     cuda=$(clang_cuda_path)
     [ -n "$cuda" ] && export PATH="$PATH:$cuda/bin"
     export OFFLOAD_CLANG
@@ -61,12 +67,13 @@ clang_cuda_path() {
 
 # --cuda-path: Clang's own search misses a CUDA that is only on PATH. -Wno-unknown-cuda-version: Clang 18 knows
 # CUDA up to 12.3 and warns about newer ones (it then writes the newest PTX it knows, 8.3, which CUDA 13's ptxas
-# takes). OFFLOAD_CLANG_FLAGS: more flags for the device builds (e.g. -foffload-lto).
+# takes). -Wno-pass-failed: each omp simd inner loop of a device region says it was not vectorized (there is no
+# such vectorizing on the GPU). OFFLOAD_CLANG_FLAGS: more flags for the device builds (e.g. -foffload-lto).
 clang_offload_flags() {
     local sm=$1 cc=${2:-clang} cuda
     cuda=$(clang_cuda_path)
     echo "-fopenmp-targets=nvptx64-nvidia-cuda -Xopenmp-target=nvptx64-nvidia-cuda -march=sm_$sm" \
-        "${cuda:+--cuda-path=$cuda} -Wno-unknown-cuda-version $(clang_rpath "$cc")${OFFLOAD_CLANG_FLAGS:+ $OFFLOAD_CLANG_FLAGS}"
+        "${cuda:+--cuda-path=$cuda} -Wno-unknown-cuda-version -Wno-pass-failed $(clang_rpath "$cc")${OFFLOAD_CLANG_FLAGS:+ $OFFLOAD_CLANG_FLAGS}"
 }
 
 clang_rpath() {
