@@ -18,7 +18,8 @@
 #   dsm    stencil.offload.gpu (seed 000's GPU DSM stencil built for the GPU, checked on 2 ranks), then that
 #          program in each of DSM_SHAPES (default "warps flat") against ky_stencil_gpu's staged variant (a),
 #          1 rank.
-# Everything lands in $OUT (default .scratch/offload-device): summary.txt, one log per step, *.jsonl.
+# Everything lands in $OUT (default .scratch/offload-device): summary.txt, one log per step, *.jsonl, and
+# offload-check's logs in check/ (its work folder, CHECK_DIR, default /tmp/offload-check, keeps the rest).
 #
 #   bench/offload_device.sh [--help] [--only probe,cuda,bench,table,tests,dsm]
 #
@@ -27,7 +28,9 @@
 # GCC version, e.g. Ubuntu 24.04's gcc-13-offload-nvptx; docs/offload.md), CLANG_DEBS (Clang 18's files; "clang"
 # in OFFLOAD_CC then means that Clang), OFFLOAD_CC (compilers, default gcc; OpenACC back ends are skipped for clang),
 # BACKENDS (default acc_parallel omp_target_distribute acc_kernels omp_target_loop), SHAPES (default all),
-# BENCH_LIMIT (seconds per back end, default 110), ONLY (as --only).
+# BENCH_LIMIT (seconds per back end, default 110), ONLY (as --only), CLANG_FLAGS_ALSO (with OFFLOAD_CC=clang: each
+# back end timed again built with these flags too, e.g. "-foffload-lto -fopenmp-assume-no-thread-state"; its
+# records name the compiler "clang 18.1+f").
 set -u
 case "${1:-}" in -h | --help) sed -n '2,/^[^#]/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;; esac
 only=${ONLY:-cuda,bench,table}
@@ -38,6 +41,12 @@ cd "$root" || exit 1
 device_out offload-device
 B="${BUILD:-build}"
 DEBS="${DEBS:-$root/.scratch/offload-debs-ubuntu}"
+# offload-check's work folder outside $OUT: it holds the unpacked compilers (GCC's 55 MB, Clang's 225 MB) and
+# the binaries; only its logs and records are copied to $out/check
+chk="${CHECK_DIR:-${TMPDIR:-/tmp}/offload-check}"
+mkdir -p "$chk" "$out/check"
+rm -f "$chk"/*.log "$chk/bench.jsonl"
+trap 'cp "$chk"/*.log "$chk"/bench.jsonl "$out/check/" 2>/dev/null' EXIT
 cargs=(--debs "$DEBS")
 [ -n "${CLANG_DEBS:-}" ] && cargs+=(--clang-debs "$CLANG_DEBS")
 cc=${OFFLOAD_CC:-gcc}
@@ -46,16 +55,26 @@ case "$cc" in clang*) bes=$(echo " $bes " | sed -e 's/ acc_[a-z]*//g' -e 's/^ */
 note "offload_device $(date -u +%FT%TZ) $(hostname): $(nvidia-smi -L 2>/dev/null | head -1) commit $(git rev-parse --short HEAD 2>/dev/null)"
 if want probe; then # the compiler before anything is timed with it (offload-check's table: -- ok ok)
     step probe "${PROBE_LIMIT:-240}" tools/offload-check "${cargs[@]}" --cc "$cc" --gpu-only --backends "${bes// /,}" \
-        --keep "$out/check"
+        --keep "$chk"
     grep -v -e '^$' -e '^logs' "$out/probe.log" | sed 's/^/    /' | tee -a "$S"
     ok=$(awk 'NF >= 5 && $(NF-1) == "ok" && $NF == "ok" { print $(NF-3) }' "$out/probe.log" | sort -u | tr '\n' ' ')
     if [ -z "$ok" ]; then
-        for f in "$out"/check/*_gpu.build.log "$out"/check/*_gpu.run.log; do
+        for f in "$chk"/*_gpu.build.log "$chk"/*_gpu.run.log; do
             [ -s "$f" ] || continue
             note "  == $f (first errors)"
             { grep -v -e -Wpass-failed "$f" | grep -m 8 -i -E "error|fatal|cannot|not found|undefined|fail" ||
                 tail -8 "$f"; } | cut -c1-400 | sed 's/^/    /' | tee -a "$S"
         done
+        # Clang's runtime says why it found no device only when asked (cuInit's error, a plugin that did not load)
+        for f in "$chk"/clang*_gpu; do
+            [ -x "$f" ] || continue
+            note "  == LIBOMPTARGET_INFO=-1 $f --device"
+            LD_LIBRARY_PATH="$chk/clang-root/fallback-lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" LIBOMPTARGET_INFO=-1 \
+                OMP_TARGET_OFFLOAD=MANDATORY timeout 30 "$f" --device 2>&1 | grep -m 12 -i -E "error|fail|cuda|plugin|image|device" |
+                cut -c1-300 | sed 's/^/    /' | tee -a "$S"
+            break
+        done
+        ls -l "$chk/clang-root/fallback-lib" 2>/dev/null | sed 's/^/    /' | tee -a "$S"
         note "probe: no back end of $cc ran on the GPU; stopping (logs in $out/check)"
         exit 1
     fi
@@ -77,11 +96,18 @@ fi
 if want bench; then # no --check at 512^3: its serial reference alone outlasts a call (tests/offload checks small)
     for be in $bes; do
         step "bench_$be" "${BENCH_LIMIT:-110}" tools/offload-check "${cargs[@]}" --cc "$cc" \
-            --backends "$be" --bench-only --keep "$out/check" \
+            --backends "$be" --bench-only --keep "$chk" \
             --bench "--n 512,512,512 --size L --steps 20 --reps 2 --shape ${SHAPES:-all}"
         grep -E "ms/step|FAIL|no-build" "$out/bench_$be.log" | sed 's/^/    /' | tee -a "$S"
     done
-    cp "$out/check/bench.jsonl" "$out/offload_bench.jsonl" 2>/dev/null
+    case "$cc" in clang*) [ -n "${CLANG_FLAGS_ALSO:-}" ] && for be in $bes; do
+        note "bench_${be}_flags: OFFLOAD_CLANG_FLAGS=\"$CLANG_FLAGS_ALSO\" (records: compiler \"clang N+f\")"
+        step "bench_${be}_flags" "${BENCH_LIMIT:-110}" env OFFLOAD_CLANG_FLAGS="$CLANG_FLAGS_ALSO" tools/offload-check \
+            "${cargs[@]}" --cc "$cc" --label +f --backends "$be" --bench-only --keep "$chk" \
+            --bench "--n 512,512,512 --size L --steps 20 --reps 2 --shape ${SHAPES:-all}"
+        grep -E "ms/step|FAIL|no-build" "$out/bench_${be}_flags.log" | sed 's/^/    /' | tee -a "$S"
+    done ;; esac
+    cp "$chk/bench.jsonl" "$out/offload_bench.jsonl" 2>/dev/null
 fi
 if want table; then
     python3 bench/offload_ratio.py "$out/offload_bench.jsonl" "$out/cuda.jsonl" >"$out/table.txt" 2>&1
@@ -89,7 +115,7 @@ if want table; then
 fi
 if want tests; then
     step offload_check "${CHECK_LIMIT:-300}" tools/offload-check "${cargs[@]}" --cc "$cc" --gpu-only \
-        --backends acc_kernels,acc_parallel,omp_target_loop,omp_target_distribute --keep "$out/check"
+        --backends acc_kernels,acc_parallel,omp_target_loop,omp_target_distribute --keep "$chk"
     grep -E "^gcc|^g\+\+|^clang|FAIL" "$out/offload_check.log" | sed 's/^/    /' | tee -a "$S"
 fi
 if want dsm; then

@@ -41,7 +41,7 @@ def main(argv):
         key = (r.get("compiler", "?"), r["backend"], r["kernel"])
         if key not in best or r["seconds_per_step"] < best[key]:
             best[key] = r["seconds_per_step"]
-    print(f"{'compiler':10s} {'back end':22s} {'kernel':9s} {'shape':6s} {'ms/step':>9s} {'CUDA ms':>8s} "
+    print(f"{'compiler':12s} {'back end':22s} {'kernel':9s} {'shape':6s} {'ms/step':>9s} {'CUDA ms':>8s} "
           f"{'ratio':>6s}")
     for r in sorted(rows, key=lambda r: (r["kernel"], r["backend"], r.get("compiler", ""), r["seconds_per_step"])):
         ms = 1e3 * r["seconds_per_step"]
@@ -49,7 +49,7 @@ def main(argv):
         ratio = f"{c / ms:6.2f}" if c and ms > 0 else "   n/a"
         key = (r.get("compiler", "?"), r["backend"], r["kernel"])
         mark = "  <- best of " + r["backend"] if r["seconds_per_step"] == best[key] else ""
-        print(f"{r.get('compiler', '?'):10s} {r['backend']:22s} {r['kernel']:9s} {r['shape']:6s} {ms:9.3f} "
+        print(f"{r.get('compiler', '?'):12s} {r['backend']:22s} {r['kernel']:9s} {r['shape']:6s} {ms:9.3f} "
               f"{(f'{c:8.3f}' if c else '     n/a')} {ratio}{mark}")
     if not rows:
         print("offload_ratio: no offload_bench records")
