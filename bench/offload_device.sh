@@ -99,6 +99,7 @@ if want bench; then # no --check at 512^3: its serial reference alone outlasts a
             --backends "$be" --bench-only --keep "$chk" \
             --bench "--n 512,512,512 --size L --steps 20 --reps 2 --shape ${SHAPES:-all}"
         grep -E "ms/step|FAIL|no-build" "$out/bench_$be.log" | sed 's/^/    /' | tee -a "$S"
+        cp "$chk/bench.jsonl" "$out/offload_bench.jsonl" 2>/dev/null # what is timed stays if the call is cut short
     done
     case "$cc" in clang*) [ -n "${CLANG_FLAGS_ALSO:-}" ] && for be in $bes; do
         note "bench_${be}_flags: OFFLOAD_CLANG_FLAGS=\"$CLANG_FLAGS_ALSO\" (records: compiler \"clang N+f\")"
@@ -106,6 +107,7 @@ if want bench; then # no --check at 512^3: its serial reference alone outlasts a
             "${cargs[@]}" --cc "$cc" --label +f --backends "$be" --bench-only --keep "$chk" \
             --bench "--n 512,512,512 --size L --steps 20 --reps 2 --shape ${SHAPES:-all}"
         grep -E "ms/step|FAIL|no-build" "$out/bench_${be}_flags.log" | sed 's/^/    /' | tee -a "$S"
+        cp "$chk/bench.jsonl" "$out/offload_bench.jsonl" 2>/dev/null
     done ;; esac
     cp "$chk/bench.jsonl" "$out/offload_bench.jsonl" 2>/dev/null
 fi
