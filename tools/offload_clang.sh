@@ -68,12 +68,27 @@ clang_cuda_path() {
 # --cuda-path: Clang's own search misses a CUDA that is only on PATH. -Wno-unknown-cuda-version: Clang 18 knows
 # CUDA up to 12.3 and warns about newer ones (it then writes the newest PTX it knows, 8.3, which CUDA 13's ptxas
 # takes). -Wno-pass-failed: each omp simd inner loop of a device region says it was not vectorized (there is no
-# such vectorizing on the GPU). OFFLOAD_CLANG_FLAGS: more flags for the device builds (e.g. -foffload-lto).
+# such vectorizing on the GPU). -fopenmp-target-jit (where the toolkit's ptxas writes the new cubin header):
+# CUDA 13's ptxas marks a cubin with ELF ABI version 8 and the SM in bits 8-15 of e_flags (sm_90: 0x6005a04),
+# where LLVM 18's CUDA plugin reads it from bits 0-7, finds sm_4 and refuses the image ("No images found
+# compatible with the installed hardware", H200, 2026-11-28); with the flag the program carries LLVM bitcode,
+# the plugin compiles it to PTX when it loads and the driver makes the cubin, with the same speed (within 3%
+# in the same call). OFFLOAD_CLANG_FLAGS: flags for the device builds, instead of that default.
 clang_offload_flags() {
     local sm=$1 cc=${2:-clang} cuda
     cuda=$(clang_cuda_path)
     echo "-fopenmp-targets=nvptx64-nvidia-cuda -Xopenmp-target=nvptx64-nvidia-cuda -march=sm_$sm" \
-        "${cuda:+--cuda-path=$cuda} -Wno-unknown-cuda-version -Wno-pass-failed $(clang_rpath "$cc")${OFFLOAD_CLANG_FLAGS:+ $OFFLOAD_CLANG_FLAGS}"
+        "${cuda:+--cuda-path=$cuda} -Wno-unknown-cuda-version -Wno-pass-failed $(clang_rpath "$cc")" \
+        "${OFFLOAD_CLANG_FLAGS-$(clang_jit_flag "$cuda" "$cc")}"
+}
+
+# -fopenmp-target-jit where the toolkit's ptxas writes cubins LLVM 18 cannot read (CUDA 13 and later: above) and
+# the Clang knows the flag (17 and later; Clang 14 cannot build for sm_90 anyway)
+clang_jit_flag() {
+    local v c
+    v=$("$1/bin/ptxas" --version 2>/dev/null | sed -n 's/.*release \([0-9]*\)\..*/\1/p' | head -1)
+    c=$("${2:-clang}" -dumpversion 2>/dev/null | cut -d. -f1)
+    [ -n "$v" ] && [ "$v" -ge 13 ] && [ -n "$c" ] && [ "$c" -ge 17 ] && echo "-fopenmp-target-jit"
 }
 
 clang_rpath() {
