@@ -5,7 +5,7 @@
 # with OFFLOAD_CC=clang, then, by default (about 5 minutes on one H200):
 #   cuda   the CUDA kernels at the benchmark's sizes (ky_stencil_gpu single step 512^3, ky_himeno L);
 #   bench  examples/offload's 7-point, 27-point and Himeno kernels in every loop shape (flat, rows, warps,
-#          gang: offload_kernels.h) under each device back end, one step per back end (tools/offload-check
+#          gang, team: offload_kernels.h) under each device back end, one step per back end (tools/offload-check
 #          --bench-only; bench.jsonl);
 #   table  bench/offload_ratio.py: ms/step of each against the CUDA kernel's, the ratio and each back end's
 #          best shape (table.txt);
@@ -27,7 +27,7 @@
 # built here when missing), DEBS (default .scratch/offload-debs-ubuntu: GCC's nvptx packages of the machine's own
 # GCC version, e.g. Ubuntu 24.04's gcc-13-offload-nvptx; docs/offload.md), CLANG_DEBS (Clang 18's files; "clang"
 # in OFFLOAD_CC then means that Clang), OFFLOAD_CC (compilers, default gcc; OpenACC back ends are skipped for clang),
-# BACKENDS (default acc_parallel omp_target_distribute acc_kernels omp_target_loop), SHAPES (default all),
+# BACKENDS (default acc_parallel omp_target_distribute acc_kernels omp_target_loop), SHAPES (default all; names by commas or spaces),
 # BENCH_LIMIT (seconds per back end, default 110), ONLY (as --only), CLANG_FLAGS_ALSO (with OFFLOAD_CC=clang: each
 # back end timed again built with these flags too, e.g. "-foffload-lto -fopenmp-assume-no-thread-state"; its
 # records name the compiler "clang 18.1+f").
@@ -50,6 +50,9 @@ trap 'cp "$chk"/*.log "$chk"/bench.jsonl "$out/check/" 2>/dev/null' EXIT
 cargs=(--debs "$DEBS")
 [ -n "${CLANG_DEBS:-}" ] && cargs+=(--clang-debs "$CLANG_DEBS")
 cc=${OFFLOAD_CC:-gcc}
+# offload_bench takes a comma-separated list; SHAPES="flat team" means the same
+shapes=${SHAPES:-all}
+shapes=${shapes// /,}
 bes=${BACKENDS:-acc_parallel omp_target_distribute acc_kernels omp_target_loop}
 case "$cc" in clang*) bes=$(echo " $bes " | sed -e 's/ acc_[a-z]*//g' -e 's/^ *//' -e 's/ *$//') ;; esac
 note "offload_device $(date -u +%FT%TZ) $(hostname): $(nvidia-smi -L 2>/dev/null | head -1) commit $(git rev-parse --short HEAD 2>/dev/null)"
@@ -97,7 +100,7 @@ if want bench; then # no --check at 512^3: its serial reference alone outlasts a
     for be in $bes; do
         step "bench_$be" "${BENCH_LIMIT:-110}" tools/offload-check "${cargs[@]}" --cc "$cc" \
             --backends "$be" --bench-only --keep "$chk" \
-            --bench "--n 512,512,512 --size L --steps 20 --reps 2 --shape ${SHAPES:-all}"
+            --bench "--n 512,512,512 --size L --steps 20 --reps 2 --shape $shapes"
         grep -E "ms/step|FAIL|no-build" "$out/bench_$be.log" | sed 's/^/    /' | tee -a "$S"
         cp "$chk/bench.jsonl" "$out/offload_bench.jsonl" 2>/dev/null # what is timed stays if the call is cut short
     done
@@ -105,7 +108,7 @@ if want bench; then # no --check at 512^3: its serial reference alone outlasts a
         note "bench_${be}_flags: OFFLOAD_CLANG_FLAGS=\"$CLANG_FLAGS_ALSO\" (records: compiler \"clang N+f\")"
         step "bench_${be}_flags" "${BENCH_LIMIT:-110}" env OFFLOAD_CLANG_FLAGS="$CLANG_FLAGS_ALSO" tools/offload-check \
             "${cargs[@]}" --cc "$cc" --label +f --backends "$be" --bench-only --keep "$chk" \
-            --bench "--n 512,512,512 --size L --steps 20 --reps 2 --shape ${SHAPES:-all}"
+            --bench "--n 512,512,512 --size L --steps 20 --reps 2 --shape $shapes"
         grep -E "ms/step|FAIL|no-build" "$out/bench_${be}_flags.log" | sed 's/^/    /' | tee -a "$S"
         cp "$chk/bench.jsonl" "$out/offload_bench.jsonl" 2>/dev/null
     done ;; esac

@@ -59,10 +59,11 @@ static void collective(so_ctx_t *c, int (*call)(void))
 
 /* the loop shape (--shape): flat, one collapsed loop over the planes' points; or the z-y rows in parallel
  * and x on the lanes (KY_OFFLOAD_INNER) with the compiler's levels (rows), one warp per row (warps: OpenACC
- * gang worker, 32 lanes, 8 workers; the default) or one block per row (gang: 128 lanes), as
- * examples/offload's kernels (docs/offload.md) */
-static const char *const shape_names[] = {"flat", "rows", "warps", "gang"};
-enum { SO_FLAT, SO_ROWS, SO_WARPS, SO_GANG, SO_NSHAPES };
+ * gang worker, 32 lanes, 8 workers; the default) or one block per row (gang: 128 lanes); or one block per
+ * row with x on its threads (team: KY_OFFLOAD_TEAMS, KY_OFFLOAD_THREADS), as examples/offload's kernels
+ * (docs/offload.md) */
+static const char *const shape_names[] = {"flat", "rows", "warps", "gang", "team"};
+enum { SO_FLAT, SO_ROWS, SO_WARPS, SO_GANG, SO_TEAM, SO_NSHAPES };
 static int shape = SO_WARPS;
 int so_set_shape(const char *name)
 {
@@ -182,12 +183,13 @@ static void data_exit(const st_params_t *p, so_dev_t *d)
         t[c] = 0.3 * s[c] + 0.05 * f + 0.025 * e + 0.0125 * kk;                                              \
     } while (0)
 
-/* the row shapes: the z-y rows of planes [z0, z1) in parallel as the clauses say, x on the lanes */
-#define SO_ROWS_LOOP(POINT, ...)                                                                            \
-    KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(2), KY_OPT_PRESENT(s[o:n], t[o:n]), __VA_ARGS__)        \
+/* the row shapes: the z-y rows of planes [z0, z1) in parallel as the clauses say, x on the lanes (OUTER,
+ * INNER: KY_OFFLOAD, KY_OFFLOAD_INNER) or on the threads of the row's block (KY_OFFLOAD_TEAMS, _THREADS) */
+#define SO_ROWS_LOOP(POINT, OUTER, INNER, ...)                                                              \
+    OUTER(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(2), KY_OPT_PRESENT(s[o:n], t[o:n]), __VA_ARGS__)             \
     for (int z = z0; z < z1; z++)                                                                          \
         for (int y = 1; y < ny - 1; y++) {                                                                 \
-            KY_OFFLOAD_INNER()                                                                             \
+            INNER()                                                                                        \
             for (int x = 1; x < nx - 1; x++) POINT(s, t, ((size_t)z - zoff) * zn + (size_t)y * yn + (size_t)x); \
         }
 
@@ -202,9 +204,10 @@ static void step(const st_params_t *p, const so_dev_t *d, int k, int z0, int z1)
     (void)o, (void)n;
     if (p->points == 27) {
         switch (shape) {
-        case SO_ROWS: SO_ROWS_LOOP(SO_POINT27, KY_OPT_NUM(128)) return;
-        case SO_WARPS: SO_ROWS_LOOP(SO_POINT27, KY_OPT_GANG, KY_OPT_WORKER, KY_OPT_NUM(32), KY_OPT_NUM_WORKERS(8)) return;
-        case SO_GANG: SO_ROWS_LOOP(SO_POINT27, KY_OPT_GANG, KY_OPT_NUM(128)) return;
+        case SO_ROWS: SO_ROWS_LOOP(SO_POINT27, KY_OFFLOAD, KY_OFFLOAD_INNER, KY_OPT_NUM(128)) return;
+        case SO_WARPS: SO_ROWS_LOOP(SO_POINT27, KY_OFFLOAD, KY_OFFLOAD_INNER, KY_OPT_GANG, KY_OPT_WORKER, KY_OPT_NUM(32), KY_OPT_NUM_WORKERS(8)) return;
+        case SO_GANG: SO_ROWS_LOOP(SO_POINT27, KY_OFFLOAD, KY_OFFLOAD_INNER, KY_OPT_GANG, KY_OPT_NUM(128)) return;
+        case SO_TEAM: SO_ROWS_LOOP(SO_POINT27, KY_OFFLOAD_TEAMS, KY_OFFLOAD_THREADS, KY_OPT_NUM(128)) return;
         }
         KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(3), KY_OPT_PRESENT(s[o:n], t[o:n]), KY_OPT_NUM(128))
         for (int z = z0; z < z1; z++)
@@ -213,9 +216,10 @@ static void step(const st_params_t *p, const so_dev_t *d, int k, int z0, int z1)
         return;
     }
     switch (shape) {
-    case SO_ROWS: SO_ROWS_LOOP(SO_POINT7, KY_OPT_NUM(128)) return;
-    case SO_WARPS: SO_ROWS_LOOP(SO_POINT7, KY_OPT_GANG, KY_OPT_WORKER, KY_OPT_NUM(32), KY_OPT_NUM_WORKERS(8)) return;
-    case SO_GANG: SO_ROWS_LOOP(SO_POINT7, KY_OPT_GANG, KY_OPT_NUM(128)) return;
+    case SO_ROWS: SO_ROWS_LOOP(SO_POINT7, KY_OFFLOAD, KY_OFFLOAD_INNER, KY_OPT_NUM(128)) return;
+    case SO_WARPS: SO_ROWS_LOOP(SO_POINT7, KY_OFFLOAD, KY_OFFLOAD_INNER, KY_OPT_GANG, KY_OPT_WORKER, KY_OPT_NUM(32), KY_OPT_NUM_WORKERS(8)) return;
+    case SO_GANG: SO_ROWS_LOOP(SO_POINT7, KY_OFFLOAD, KY_OFFLOAD_INNER, KY_OPT_GANG, KY_OPT_NUM(128)) return;
+    case SO_TEAM: SO_ROWS_LOOP(SO_POINT7, KY_OFFLOAD_TEAMS, KY_OFFLOAD_THREADS, KY_OPT_NUM(128)) return;
     }
     KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(3), KY_OPT_PRESENT(s[o:n], t[o:n]), KY_OPT_NUM(128))
     for (int z = z0; z < z1; z++)

@@ -4,7 +4,7 @@
  *
  *   kyrun -n 2 ky_stencil_offload [--nx 128] [--ny 64] [--nz 64] [--nt 8] [--bt 4] [--points 7|27|7,27]
  *         [--variant host|p2p|all] [--devices N] [--reps R] [--check] [--require-device] [--shape
- * flat|rows|warps|gang]
+ * flat|rows|warps|gang|team]
  *         [--json FILE]
  *
  * --devices: device threads per rank (default: the devices found, shared by the node's ranks; 1 on the host
@@ -30,7 +30,7 @@ static int usage(int rank, const char *msg)
         fprintf(stderr,
                 "ky_stencil_offload: %s\nusage: ky_stencil_offload [--nx N] [--ny N] [--nz N] [--nt STEPS] "
                 "[--bt WIDTH]\n       [--points 7|27|7,27] [--variant host|p2p|all] [--devices N] [--reps R] "
-                "[--check]\n       [--require-device] [--shape flat|rows|warps|gang] [--json FILE]\n",
+                "[--check]\n       [--require-device] [--shape flat|rows|warps|gang|team] [--json FILE]\n",
                 msg);
     return 2;
 }

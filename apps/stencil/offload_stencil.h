@@ -22,7 +22,8 @@ typedef struct {
 /* The back end's name; the devices found and how `want` threads (0: one per device) map onto them. */
 const char *so_backend(void);
 /* the kernels' loop nest by name: flat (one collapsed loop over every point), or the z-y rows collapsed and
- * each row's x on the lanes (KY_OFFLOAD_INNER): rows, warps (the default), gang; -1 if unknown */
+ * each row's x on the lanes (KY_OFFLOAD_INNER): rows, warps (the default), gang; or on the threads of the
+ * row's block (KY_OFFLOAD_THREADS): team; -1 if unknown */
 int so_set_shape(const char *name);
 const char *so_shape(void);
 void so_devices(int want, so_devs_t *dv);

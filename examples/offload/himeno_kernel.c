@@ -88,23 +88,24 @@ void ofl_himeno_exit(ofl_himeno_t *h)
                  KY_OPT_DELETE(a[0:4 * n], b[0:3 * n], c[0:3 * n], bnd[0:n], wrk1[0:n], wrk2[0:n]))
 }
 
-/* the row shapes (offload_kernels.h): the i-j rows in parallel as the clauses say, k on the lanes; gosa
+/* the row shapes (offload_kernels.h): the i-j rows in parallel as the clauses say, k on the lanes (OUTER,
+ * INNER: KY_OFFLOAD, KY_OFFLOAD_INNER) or on the row's block's threads (KY_OFFLOAD_TEAMS, _THREADS); gosa
  * reduced over both levels */
-#define OFL_HIMENO_ROWS(...)                                                                               \
-    KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(2), KY_OPT_REDUCTION(+ : gosa),                         \
+#define OFL_HIMENO_ROWS(OUTER, INNER, ...)                                                                 \
+    OUTER(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(2), KY_OPT_REDUCTION(+ : gosa),                              \
                KY_OPT_PRESENT(p[0:n], a[0:4 * n], b[0:3 * n], c[0:3 * n], bnd[0:n], wrk1[0:n], wrk2[0:n]), \
                __VA_ARGS__)                                                                                \
     for (int i = 1; i < I - 1; i++)                                                                        \
         for (int j = 1; j < J - 1; j++) {                                                                  \
-            KY_OFFLOAD_INNER(KY_OPT_REDUCTION(+ : gosa))                                                   \
+            INNER(KY_OPT_REDUCTION(+ : gosa))                                                              \
             for (int k = 1; k < K - 1; k++) {                                                              \
                 OFL_HIMENO_POINT(i, j, k);                                                                 \
             }                                                                                              \
         }                                                                                                  \
-    KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(2), KY_OPT_PRESENT(p[0:n], wrk2[0:n]), __VA_ARGS__)     \
+    OUTER(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(2), KY_OPT_PRESENT(p[0:n], wrk2[0:n]), __VA_ARGS__)          \
     for (int i = 1; i < I - 1; i++)                                                                        \
         for (int j = 1; j < J - 1; j++) {                                                                  \
-            KY_OFFLOAD_INNER()                                                                             \
+            INNER()                                                                                        \
             for (int k = 1; k < K - 1; k++) OFL_MR(p, 0, i, j, k) = OFL_MR(wrk2, 0, i, j, k);              \
         }
 
@@ -115,9 +116,10 @@ double ofl_himeno_jacobi(ofl_himeno_t *h, int iters, float omega)
     for (int it = 0; it < iters; it++) {
         gosa = 0.0;
         switch (ofl_loop_shape) {
-        case OFL_SHAPE_ROWS: OFL_HIMENO_ROWS(OFL_CL_ROWS) break;
-        case OFL_SHAPE_WARPS: OFL_HIMENO_ROWS(OFL_CL_WARPS) break;
-        case OFL_SHAPE_GANG: OFL_HIMENO_ROWS(OFL_CL_GANG) break;
+        case OFL_SHAPE_ROWS: OFL_HIMENO_ROWS(KY_OFFLOAD, KY_OFFLOAD_INNER, OFL_CL_ROWS) break;
+        case OFL_SHAPE_WARPS: OFL_HIMENO_ROWS(KY_OFFLOAD, KY_OFFLOAD_INNER, OFL_CL_WARPS) break;
+        case OFL_SHAPE_GANG: OFL_HIMENO_ROWS(KY_OFFLOAD, KY_OFFLOAD_INNER, OFL_CL_GANG) break;
+        case OFL_SHAPE_TEAM: OFL_HIMENO_ROWS(KY_OFFLOAD_TEAMS, KY_OFFLOAD_THREADS, OFL_CL_TEAM) break;
         default:
             KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(3), KY_OPT_REDUCTION(+ : gosa), KY_OPT_NUM(128),
                        KY_OPT_PRESENT(p[0:n], a[0:4 * n], b[0:3 * n], c[0:3 * n], bnd[0:n], wrk1[0:n], wrk2[0:n]))

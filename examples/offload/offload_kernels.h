@@ -30,17 +30,31 @@ void ofl_stencil_exit(int nz, int ny, int nx, double *a, double *b);
  *   WARPS rows on gangs and workers, 32 lanes (one warp per row), 8 workers per gang: OpenACC broadcasts a
  *         row's values by warp shuffles, no block barrier per row (the default)
  *   GANG  rows on gangs only, 128 lanes (one block per row)
+ *   TEAM  one block per row and its x on the block's threads by KY_OFFLOAD_TEAMS / KY_OFFLOAD_THREADS, 128
+ *         threads: OpenMP target teams distribute with parallel for inside (GCC: parallel for simd), so
+ *         that Clang, which runs simd loops on one thread, does not walk each row on one thread; OpenACC's
+ *         code is GANG's
  * OpenMP target makes the same code of ROWS, WARPS and GANG but their thread_limit (GCC: OpenMP threads are
- * warps, simd the lanes). ofl_shape_name / ofl_shape_parse: "flat", "rows", "warps", "gang". */
-enum { OFL_SHAPE_FLAT = 0, OFL_SHAPE_ROWS = 1, OFL_SHAPE_WARPS = 2, OFL_SHAPE_GANG = 3, OFL_NSHAPES = 4 };
+ * warps, simd the lanes; Clang: each row on one thread). ofl_shape_name / ofl_shape_parse: "flat", "rows",
+ * "warps", "gang", "team". */
+enum {
+    OFL_SHAPE_FLAT = 0,
+    OFL_SHAPE_ROWS = 1,
+    OFL_SHAPE_WARPS = 2,
+    OFL_SHAPE_GANG = 3,
+    OFL_SHAPE_TEAM = 4,
+    OFL_NSHAPES = 5
+};
 extern int ofl_loop_shape;
 const char *ofl_shape_name(int shape);
 int ofl_shape_parse(const char *name); /* -1 if unknown */
 
-/* The row shapes' clauses, beside KY_OPT_COLLAPSE(2) on the z-y loops (expanded where offload.h is) */
+/* The row shapes' clauses, beside KY_OPT_COLLAPSE(2) on the z-y loops (expanded where offload.h is); the
+ * first three with KY_OFFLOAD and KY_OFFLOAD_INNER, TEAM's with KY_OFFLOAD_TEAMS and KY_OFFLOAD_THREADS */
 #define OFL_CL_ROWS KY_OPT_NUM(128)
 #define OFL_CL_WARPS KY_OPT_GANG, KY_OPT_WORKER, KY_OPT_NUM(32), KY_OPT_NUM_WORKERS(8)
 #define OFL_CL_GANG KY_OPT_GANG, KY_OPT_NUM(128)
+#define OFL_CL_TEAM KY_OPT_NUM(128)
 
 /* 7-point (stencil7.c): out = c0 * in + c1 * (sum of the 6 face neighbours); ky_stencil's with c0 = 0.4,
  * c1 = 0.1, added in its order */

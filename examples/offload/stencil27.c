@@ -27,12 +27,13 @@
 
 /* clang-format would write the array sections a[0:n] as "a [0:n]" */
 /* clang-format off */
-/* the row shapes (offload_kernels.h): the z-y rows in parallel as the clauses say, x on the lanes */
-#define OFL_S27_ROWS(...)                                                                                  \
-    KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(2), KY_OPT_PRESENT(in[0:n], out[0:n]), __VA_ARGS__)     \
+/* the row shapes (offload_kernels.h): the z-y rows in parallel as the clauses say, x on the lanes (OUTER,
+ * INNER: KY_OFFLOAD, KY_OFFLOAD_INNER) or on the row's block's threads (KY_OFFLOAD_TEAMS, _THREADS) */
+#define OFL_S27_ROWS(OUTER, INNER, ...)                                                                    \
+    OUTER(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(2), KY_OPT_PRESENT(in[0:n], out[0:n]), __VA_ARGS__)          \
     for (int z = 1; z < nz - 1; z++)                                                                       \
         for (int y = 1; y < ny - 1; y++) {                                                                 \
-            KY_OFFLOAD_INNER()                                                                             \
+            INNER()                                                                                        \
             for (int x = 1; x < nx - 1; x++) OFL_S27_POINT(OFL_AT(z, y, x));                               \
         }
 
@@ -41,9 +42,10 @@ void ofl_stencil27_step(int nz, int ny, int nx, const double *OFL_RESTRICT in, d
     const size_t n = (size_t)nz * ny * nx, yn = (size_t)nx, zn = (size_t)nx * ny;
     (void)n;
     switch (ofl_loop_shape) {
-    case OFL_SHAPE_ROWS: OFL_S27_ROWS(OFL_CL_ROWS) return;
-    case OFL_SHAPE_WARPS: OFL_S27_ROWS(OFL_CL_WARPS) return;
-    case OFL_SHAPE_GANG: OFL_S27_ROWS(OFL_CL_GANG) return;
+    case OFL_SHAPE_ROWS: OFL_S27_ROWS(KY_OFFLOAD, KY_OFFLOAD_INNER, OFL_CL_ROWS) return;
+    case OFL_SHAPE_WARPS: OFL_S27_ROWS(KY_OFFLOAD, KY_OFFLOAD_INNER, OFL_CL_WARPS) return;
+    case OFL_SHAPE_GANG: OFL_S27_ROWS(KY_OFFLOAD, KY_OFFLOAD_INNER, OFL_CL_GANG) return;
+    case OFL_SHAPE_TEAM: OFL_S27_ROWS(KY_OFFLOAD_TEAMS, KY_OFFLOAD_THREADS, OFL_CL_TEAM) return;
     }
     KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(3), KY_OPT_PRESENT(in[0:n], out[0:n]), KY_OPT_NUM(128))
     for (int z = 1; z < nz - 1; z++)

@@ -10,7 +10,7 @@
 
 int ofl_loop_shape = OFL_SHAPE_WARPS;
 
-static const char *const ofl_shape_names[OFL_NSHAPES] = {"flat", "rows", "warps", "gang"};
+static const char *const ofl_shape_names[OFL_NSHAPES] = {"flat", "rows", "warps", "gang", "team"};
 const char *ofl_shape_name(int shape)
 {
     return shape >= 0 && shape < OFL_NSHAPES ? ofl_shape_names[shape] : "?";
@@ -46,12 +46,13 @@ void ofl_stencil_exit(int nz, int ny, int nx, double *a, double *b)
     (void)n, (void)a, (void)b;
 }
 
-/* the row shapes: the z-y rows in parallel as the clauses say, each row's x on the lanes */
-#define OFL_S7_ROWS(...)                                                                                   \
-    KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(2), KY_OPT_PRESENT(in[0:n], out[0:n]), __VA_ARGS__)     \
+/* the row shapes: the z-y rows in parallel as the clauses say, each row's x on the lanes (KY_OFFLOAD with
+ * KY_OFFLOAD_INNER) or on the threads of the row's block (KY_OFFLOAD_TEAMS with KY_OFFLOAD_THREADS) */
+#define OFL_S7_ROWS(OUTER, INNER, ...)                                                                     \
+    OUTER(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(2), KY_OPT_PRESENT(in[0:n], out[0:n]), __VA_ARGS__)          \
     for (int z = 1; z < nz - 1; z++)                                                                       \
         for (int y = 1; y < ny - 1; y++) {                                                                 \
-            KY_OFFLOAD_INNER()                                                                             \
+            INNER()                                                                                        \
             for (int x = 1; x < nx - 1; x++) OFL_S7_POINT(z, y, x);                                        \
         }
 
@@ -61,9 +62,10 @@ void ofl_stencil7_step(int nz, int ny, int nx, const double *OFL_RESTRICT in, do
     size_t n = (size_t)nz * ny * nx;
     (void)n;
     switch (ofl_loop_shape) {
-    case OFL_SHAPE_ROWS: OFL_S7_ROWS(OFL_CL_ROWS) return;
-    case OFL_SHAPE_WARPS: OFL_S7_ROWS(OFL_CL_WARPS) return;
-    case OFL_SHAPE_GANG: OFL_S7_ROWS(OFL_CL_GANG) return;
+    case OFL_SHAPE_ROWS: OFL_S7_ROWS(KY_OFFLOAD, KY_OFFLOAD_INNER, OFL_CL_ROWS) return;
+    case OFL_SHAPE_WARPS: OFL_S7_ROWS(KY_OFFLOAD, KY_OFFLOAD_INNER, OFL_CL_WARPS) return;
+    case OFL_SHAPE_GANG: OFL_S7_ROWS(KY_OFFLOAD, KY_OFFLOAD_INNER, OFL_CL_GANG) return;
+    case OFL_SHAPE_TEAM: OFL_S7_ROWS(KY_OFFLOAD_TEAMS, KY_OFFLOAD_THREADS, OFL_CL_TEAM) return;
     }
     KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(3), KY_OPT_PRESENT(in[0:n], out[0:n]), KY_OPT_NUM(128))
     for (int z = 1; z < nz - 1; z++)

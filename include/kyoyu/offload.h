@@ -9,7 +9,8 @@
  * for`, or nothing (serial). Each clause (KY_OPT_*) becomes what that back end calls it, or is dropped where
  * the back end has no such clause; the table per back end is below and in docs/offload.md. Data macros
  * (KY_DATA, KY_DATA_ENTER, KY_DATA_EXIT, KY_UPDATE_HOST/DEVICE, KY_USE_DEVICE_PTR), KY_OFFLOAD_SERIAL, the
- * atomics and KY_OFFLOAD_WAIT complete the set. Header only, C99 and C++11 (_Pragma), no library.
+ * atomics and KY_OFFLOAD_WAIT complete the set; KY_OFFLOAD_INNER, and KY_OFFLOAD_TEAMS with
+ * KY_OFFLOAD_THREADS, give a loop nest two levels. Header only, C99 and C++11 (_Pragma), no library.
  *
  *   KY_OFFLOAD_BACKEND = acc_kernels | acc_parallel | omp_target_loop | omp_target_distribute | omp_host |
  *                        serial. Unset: acc_kernels under -fopenacc, else omp_host under -fopenmp,
@@ -262,6 +263,12 @@
 #endif
 /* independent as omp simd asserts it: in a kernels region GCC leaves an unmarked loop to parloops (seq) */
 #define KYI_W_INNER acc loop independent vector
+#if KY_OFFLOAD_BACKEND_ID == 1
+#define KYI_W_TEAMS acc kernels loop gang
+#else
+#define KYI_W_TEAMS acc parallel loop gang
+#endif
+#define KYI_W_THREADS acc loop independent vector
 #define KYI_W_SERIAL acc serial
 #define KYI_W_DATA acc data
 #define KYI_W_ENTER acc enter data
@@ -281,6 +288,17 @@
 #define KYI_W_LOOP omp target teams distribute parallel for
 #endif
 #define KYI_W_INNER omp simd
+/* both OpenMP target back ends: teams loop would leave the levels to the compiler, and GCC lowers it as
+ * distribute parallel for, where the inner parallel would be nested and run by one thread */
+#define KYI_W_TEAMS omp target teams distribute
+/* Clang runs a simd loop on one GPU thread, so the team's threads split the loop (its device default
+ * schedule is static, 1: neighbouring threads on neighbouring points); GCC's nvptx threads are warps and simd
+ * its lanes, so each warp takes a block of the loop and its lanes split that */
+#if defined(__clang__)
+#define KYI_W_THREADS omp parallel for
+#else
+#define KYI_W_THREADS omp parallel for simd
+#endif
 #define KYI_W_SERIAL omp target
 #define KYI_W_DATA omp target data
 #define KYI_W_ENTER omp target enter data
@@ -296,6 +314,8 @@
 #elif KY_OFFLOAD_BACKEND_ID == 5
 #define KYI_W_LOOP omp parallel for
 #define KYI_W_INNER omp simd
+#define KYI_W_TEAMS omp parallel for /* the CPU's threads take the rows, its vector lanes the inner loop */
+#define KYI_W_THREADS omp simd
 #define KYI_W_SERIAL KYI_OFF /* the block runs on the calling thread */
 #define KYI_W_DATA KYI_OFF
 #define KYI_W_ENTER KYI_OFF
@@ -311,6 +331,8 @@
 #else
 #define KYI_W_LOOP KYI_OFF
 #define KYI_W_INNER KYI_OFF
+#define KYI_W_TEAMS KYI_OFF
+#define KYI_W_THREADS KYI_OFF
 #define KYI_W_SERIAL KYI_OFF
 #define KYI_W_DATA KYI_OFF
 #define KYI_W_ENTER KYI_OFF
@@ -353,6 +375,8 @@
  * pragma (KYI_DIR) and its text (KY_OFFLOAD_TEXT). */
 #define KYI_OF_KY_OFFLOAD(...) LOOP, __VA_ARGS__
 #define KYI_OF_KY_OFFLOAD_INNER(...) INNER, __VA_ARGS__
+#define KYI_OF_KY_OFFLOAD_TEAMS(...) TEAMS, __VA_ARGS__
+#define KYI_OF_KY_OFFLOAD_THREADS(...) THREADS, __VA_ARGS__
 #define KYI_OF_KY_OFFLOAD_SERIAL(...) SERIAL, __VA_ARGS__
 #define KYI_OF_KY_DATA(...) DATA, __VA_ARGS__
 #define KYI_OF_KY_DATA_ENTER(...) ENTER, __VA_ARGS__
@@ -380,6 +404,16 @@
  * gives the GPU whole rows per gang and no division of a flat index per point; clauses as KY_OFFLOAD's
  * (reduction, private), but not KY_OPT_SIMD or KY_OPT_COLLAPSE. */
 #define KY_OFFLOAD_INNER(...) KYI_DIR_OF(KYI_OF_KY_OFFLOAD_INNER(__VA_ARGS__))
+/* The other two-level nest: each iteration of the KY_OFFLOAD_TEAMS loop (nest) runs on one block, and the
+ * KY_OFFLOAD_THREADS loop inside it on that block's threads: OpenACC parallel (kernels) loop gang with loop
+ * vector inside; OpenMP target teams distribute with parallel for inside (GCC: parallel for simd, its threads
+ * being warps); host OpenMP parallel for with simd inside; nothing on serial. On the GPU a z-y row per block
+ * and its x on the threads, with no division of a flat index, whatever the compiler does with simd.
+ * Clauses as KY_OFFLOAD's and KY_OFFLOAD_INNER's (KY_OPT_NUM is the block's threads), but not KY_OPT_GANG,
+ * KY_OPT_WORKER or KY_OPT_SIMD; KY_OFFLOAD_THREADS only right inside KY_OFFLOAD_TEAMS (elsewhere its OpenMP
+ * parallel would be nested in another). */
+#define KY_OFFLOAD_TEAMS(...) KYI_DIR_OF(KYI_OF_KY_OFFLOAD_TEAMS(__VA_ARGS__))
+#define KY_OFFLOAD_THREADS(...) KYI_DIR_OF(KYI_OF_KY_OFFLOAD_THREADS(__VA_ARGS__))
 /* The block that follows runs on the device, once (a single thread): setting a value that stays there. */
 #define KY_OFFLOAD_SERIAL(...) KYI_DIR_OF(KYI_OF_KY_OFFLOAD_SERIAL(__VA_ARGS__))
 /* Data: a region around the block that follows (KY_OPT_COPY/COPYIN/COPYOUT/CREATE/PRESENT) ... */
@@ -407,6 +441,8 @@
 #ifdef KY_OFFLOAD_SHORT_NAMES /* the seed's spellings: OFFLOAD(OPT_SIMD, OPT_NUM(NTHREADS)) */
 #define OFFLOAD(...) KY_OFFLOAD(__VA_ARGS__)
 #define OFFLOAD_INNER(...) KY_OFFLOAD_INNER(__VA_ARGS__)
+#define OFFLOAD_TEAMS(...) KY_OFFLOAD_TEAMS(__VA_ARGS__)
+#define OFFLOAD_THREADS(...) KY_OFFLOAD_THREADS(__VA_ARGS__)
 #define OPT_INDEPENDENT KY_OPT_INDEPENDENT
 #define OPT_SIMD KY_OPT_SIMD
 #define OPT_COLLAPSE(n) KY_OPT_COLLAPSE(n)

@@ -19,6 +19,12 @@
 #define OTL "omp target teams loop"
 #define OTD "omp target teams distribute parallel for"
 #define OH "omp parallel for"
+/* KY_OFFLOAD_THREADS on OpenMP target: GCC's threads are warps, so it takes simd for the lanes too */
+#if defined(__clang__)
+#define OPF "omp parallel for"
+#else
+#define OPF "omp parallel for simd"
+#endif
 
 /* clang-format off */
 const ofl_row_t ofl_rows[] = {
@@ -34,6 +40,19 @@ const ofl_row_t ofl_rows[] = {
      {"acc loop independent vector reduction(+ : row)", "acc loop independent vector reduction(+ : row)",
       "omp simd reduction(+ : row)",
       "omp simd reduction(+ : row)", "omp simd reduction(+ : row)", ""}},
+    /* the team shape: a block per outer iteration, the inner loop on its threads */
+    {T(OFFLOAD_TEAMS, KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(2), KY_OPT_REDUCTION(+ : q), KY_OPT_NUM(64),
+       KY_OPT_COPY(g[0:n])),
+     {"acc kernels loop gang independent collapse(2) reduction(+ : q) vector_length(64) copy(g[0:n])",
+      "acc parallel loop gang independent collapse(2) reduction(+ : q) vector_length(64) copy(g[0:n])",
+      "omp target teams distribute collapse(2) reduction(+ : q) thread_limit(64) map(tofrom: g[0:n])",
+      "omp target teams distribute collapse(2) reduction(+ : q) thread_limit(64) map(tofrom: g[0:n])",
+      OH " collapse(2) reduction(+ : q)", ""}},
+    {T(OFFLOAD_THREADS, ),
+     {"acc loop independent vector", "acc loop independent vector", OPF, OPF, "omp simd", ""}},
+    {T(OFFLOAD_THREADS, KY_OPT_REDUCTION(+ : q)),
+     {"acc loop independent vector reduction(+ : q)", "acc loop independent vector reduction(+ : q)",
+      OPF " reduction(+ : q)", OPF " reduction(+ : q)", "omp simd reduction(+ : q)", ""}},
     {T(OFFLOAD, KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(2), KY_OPT_REDUCTION(+ : s), KY_OPT_NUM(128)),
      {AK " independent collapse(2) reduction(+ : s) vector_length(128)",
       AP " independent collapse(2) reduction(+ : s) vector_length(128)",
@@ -117,7 +136,8 @@ int ofl_probe_run(int n)
     double *m = (double *)calloc(7 * (size_t)n, sizeof(double));
     if (!m) return 1;
     double *x = m, *y = m + n, *z = m + 2 * n, *w = m + 3 * n, *v = m + 4 * n, *u = m + 5 * n;
-    double s = 0.0, t = 0.0, f = 0.5, r = 0.0;
+    double s = 0.0, t = 0.0, f = 0.5, r = 0.0, q = 0.0;
+    double *g = m + 6 * n; /* one value per team shape row (i, 0) */
     double *xp = NULL;
     for (int i = 0; i < n; i++) x[i] = i, y[i] = 10 + i, z[i] = 2 * i, w[i] = 3 * i, v[i] = -1, u[i] = -1;
 
@@ -131,6 +151,15 @@ int ofl_probe_run(int n)
         for (int j = 0; j < 4; j++) row += (double)j;
         z[i] += row - 6.0; /* + 0: checked with the rest of z below */
     }
+    KY_OFFLOAD_TEAMS(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(2), KY_OPT_REDUCTION(+ : q), KY_OPT_NUM(64),
+                     KY_OPT_COPY(g[0:n]))
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < 2; k++) {
+            KY_OFFLOAD_THREADS()
+            for (int j = k; j < 1; j++) g[i] = 1.0 + i; /* row (i, 0) alone writes g[i] */
+            KY_OFFLOAD_THREADS(KY_OPT_REDUCTION(+ : q))
+            for (int j = 0; j < 5; j++) q += (double)(i + j + k);
+        }
     KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(2), KY_OPT_REDUCTION(+ : s), KY_OPT_NUM(128))
     for (int i = 0; i < n; i++)
         for (int j = 0; j < 3; j++) s += (double)(i + j);
@@ -185,6 +214,13 @@ int ofl_probe_run(int n)
     KY_DATA_EXIT(KY_OPT_COPYOUT(y[0:n]), KY_OPT_DELETE(x[0:n]))
 
     CHECK(s == 3.0 * n * (n - 1) / 2.0 + 3.0 * n);
+    CHECK(q == 5.0 * n * (n - 1) + 25.0 * n); /* each i 10 times, 2n rows of 0+1+2+3+4, k = 1 in 5n terms */
+    for (int i = 0; i < n; i++)
+        if (g[i] != 1.0 + i) {
+            fprintf(stderr, "probe.c: %s: team shape: g[%d] = %g\n", KY_OFFLOAD_BACKEND_NAME, i, g[i]);
+            bad++;
+            break;
+        }
     CHECK(y[0] == 42.0 && y[1] == 100.0 + n && y[2] == 200.0 + n);
     CHECK(r == 1.0); /* z[0] after its copy clause's round trip */
     CHECK(xp != NULL);
