@@ -93,7 +93,9 @@ KY_API int ky_sync_nostore(void);
  *    concurrent writes to the same bytes are the program's race) and certainly after a synchronisation.
  * ky_dsm_phase(1) and ky_dsm_phase(0) are ky_barrier that begin a parallel and a serial phase (just
  * ky_barrier outside the mode). Locks merge the caller's serial writes at acquire and release; ky_fetch_add
- * and ky_compare_swap act on the one copy; preload, overload and push have nothing to do. */
+ * and ky_compare_swap act on the one copy; preload, overload and push have nothing to do. ky_sync_drop
+ * merges a serial phase's stores as ky_barrier does (outside the mode it drops writes to other owners'
+ * elements): there is no cached copy to discard. */
 KY_API int ky_dsm_node_mode(int on, int *active);
 KY_API int ky_dsm_phase(int parallel);
 
