@@ -113,6 +113,31 @@ TEST(DsmNode, SerialReadModifyWriteOnce)
     KYT_EXPECT_OK(ky_free(v));
 }
 
+/* ky_sync_drop after a serial phase: every rank but the home stores into a page homed at rank 0. The page
+ * protocol (mode off) drops those stores, since rank 0 owns the elements; node-shared mode merges them, as
+ * ky_barrier does (dsm.h): there is no cached copy to discard. The home's own store survives both. */
+TEST(DsmNode, SyncDropAfterSerialStores)
+{
+    int n = kyt::nranks(), me = kyt::rank();
+    long *a = (long *)kyt::galloc((size_t)n * sizeof(long), 0);
+    ASSERT_TRUE(a);
+    KYT_EXPECT_OK(ky_barrier());
+    a[me] = 100 + me;
+    KYT_EXPECT_OK(ky_sync_drop());
+    bool ok = true;
+    for (int r = 0; r < n; r++) {
+        long want = r == 0 || active == 1 ? 100 + r : 0;
+        if (a[r] != want) {
+            ADD_FAILURE() << "a[" << r << "] = " << a[r] << " after ky_sync_drop, want " << want
+                          << (active == 1 ? " (node-shared: merged)" : " (protocol: dropped)");
+            ok = false;
+        }
+    }
+    EXPECT_TRUE(kyt::all(ok));
+    KYT_EXPECT_OK(ky_barrier());
+    KYT_EXPECT_OK(ky_free(a));
+}
+
 /* Parallel phase: 4 threads per rank write disjoint elements; after a barrier everyone sees all, and after
  * the return to a serial phase too. */
 TEST(DsmNode, ParallelPhaseDisjointWrites)
