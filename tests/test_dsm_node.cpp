@@ -251,6 +251,38 @@ TEST(DsmNode, AtomicsAndLocksLoseNothing)
     KYT_EXPECT_OK(ky_free(c));
 }
 
+/* Serial-phase stores and atomics on one page at once, from every rank: thread 0 stores its own slot over and
+ * over (each store after a merge makes the page private again), thread 1 adds to the shared counter (each
+ * add merges this rank's private pages first). A private copy that was taken later than its twin would
+ * carry other ranks' adds made in between, and its merge would write them back over the adds that followed
+ * (lost counts). */
+TEST(DsmNode, AtomicsBesideSerialStores)
+{
+    int n = kyt::nranks(), me = kyt::rank(), R = kyt::scaled(20, 4), M = kyt::scaled(400, 50);
+    long *c = (long *)kyt::galloc((size_t)(n + 1) * sizeof(long), n - 1);
+    ASSERT_TRUE(c);
+    KYT_EXPECT_OK(ky_barrier());
+    std::atomic<int> bad{0};
+    for (int r = 0; r < R; r++) {
+        std::atomic<int> adding{1};
+        run_threads(2, [&](int t) {
+            if (t == 0) {
+                long v = 0;
+                while (adding.load()) c[1 + me] = ++v + (long)r * 1000000;
+            } else {
+                for (int k = 0; k < M; k++)
+                    if (kyt::fadd(&c[0], 1) == LONG_MIN) bad++;
+                adding = 0;
+            }
+        });
+        KYT_EXPECT_OK(ky_barrier());
+    }
+    EXPECT_EQ((long)R * n * M, c[0]);
+    EXPECT_EQ(0, bad.load());
+    EXPECT_TRUE(kyt::all(c[0] == (long)R * n * M && bad == 0));
+    KYT_EXPECT_OK(ky_free(c));
+}
+
 /* Local allocations of other ranks: written by their home in a serial phase, read by everyone after a barrier
  * (mapped on first touch, or preloaded), freed by the home; a new collective allocation is zeros. */
 TEST(DsmNode, LocalBlocksAndReuse)

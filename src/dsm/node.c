@@ -57,7 +57,10 @@ static int phase_prot(void)
 static int map_node(size_t pg, size_t n, int prot)
 {
     size_t off = pg << kyi_dsm.page_shift, len = n << kyi_dsm.page_shift;
-    if (mmap(kyi_dsm.base + off, len, prot, MAP_SHARED | MAP_FIXED, kyi_dsm.tfd, (off_t)off) == MAP_FAILED)
+    kyi_hb_ignore_begin(); /* page contents: the mapping resets the pages' shadow (make_private) */
+    void *m = mmap(kyi_dsm.base + off, len, prot, MAP_SHARED | MAP_FIXED, kyi_dsm.tfd, (off_t)off);
+    kyi_hb_ignore_end();
+    if (m == MAP_FAILED)
         return kyi_fail(KY_ERR_SYSTEM, "dsm", "mapping %zu pages of the node copy failed: %s", n,
                         strerror(errno));
     return KY_OK;
@@ -80,15 +83,32 @@ void kyi_node_release(size_t pg, size_t n)
     /* back to this rank's own memfd, inaccessible, and the node copy's memory returned (zeros for reuse) */
     mmap(kyi_dsm.base + off, len, PROT_NONE, MAP_SHARED | MAP_FIXED, kyi_dsm.memfd, (off_t)off);
     fallocate(kyi_dsm.tfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len);
+    /* and the snapshot slots that held this rank's private copies (make_private) */
+    fallocate(kyi_dsm.memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)(kyi_dsm.size + off),
+              (off_t)len);
 }
 
 /* Stripe lock of pg held, state NODE, serial phase: the page becomes this rank's private copy. */
 static int make_private(size_t pg)
 {
     size_t off = pg << kyi_dsm.page_shift;
-    kyi_page_copy(kyi_pg_twin(pg), kyi_dsm.truth + off, kyi_dsm.page);
-    if (mmap(kyi_dsm.base + off, kyi_dsm.page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, kyi_dsm.tfd,
-             (off_t)off) == MAP_FAILED)
+    /* The private copy and the twin are one snapshot of the node copy. Mapping the file page privately would
+     * take its copy at the first store instead, and an atomic on the node copy in between (another rank's, or
+     * a sibling thread's) would differ from the twin and be merged back as this rank's store, undoing the
+     * atomics after it (lost fetch_adds beside a locked update of the same page, 4 ranks under
+     * ThreadSanitizer). So the copy is made first, in this rank's snapshot slot of the page (which the mode
+     * does not use otherwise; on rank 0 the node copy is the data slots of the same memfd), and mapped over
+     * the read-only page in one step: until then a sibling thread's store faults and waits for the stripe
+     * lock, and none lands in a page about to be overwritten. (mremap of an anonymous page would do the same,
+     * but Open MPI's and UCX's memory hooks refuse MREMAP_FIXED.) Page contents (runtime/hb.h): ignored by
+     * ThreadSanitizer, which would take the mapping for a write of the whole page. */
+    kyi_hb_ignore_begin();
+    kyi_page_copy(kyi_pg_snap(pg), kyi_dsm.truth + off, kyi_dsm.page);
+    kyi_page_copy(kyi_pg_twin(pg), kyi_pg_snap(pg), kyi_dsm.page);
+    void *m = mmap(kyi_dsm.base + off, kyi_dsm.page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+                   kyi_dsm.memfd, (off_t)(kyi_dsm.size + off));
+    kyi_hb_ignore_end();
+    if (m == MAP_FAILED)
         return kyi_fail(KY_ERR_SYSTEM, "page fault", "a private copy of a page of the node copy failed: %s",
                         strerror(errno));
     kyi_dsm.state[pg] = KYI_PG_NODE_PRIV;
