@@ -100,8 +100,9 @@ static int make_private(size_t pg)
      * does not use otherwise; on rank 0 the node copy is the data slots of the same memfd), and mapped over
      * the read-only page in one step: until then a sibling thread's store faults and waits for the stripe
      * lock, and none lands in a page about to be overwritten. (mremap of an anonymous page would do the same,
-     * but Open MPI's and UCX's memory hooks refuse MREMAP_FIXED.) Page contents (runtime/hb.h): ignored by
-     * ThreadSanitizer, which would take the mapping for a write of the whole page. */
+     * but returned EINVAL in Kyoyu's processes on the development machine, though not in a small program.)
+     * Page contents (runtime/hb.h): ignored by ThreadSanitizer, which would take the mapping for a write of
+     * the whole page. */
     kyi_hb_ignore_begin();
     kyi_page_copy(kyi_pg_snap(pg), kyi_dsm.truth + off, kyi_dsm.page);
     kyi_page_copy(kyi_pg_twin(pg), kyi_pg_snap(pg), kyi_dsm.page);
