@@ -190,7 +190,7 @@ class Emitter:
         self.edit(a, b, " ".join(head) + " " + "\n" * self.src.count("\n", a, b), (2, c.depth))
         tail = [" }"]
         for v in lps:
-            tail.append("if (__kylast%d) *__kylp%d_%s = %s;" % (i, i, v, v))
+            tail.append("if (__kylast%d) { KYCC_ST; *__kylp%d_%s = %s; }" % (i, i, v, v))
         tail += after
         tail.append("}")
         # a reduction's run-time call ends in a global barrier after every thread's last iteration, so the
