@@ -16,7 +16,8 @@ function they call, where KYCC_ST is a no-op):
 - a call of a function the unit cannot see into (another unit's, a function pointer), since it may store;
   a call of the unit's own functions needs none (their stores have their own KYCC_ST), nor a library
   function whose pointer arguments are const or the addresses of locals (printf, sqrt, gettimeofday(&tv)).
-KYCC_ST must come after everything its store's operands call that may run a region (which leaves the
+An orphaned loop whose bounds call such code, and a region whose clauses call any function, end it too
+(their expressions are rebuilt outside the AST). KYCC_ST must come after everything its store's operands call that may run a region (which leaves the
 parallel phase on again): an assignment whose right side calls such code takes the value first
 (`({ __auto_type v = (rhs); KYCC_ST; v; })`); where the target or a call's arguments call it, the order of
 evaluation is C's choice, and kycc_serial_eager ends the laziness for the rest of the run."""
@@ -49,7 +50,12 @@ class SerialStores:
                 if con.kind == "parallel":
                     skip.append((con.start, con.end))
                 elif con.kind == "for" and getattr(con, "loop", None):
-                    skip.append((con.stmt.extent.start.offset, con.loop["close"].extent.end.offset))
+                    a, b = con.stmt.extent.start.offset, con.loop["close"].extent.end.offset
+                    skip.append((a, b))
+                    # an orphaned loop's bounds are evaluated by the code emit.py writes, out of reach here
+                    con.eager_header = con.region is None and any(
+                        x.kind == CK.CALL_EXPR and a <= o < b and (self._call_may_store(x) or self._may_run_region(x))
+                        for o, _, x in nodes)
             for s, e, c in nodes:
                 if any(a <= s < b for a, b in skip) or not self.user(c):
                     continue
@@ -80,7 +86,7 @@ class SerialStores:
                 self.guards["eager"] += 1
                 self._wrap(c, s, e, "kycc_serial_eager()")
             elif self._may_run_region(rhs):
-                d, n = self._depth(rhs), self._nv
+                d, n = self._depth(rhs) - 0.5, self._nv  # outside rhs's own wrap (rhs may be a call)
                 self._nv += 1
                 rs, re_ = rhs.extent.start.offset, rhs.extent.end.offset
                 self.edit(rs, rs, "({ __auto_type __kyv%d = (" % n, (3, d))

@@ -134,9 +134,9 @@ class Unit(Emitter, SerialStores):
             raise TranslateError("\n".join(self.errors))
         self._references()
         self._emit_globals()
+        self._guards()
         for c in self.cons:
             getattr(self, "_emit_" + c.kind)(c)
-        self._guards()
         if self.errors:
             raise TranslateError("\n".join(self.errors))
         return self._apply()
