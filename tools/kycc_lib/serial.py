@@ -27,6 +27,7 @@ import clang.cindex as ci
 CK = ci.CursorKind
 TK = ci.TypeKind
 ARRAYS = (TK.CONSTANTARRAY, TK.VARIABLEARRAY)
+LOOPS = (CK.FOR_STMT, CK.WHILE_STMT, CK.DO_STMT)
 WRAPS = (CK.PAREN_EXPR, CK.UNEXPOSED_EXPR, CK.CSTYLE_CAST_EXPR)
 # the run-time's stand-ins (kycc_malloc ...) and OpenMP queries: they store nothing, or guard themselves
 RT_SAFE = {"omp_get_thread_num", "omp_get_num_threads", "omp_get_max_threads", "omp_in_parallel", "malloc",
@@ -34,9 +35,38 @@ RT_SAFE = {"omp_get_thread_num", "omp_get_num_threads", "omp_get_max_threads", "
 
 
 class SerialStores:
+    def _region_funcs(self):
+        """The unit's functions that may run a parallel region: those with one, and those calling one of them
+        or a function the unit cannot see into (a fixed point over the call graph)."""
+        self._may_funcs = None
+        may, calls = set(), {}
+        for f in self.funcs:
+            key = f.canonical.get_usr()
+            calls[key] = set()
+            if any(c.kind == "parallel" and c.fn == f for c in self.cons):
+                may.add(key)
+            for _, _, x in self._nodes(f):
+                if x.kind != CK.CALL_EXPR or self._library_call(x):
+                    continue
+                r = self._callee(x)
+                if self._defined_here(r):
+                    calls[key].add(r.canonical.get_usr())
+                else:
+                    may.add(key)
+        grew = True
+        while grew:
+            grew = False
+            for k, callees in calls.items():
+                if k not in may and callees & may:
+                    may.add(k)
+                    grew = True
+        self._may_funcs = may
+
     def _guards(self):
         self._nv = 0
-        self.guards = {"stores": 0, "eager": 0}
+        self.guards = {"stores": 0, "eager": 0, "hoisted": 0}
+        self._defined = {f.canonical.get_usr() for f in self.funcs}
+        self._region_funcs()
         for fn in self.funcs:
             nodes = self._nodes(fn)
             self._parent = {}
@@ -56,10 +86,46 @@ class SerialStores:
                     con.eager_header = con.region is None and any(
                         x.kind == CK.CALL_EXPR and a <= o < b and (self._call_may_store(x) or self._may_run_region(x))
                         for o, _, x in nodes)
+            jumps = any(c.kind in (CK.GOTO_STMT, CK.INDIRECT_GOTO_STMT) for _, _, c in nodes)
             for s, e, c in nodes:
                 if any(a <= s < b for a, b in skip) or not self.user(c):
                     continue
+                if c.kind in LOOPS and not jumps and self._hoist(c, s, nodes):
+                    skip.append((s, e))
+                    continue
                 self._guard_one(c, s, e)
+
+    def _hoist(self, loop, s, nodes):
+        """One KYCC_ST before a loop that stores and cannot run a region (nor be entered but at its top)
+        instead of one per store inside it: the serial phase cannot end within it."""
+        e = loop.extent.end.offset
+        inner = [c for o, _, c in nodes if s <= o < e]
+        if self._may_run_region(loop) or any(c.kind == "parallel" and s <= c.start < e for c in self.cons):
+            return False
+        for c in inner:
+            if c.kind == CK.LABEL_STMT:
+                return False
+            if c.kind in (CK.CASE_STMT, CK.DEFAULT_STMT):
+                p = self._parent.get(c.hash)
+                while p is not None and p.kind != CK.SWITCH_STMT:
+                    p = self._parent.get(p.hash)
+                if p is None or p.extent.start.offset < s:
+                    return False   # a switch outside the loop jumps into it
+        saved = dict(self.guards), len(self.edits), self._nv
+        for c in inner:
+            self._guard_one(c, c.extent.start.offset, c.extent.end.offset)
+        stored = self.guards["stores"] > saved[0]["stores"]
+        self.guards, self._nv = saved[0], saved[2]
+        del self.edits[saved[1]:]
+        if stored:
+            self.guards["hoisted"] += 1
+            d = self._depth(loop)
+            self.edit(s, s, "{ KYCC_ST; ", (3, d))
+            end = self.stmt_end(loop)
+            # after the code closing the loop's own construct (an orphaned omp for), before any enclosing one's
+            enc = [c.depth for c in self.cons if c.stmt is not None and c.end == end and c.start < s]
+            self.edit(end, end, " }", (0, -max(enc) - 0.25 if enc else 1))
+        return stored
 
     def _depth(self, c):
         d, p = 0, self._parent.get(c.hash)
@@ -180,7 +246,7 @@ class SerialStores:
         return r if r is not None and r.kind == CK.FUNCTION_DECL else None
 
     def _defined_here(self, r):
-        return r is not None and any(f.canonical == r.canonical for f in self.funcs)
+        return r is not None and r.canonical.get_usr() in self._defined
 
     def _call_may_store(self, call):
         r = self._callee(call)
@@ -203,17 +269,25 @@ class SerialStores:
             return True
         return False
 
+    def _library_call(self, x):
+        """A call of a library function with no callback among its arguments: it runs no region."""
+        if not self._library(self._callee(x)):
+            return False
+        for a in x.get_arguments():
+            t = a.type.get_canonical()
+            if t.kind == TK.POINTER and t.get_pointee().get_canonical().kind in (TK.FUNCTIONPROTO,
+                                                                                TK.FUNCTIONNOPROTO):
+                return False
+        return True
+
     def _may_run_region(self, c):
-        """The expression calls code that may run a parallel region (anything but library functions)."""
+        """The code calls a function that may run a parallel region."""
         for x in c.walk_preorder():
-            if x.kind != CK.CALL_EXPR:
+            if x.kind != CK.CALL_EXPR or self._library_call(x):
                 continue
             r = self._callee(x)
-            if not self._library(r):
-                return True
-            for a in x.get_arguments():
-                t = a.type.get_canonical()
-                if t.kind == TK.POINTER and t.get_pointee().get_canonical().kind in (TK.FUNCTIONPROTO,
-                                                                                    TK.FUNCTIONNOPROTO):
-                    return True
+            if self._may_funcs is not None and self._defined_here(r) and \
+                    r.canonical.get_usr() not in self._may_funcs:
+                continue
+            return True
         return False
