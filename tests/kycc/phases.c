@@ -1,8 +1,8 @@
 /* kycc test: the serial code between regions, which every rank runs. On one node the run-time stays in the
  * parallel phase after a region until a serial store that may reach global data; these stretches store in
  * every way kycc must catch (read-modify-writes of globals, through pointers and parameters, in functions
- * of this unit, after a call that runs a region, through library calls), and each must apply once, as
- * with gcc. Others store only locals: there the phase change is skipped (phases.sh counts them). */
+ * of this unit, after a call that runs a region, through library calls, in an orphaned loop run outside a
+ * region), and each must apply once, as with gcc. Others store only locals: there the phase change is skipped (phases.sh counts them). */
 #include <stdio.h>
 #include <string.h>
 
@@ -36,6 +36,13 @@ static int count_region(void)
     return k;
 }
 
+/* an orphaned loop: run by one thread outside a region (by every rank alike under kycc), split inside one */
+static void halve(void)
+{
+#pragma omp for
+    for (int i = 0; i < N; i++) a[i] = a[i] * 0.5 + 1;
+}
+
 int main(void)
 {
     int step, loc = 0, larr[4] = {0};
@@ -65,6 +72,9 @@ int main(void)
         rec.n += count_region();
         memset(&hist[7], 0, sizeof(int)); /* a library call storing into the global space */
         hist[7] += step;
+        halve(); /* serial: its read-modify-writes apply once */
+#pragma omp parallel
+        halve();
     }
     printf("loc %d larr %d %d %d %d lsum %.1f\n", loc, larr[0], larr[1], larr[2], larr[3], lsum);
     printf("counter %d hist %d %d %d %d %d %d %d %d\n", counter, hist[0], hist[1], hist[2], hist[3], hist[4],

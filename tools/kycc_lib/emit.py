@@ -153,6 +153,8 @@ class Emitter:
         head = ["{"]
         if getattr(c, "eager_header", False):
             head.append("kycc_serial_eager();")
+        elif getattr(c, "serial_head", False):
+            head.append("KYCC_ST;")
         before, inside, after = self._privates(c, False, skip=tuple(v for v, _, _ in bounds))
         lps = c.p.clause_list("lastprivate")
         for v in lps:

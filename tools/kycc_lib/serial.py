@@ -74,6 +74,7 @@ class SerialStores:
                 for ch in c.get_children():
                     self._parent[ch.hash] = c
             skip = []
+            jumps = any(c.kind in (CK.GOTO_STMT, CK.INDIRECT_GOTO_STMT) for _, _, c in nodes)
             for con in self.cons:
                 if con.fn != fn:
                     continue
@@ -82,11 +83,14 @@ class SerialStores:
                 elif con.kind == "for" and getattr(con, "loop", None):
                     a, b = con.stmt.extent.start.offset, con.loop["close"].extent.end.offset
                     skip.append((a, b))
+                    # an orphaned loop that stores and runs no region: one KYCC_ST where it begins (emit.py)
+                    if con.region is None and not jumps and self._stores_only(con.stmt, a, nodes, (a, b)):
+                        con.serial_head = True
+                        skip.append((a, con.stmt.extent.end.offset))
                     # an orphaned loop's bounds are evaluated by the code emit.py writes, out of reach here
                     con.eager_header = con.region is None and any(
                         x.kind == CK.CALL_EXPR and a <= o < b and (self._call_may_store(x) or self._may_run_region(x))
                         for o, _, x in nodes)
-            jumps = any(c.kind in (CK.GOTO_STMT, CK.INDIRECT_GOTO_STMT) for _, _, c in nodes)
             for s, e, c in nodes:
                 if any(a <= s < b for a, b in skip) or not self.user(c):
                     continue
@@ -98,8 +102,21 @@ class SerialStores:
     def _hoist(self, loop, s, nodes):
         """One KYCC_ST before a loop that stores and cannot run a region (nor be entered but at its top)
         instead of one per store inside it: the serial phase cannot end within it."""
+        stored = self._stores_only(loop, s, nodes)
+        if stored:
+            self.guards["hoisted"] += 1
+            d = self._depth(loop)
+            self.edit(s, s, "{ KYCC_ST; ", (3, d))
+            end = self.stmt_end(loop)
+            # after the code closing the loop's own construct (an orphaned omp for), before any enclosing one's
+            enc = [c.depth for c in self.cons if c.stmt is not None and c.end == end and c.start < s]
+            self.edit(end, end, " }", (0, -max(enc) - 0.25 if enc else 1))
+        return stored
+
+    def _stores_only(self, loop, s, nodes, header=None):
+        """The loop stores where KYCC_ST is needed, runs no region and has no label or outer case inside."""
         e = loop.extent.end.offset
-        inner = [c for o, _, c in nodes if s <= o < e]
+        inner = [c for o, _, c in nodes if s <= o < e and not (header and header[0] <= o < header[1])]
         if self._may_run_region(loop) or any(c.kind == "parallel" and s <= c.start < e for c in self.cons):
             return False
         for c in inner:
@@ -117,14 +134,6 @@ class SerialStores:
         stored = self.guards["stores"] > saved[0]["stores"]
         self.guards, self._nv = saved[0], saved[2]
         del self.edits[saved[1]:]
-        if stored:
-            self.guards["hoisted"] += 1
-            d = self._depth(loop)
-            self.edit(s, s, "{ KYCC_ST; ", (3, d))
-            end = self.stmt_end(loop)
-            # after the code closing the loop's own construct (an orphaned omp for), before any enclosing one's
-            enc = [c.depth for c in self.cons if c.stmt is not None and c.end == end and c.start < s]
-            self.edit(end, end, " }", (0, -max(enc) - 0.25 if enc else 1))
         return stored
 
     def _depth(self, c):
