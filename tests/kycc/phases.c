@@ -76,6 +76,13 @@ int main(void)
 #pragma omp parallel
         halve();
     }
+    int off = 0;
+#pragma omp parallel if (off)
+    {
+        /* an if(false) region's body is serial code; a region it runs must not leave the serial phase off */
+        rec.n += count_region();
+        counter += 100;
+    }
     printf("loc %d larr %d %d %d %d lsum %.1f\n", loc, larr[0], larr[1], larr[2], larr[3], lsum);
     printf("counter %d hist %d %d %d %d %d %d %d %d\n", counter, hist[0], hist[1], hist[2], hist[3], hist[4],
            hist[5], hist[6], hist[7]);

@@ -36,8 +36,16 @@ static char *frame_base;
 static size_t frame_top;
 static unsigned char *red_slots; /* two 64-byte slots per rank for reduction partials */
 static int me, nranks;
-static int lazy;     /* node-shared mode with the lazy serial phase (KYCC_LAZY_PHASE=0 turns it off) */
-int kycc_serial_due; /* parallel phase outside a region: the next store of the serial part switches */
+static int lazy; /* node-shared mode with the lazy serial phase (KYCC_LAZY_PHASE=0 turns it off) */
+int kycc_serial_due;
+static int inactive;
+    /* if(false) regions being run (their bodies are serial code that kycc did not check) */ /* parallel phase
+                                                                                                outside a
+                                                                                                region: the
+                                                                                                next store of
+                                                                                                the serial
+                                                                                                part switches
+                                                                                              */
 static struct {
     unsigned long regions, serial, skipped;
     double phase_s;
@@ -189,6 +197,7 @@ int kycc_region_begin(const char *where, int active)
     /* if(false): one thread, which every rank runs like the serial part, stores included */
     if (!active) {
         kycc_serial();
+        inactive++;
         return 0;
     }
     stats.regions++;
@@ -202,9 +211,14 @@ int kycc_region_begin(const char *where, int active)
 
 void kycc_region_end(int active)
 {
-    if (!active) return;
+    if (!active) {
+        inactive--;
+        return;
+    }
     in_region = 0;
-    if (lazy) {
+    /* the body of an if(false) region is serial code without checks: a region it runs ends in the serial
+     * phase */
+    if (lazy && !inactive) {
         check(ky_barrier(), "end of a parallel region", "ky_barrier");
         kycc_serial_due = 1;
     } else {
