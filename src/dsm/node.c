@@ -83,26 +83,13 @@ void kyi_node_release(size_t pg, size_t n)
     fallocate(kyi_dsm.tfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len);
 }
 
-/* Stripe lock of pg held, state NODE, serial phase: the page becomes this rank's private copy, a copy of its
- * twin put in place whole (mremap). A copy-on-write mapping of the file page was copied by the kernel only at
- * the store after the fault, later than the twin: bytes that other ranks' atomics (ky_fetch_add, on the node
- * copy) changed in between then differed from the twin, and the merge wrote their old values back
- * (test_dsm_node's AtomicsAndLocksLoseNothing, KY_TEST_SCALE=10 on 4 ranks: 3 runs of 12 lost 265-300). */
+/* Stripe lock of pg held, state NODE, serial phase: the page becomes this rank's private copy. */
 static int make_private(size_t pg)
 {
     size_t off = pg << kyi_dsm.page_shift;
-    void *twin = kyi_pg_twin(pg);
-    kyi_page_copy(twin, kyi_dsm.truth + off, kyi_dsm.page);
-    void *p = mmap(NULL, kyi_dsm.page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p != MAP_FAILED) {
-        kyi_page_copy(p, twin, kyi_dsm.page);
-        if (mremap(p, kyi_dsm.page, kyi_dsm.page, MREMAP_MAYMOVE | MREMAP_FIXED, kyi_dsm.base + off) ==
-            MAP_FAILED) {
-            munmap(p, kyi_dsm.page);
-            p = MAP_FAILED;
-        }
-    }
-    if (p == MAP_FAILED)
+    kyi_page_copy(kyi_pg_twin(pg), kyi_dsm.truth + off, kyi_dsm.page);
+    if (mmap(kyi_dsm.base + off, kyi_dsm.page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, kyi_dsm.tfd,
+             (off_t)off) == MAP_FAILED)
         return kyi_fail(KY_ERR_SYSTEM, "page fault", "a private copy of a page of the node copy failed: %s",
                         strerror(errno));
     kyi_dsm.state[pg] = KYI_PG_NODE_PRIV;
