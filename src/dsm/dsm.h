@@ -162,12 +162,12 @@ typedef struct {
     _Atomic int nostore_interval; /* ky_sync_nostore: no home stores until the next synchronisation (the
                                    * progress thread reads it while serving) */
     /* node-shared mode (node.c) */
-    int node;          /* on: every non-store page is mapped from the node copy */
-    int parallel;      /* the phase: 1 parallel (read-write, no isolation), 0 serial (private on write) */
-    int tfd;           /* the node copy: rank 0's memfd (its data part) */
-    char *truth;       /* the node copy's data part, read-write (rank 0: svc) */
-    kyi_vec_t priv;    /* (under lists_lock) pages made private in this serial phase */
-    kyi_vec_t foreign; /* (under lists_lock) pairs first page, count: other ranks' local pages mapped here */
+    int node;         /* on: every non-store page is mapped from the node copy */
+    int parallel;     /* the phase: 1 parallel (read-write, no isolation), 0 serial (private on write) */
+    int tfd;          /* the node copy: rank 0's memfd (its data part) */
+    char *truth;      /* the node copy's data part, read-write (rank 0: svc) */
+    kyi_vec_t priv;   /* (under lists_lock) pages made private in this serial phase */
+    kyi_vec_t opened; /* (under lists_lock) pairs first page, count: made writable in this parallel phase */
 } kyi_dsm_t;
 
 extern kyi_dsm_t kyi_dsm;

@@ -48,10 +48,11 @@ static int node_barrier(const char *call)
     return KY_OK;
 }
 
-static int phase_prot(void)
-{
-    return kyi_dsm.parallel ? PROT_READ | PROT_WRITE : PROT_READ;
-}
+/* Every page of the node copy is mapped read-only but for the runs stores opened in this parallel phase
+ * (open_run) and the private pages of this serial phase. Opening everything at each parallel phase and
+ * write-protecting it all again at the next serial one walked every page table entry twice a region: NPB CG
+ * class A (50 MB, mostly the matrix, which the parallel parts only read) spent about 1 ms a region on it. */
+#define NODE_RUN_BYTES ((size_t)1 << 20)
 
 /* Map pages [pg, pg+n) of the node copy at their global address. */
 static int map_node(size_t pg, size_t n, int prot)
@@ -68,7 +69,7 @@ static int map_node(size_t pg, size_t n, int prot)
 
 int kyi_node_map_alloc(size_t pg, size_t n)
 {
-    KYI_CHECK(map_node(pg, n, phase_prot()));
+    KYI_CHECK(map_node(pg, n, PROT_READ));
     for (size_t i = 0; i < n; i++) {
         pthread_mutex_lock(kyi_pg_lock(pg + i));
         kyi_dsm.state[pg + i] = KYI_PG_NODE;
@@ -120,6 +121,43 @@ static int make_private(size_t pg)
     return KY_OK;
 }
 
+/* A store in a parallel phase: the aligned run of NODE_RUN_BYTES around pg, within its allocation, becomes
+ * writable until the next serial phase (stripe lock of pg held; the others' states stay NODE). */
+static int open_run(size_t pg)
+{
+    size_t run = NODE_RUN_BYTES >> kyi_dsm.page_shift, lo = pg, hi = pg + 1;
+    if (!run) run = 1;
+    pthread_rwlock_rdlock(&kyi_dsm.table_lock);
+    const kyi_alloc_t *a = kyi_alloc_find(pg << kyi_dsm.page_shift);
+    if (a) {
+        size_t a0 = a->off >> kyi_dsm.page_shift, a1 = (a->off + a->bytes) >> kyi_dsm.page_shift;
+        lo = pg / run * run;
+        hi = lo + run;
+        if (lo < a0) lo = a0;
+        if (hi > a1) hi = a1;
+        if (hi <= pg) hi = pg + 1; /* an allocation ending inside its last page */
+    }
+    pthread_rwlock_unlock(&kyi_dsm.table_lock);
+    /* only pages mapped from the node copy: another rank's local allocation is mapped a run at a time
+     * (map_foreign), and opening one of its pages not mapped yet would open this rank's own empty page */
+    for (size_t i = pg + 1; i < hi; i++)
+        if (__atomic_load_n(&kyi_dsm.state[i], __ATOMIC_ACQUIRE) != KYI_PG_NODE) {
+            hi = i;
+            break;
+        }
+    for (size_t i = pg; i > lo; i--)
+        if (__atomic_load_n(&kyi_dsm.state[i - 1], __ATOMIC_ACQUIRE) != KYI_PG_NODE) {
+            lo = i;
+            break;
+        }
+    KYI_CHECK(kyi_protect(lo, hi - lo, PROT_READ | PROT_WRITE));
+    pthread_mutex_lock(&kyi_dsm.lists_lock);
+    kyi_vec_push(&kyi_dsm.opened, lo);
+    kyi_vec_push(&kyi_dsm.opened, hi - lo);
+    pthread_mutex_unlock(&kyi_dsm.lists_lock);
+    return KY_OK;
+}
+
 /* Another rank's local allocation, first touched here: map the run of its live pages around pg. */
 static int map_foreign(const char *call, int home, size_t pg)
 {
@@ -134,12 +172,8 @@ static int map_foreign(const char *call, int home, size_t pg)
                         (void *)kyi_pg_app(pg));
     /* pg's stripe is held; the others are NONE here, and only this path changes them: no lock needed to map
      */
-    KYI_CHECK(map_node(pg, n, phase_prot()));
+    KYI_CHECK(map_node(pg, n, PROT_READ));
     for (size_t i = 0; i < n; i++) kyi_dsm.state[pg + i] = KYI_PG_NODE;
-    pthread_mutex_lock(&kyi_dsm.lists_lock);
-    kyi_vec_push(&kyi_dsm.foreign, pg);
-    kyi_vec_push(&kyi_dsm.foreign, n);
-    pthread_mutex_unlock(&kyi_dsm.lists_lock);
     return KY_OK;
 }
 
@@ -154,9 +188,9 @@ int kyi_node_touch(const char *call, size_t pg, int write, int home)
         KYI_CHECK(map_foreign(call, home, pg));
         s = KYI_PG_NODE;
     }
-    if (s == KYI_PG_NODE && write && !kyi_dsm.parallel) return make_private(pg);
-    /* a sibling thread changed the phase's protection meanwhile: make the mapping match */
-    return kyi_protect(pg, 1, s == KYI_PG_NODE_PRIV ? PROT_READ | PROT_WRITE : phase_prot());
+    if (s == KYI_PG_NODE && write) return kyi_dsm.parallel ? open_run(pg) : make_private(pg);
+    /* a sibling thread changed the protection meanwhile: make the mapping match */
+    return kyi_protect(pg, 1, s == KYI_PG_NODE_PRIV ? PROT_READ | PROT_WRITE : PROT_READ);
 }
 
 /* The bytes of private page pg that differ from its twin go into the node copy. Ranks merging at once
@@ -197,7 +231,7 @@ static int merge_private(void)
         if (kyi_dsm.state[pg] == KYI_PG_NODE_PRIV) {
             int s = kyi_protect(pg, 1, PROT_READ);
             merge_page(pg);
-            if (!s) s = map_node(pg, 1, phase_prot());
+            if (!s) s = map_node(pg, 1, PROT_READ);
             kyi_dsm.state[pg] = KYI_PG_NODE;
             if (!st) st = s;
         }
@@ -207,29 +241,19 @@ static int merge_private(void)
     return st;
 }
 
-/* Set the phase's protection on every page mapped from the node copy. */
-static int protect_all(void)
+/* The runs opened in the parallel phase that ends: read-only again (collective: no thread stores now). */
+static int close_opened(void)
 {
-    int prot = phase_prot();
-    pthread_rwlock_rdlock(&kyi_dsm.table_lock);
-    kyi_vec_t runs = {0};
-    for (size_t k = 0; k < kyi_dsm.nallocs; k++) {
-        const kyi_alloc_t *a = &kyi_dsm.allocs[k];
-        if (a->store.read) continue;
-        if (!a->collective && a->home != kyi_rt.rank) continue;
-        kyi_vec_push(&runs, a->off >> kyi_dsm.page_shift);
-        kyi_vec_push(&runs, a->bytes >> kyi_dsm.page_shift);
-    }
-    pthread_rwlock_unlock(&kyi_dsm.table_lock);
     pthread_mutex_lock(&kyi_dsm.lists_lock);
-    for (size_t i = 0; i < kyi_dsm.foreign.len; i++) kyi_vec_push(&runs, kyi_dsm.foreign.v[i]);
+    kyi_vec_t v = kyi_dsm.opened;
+    memset(&kyi_dsm.opened, 0, sizeof v);
     pthread_mutex_unlock(&kyi_dsm.lists_lock);
     int st = KY_OK;
-    for (size_t r = 0; r + 1 < runs.len; r += 2) {
-        int s = kyi_protect(runs.v[r], runs.v[r + 1], prot);
+    for (size_t r = 0; r + 1 < v.len; r += 2) {
+        int s = kyi_protect(v.v[r], v.v[r + 1], PROT_READ);
         if (!st) st = s;
     }
-    free(runs.v);
+    free(v.v);
     return st;
 }
 
@@ -242,14 +266,14 @@ int kyi_node_sync(const char *call, int phase)
         /* a parallel phase's stores are in the node copy already: nothing to merge, nothing to wait for */
         if (!to) {
             kyi_dsm.parallel = 0;
-            int s = protect_all();
+            int s = close_opened();
             if (!st) st = s;
         }
     } else {
         /* the serial part's private pages go into the node copy; everybody's before anybody reads on */
         kyi_dsm.parallel = to;
-        int s = merge_private(), s2 = to ? protect_all() : KY_OK, s3 = node_barrier(call);
-        if (!st) st = s ? s : s2 ? s2 : s3;
+        int s = merge_private(), s2 = node_barrier(call);
+        if (!st) st = s ? s : s2;
     }
     atomic_thread_fence(memory_order_seq_cst);
     return st;
@@ -352,6 +376,6 @@ void kyi_node_finalize(void)
 {
     if (kyi_dsm.node) close_node_copy();
     free(kyi_dsm.priv.v);
-    free(kyi_dsm.foreign.v);
+    free(kyi_dsm.opened.v);
     kyi_dsm.node = 0;
 }

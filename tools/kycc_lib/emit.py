@@ -85,6 +85,12 @@ class Emitter:
         pre += before
         cond = p.arg("if")
         cond = self.clause_expr(cond, c) if cond is not None else "1"
+        # a call in the clauses runs before the region, in the serial part: it may store or run a region
+        calls = [f for f in re.findall(r"([A-Za-z_]\w*)\s*\(", " ".join(p.arg(n) or "" for n in ("if", "num_threads")))
+                 if f not in ("sizeof", "__alignof__", "omp_get_max_threads", "omp_get_num_threads",
+                              "omp_get_thread_num", "omp_in_parallel")]
+        if calls:
+            pre.append("kycc_serial_eager();")
         pre.append('int __kyact%d = kycc_region_begin("%s", (%s) != 0);' % (c.idx, self.where_str(c), cond))
         omp = "#pragma omp parallel if(__kyact%d)" % c.idx
         for name in ("num_threads", "copyin", "proc_bind"):
@@ -145,6 +151,10 @@ class Emitter:
         kind = kind.strip()
         n = "__kyn%d" % i
         head = ["{"]
+        if getattr(c, "eager_header", False):
+            head.append("kycc_serial_eager();")
+        elif getattr(c, "serial_head", False):
+            head.append("KYCC_ST;")
         before, inside, after = self._privates(c, False, skip=tuple(v for v, _, _ in bounds))
         lps = c.p.clause_list("lastprivate")
         for v in lps:
@@ -190,7 +200,7 @@ class Emitter:
         self.edit(a, b, " ".join(head) + " " + "\n" * self.src.count("\n", a, b), (2, c.depth))
         tail = [" }"]
         for v in lps:
-            tail.append("if (__kylast%d) *__kylp%d_%s = %s;" % (i, i, v, v))
+            tail.append("if (__kylast%d) { KYCC_ST; *__kylp%d_%s = %s; }" % (i, i, v, v))
         tail += after
         tail.append("}")
         # a reduction's run-time call ends in a global barrier after every thread's last iteration, so the

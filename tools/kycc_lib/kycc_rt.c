@@ -36,6 +36,20 @@ static char *frame_base;
 static size_t frame_top;
 static unsigned char *red_slots; /* two 64-byte slots per rank for reduction partials */
 static int me, nranks;
+static int lazy; /* node-shared mode with the lazy serial phase (KYCC_LAZY_PHASE=0 turns it off) */
+int kycc_serial_due;
+static int inactive;
+    /* if(false) regions being run (their bodies are serial code that kycc did not check) */ /* parallel phase
+                                                                                                outside a
+                                                                                                region: the
+                                                                                                next store of
+                                                                                                the serial
+                                                                                                part switches
+                                                                                              */
+static struct {
+    unsigned long regions, serial, skipped;
+    double phase_s;
+} stats;
 
 void kycc_fail(const char *where, const char *why)
 {
@@ -109,8 +123,23 @@ static void allocate_globals(void)
     check(ky_barrier(), "start-up", "ky_barrier");
 }
 
+/* ky_dsm_phase, timed for KYCC_STATS */
+static void phase(int parallel, const char *where)
+{
+    double t0 = omp_get_wtime();
+    check(ky_dsm_phase(parallel), where, "ky_dsm_phase");
+    stats.phase_s += omp_get_wtime() - t0;
+    if (!parallel) stats.serial++;
+}
+
 static void finish(void)
 {
+    const char *st = getenv("KYCC_STATS");
+    if (st && *st && strcmp(st, "0") != 0)
+        fprintf(stderr,
+                "kycc rank %d: regions %lu | serial phases %lu | phase changes skipped %lu | in ky_dsm_phase "
+                "%.3f s\n",
+                me, stats.regions, stats.serial, stats.skipped, stats.phase_s);
     ky_finalize();
 }
 
@@ -132,7 +161,10 @@ int main(int argc, char **argv)
     nranks = ky_nranks();
     /* Ranks of one host share one copy of every page (docs/kycc.md, "One node"): OpenMP's parallel parts are
      * race-free and its serial part runs on every rank alike, which is what the mode asks for. */
-    check(ky_dsm_node_mode(1, NULL), "start-up", "ky_dsm_node_mode");
+    int node = 0;
+    check(ky_dsm_node_mode(1, &node), "start-up", "ky_dsm_node_mode");
+    const char *lz = getenv("KYCC_LAZY_PHASE");
+    lazy = node && !(lz && strcmp(lz, "0") == 0);
     /* OMP_NUM_THREADS unset: OpenMP would give every rank all of its host's cores, and ranks sharing a host
      * then oversubscribe it (NPB CG class S, 2 ranks on 2 cores: 9.4 s against 0.66 s with one thread each,
      * every team barrier waiting for descheduled threads): ky_default_threads shares the cores instead. */
@@ -162,17 +194,50 @@ int main(int argc, char **argv)
 int kycc_region_begin(const char *where, int active)
 {
     if (in_region || omp_in_parallel()) kycc_fail(where, "nested parallel regions are not supported");
-    if (!active) return 0; /* if(false): one thread, which every rank runs like the serial part */
-    check(ky_dsm_phase(1), where, "ky_dsm_phase at the start of a parallel region");
+    /* if(false): one thread, which every rank runs like the serial part, stores included */
+    if (!active) {
+        kycc_serial();
+        inactive++;
+        return 0;
+    }
+    stats.regions++;
+    /* still parallel since the last region (no store between): the phase change is a barrier */
+    if (kycc_serial_due) stats.skipped++;
+    kycc_serial_due = 0;
+    phase(1, where);
     in_region = 1;
     return 1;
 }
 
 void kycc_region_end(int active)
 {
-    if (!active) return;
+    if (!active) {
+        inactive--;
+        return;
+    }
     in_region = 0;
-    check(ky_dsm_phase(0), "end of a parallel region", "ky_dsm_phase");
+    /* the body of an if(false) region is serial code without checks: a region it runs ends in the serial
+     * phase */
+    if (lazy && !inactive) {
+        check(ky_barrier(), "end of a parallel region", "ky_barrier");
+        kycc_serial_due = 1;
+    } else {
+        phase(0, "end of a parallel region");
+    }
+}
+
+void kycc_serial(void)
+{
+    if (!kycc_serial_due || in_region) return;
+    kycc_serial_due = 0;
+    phase(0, "a store of the serial part");
+}
+
+void kycc_serial_eager(void)
+{
+    if (in_region) return;
+    kycc_serial();
+    lazy = 0;
 }
 
 int kycc_in_region(void)
@@ -182,6 +247,7 @@ int kycc_in_region(void)
 
 void *kycc_frame_push(size_t size, size_t align)
 {
+    kycc_serial(); /* the caller copies the local into its slot next: a store to the global space */
     size_t at = (frame_top + align - 1) / align * align;
     if (at + size > KYCC_FRAME_BYTES) kycc_fail("parallel region", "shared locals exceed the 1 MiB frame");
     frame_top = at + size;
@@ -408,6 +474,7 @@ void kycc_reduce(void *target, const void *priv, int type, int op)
     static int have;
     size_t sz = type_size[type];
     if (!in_region) {
+        kycc_serial();
         if (!combine(target, priv, type, op)) kycc_fail("reduction", "operator not defined for this type");
         return;
     }
@@ -470,6 +537,7 @@ static char *distributed(size_t total)
 
 static void *global_block(size_t n)
 {
+    kycc_serial(); /* the block's header is a store to the global space */
     size_t total = (n + KYCC_HDR + 63) / 64 * 64;
     char *p;
     int in_arena = total < KYCC_SMALL;
@@ -510,6 +578,7 @@ void kycc_free(void *p)
         return;
     }
     size_t *h = (size_t *)((char *)p - KYCC_HDR);
+    kycc_serial();
     if (h[1] || in_region || omp_in_parallel()) return; /* arena blocks stay; freeing is collective */
     check(ky_free(h), "free", "ky_free");
 }

@@ -23,6 +23,18 @@ void kycc_register(void **ptr, size_t size, size_t align, const void *init, int 
 int kycc_region_begin(const char *where, int active);
 void kycc_region_end(int active);
 int kycc_in_region(void);
+/* Lazy serial phase (one node, ky_dsm_node_mode): a region ends with a plain barrier and the DSM stays in
+ * its parallel phase (every page read-write, one copy) while the serial code after it only reads global
+ * data. kycc puts KYCC_ST before every store of the serial part that may reach global data (through a
+ * global, a pointer, a call it cannot see into): the first one of a stretch begins the serial phase
+ * (ky_dsm_phase(0)), so the ranks' redundant stores go to private copies as before. kycc_serial_due is set
+ * between such a region end and that store, and only then; every rank runs the same code, so they all
+ * call kycc_serial (a barrier) at the same point. kycc_serial_eager ends the laziness for good: a store
+ * whose operands call code that may run a region, where the order of evaluation decides the phase. */
+extern int kycc_serial_due;
+void kycc_serial(void);
+void kycc_serial_eager(void);
+#define KYCC_ST (__builtin_expect(kycc_serial_due, 0) ? kycc_serial() : (void)0)
 /* Slots of the global space for the enclosing function's locals that a region writes (stack discipline). */
 void *kycc_frame_push(size_t size, size_t align);
 void kycc_frame_pop(void *slot);

@@ -15,6 +15,7 @@ import clang.cindex as ci
 
 from emit import Emitter
 from pragmas import find_pragmas
+from serial import SerialStores
 
 CK = ci.CursorKind
 SUPPORTED = {"parallel", "parallel for", "for", "barrier", "master", "single", "critical", "atomic", "flush",
@@ -48,7 +49,7 @@ class Construct:
         self.depth = 0
 
 
-class Unit(Emitter):
+class Unit(Emitter, SerialStores):
     def __init__(self, path, src, extra_args=()):
         self.path, self.src = path, src
         self.errors = []
@@ -133,6 +134,7 @@ class Unit(Emitter):
             raise TranslateError("\n".join(self.errors))
         self._references()
         self._emit_globals()
+        self._guards()
         for c in self.cons:
             getattr(self, "_emit_" + c.kind)(c)
         if self.errors:
