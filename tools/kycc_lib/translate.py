@@ -9,6 +9,7 @@ A multi-line insertion (the OpenMP pragma of a region) is followed by a line mar
 
 What each construct becomes is in docs/kycc.md; kycc_rt.h has the run-time calls."""
 
+import os
 import re
 
 import clang.cindex as ci
@@ -120,6 +121,7 @@ class Unit(Emitter, SerialStores):
         for p in self.pragmas:
             if p.family == "omp" and p.directive == "threadprivate":
                 self.threadprivate |= set(p.list_arg or [])
+        self._threadprivate_extra(tops)
         self.globals = {}   # name -> dict(decls, fn) for data moved into the global space
         self.funcs = [c for c in tops if c.kind == CK.FUNCTION_DECL and c.is_definition()]
         for c in tops:
@@ -140,6 +142,40 @@ class Unit(Emitter, SerialStores):
         if self.errors:
             raise TranslateError("\n".join(self.errors))
         return self._apply()
+
+    def _threadprivate_extra(self, tops):
+        """File-scope variables named by -fkycc-threadprivate (KYCC_THREADPRIVATE) become threadprivate as if
+        the program said so: not moved into the global space, and `_Pragma("omp threadprivate(x)")` after
+        their declaration (on its line, so line numbers stay). For programs that race on shared scratch
+        variables, which one copy per node exposes (docs/kycc.md: NPB BT's tmp1-3)."""
+        names = set(os.environ.get("KYCC_THREADPRIVATE", "").replace(",", " ").split())
+        for c in tops:
+            if c.kind != CK.VAR_DECL or c.spelling not in names or c.spelling in self.threadprivate:
+                continue
+            if c.storage_class == ci.StorageClass.EXTERN:
+                continue   # the defining declaration carries it
+            end = self._decl_end(c)
+            if end is None:
+                self.err(c.location.line, "-fkycc-threadprivate: the end of %s's declaration not found" % c.spelling)
+                continue
+            self.edits.append((end, end, ' _Pragma("omp threadprivate(%s)")' % c.spelling, (0, 0)))
+            self.threadprivate.add(c.spelling)
+
+    def _decl_end(self, c):
+        """Offset just past the ';' that ends the declaration statement holding c (tokens, not text)."""
+        f = c.extent.end.file
+        stop = min(len(self.src), c.extent.end.offset + 65536)
+        rng = ci.SourceRange.from_locations(c.extent.end, ci.SourceLocation.from_offset(self.tu, f, stop))
+        depth = 0
+        for t in self.tu.get_tokens(extent=rng):
+            sp = t.spelling
+            if sp in ("(", "[", "{"):
+                depth += 1
+            elif sp in (")", "]", "}"):
+                depth -= 1
+            elif sp == ";" and depth <= 0:
+                return t.extent.end.offset
+        return None
 
     def _const(self, t):
         while t.kind in (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY):
