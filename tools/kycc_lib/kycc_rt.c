@@ -37,15 +37,10 @@ static size_t frame_top;
 static unsigned char *red_slots; /* two 64-byte slots per rank for reduction partials */
 static int me, nranks;
 static int lazy; /* node-shared mode with the lazy serial phase (KYCC_LAZY_PHASE=0 turns it off) */
+/* parallel phase outside a region: the next store of the serial part switches */
 int kycc_serial_due;
+/* if(false) regions being run (their bodies are serial code that kycc did not check) */
 static int inactive;
-    /* if(false) regions being run (their bodies are serial code that kycc did not check) */ /* parallel phase
-                                                                                                outside a
-                                                                                                region: the
-                                                                                                next store of
-                                                                                                the serial
-                                                                                                part switches
-                                                                                              */
 static struct {
     unsigned long regions, serial, skipped;
     double phase_s;
