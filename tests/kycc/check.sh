@@ -7,10 +7,7 @@
 set -u
 kycc=$1 kyrun=$2 work=$3 ranks=$4 threads=$5
 shift 5
-if ! python3 -c 'import clang.cindex' 2>/dev/null; then
-    echo "SKIPPED: libclang's Python bindings are missing (make deps installs them: pip install libclang)"
-    exit 77
-fi
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh" && kycc_need_libclang
 mkdir -p "$work" && cd "$work" || exit 1
 name=$(basename "$1" .c)
 gcc -O2 -fopenmp "$@" -o "$name.gcc" -lm || { echo "FAIL: gcc -fopenmp could not build $*"; exit 1; }

@@ -3,10 +3,7 @@
 # reason.   check_bad.sh KYCC WORKDIR file.c line 'expected words'
 set -u
 kycc=$1 work=$2 src=$3 line=$4 words=$5
-if ! python3 -c 'import clang.cindex' 2>/dev/null; then
-    echo "SKIPPED: libclang's Python bindings are missing (make deps installs them: pip install libclang)"
-    exit 77
-fi
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh" && kycc_need_libclang
 mkdir -p "$work" && cd "$work" || exit 1
 if "$kycc" -O2 -fopenmp "$src" -o prog > out.txt 2>&1; then
     echo "FAIL: kycc accepted $src"; exit 1

@@ -7,10 +7,7 @@
 # Exit 77 (skipped) when libclang's Python bindings are missing.
 set -u
 kycc=$1 kyrun=$2 work=$3
-if ! python3 -c 'import clang.cindex' 2>/dev/null; then
-    echo "SKIPPED: libclang's Python bindings are missing (make deps installs them: pip install libclang)"
-    exit 77
-fi
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh" && kycc_need_libclang
 mkdir -p "$work" && cd "$work" || exit 1
 cat > team.c <<'C'
 #include <stdio.h>

@@ -9,10 +9,7 @@ if [ ! -f "$npb/common/npb-C.h" ]; then
     echo "SKIPPED: NPB sources not found in $npb (run tools/fetch-npb; they are never committed)"
     exit 77
 fi
-if ! python3 -c 'import clang.cindex' 2>/dev/null; then
-    echo "SKIPPED: libclang's Python bindings are missing (make deps installs them: pip install libclang)"
-    exit 77
-fi
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh" && kycc_need_libclang
 src=$(cd "$npb" && pwd)
 B=$(echo "$bench" | tr a-z A-Z)
 mkdir -p "$work/$B" && cd "$work" || exit 1

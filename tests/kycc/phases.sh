@@ -6,10 +6,7 @@
 # Exit 77 (skipped) when libclang's Python bindings are missing.
 set -u
 kycc=$1 kyrun=$2 work=$3 src=$4
-if ! python3 -c 'import clang.cindex' 2>/dev/null; then
-    echo "SKIPPED: libclang's Python bindings are missing (make deps installs them: pip install libclang)"
-    exit 77
-fi
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh" && kycc_need_libclang
 mkdir -p "$work" && cd "$work" || exit 1
 "$kycc" -O2 -fopenmp "$src" -o phases || { echo "FAIL: kycc could not build $src"; exit 1; }
 OMP_NUM_THREADS=1 KYCC_STATS=1 timeout 240 "$kyrun" -n 2 ./phases > lazy.txt 2> lazy.err || { echo "FAIL: lazy run"; cat lazy.txt lazy.err; exit 1; }

@@ -5,10 +5,7 @@
 # Exit 77 (skipped) when libclang's Python bindings are missing.
 set -u
 kycc=$1 kyrun=$2 work=$3 src=$4
-if ! python3 -c 'import clang.cindex' 2>/dev/null; then
-    echo "SKIPPED: libclang's Python bindings are missing (make deps installs them: pip install libclang)"
-    exit 77
-fi
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh" && kycc_need_libclang
 mkdir -p "$work" && cd "$work" || exit 1
 "$kycc" -O2 -fopenmp "$src" -o prog || { echo "FAIL: kycc could not build $src"; exit 1; }
 OMP_NUM_THREADS=1 KY_DSM_SNAPSHOT=0 timeout 120 "$kyrun" -n 2 ./prog > out0.txt 2>&1 || { echo "FAIL: the run under KY_DSM_SNAPSHOT=0 failed"; cat out0.txt; exit 1; }
