@@ -7,10 +7,12 @@
  * That is only right for data-race-free code, which OpenMP's parallel parts are. kycc also runs a program's
  * serial parts on every rank alike (each rank needs its own locals), and there the ranks write the same
  * variables: `x = x + 1` run by 16 ranks on one copy adds 16. So the mode has two phases (ky_dsm_phase):
- *  - parallel: the node copy mapped read-write; a ky_barrier is a node barrier and nothing else;
+ *  - parallel: a ky_barrier is a node barrier and nothing else; a store opens the run of pages around it
+ *    read-write until the phase ends (open_run);
  *  - serial: the node copy mapped read-only. A rank's first store to a page makes it private to the rank
- *    (a copy-on-write mapping of the same file page) and keeps a twin; at the next synchronisation every rank
- *    writes the bytes it changed into the node copy, as diffs to homes do, and maps the page shared again.
+ *    (a copy in the rank's snapshot slot, mapped over the page, with a twin of the same snapshot:
+ *    make_private); at the next synchronisation every rank writes the bytes it changed into the node copy,
+ *    as diffs to homes do, and maps the page shared again.
  *    So every rank sees its own writes and the copy as of the last synchronisation, as in the page protocol.
  * Store allocations (array views homed in another layer's memory) keep the page protocol.
  *
@@ -214,16 +216,23 @@ static void merge_page(size_t pg)
     KYI_DSM_COUNT(diffs, 1);
 }
 
+/* A page list of this phase (priv or opened), emptied under lists_lock; the caller frees what it took. */
+static kyi_vec_t take_list(kyi_vec_t *l)
+{
+    pthread_mutex_lock(&kyi_dsm.lists_lock);
+    kyi_vec_t v = *l;
+    memset(l, 0, sizeof v);
+    pthread_mutex_unlock(&kyi_dsm.lists_lock);
+    return v;
+}
+
 /* Every private page: merged into the node copy and mapped shared again with the phase's protection. A
  * page at a time under its stripe lock, write-protected first: a sibling thread's store meanwhile faults,
  * waits for the lock and makes the page private again from the merged copy, instead of landing in the
  * private copy after its bytes were read (and being lost with it). */
 static int merge_private(void)
 {
-    pthread_mutex_lock(&kyi_dsm.lists_lock);
-    kyi_vec_t v = kyi_dsm.priv;
-    memset(&kyi_dsm.priv, 0, sizeof v);
-    pthread_mutex_unlock(&kyi_dsm.lists_lock);
+    kyi_vec_t v = take_list(&kyi_dsm.priv);
     int st = KY_OK;
     for (size_t i = 0; i < v.len; i++) {
         size_t pg = v.v[i];
@@ -244,10 +253,7 @@ static int merge_private(void)
 /* The runs opened in the parallel phase that ends: read-only again (collective: no thread stores now). */
 static int close_opened(void)
 {
-    pthread_mutex_lock(&kyi_dsm.lists_lock);
-    kyi_vec_t v = kyi_dsm.opened;
-    memset(&kyi_dsm.opened, 0, sizeof v);
-    pthread_mutex_unlock(&kyi_dsm.lists_lock);
+    kyi_vec_t v = take_list(&kyi_dsm.opened);
     int st = KY_OK;
     for (size_t r = 0; r + 1 < v.len; r += 2) {
         int s = kyi_protect(v.v[r], v.v[r + 1], PROT_READ);
