@@ -6,12 +6,15 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "kyt.h"
 
 namespace {
 
-int active = -1; /* the mode as ky_dsm_node_mode reported it */
+int active = -1;         /* the mode as ky_dsm_node_mode reported it */
+int mode_status = KY_OK; /* and its status, with its message */
+std::string mode_error;
 
 bool expect_active()
 {
@@ -24,11 +27,32 @@ class NodeMode : public ::testing::Environment {
   public:
     void SetUp() override
     {
-        int st = ky_dsm_node_mode(1, &active);
-        if (st != KY_OK) fprintf(stderr, "ky_dsm_node_mode: %s\n", ky_last_error());
+        mode_status = ky_dsm_node_mode(1, &active);
+        if (mode_status != KY_OK) mode_error = ky_last_error();
     }
 };
 ::testing::Environment *const node_env = ::testing::AddGlobalTestEnvironment(new NodeMode);
+
+/* Every test here needs the global address space. */
+class DsmNode : public ::testing::Test {
+  protected:
+    void SetUp() override
+    {
+        if (!kyt::progress_thread())
+            GTEST_SKIP() << "the global address space needs the progress thread (KY_PROGRESS_THREAD=0 is "
+                            "set); DsmNodeNoProgress.ModeRefusedWithReason checks the refusal";
+    }
+};
+
+/* Without the progress thread there is no global space: the mode is refused with the reason, not left off
+ * silently. */
+TEST(DsmNodeNoProgress, ModeRefusedWithReason)
+{
+    if (kyt::progress_thread()) GTEST_SKIP() << "the progress thread runs here";
+    EXPECT_NE(KY_OK, mode_status);
+    EXPECT_EQ(0, active);
+    EXPECT_NE(std::string::npos, mode_error.find("progress thread")) << mode_error;
+}
 
 size_t page()
 {
@@ -37,7 +61,7 @@ size_t page()
 
 using kyt::run_threads;
 
-TEST(DsmNode, ModeAsExpected)
+TEST_F(DsmNode, ModeAsExpected)
 {
     EXPECT_EQ(expect_active() ? 1 : 0, active);
     void *p = kyt::galloc(100, 0);
@@ -52,7 +76,7 @@ TEST(DsmNode, ModeAsExpected)
 
 /* Every rank runs `x = x + 1` and writes its own slot of an array that straddles pages: before the
  * barrier it sees its own writes and nobody else's; after it, every slot, and x == 1 (not nranks). */
-TEST(DsmNode, SerialPhaseIsolates)
+TEST_F(DsmNode, SerialPhaseIsolates)
 {
     int n = kyt::nranks(), me = kyt::rank(), R = kyt::scaled(20, 4);
     size_t len = 3 * page() / 8 + 5; /* longs: not a page multiple */
@@ -91,7 +115,7 @@ TEST(DsmNode, SerialPhaseIsolates)
 }
 
 /* NPB's serial set-up: an in-place prefix sum run by every rank on the same array gives one prefix sum. */
-TEST(DsmNode, SerialReadModifyWriteOnce)
+TEST_F(DsmNode, SerialReadModifyWriteOnce)
 {
     size_t len = 2 * page() / sizeof(int) + 77;
     int *v = (int *)kyt::galloc(len * sizeof(int), kyt::nranks() - 1);
@@ -116,7 +140,7 @@ TEST(DsmNode, SerialReadModifyWriteOnce)
 /* ky_sync_drop after a serial phase: every rank but the home stores into a page homed at rank 0. The page
  * protocol (mode off) drops those stores, since rank 0 owns the elements; node-shared mode merges them, as
  * ky_barrier does (dsm.h): there is no cached copy to discard. The home's own store survives both. */
-TEST(DsmNode, SyncDropAfterSerialStores)
+TEST_F(DsmNode, SyncDropAfterSerialStores)
 {
     int n = kyt::nranks(), me = kyt::rank();
     long *a = (long *)kyt::galloc((size_t)n * sizeof(long), 0);
@@ -140,7 +164,7 @@ TEST(DsmNode, SyncDropAfterSerialStores)
 
 /* Parallel phase: 4 threads per rank write disjoint elements; after a barrier everyone sees all, and after
  * the return to a serial phase too. */
-TEST(DsmNode, ParallelPhaseDisjointWrites)
+TEST_F(DsmNode, ParallelPhaseDisjointWrites)
 {
     int n = kyt::nranks(), me = kyt::rank(), T = 4, R = kyt::scaled(10, 3);
     size_t len = 5 * page() / 8 + 3;
@@ -168,7 +192,7 @@ TEST(DsmNode, ParallelPhaseDisjointWrites)
 
 /* Pages stored to in a parallel phase are isolated again in the next serial phase: every rank's `a[i] += 1`
  * adds one, round after round (each serial phase after a parallel one that wrote the same pages). */
-TEST(DsmNode, SerialAfterParallelIsolates)
+TEST_F(DsmNode, SerialAfterParallelIsolates)
 {
     int n = kyt::nranks(), me = kyt::rank(), R = kyt::scaled(12, 4);
     size_t len = 3 * page() / 8 + 11;
@@ -193,7 +217,7 @@ TEST(DsmNode, SerialAfterParallelIsolates)
 
 /* Only with one copy: in a parallel phase a store is seen by the other ranks without a synchronisation (rank
  * 0 writes, then counts a flag up; the others wait for the flag through ky_fetch_add and read). */
-TEST(DsmNode, ParallelPhaseSeenAtOnce)
+TEST_F(DsmNode, ParallelPhaseSeenAtOnce)
 {
     if (!kyt::all(active == 1)) GTEST_SKIP() << "node-shared mode is off here";
     int me = kyt::rank();
@@ -221,7 +245,7 @@ TEST(DsmNode, ParallelPhaseSeenAtOnce)
 }
 
 /* Atomics and locks, serial and parallel phases, several threads: nothing lost. */
-TEST(DsmNode, AtomicsAndLocksLoseNothing)
+TEST_F(DsmNode, AtomicsAndLocksLoseNothing)
 {
     int n = kyt::nranks(), T = 3, K = kyt::scaled(300, 40);
     long *c = (long *)kyt::galloc(2 * sizeof(long), n - 1);
@@ -256,7 +280,7 @@ TEST(DsmNode, AtomicsAndLocksLoseNothing)
  * add merges this rank's private pages first). A private copy that was taken later than its twin would
  * carry other ranks' adds made in between, and its merge would write them back over the adds that followed
  * (lost counts). */
-TEST(DsmNode, AtomicsBesideSerialStores)
+TEST_F(DsmNode, AtomicsBesideSerialStores)
 {
     int n = kyt::nranks(), me = kyt::rank(), R = kyt::scaled(20, 4), M = kyt::scaled(400, 50);
     long *c = (long *)kyt::galloc((size_t)(n + 1) * sizeof(long), n - 1);
@@ -285,7 +309,7 @@ TEST(DsmNode, AtomicsBesideSerialStores)
 
 /* Local allocations of other ranks: written by their home in a serial phase, read by everyone after a barrier
  * (mapped on first touch, or preloaded), freed by the home; a new collective allocation is zeros. */
-TEST(DsmNode, LocalBlocksAndReuse)
+TEST_F(DsmNode, LocalBlocksAndReuse)
 {
     int n = kyt::nranks(), me = kyt::rank();
     size_t bytes = page() + 1234;
@@ -327,7 +351,7 @@ TEST(DsmNode, LocalBlocksAndReuse)
 
 /* Several threads of a rank store to different pages in a serial phase at once (each page made private
  * under its own lock), then the barrier merges all of them. */
-TEST(DsmNode, SerialStoresFromThreads)
+TEST_F(DsmNode, SerialStoresFromThreads)
 {
     int n = kyt::nranks(), me = kyt::rank(), T = 4;
     size_t per = page() / 4 + 3, len = per * (size_t)(T * n); /* ints */
