@@ -45,7 +45,7 @@ static int node_barrier(const char *call)
         return KY_OK;
     }
     kyi_waiter_t w;
-    kyi_waiter_init(&w, call, "every rank of the node to arrive at the barrier", -1);
+    kyi_waiter_init_program(&w, call, "every rank of the node to arrive at the barrier");
     while (atomic_load_explicit(&m->node_gen, memory_order_acquire) == gen) kyi_waiter_pause(&w);
     return KY_OK;
 }

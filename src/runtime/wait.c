@@ -24,11 +24,14 @@ uint64_t kyi_now_ns(void)
 /* The settings below are read once, by whichever waiting thread comes first (the progress thread and the
  * program's threads wait at once): relaxed atomics, since any of the racing readers computes the same value.
  */
-static uint64_t spin_ns(int engine)
+static uint64_t spin_ns(int engine, int program_only)
 {
     static long cached[2] = {KYI_CONFIG_UNREAD, KYI_CONFIG_UNREAD};
     long c = kyi_setting_long_once(engine ? KYI_SET_PROGRESS_SPIN_US : KYI_SET_POLL_SPIN_US, &cached[engine]);
-    if (c < 0) c = engine ? (kyi_rt.cores_busy ? 0 : -1) : (kyi_rt.oversubscribed ? 0 : 20000);
+    /* A program-only wait yields from the start (below): on a host shared with other work a spinning node
+     * barrier kept the core from the rank it waited for (NPB CG class W, 2 ranks on 2 busy cores: 0.38-0.89 s
+     * spinning, 0.15 s yielding), and with a core per rank a yield costs about what a pause does. */
+    if (c < 0) c = engine ? (kyi_rt.cores_busy ? 0 : -1) : (program_only || kyi_rt.oversubscribed ? 0 : 20000);
     return c < 0 ? UINT64_MAX : (uint64_t)c * 1000ull;
 }
 
@@ -59,6 +62,13 @@ void kyi_waiter_init(kyi_waiter_t *w, const char *call, const char *what, int pe
     w->call = call;
     w->what = what;
     w->peer = peer;
+    w->program_only = 0;
+}
+
+void kyi_waiter_init_program(kyi_waiter_t *w, const char *call, const char *what)
+{
+    kyi_waiter_init(w, call, what, -1);
+    w->program_only = 1;
 }
 
 void kyi_waiter_progress(kyi_waiter_t *w)
@@ -88,7 +98,7 @@ void kyi_waiter_pause(kyi_waiter_t *w)
         }
         w->next_check_ns = now + 10000000ull; /* look at the clock budget every 10 ms */
     }
-    uint64_t spin = spin_ns(w->call == NULL);
+    uint64_t spin = spin_ns(w->call == NULL, w->program_only);
     if (waited < spin) {
 #if defined(__x86_64__)
         __builtin_ia32_pause();
@@ -103,7 +113,8 @@ void kyi_waiter_pause(kyi_waiter_t *w)
     /* A program thread with a core of its own yields long; the idle engine, once it stops spinning (a
      * finite KY_PROGRESS_SPIN_US, or the cores are busy), yields briefly and sleeps: yielding in a loop for
      * 200 ms after every request kept it on a core the program's threads needed. */
-    int short_yield = kyi_rt.oversubscribed || (w->call == NULL && spin != UINT64_MAX);
+    int crowded = w->program_only ? !kyi_rt.threads_fit : kyi_rt.oversubscribed;
+    int short_yield = crowded || (w->call == NULL && spin != UINT64_MAX);
     uint64_t yield = short_yield ? (uint64_t)yield_us * 1000ull : 200000000ull;
     if (waited < spin + yield) {
         sched_yield();
