@@ -175,8 +175,9 @@ int kyi_rt_init(int *argc, char ***argv)
     if (n == 1) kyi_rt.cores_busy = 1;
     kyi_rt.cpus = count_cpus();
     kyi_rt.omp_threads = omp_threads > 0 ? omp_threads : 0;
-    /* 16 ranks of one thread on 16 cores count as oversubscribed with their progress threads, which sleep when
-     * idle; a node barrier that slept instead of spinning cost NPB CG class A 0.19 -> 0.49 s (8 -> 16 ranks) */
+    /* 16 ranks of one thread on 16 cores count as oversubscribed with their progress threads, which sleep
+     * when idle; a node barrier that slept instead of spinning cost NPB CG class A 0.19 -> 0.49 s (8 -> 16
+     * ranks) */
     kyi_rt.threads_fit = kyi_rt.hw_local_nranks * (omp_threads > 0 ? omp_threads : 1) <= kyi_rt.cpus;
 
     bind_gpus();

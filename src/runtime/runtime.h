@@ -30,12 +30,12 @@ typedef struct {
     int ngpus;
     int gpus[KYI_MAX_GPUS_PER_RANK];
     int oversubscribed; /* more busy threads than cores on this host: never spin */
-    int threads_fit;    /* the program's own threads (ranks x OMP_NUM_THREADS, progress threads not counted) fit
-                         * the host's cores: a wait for other ranks' program threads only may spin */
-    int cores_busy;     /* with the OpenMP threads the program asked for (OMP_NUM_THREADS) the rank's threads
-                         * and progress threads outnumber the cores: the idle progress thread does not spin */
-    int cpus;           /* cores this process may run on */
-    int omp_threads;    /* OMP_NUM_THREADS as the program set it; 0: unset */
+    int threads_fit; /* the program's own threads (ranks x OMP_NUM_THREADS, progress threads not counted) fit
+                      * the host's cores: a wait for other ranks' program threads only may spin */
+    int cores_busy;  /* with the OpenMP threads the program asked for (OMP_NUM_THREADS) the rank's threads
+                      * and progress threads outnumber the cores: the idle progress thread does not spin */
+    int cpus;        /* cores this process may run on */
+    int omp_threads; /* OMP_NUM_THREADS as the program set it; 0: unset */
     char host[64];
 } kyi_rt_t;
 
@@ -60,9 +60,9 @@ typedef struct {
     int program_only; /* kyi_waiter_init_program: what it waits for needs no progress thread */
 } kyi_waiter_t;
 void kyi_waiter_init(kyi_waiter_t *w, const char *call, const char *what, int peer);
-/* A wait that only other ranks' program threads end (a barrier in shared memory): it polls with sched_yield for
- * 200 ms before sleeping where the program's threads fit the cores, even if the progress threads make the host
- * count as oversubscribed, since those sleep while idle and nothing this wait needs runs on them. */
+/* A wait that only other ranks' program threads end (a barrier in shared memory): it polls with sched_yield
+ * for 200 ms before sleeping where the program's threads fit the cores, even if the progress threads make the
+ * host count as oversubscribed, since those sleep while idle and nothing this wait needs runs on them. */
 void kyi_waiter_init_program(kyi_waiter_t *w, const char *call, const char *what);
 void kyi_waiter_pause(kyi_waiter_t *w);
 /* Reset the spin phase after progress was made. */

@@ -31,7 +31,8 @@ static uint64_t spin_ns(int engine, int program_only)
     /* A program-only wait yields from the start (below): on a host shared with other work a spinning node
      * barrier kept the core from the rank it waited for (NPB CG class W, 2 ranks on 2 busy cores: 0.38-0.89 s
      * spinning, 0.15 s yielding), and with a core per rank a yield costs about what a pause does. */
-    if (c < 0) c = engine ? (kyi_rt.cores_busy ? 0 : -1) : (program_only || kyi_rt.oversubscribed ? 0 : 20000);
+    if (c < 0)
+        c = engine ? (kyi_rt.cores_busy ? 0 : -1) : (program_only || kyi_rt.oversubscribed ? 0 : 20000);
     return c < 0 ? UINT64_MAX : (uint64_t)c * 1000ull;
 }
 
