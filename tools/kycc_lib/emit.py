@@ -151,8 +151,15 @@ class Emitter:
         kind = kind.strip()
         n = "__kyn%d" % i
         head = ["{"]
+        one = getattr(c, "one_rank", None)
         if getattr(c, "eager_header", False):
             head.append("kycc_serial_eager();")
+            one = None
+        elif one is not None:
+            # outside a region rank 0 runs the loop alone and hands the locals it wrote to the others
+            vs = [self.outer(v, c) for v in one]
+            head.append('int __kyo%d = kycc_orphan_begin("%s", 0%s);' % (
+                i, self.where_str(c), "".join(" + sizeof %s" % v for v in vs)))
         elif getattr(c, "serial_head", False):
             head.append("KYCC_ST;")
         before, inside, after = self._privates(c, False, skip=tuple(v for v, _, _ in bounds))
@@ -207,6 +214,17 @@ class Emitter:
         # loop's writes are published already: no second barrier
         if not c.p.has("nowait") and not pragma_done and not after and not self._ends_region(c):
             tail.append("kycc_barrier();")
+        if one is not None:
+            # through copies: taking the locals' own addresses would keep them out of registers in the loop
+            vs = [self.outer(v, c) for v in one]
+            cp = ["__typeof__(%s) __kyov%d_%d; __builtin_memcpy(&__kyov%d_%d, &%s, sizeof %s);" % (
+                v, i, k, i, k, v, v) for k, v in enumerate(vs)]
+            back = ["__builtin_memcpy(&%s, &__kyov%d_%d, sizeof %s);" % (v, i, k, v) for k, v in enumerate(vs)]
+            arrs = ("void *__kyop%d[] = {%s}; size_t __kyos%d[] = {%s}; " % (
+                i, ", ".join("&__kyov%d_%d" % (i, k) for k in range(len(vs))), i,
+                ", ".join("sizeof %s" % v for v in vs))) if vs else ""
+            tail.append("if (__kyo%d) { %s %skycc_orphan_end(%s, %d); %s }" % (
+                i, " ".join(cp), arrs, "__kyop%d, __kyos%d" % (i, i) if vs else "0, 0", len(vs), " ".join(back)))
         tail.append("}")
         self._close(c, " ".join(tail))
 

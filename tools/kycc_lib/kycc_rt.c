@@ -15,8 +15,9 @@
 #include <kyoyu/dsm.h>
 
 #define KYCC_MAX_VARS 4096
-#define KYCC_SMALL 4096             /* data below this share one allocation homed at rank 0 */
-#define KYCC_FRAME_BYTES (1u << 20) /* slots for locals that regions write */
+#define KYCC_SMALL 4096               /* data below this share one allocation homed at rank 0 */
+#define KYCC_FRAME_BYTES (1u << 20)   /* slots for locals that regions write */
+#define KYCC_ORPHAN_BYTES (64u << 10) /* locals an orphaned loop run by rank 0 hands to the others */
 #define KYCC_LOCK_BASE (KY_DSM_LOCKS - 2048)
 #define KYCC_FLUSH_LOCK (KY_DSM_LOCKS - 1)
 
@@ -34,6 +35,9 @@ static int nvars;
 static int in_region; /* set by the serial thread before its threads start */
 static char *frame_base;
 static size_t frame_top;
+static char *orphan_slots; /* KYCC_ORPHAN_BYTES of the global space: rank 0's locals after an orphaned loop */
+static int orphan_active;  /* an orphaned loop runs on rank 0 alone (kycc_orphan_begin) */
+static int one_rank_loops; /* KYCC_ONE_RANK_LOOPS (default 1) */
 static unsigned char *red_slots; /* two 64-byte slots per rank for reduction partials */
 static int me, nranks;
 static int lazy; /* node-shared mode with the lazy serial phase (KYCC_LAZY_PHASE=0 turns it off) */
@@ -42,7 +46,7 @@ int kycc_serial_due;
 /* if(false) regions being run (their bodies are serial code that kycc did not check) */
 static int inactive;
 static struct {
-    unsigned long regions, serial, skipped;
+    unsigned long regions, serial, skipped, one_rank;
     double phase_s;
 } stats;
 
@@ -114,7 +118,8 @@ static void allocate_globals(void)
     }
     red_slots = galloc((size_t)nranks * 2 * 64);
     frame_base = galloc(KYCC_FRAME_BYTES);
-    if (!red_slots || !frame_base) check(-1, "start-up", "ky_alloc of the run-time's slots");
+    orphan_slots = galloc(KYCC_ORPHAN_BYTES);
+    if (!red_slots || !frame_base || !orphan_slots) check(-1, "start-up", "ky_alloc of the run-time's slots");
     check(ky_barrier(), "start-up", "ky_barrier");
 }
 
@@ -131,10 +136,11 @@ static void finish(void)
 {
     const char *st = getenv("KYCC_STATS");
     if (st && *st && strcmp(st, "0") != 0)
-        fprintf(stderr,
-                "kycc rank %d: regions %lu | serial phases %lu | phase changes skipped %lu | in ky_dsm_phase "
-                "%.3f s\n",
-                me, stats.regions, stats.serial, stats.skipped, stats.phase_s);
+        fprintf(
+            stderr,
+            "kycc rank %d: regions %lu | serial phases %lu | phase changes skipped %lu | orphaned loops on "
+            "rank 0 %lu | in ky_dsm_phase %.3f s\n",
+            me, stats.regions, stats.serial, stats.skipped, stats.one_rank, stats.phase_s);
     ky_finalize();
 }
 
@@ -160,6 +166,8 @@ int main(int argc, char **argv)
     check(ky_dsm_node_mode(1, &node), "start-up", "ky_dsm_node_mode");
     const char *lz = getenv("KYCC_LAZY_PHASE");
     lazy = node && !(lz && strcmp(lz, "0") == 0);
+    const char *ol = getenv("KYCC_ONE_RANK_LOOPS");
+    one_rank_loops = !(ol && strcmp(ol, "0") == 0);
     /* OMP_NUM_THREADS unset: OpenMP would give every rank all of its host's cores, and ranks sharing a host
      * then oversubscribe it (NPB CG class S, 2 ranks on 2 cores: 9.4 s against 0.66 s with one thread each,
      * every team barrier waiting for descheduled threads): ky_default_threads shares the cores instead. */
@@ -240,6 +248,51 @@ int kycc_in_region(void)
     return in_region;
 }
 
+int kycc_orphan_begin(const char *where, size_t local_bytes)
+{
+    /* inside a region (the loop's function called from one) the loop is shared out as usual */
+    if (in_region || omp_in_parallel()) return 0;
+    /* the parallel phase is what lets rank 0's stores reach the one copy; without it (page protocol, an
+     * if(false) region's unchecked body, or off) every rank runs the loop in the serial phase */
+    if (!lazy || inactive || !one_rank_loops || nranks == 1 ||
+        local_bytes > KYCC_ORPHAN_BYTES / 2) { /* half: room for the slots' alignment */
+        KYCC_ST;
+        return 0;
+    }
+    /* the barrier in the phase change: no rank still reads, in the serial code before, what rank 0 stores */
+    kycc_serial_due = 0;
+    phase(1, where);
+    orphan_active = 1;
+    stats.one_rank++;
+    return 1;
+}
+
+/* rank 0's locals into the slots, or the slots into another rank's locals */
+static void orphan_copy(void *const *vars, const size_t *sizes, int n, int to_slots)
+{
+    size_t at = 0;
+    for (int k = 0; k < n; k++) {
+        if (at + sizes[k] > KYCC_ORPHAN_BYTES)
+            kycc_fail("end of an orphaned loop", "its locals exceed 64 KiB");
+        if (to_slots)
+            memcpy(orphan_slots + at, vars[k], sizes[k]);
+        else
+            memcpy(vars[k], orphan_slots + at, sizes[k]);
+        at += (sizes[k] + 15) / 16 * 16;
+    }
+}
+
+void kycc_orphan_end(void *const *vars, const size_t *sizes, int n)
+{
+    if (me == 0) orphan_copy(vars, sizes, n, 1);
+    /* rank 0's stores, the loop's and its locals', are everyone's after it; the slots are written again only
+     * after the next orphaned loop's phase change, a barrier every rank passes after reading them */
+    check(ky_barrier(), "end of an orphaned loop", "ky_barrier");
+    if (me != 0) orphan_copy(vars, sizes, n, 0);
+    orphan_active = 0;
+    kycc_serial_due = 1; /* still the parallel phase: the next serial store switches */
+}
+
 void *kycc_frame_push(size_t size, size_t align)
 {
     kycc_serial(); /* the caller copies the local into its slot next: a store to the global space */
@@ -297,8 +350,19 @@ static void split(long lo, long hi, int parts, int part, long *first, long *span
     *span = q + (part < r);
 }
 
+/* an orphaned loop run by rank 0 alone: all of it there, none elsewhere */
+static int orphan_share(long n, long *first, long *span, long *stride)
+{
+    if (!orphan_active) return 0;
+    *first = 0;
+    *span = me == 0 ? n : 0;
+    *stride = n > 0 ? n : 1;
+    return 1;
+}
+
 void kycc_for_static(long n, long chunk, long *first, long *span, long *stride)
 {
+    if (orphan_share(n, first, span, stride)) return;
     int g = kycc_thread_num(), team = kycc_num_threads();
     if (chunk <= 0) {
         split(0, n, team, g, first, span);
@@ -321,6 +385,7 @@ static long floordiv(long a, long b)
 
 void kycc_for_affinity(long lb, long step, long n, long extent, long *first, long *span, long *stride)
 {
+    if (orphan_share(n, first, span, stride)) return;
     if (!in_region) {
         *first = 0;
         *span = n;

@@ -35,6 +35,17 @@ extern int kycc_serial_due;
 void kycc_serial(void);
 void kycc_serial_eager(void);
 #define KYCC_ST (__builtin_expect(kycc_serial_due, 0) ? kycc_serial() : (void)0)
+/* Orphaned loops outside a region. OpenMP runs an orphaned `omp for` met in the serial part on one thread;
+ * kycc's serial part runs on every rank, whose stores to global data then go to private page copies merged
+ * at the next barrier (NPB SP's txinvr and add store all of rhs and u every time step). Where the translator
+ * finds the loop safe for it (only global data and the function's locals stored, pure library calls),
+ * kycc_orphan_begin (every rank) enters the parallel phase and returns 1, the loop's schedule then gives
+ * rank 0 every iteration and the others none, and kycc_orphan_end (every rank) hands the `n` locals the loop
+ * wrote (vars[k], sizes[k] bytes) from rank 0 to the others after a barrier. begin returns 0 (after the
+ * KYCC_ST the loop had before) inside a region, without the lazy serial phase, on one rank, when the
+ * locals exceed 64 KiB or under KYCC_ONE_RANK_LOOPS=0: every rank runs the loop as before. */
+int kycc_orphan_begin(const char *where, size_t local_bytes);
+void kycc_orphan_end(void *const *vars, const size_t *sizes, int n);
 /* Slots of the global space for the enclosing function's locals that a region writes (stack discipline). */
 void *kycc_frame_push(size_t size, size_t align);
 void kycc_frame_pop(void *slot);

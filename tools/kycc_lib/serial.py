@@ -30,6 +30,10 @@ ARRAYS = (TK.CONSTANTARRAY, TK.VARIABLEARRAY)
 LOOPS = (CK.FOR_STMT, CK.WHILE_STMT, CK.DO_STMT)
 WRAPS = (CK.PAREN_EXPR, CK.UNEXPOSED_EXPR, CK.CSTYLE_CAST_EXPR)
 # the run-time's stand-ins (kycc_malloc ...) and OpenMP queries: they store nothing, or guard themselves
+# library functions without side effects that an orphaned loop run by one rank may call (_one_rank)
+PURE = {"sqrt", "fabs", "exp", "log", "log10", "pow", "sin", "cos", "tan", "asin", "acos", "atan", "atan2",
+        "sinh", "cosh", "tanh", "floor", "ceil", "fmod", "fmin", "fmax", "abs", "labs", "cbrt", "hypot", "round",
+        "trunc", "exp2", "log2", "sqrtf", "fabsf", "expf", "logf", "powf", "sinf", "cosf", "floorf", "ceilf"}
 RT_SAFE = {"omp_get_thread_num", "omp_get_num_threads", "omp_get_max_threads", "omp_in_parallel", "malloc",
            "calloc", "realloc", "free", "omp_get_wtime", "omp_get_wtick", "omp_set_num_threads"}
 
@@ -86,6 +90,7 @@ class SerialStores:
                     # an orphaned loop that stores and runs no region: one KYCC_ST where it begins (emit.py)
                     if con.region is None and not jumps and self._stores_only(con.stmt, a, nodes, (a, b)):
                         con.serial_head = True
+                        con.one_rank = self._one_rank(con, nodes)
                         skip.append((a, con.stmt.extent.end.offset))
                     # an orphaned loop's bounds are evaluated by the code emit.py writes, out of reach here
                     con.eager_header = con.region is None and any(
@@ -135,6 +140,72 @@ class SerialStores:
         self.guards, self._nv = saved[0], saved[2]
         del self.edits[saved[1]:]
         return stored
+
+    def _one_rank(self, con, nodes):
+        """An orphaned loop reached in the serial part may run on rank 0 alone, in the parallel phase, while
+        the other ranks wait (kycc_rt.h, "Orphaned loops outside a region"): OpenMP runs it on one thread too,
+        and every other rank would otherwise store the same values into private page copies (NPB SP's
+        txinvr and add: all of rhs and u, every time step, on every rank). Allowed where nothing but global
+        data and the function's own locals can change: every store goes to a moved global or into a local
+        (whose value rank 0 then hands to the others), no address of a local is taken, and the only calls
+        are pure functions of the C library. Returns the outer locals the loop writes, or None."""
+        if con.p.clause_list("lastprivate") or con.p.clause_list("reduction"):
+            return None
+        a, e = con.stmt.extent.start.offset, con.stmt.extent.end.offset
+        own = set(lv["var"] for lv in con.loop["levels"]) | set(con.p.clause_list("private")) | \
+            set(con.p.clause_list("firstprivate"))
+        shared = {}
+        for o, _, c in nodes:
+            if not a <= o < e:
+                continue
+            if c.kind == CK.CALL_EXPR:
+                r = self._callee(c)
+                if r is None or r.spelling not in PURE or not self._library(r):
+                    return None
+                continue
+            target = None
+            kids = list(c.get_children())
+            if c.kind in (CK.BINARY_OPERATOR, CK.COMPOUND_ASSIGNMENT_OPERATOR) and len(kids) == 2:
+                if c.kind == CK.COMPOUND_ASSIGNMENT_OPERATOR or \
+                        self.src[kids[0].extent.end.offset:kids[1].extent.start.offset].strip() == "=":
+                    target = kids[0]
+            elif c.kind == CK.UNARY_OPERATOR and len(kids) == 1:
+                op = self.src[o:kids[0].extent.start.offset].strip() or \
+                    self.src[kids[0].extent.end.offset:c.extent.end.offset].strip()
+                if op == "&":
+                    root = self._root(kids[0])
+                    if root is None or self._local_var(root):
+                        return None   # a local's address may carry rank 0's stores where others never see them
+                elif op in ("++", "--"):
+                    target = kids[0]
+            if target is None:
+                continue
+            root = self._root(target)
+            if root is None:
+                return None
+            if root.canonical.get_usr() in self.globals:
+                continue    # global data: rank 0's store goes to the one copy
+            if not self._local_lvalue(target) or root.semantic_parent is None or \
+                    root.semantic_parent.kind != CK.FUNCTION_DECL or root.storage_class == ci.StorageClass.STATIC:
+                return None   # through a pointer, or a threadprivate or other unmoved variable
+            if a <= root.extent.start.offset < e or root.spelling in own:
+                continue    # declared in the loop, or a copy of the construct's own
+            shared[root.spelling] = root
+        return sorted(shared)
+
+    def _root(self, c):
+        """The variable an lvalue's address is computed from (through members, subscripts, *), or None."""
+        c = self._strip(c)
+        while c.kind != CK.DECL_REF_EXPR:
+            kids = list(c.get_children())
+            if c.kind in (CK.MEMBER_REF_EXPR, CK.UNARY_OPERATOR) and kids:
+                c = self._strip(kids[0])
+            elif c.kind == CK.ARRAY_SUBSCRIPT_EXPR and len(kids) == 2:
+                c = self._strip(kids[0])
+            else:
+                return None
+        r = c.referenced
+        return r if r is not None and r.kind in (CK.VAR_DECL, CK.PARM_DECL) else None
 
     def _depth(self, c):
         d, p = 0, self._parent.get(c.hash)
