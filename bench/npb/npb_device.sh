@@ -8,10 +8,11 @@
 #
 #   bench/npb/npb_device.sh [--only cg,spbt,pages]
 #
-# Environment: NPB (the fetched NPB3.0-omp-C, default .scratch/npb/NPB3.0-omp-C), BUILD (default build), OUT.
+# Environment: NPB (the fetched NPB3.0-omp-C, default .scratch/npb/NPB3.0-omp-C), BUILD (default build), OUT,
+# NPB_ONLY (as --only, for tools/device-run).
 set -u
 case "${1:-}" in -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
-only=cg,spbt,pages
+only=${NPB_ONLY:-cg,spbt,pages}
 [ "${1:-}" = "--only" ] && only=${2:-}
 root="$(cd -P -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root" || exit 1
