@@ -272,9 +272,12 @@ int kyi_touch_page(const char *call, size_t pg, int write);
 
 /* peer.c: the meta part of the memfd and same-node homes read directly */
 typedef struct kyi_meta {
-    _Atomic uint64_t epoch;                  /* mirror of kyi_dsm.epoch for same-node readers */
-    _Atomic uint32_t node_arrived, node_gen; /* rank 0's: the node barrier of node-shared mode (node.c) */
-    char pad[48];
+    _Atomic uint64_t epoch;        /* mirror of kyi_dsm.epoch for same-node readers */
+    _Atomic uint32_t node_arrived; /* rank 0's: the node barrier of node-shared mode (node.c) */
+    /* the generation the waiters poll on a line of its own, away from the arrivals' fetch_add (16 ranks) */
+    char pad0[52];
+    _Atomic uint32_t node_gen;
+    char pad[60];
     pthread_mutex_t stripe[KYI_DSM_STRIPES];
     pthread_cond_t fetched[KYI_DSM_STRIPES];
 } kyi_meta_t;

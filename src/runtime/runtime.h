@@ -60,9 +60,10 @@ typedef struct {
     int program_only; /* kyi_waiter_init_program: what it waits for needs no progress thread */
 } kyi_waiter_t;
 void kyi_waiter_init(kyi_waiter_t *w, const char *call, const char *what, int peer);
-/* A wait that only other ranks' program threads end (a barrier in shared memory): it polls with sched_yield
- * for 200 ms before sleeping where the program's threads fit the cores, even if the progress threads make the
- * host count as oversubscribed, since those sleep while idle and nothing this wait needs runs on them. */
+/* A wait that only other ranks' program threads end (a barrier in shared memory): where the program's threads
+ * fit the cores it spins 10 us, then polls with sched_yield for 200 ms before sleeping, even if the progress
+ * threads make the host count as oversubscribed, since those sleep while idle and nothing this wait needs
+ * runs on them. */
 void kyi_waiter_init_program(kyi_waiter_t *w, const char *call, const char *what);
 void kyi_waiter_pause(kyi_waiter_t *w);
 /* Reset the spin phase after progress was made. */

@@ -28,11 +28,14 @@ static uint64_t spin_ns(int engine, int program_only)
 {
     static long cached[2] = {KYI_CONFIG_UNREAD, KYI_CONFIG_UNREAD};
     long c = kyi_setting_long_once(engine ? KYI_SET_PROGRESS_SPIN_US : KYI_SET_POLL_SPIN_US, &cached[engine]);
-    /* A program-only wait yields from the start (below): on a host shared with other work a spinning node
-     * barrier kept the core from the rank it waited for (NPB CG class W, 2 ranks on 2 busy cores: 0.38-0.89 s
-     * spinning, 0.15 s yielding), and with a core per rank a yield costs about what a pause does. */
+    /* A program-only wait spins 10 us at most, then yields (below): on a host shared with other work a node
+     * barrier spinning 20 ms kept the core from the rank it waited for (NPB CG class W, 2 ranks on 2 busy
+     * cores: 0.38-0.89 s, 0.15 s yielding), and NPB SP's 9.7 million barriers (class A, 16 ranks) want the
+     * wake-up of a spin, not of a system call. */
     if (c < 0)
-        c = engine ? (kyi_rt.cores_busy ? 0 : -1) : (program_only || kyi_rt.oversubscribed ? 0 : 20000);
+        c = engine         ? (kyi_rt.cores_busy ? 0 : -1)
+            : program_only ? (kyi_rt.threads_fit ? 10 : 0)
+                           : (kyi_rt.oversubscribed ? 0 : 20000);
     return c < 0 ? UINT64_MAX : (uint64_t)c * 1000ull;
 }
 
