@@ -271,6 +271,7 @@ int kyi_install_checked(size_t pg, int write, const uint64_t *acq);
 int kyi_touch_page(const char *call, size_t pg, int write);
 
 /* peer.c: the meta part of the memfd and same-node homes read directly */
+#define KYI_NODE_FLAG_RANKS 256 /* ranks the node barrier's flags serve; more fall back to a counter */
 typedef struct kyi_meta {
     _Atomic uint64_t epoch;        /* mirror of kyi_dsm.epoch for same-node readers */
     _Atomic uint32_t node_arrived; /* rank 0's: the node barrier of node-shared mode (node.c) */
@@ -278,6 +279,11 @@ typedef struct kyi_meta {
     char pad0[52];
     _Atomic uint32_t node_gen;
     char pad[60];
+    /* rank 0's: the dissemination barrier of node-shared mode (node.c), a line per rank: round k's flag of
+     * rank r, written by rank r - 2^k, holds the barrier's episode */
+    struct {
+        _Atomic uint32_t round[16];
+    } node_flags[KYI_NODE_FLAG_RANKS];
     pthread_mutex_t stripe[KYI_DSM_STRIPES];
     pthread_cond_t fetched[KYI_DSM_STRIPES];
 } kyi_meta_t;

@@ -35,18 +35,39 @@ static kyi_meta_t *node_meta(void)
     return kyi_rt.rank == 0 ? kyi_dsm.meta : kyi_dsm.peer[0].meta;
 }
 
+/* A dissemination barrier (log2 P rounds; in round k rank r signals r + 2^k and waits for r - 2^k): each
+ * round one cache line crosses between two cores, where a counter takes P atomic updates of one line in turn
+ * (NPB SP class A on 16 ranks passes 9.7 million barriers). Flags hold the episode, which only grows, so a
+ * fast rank's next signal never hides the one before. */
 static int node_barrier(const char *call)
 {
     kyi_meta_t *m = node_meta();
-    uint32_t gen = atomic_load_explicit(&m->node_gen, memory_order_acquire);
-    if (atomic_fetch_add_explicit(&m->node_arrived, 1, memory_order_acq_rel) == (uint32_t)kyi_rt.nranks - 1) {
-        atomic_store_explicit(&m->node_arrived, 0, memory_order_relaxed);
-        atomic_fetch_add_explicit(&m->node_gen, 1, memory_order_release);
+    int n = kyi_rt.nranks, me = kyi_rt.rank;
+    static uint32_t episode; /* every rank passes the same barriers: the same count everywhere */
+    uint32_t e = ++episode;
+    kyi_waiter_t w;
+    int waiting = 0;
+    if (n > KYI_NODE_FLAG_RANKS) {
+        uint32_t gen = atomic_load_explicit(&m->node_gen, memory_order_acquire);
+        if (atomic_fetch_add_explicit(&m->node_arrived, 1, memory_order_acq_rel) == (uint32_t)n - 1) {
+            atomic_store_explicit(&m->node_arrived, 0, memory_order_relaxed);
+            atomic_fetch_add_explicit(&m->node_gen, 1, memory_order_release);
+            return KY_OK;
+        }
+        kyi_waiter_init_program(&w, call, "every rank of the node to arrive at the barrier");
+        while (atomic_load_explicit(&m->node_gen, memory_order_acquire) == gen) kyi_waiter_pause(&w);
         return KY_OK;
     }
-    kyi_waiter_t w;
-    kyi_waiter_init_program(&w, call, "every rank of the node to arrive at the barrier");
-    while (atomic_load_explicit(&m->node_gen, memory_order_acquire) == gen) kyi_waiter_pause(&w);
+    for (int k = 0, d = 1; d < n; k++, d <<= 1) {
+        atomic_store_explicit(&m->node_flags[(me + d) % n].round[k], e, memory_order_release);
+        _Atomic uint32_t *f = &m->node_flags[me].round[k];
+        while ((int32_t)(atomic_load_explicit(f, memory_order_acquire) - e) < 0) {
+            if (!waiting)
+                kyi_waiter_init_program(&w, call, "every rank of the node to arrive at the barrier");
+            waiting = 1;
+            kyi_waiter_pause(&w);
+        }
+    }
     return KY_OK;
 }
 
