@@ -21,7 +21,8 @@
  * Rank 0 measures; rank 1 is the home; further ranks take part in the collective calls. Table and
  * JSON lines (bench "dsm_micro", the pingpong record shape of docs/benchmarks.md). Flags: -n ITERS (fault
  * and sync iterations), -w WARMUP, --json FILE, --mem host|gpu (where the view's blocks live; the view case
- * is skipped with a line saying so where some rank has no GPU). */
+ * is skipped with a line saying so where some rank has no GPU), --node (only the node barrier of node-shared
+ * mode, back to back, against MPI_Barrier: 100 x ITERS of each, median of 5 rounds). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -232,6 +233,29 @@ static void bench_sync(size_t page)
     free(t), free(b);
 }
 
+/* --node: the node barrier of node-shared mode (docs/dsm.md), as kycc's team barrier passes it in a
+ * parallel phase, back to back (NPB SP class A passes 9.7 million), against MPI_Barrier back to back on the
+ * same ranks: time per barrier, median of 5 rounds of 100 x ITERS */
+static void bench_node_barrier(void)
+{
+    int rounds = 5, n = 100 * (g_o.iters > 0 ? g_o.iters : 100);
+    double t[5], b[5];
+    BU_KY(ky_dsm_phase(1));
+    for (int r = 0; r < rounds; r++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = bu_now();
+        for (int i = 0; i < n; i++) BU_KY(ky_barrier());
+        double t1 = bu_now();
+        for (int i = 0; i < n; i++) BU_MPI(MPI_Barrier(MPI_COMM_WORLD));
+        double t2 = bu_now();
+        t[r] = (t1 - t0) / n, b[r] = (t2 - t1) / n;
+    }
+    bu_point_t p;
+    point(&p, "node_barrier", 0, n, bu_median(t, rounds), "mpi_barrier", bu_median(b, rounds), -1);
+    emit("dsm node_barrier: ky_barrier in node-shared mode's parallel phase, back to back",
+         "mpi_barrier: MPI_Barrier", &p, 1);
+}
+
 /* (iv) the DSM view of a distributed array against the array's own get/put of the same rows */
 static void bench_view(size_t page)
 {
@@ -324,6 +348,14 @@ static void bench_view(size_t page)
 
 int main(int argc, char **argv)
 {
+    int node = 0;
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--node") == 0) { /* ours, not bu_parse's: taken out of argv */
+            node = 1;
+            memmove(&argv[i], &argv[i + 1], sizeof(char *) * (size_t)(argc - i));
+            argc--;
+            i--;
+        }
     BU_KY(ky_init(&argc, &argv));
     if (bu_parse(argc, argv, &g_o, "ky_bench_dsm",
                  "ky_bench_dsm uses -n, -w, --json, --mem (the view's blocks; others are ignored).\n")) {
@@ -340,6 +372,16 @@ int main(int argc, char **argv)
     if (ky_rank() == 0)
         printf("# ky_bench_dsm: Kyoyu %s, %s, %s, %d ranks, page %zu B, fetch path rank 0 <- rank 1: %s\n",
                ky_version(), bu_machine(), bu_date(), ky_nranks(), page, g_path);
+    if (node) { /* before any allocation, as the mode asks */
+        int on = 0;
+        BU_KY(ky_dsm_node_mode(1, &on));
+        if (on)
+            bench_node_barrier();
+        else if (ky_rank() == 0)
+            printf("# node_barrier: skipped, node-shared mode is off here (one node, KY_DSM_NODE_SHARED)\n");
+        BU_KY(ky_finalize());
+        return 0;
+    }
     bench_fault(page);
     bench_preload(page);
     bench_sync(page);
