@@ -29,11 +29,11 @@ TK = ci.TypeKind
 ARRAYS = (TK.CONSTANTARRAY, TK.VARIABLEARRAY)
 LOOPS = (CK.FOR_STMT, CK.WHILE_STMT, CK.DO_STMT)
 WRAPS = (CK.PAREN_EXPR, CK.UNEXPOSED_EXPR, CK.CSTYLE_CAST_EXPR)
-# the run-time's stand-ins (kycc_malloc ...) and OpenMP queries: they store nothing, or guard themselves
 # library functions without side effects that an orphaned loop run by one rank may call (_one_rank)
 PURE = {"sqrt", "fabs", "exp", "log", "log10", "pow", "sin", "cos", "tan", "asin", "acos", "atan", "atan2",
         "sinh", "cosh", "tanh", "floor", "ceil", "fmod", "fmin", "fmax", "abs", "labs", "cbrt", "hypot", "round",
         "trunc", "exp2", "log2", "sqrtf", "fabsf", "expf", "logf", "powf", "sinf", "cosf", "floorf", "ceilf"}
+# the run-time's stand-ins (kycc_malloc ...) and OpenMP queries: they store nothing, or guard themselves
 RT_SAFE = {"omp_get_thread_num", "omp_get_num_threads", "omp_get_max_threads", "omp_in_parallel", "malloc",
            "calloc", "realloc", "free", "omp_get_wtime", "omp_get_wtick", "omp_set_num_threads"}
 
