@@ -57,7 +57,8 @@ typedef struct {
     const char *call;
     const char *what;
     int peer;
-    int program_only; /* kyi_waiter_init_program: what it waits for needs no progress thread */
+    int program_only;   /* kyi_waiter_init_program: what it waits for needs no progress thread */
+    unsigned spin_left; /* pauses before the clock is read again (spin phase) */
 } kyi_waiter_t;
 void kyi_waiter_init(kyi_waiter_t *w, const char *call, const char *what, int peer);
 /* A wait that only other ranks' program threads end (a barrier in shared memory): where the program's threads

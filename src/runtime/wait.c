@@ -67,6 +67,7 @@ void kyi_waiter_init(kyi_waiter_t *w, const char *call, const char *what, int pe
     w->what = what;
     w->peer = peer;
     w->program_only = 0;
+    w->spin_left = 0;
 }
 
 void kyi_waiter_init_program(kyi_waiter_t *w, const char *call, const char *what)
@@ -78,11 +79,22 @@ void kyi_waiter_init_program(kyi_waiter_t *w, const char *call, const char *what
 void kyi_waiter_progress(kyi_waiter_t *w)
 {
     w->rounds = 0;
+    w->spin_left = 0;
     w->start_ns = kyi_now_ns();
 }
 
 void kyi_waiter_pause(kyi_waiter_t *w)
 {
+    /* Inside the spin phase the clock is read once per 32 pauses: a clock read per poll was 9% of NPB SP's
+     * profile (node barriers), and a waiter overshoots its spin by 32 pauses at most. */
+    if (w->spin_left > 0) {
+        w->spin_left--;
+        w->rounds++;
+#if defined(__x86_64__)
+        __builtin_ia32_pause();
+#endif
+        return;
+    }
     uint64_t now = kyi_now_ns();
     uint64_t waited = now - w->start_ns;
     w->rounds++;
@@ -104,6 +116,7 @@ void kyi_waiter_pause(kyi_waiter_t *w)
     }
     uint64_t spin = spin_ns(w->call == NULL, w->program_only);
     if (waited < spin) {
+        w->spin_left = 31;
 #if defined(__x86_64__)
         __builtin_ia32_pause();
 #endif
