@@ -29,8 +29,8 @@
 # in OFFLOAD_CC then means that Clang), OFFLOAD_CC (compilers, default gcc; OpenACC back ends are skipped for clang),
 # BACKENDS (default acc_parallel omp_target_distribute acc_kernels omp_target_loop), SHAPES (default all; names by commas or spaces),
 # BENCH_LIMIT (seconds per back end, default 110), ONLY (as --only), CLANG_FLAGS_ALSO (with OFFLOAD_CC=clang: each
-# back end timed again built with these flags too, e.g. "-foffload-lto -fopenmp-assume-no-thread-state"; its
-# records name the compiler "clang 18.1+f").
+# back end timed again built with these flags added to the default ones (-fopenmp-target-jit with CUDA 13), e.g.
+# "-fopenmp-assume-no-thread-state"; its records name the compiler "clang 18.1+f").
 set -u
 case "${1:-}" in -h | --help) sed -n '2,/^[^#]/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;; esac
 only=${ONLY:-cuda,bench,table}
@@ -105,8 +105,8 @@ if want bench; then # no --check at 512^3: its serial reference alone outlasts a
         cp "$chk/bench.jsonl" "$out/offload_bench.jsonl" 2>/dev/null # what is timed stays if the call is cut short
     done
     case "$cc" in clang*) [ -n "${CLANG_FLAGS_ALSO:-}" ] && for be in $bes; do
-        note "bench_${be}_flags: OFFLOAD_CLANG_FLAGS=\"$CLANG_FLAGS_ALSO\" (records: compiler \"clang N+f\")"
-        step "bench_${be}_flags" "${BENCH_LIMIT:-110}" env OFFLOAD_CLANG_FLAGS="$CLANG_FLAGS_ALSO" tools/offload-check \
+        note "bench_${be}_flags: OFFLOAD_CLANG_FLAGS_EXTRA=\"$CLANG_FLAGS_ALSO\" (records: compiler \"clang N+f\")"
+        step "bench_${be}_flags" "${BENCH_LIMIT:-110}" env OFFLOAD_CLANG_FLAGS_EXTRA="$CLANG_FLAGS_ALSO" tools/offload-check \
             "${cargs[@]}" --cc "$cc" --label +f --backends "$be" --bench-only --keep "$chk" \
             --bench "--n 512,512,512 --size L --steps 20 --reps 2 --shape $shapes"
         grep -E "ms/step|FAIL|no-build" "$out/bench_${be}_flags.log" | sed 's/^/    /' | tee -a "$S"

@@ -73,13 +73,14 @@ clang_cuda_path() {
 # where LLVM 18's CUDA plugin reads it from bits 0-7, finds sm_4 and refuses the image ("No images found
 # compatible with the installed hardware", H200, 2026-11-28); with the flag the program carries LLVM bitcode,
 # the plugin compiles it to PTX when it loads and the driver makes the cubin, with the same speed (within 3%
-# in the same call). OFFLOAD_CLANG_FLAGS: flags for the device builds, instead of that default.
+# in the same call). OFFLOAD_CLANG_FLAGS: flags for the device builds, instead of that default;
+# OFFLOAD_CLANG_FLAGS_EXTRA: flags added after it (what bench/offload_device.sh's CLANG_FLAGS_ALSO sets).
 clang_offload_flags() {
     local sm=$1 cc=${2:-clang} cuda
     cuda=$(clang_cuda_path)
     echo "-fopenmp-targets=nvptx64-nvidia-cuda -Xopenmp-target=nvptx64-nvidia-cuda -march=sm_$sm" \
         "${cuda:+--cuda-path=$cuda} -Wno-unknown-cuda-version -Wno-pass-failed $(clang_rpath "$cc")" \
-        "${OFFLOAD_CLANG_FLAGS-$(clang_jit_flag "$cuda" "$cc")}"
+        "${OFFLOAD_CLANG_FLAGS-$(clang_jit_flag "$cuda" "$cc")}" "${OFFLOAD_CLANG_FLAGS_EXTRA:-}"
 }
 
 # -fopenmp-target-jit where the toolkit's ptxas writes cubins LLVM 18 cannot read (CUDA 13 and later: above) and
