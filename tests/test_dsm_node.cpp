@@ -190,6 +190,34 @@ TEST_F(DsmNode, ParallelPhaseDisjointWrites)
     KYT_EXPECT_OK(ky_free(a));
 }
 
+/* The node barrier lets nobody through before every rank has arrived, barrier after barrier: each round every
+ * rank stores the round into its slot of one of two arrays (by parity) and, after one barrier, finds every
+ * slot at that round; a rank can store into the same array again only after the next barrier, which needs
+ * every rank to have finished reading. Thousands of back-to-back barriers, as kycc's NPB SP passes them. */
+TEST_F(DsmNode, BackToBackBarriersLetNobodyThroughEarly)
+{
+    int n = kyt::nranks(), me = kyt::rank(), R = kyt::scaled(3000, 300);
+    long *a = (long *)kyt::galloc(2 * (size_t)n * 16 * sizeof(long), 0); /* a slot per rank, 128 B apart */
+    ASSERT_TRUE(a);
+    KYT_EXPECT_OK(ky_dsm_phase(1));
+    int bad = 0;
+    for (int r = 0; r < R && !bad; r++) {
+        long *half = a + (size_t)(r & 1) * n * 16;
+        __atomic_store_n(&half[me * 16], (long)r, __ATOMIC_RELAXED);
+        KYT_EXPECT_OK(ky_barrier());
+        for (int q = 0; q < n; q++)
+            if (__atomic_load_n(&half[q * 16], __ATOMIC_RELAXED) != r) {
+                ADD_FAILURE() << "round " << r << ": rank " << q << "'s slot holds "
+                              << __atomic_load_n(&half[q * 16], __ATOMIC_RELAXED);
+                bad = 1;
+                break;
+            }
+    }
+    EXPECT_TRUE(kyt::all(!bad));
+    KYT_EXPECT_OK(ky_dsm_phase(0));
+    KYT_EXPECT_OK(ky_free(a));
+}
+
 /* Pages stored to in a parallel phase are isolated again in the next serial phase: every rank's `a[i] += 1`
  * adds one, round after round (each serial phase after a parallel one that wrote the same pages). */
 TEST_F(DsmNode, SerialAfterParallelIsolates)
