@@ -3,7 +3,7 @@
  * other ranks (kycc_rt.h, "Orphaned loops outside a region"), and the others on every rank as before.
  * Every local a loop leaves behind is read afterwards and stored into global data by the serial part, which
  * every rank runs: a rank without rank 0's values would merge different bytes there. orphans.sh counts the
- * loops run on rank 0 (KYCC_STATS=1): scale (x4), scale_nowait (x4) and the outside calls of scale from
+ * loops run once (KYCC_STATS=1): scale (x4), scale_nowait (x4) and the outside calls of scale from
  * both_ways (x4); fill_local_array's loop stores only locals, so every rank runs it (no serial store). */
 #include <math.h>
 #include <stdio.h>

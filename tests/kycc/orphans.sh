@@ -3,7 +3,9 @@
 # "Orphaned loops outside a region"): tests/kycc/orphans.c on 3 ranks must print what gcc's build prints,
 # count exactly its 12 such loops on every rank (KYCC_STATS=1; the others stay on every rank: a call of
 # rand, a store through a pointer, a local's address, lastprivate, reduction, a loop storing only locals),
-# and print the same again with the path off (KYCC_ONE_RANK_LOOPS=0, no loop counted).
+# and print the same again with the path off (KYCC_ONE_RANK_LOOPS=0, no loop counted) and with those loops
+# shared out over the ranks (KYCC_SHARE_ORPHANS=1: orphans.c's loops are independent, and the locals come from
+# the rank of the last iteration).
 #   orphans.sh KYCC KYRUN WORKDIR orphans.c
 # Exit 77 (skipped) when libclang's Python bindings are missing.
 set -u
@@ -13,16 +15,17 @@ mkdir -p "$work" && cd "$work" || exit 1
 gcc -O2 -fopenmp "$src" -o orphans.gcc -lm || { echo "FAIL: gcc could not build $src"; exit 1; }
 "$kycc" -O2 -fopenmp "$src" -o orphans || { echo "FAIL: kycc could not build $src"; exit 1; }
 OMP_NUM_THREADS=1 ./orphans.gcc > expected.txt || { echo "FAIL: the gcc build failed"; exit 1; }
-for mode in on off; do
+for mode in on off share; do
     want=12
     [ $mode = off ] && want=0
-    OMP_NUM_THREADS=1 KYCC_STATS=1 KYCC_ONE_RANK_LOOPS=$([ $mode = on ] && echo 1 || echo 0) \
+    OMP_NUM_THREADS=1 KYCC_STATS=1 KYCC_ONE_RANK_LOOPS=$([ $mode = off ] && echo 0 || echo 1) \
+        KYCC_SHARE_ORPHANS=$([ $mode = share ] && echo 1 || echo 0) \
         timeout 240 "$kyrun" -n 3 ./orphans > $mode.txt 2> $mode.err || { echo "FAIL: run ($mode)"; cat $mode.txt $mode.err; exit 1; }
     diff -u expected.txt $mode.txt || { echo "FAIL: the output differs from gcc's ($mode)"; exit 1; }
     for r in 0 1 2; do
-        grep -q "^kycc rank $r: .*| orphaned loops on rank 0 $want |" $mode.err ||
-            { echo "FAIL: rank $r did not run $want orphaned loops on rank 0 ($mode):"; cat $mode.err; exit 1; }
+        grep -q "^kycc rank $r: .*| orphaned loops run once $want |" $mode.err ||
+            { echo "FAIL: rank $r did not count $want orphaned loops run once ($mode):"; cat $mode.err; exit 1; }
     done
 done
-grep "^kycc rank" on.err off.err
+grep "^kycc rank" on.err off.err share.err
 echo "ok"

@@ -38,6 +38,8 @@ static size_t frame_top;
 static char *orphan_slots; /* KYCC_ORPHAN_BYTES of the global space: rank 0's locals after an orphaned loop */
 static int orphan_active;  /* an orphaned loop runs on rank 0 alone (kycc_orphan_begin) */
 static int one_rank_loops; /* KYCC_ONE_RANK_LOOPS (default 1) */
+static int share_orphans;  /* KYCC_SHARE_ORPHANS=1: such loops are shared out over the ranks instead */
+static int orphan_src;     /* the rank whose locals the others take at the loop's end */
 static unsigned char *red_slots; /* two 64-byte slots per rank for reduction partials */
 static int me, nranks;
 static int lazy; /* node-shared mode with the lazy serial phase (KYCC_LAZY_PHASE=0 turns it off) */
@@ -138,8 +140,8 @@ static void finish(void)
     if (st && *st && strcmp(st, "0") != 0)
         fprintf(
             stderr,
-            "kycc rank %d: regions %lu | serial phases %lu | phase changes skipped %lu | orphaned loops on "
-            "rank 0 %lu | in ky_dsm_phase %.3f s\n",
+            "kycc rank %d: regions %lu | serial phases %lu | phase changes skipped %lu | orphaned loops run "
+            "once %lu | in ky_dsm_phase %.3f s\n",
             me, stats.regions, stats.serial, stats.skipped, stats.one_rank, stats.phase_s);
     ky_finalize();
 }
@@ -168,6 +170,8 @@ int main(int argc, char **argv)
     lazy = node && !(lz && strcmp(lz, "0") == 0);
     const char *ol = getenv("KYCC_ONE_RANK_LOOPS");
     one_rank_loops = !(ol && strcmp(ol, "0") == 0);
+    const char *so = getenv("KYCC_SHARE_ORPHANS");
+    share_orphans = so && strcmp(so, "1") == 0;
     /* OMP_NUM_THREADS unset: OpenMP would give every rank all of its host's cores, and ranks sharing a host
      * then oversubscribe it (NPB CG class S, 2 ranks on 2 cores: 9.4 s against 0.66 s with one thread each,
      * every team barrier waiting for descheduled threads): ky_default_threads shares the cores instead. */
@@ -284,11 +288,12 @@ static void orphan_copy(void *const *vars, const size_t *sizes, int n, int to_sl
 
 void kycc_orphan_end(void *const *vars, const size_t *sizes, int n)
 {
-    if (me == 0) orphan_copy(vars, sizes, n, 1);
-    /* rank 0's stores, the loop's and its locals', are everyone's after it; the slots are written again only
-     * after the next orphaned loop's phase change, a barrier every rank passes after reading them */
+    int src = orphan_src;
+    if (me == src) orphan_copy(vars, sizes, n, 1);
+    /* the loop's stores and the source rank's locals are everyone's after it; the slots are written again
+     * only after the next orphaned loop's phase change, a barrier every rank passes after reading them */
     check(ky_barrier(), "end of an orphaned loop", "ky_barrier");
-    if (me != 0) orphan_copy(vars, sizes, n, 0);
+    if (me != src) orphan_copy(vars, sizes, n, 0);
     orphan_active = 0;
     kycc_serial_due = 1; /* still the parallel phase: the next serial store switches */
 }
@@ -354,8 +359,14 @@ static void split(long lo, long hi, int parts, int part, long *first, long *span
 static int orphan_share(long n, long *first, long *span, long *stride)
 {
     if (!orphan_active) return 0;
-    *first = 0;
-    *span = me == 0 ? n : 0;
+    if (share_orphans) { /* one block per rank; the last iteration's rank hands its locals over */
+        split(0, n, nranks, me, first, span);
+        orphan_src = n <= 0 ? 0 : n < nranks ? (int)n - 1 : nranks - 1;
+    } else {
+        *first = 0;
+        *span = me == 0 ? n : 0;
+        orphan_src = 0;
+    }
     *stride = n > 0 ? n : 1;
     return 1;
 }
