@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# NPB class A on the GPU machine's CPUs (kycc's goals, docs/performance.md), about 5 minutes on a 16-core host: kycc's
+# NPB class A on the GPU machine's CPUs (kycc's goals, docs/performance.md), about 8 minutes on a 16-core host: kycc's
 # programs against plain OpenMP on the same host, in one call.
 #   1. CG class A on 1, 2, 4, 8, 16 ranks and 8 x 2 (serial, omp, kycc: speed-ups and the ratios);
 #   2. SP and BT class A on 16 x 1 and 8 x 2 (omp, kycc);
