@@ -34,6 +34,7 @@ struct kyi_seg {
     pthread_mutex_t plan_lock;
     void *plans; /* hash buckets of cached plans (plan.c) */
     void *xseg;  /* the extra transport's registration (transport.h), NULL: reached through MPI */
+    void *xmem;  /* the extra transport's allocation of base (seg_alloc), NULL: seg.c's own or the user's */
 };
 
 typedef struct {
@@ -42,6 +43,7 @@ typedef struct {
     size_t eager, am_medium_max, stage_chunk;
     int stage_depth;
     int force_host_mpi, force_gpu_mpi;
+    int seg_alloc_tp; /* KY_SEG_ALLOC=auto: the extra transport may allocate host pieces */
     pthread_rwlock_t seg_lock;
     struct kyi_seg *segs[KYI_MAX_SEGS];
     uint32_t seg_next;
