@@ -37,11 +37,13 @@ typedef struct {
 } kyi_ucx_t;
 extern kyi_ucx_t kyi_ucx;
 
-/* A segment's registration: this rank's memory handle, every rank's piece address and rkey. */
+/* A segment's registration: this rank's memory handle, every rank's piece address and rkey, and where UCX
+ * maps a peer's piece into this process (ucp_rkey_ptr: UCX's shared memory), that mapping. */
 typedef struct {
     ucp_mem_h memh; /* NULL when this rank's piece is empty */
     uint64_t *addr; /* [nranks] */
     ucp_rkey_h *rkey;
+    void **ptr; /* [nranks] NULL: not mapped, reached by ucp_put_nbx / ucp_get_nbx */
 } kyi_ucx_seg_t;
 
 extern const kyi_transport_t kyi_tp_ucx;

@@ -92,6 +92,10 @@ int kyi_ucx_test(kyi_handle_t *h, int *done)
 {
     int err = KY_OK;
     *done = 1;
+    if (!h->xseq && !h->xreq[0] && !h->xreq[1]) { /* complete at issue: nothing of UCX's to look at */
+        kyi_hb_acquire(KYI_HB_REPLY);
+        return KY_OK;
+    }
     pthread_mutex_lock(&kyi_ucx.lock);
     if (h->xseq) { /* RMA: complete once a flush issued after it has */
         ucs_status_t st = UCS_OK;

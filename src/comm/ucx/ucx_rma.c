@@ -101,8 +101,10 @@ int kyi_ucx_seg_attach(struct kyi_seg *s)
     if (x) {
         x->addr = calloc(n, sizeof *x->addr);
         x->rkey = calloc(n, sizeof *x->rkey);
+        x->ptr = calloc(n, sizeof *x->ptr);
     }
-    if (!x || !x->addr || !x->rkey) st = kyi_fail(KY_ERR_NOMEM, call, "rank %d: no memory", kyi_rt.rank);
+    if (!x || !x->addr || !x->rkey || !x->ptr)
+        st = kyi_fail(KY_ERR_NOMEM, call, "rank %d: no memory", kyi_rt.rank);
     int gpu = s->memkind == KY_MEM_GPU;
     /* not an error: the segment keeps the MPI path's staging, as every GPU segment did before */
     int cannot = gpu && !kyi_ucx.cuda;
@@ -153,6 +155,8 @@ int kyi_ucx_seg_attach(struct kyi_seg *s)
         if (us != UCS_OK)
             st = kyi_fail(KY_ERR_SYSTEM, call, "rank %d: unpacking rank %d's rkey of segment %u failed: %s",
                           kyi_rt.rank, r, s->id, ucs_status_string(us));
+        else if (r != kyi_rt.rank && !gpu && ucp_rkey_ptr(x->rkey[r], x->addr[r], &x->ptr[r]) != UCS_OK)
+            x->ptr[r] = NULL; /* not shared memory: UCX's RMA */
     }
     if (packed) ucp_rkey_buffer_release(packed);
     pthread_mutex_unlock(&kyi_ucx.lock);
@@ -182,6 +186,7 @@ void kyi_ucx_seg_detach(struct kyi_seg *s)
     pthread_mutex_unlock(&kyi_ucx.lock);
     free(x->rkey);
     free(x->addr);
+    free(x->ptr);
     free(x);
 }
 
@@ -251,8 +256,29 @@ static int rma(kyi_handle_t *h, kyi_ucx_seg_t *x, int is_put, void *buf, size_t 
     return KY_OK;
 }
 
-static int contiguous(kyi_handle_t *h, struct kyi_seg *s, int is_put, void *buf, size_t off, size_t n)
+/* A contiguous transfer between buf (host memory if host) and the target's piece. Where UCX mapped that
+ * piece here (its shared memory, ucp_rkey_ptr) host bytes are copied with the CPU, which is what UCX's put
+ * and get do on that memory, but without a request, an endpoint flush and the worker's lock: a store
+ * followed by a fence is in the target's memory, so the handle is complete at once (no flush number), as
+ * on the direct path (rma.c). Operations still in flight to that peer are not ordered before it, as on
+ * every path: ky_fence orders. */
+static int contiguous(kyi_handle_t *h, struct kyi_seg *s, int is_put, void *buf, int host, size_t off,
+                      size_t n)
 {
+    kyi_ucx_seg_t *x = s->xseg;
+    if (host && x->ptr[h->rank]) {
+        char *remote = (char *)x->ptr[h->rank] + off;
+        if (is_put) {
+            memcpy(remote, buf, n);
+            atomic_thread_fence(memory_order_seq_cst); /* visible to the target before later flag writes */
+        } else {
+            atomic_thread_fence(memory_order_seq_cst);
+            memcpy(buf, remote, n);
+        }
+        h->tp = &kyi_tp_ucx;
+        kyi_count(KY_PATH_UCX, n);
+        return KY_OK;
+    }
     pthread_mutex_lock(&kyi_ucx.lock);
     int st = rma(h, s->xseg, is_put, buf, off, n);
     if (!st) st = finish_issue(h, n);
@@ -270,7 +296,7 @@ static int ucx_put(kyi_handle_t *h, struct kyi_seg *s, kyi_hdr_t *hdr, const voi
         KYI_CHECK(kyi_local_copy(h->call, h->tmp, -1, src, src_dev, hdr->n));
         src = h->tmp;
     }
-    return contiguous(h, s, 1, (void *)src, hdr->off, hdr->n);
+    return contiguous(h, s, 1, (void *)src, src_dev < 0 || !kyi_ucx.cuda, hdr->off, hdr->n);
 }
 
 /* A get into GPU memory landed in h->tmp: copy it to its place. */
@@ -293,7 +319,7 @@ static int ucx_get(kyi_handle_t *h, struct kyi_seg *s, kyi_hdr_t *hdr, void *dst
         h->nbytes = hdr->n;
         dst = h->tmp;
     }
-    return contiguous(h, s, 0, dst, hdr->off, hdr->n);
+    return contiguous(h, s, 0, dst, dst_dev < 0 || !kyi_ucx.cuda, hdr->off, hdr->n);
 }
 
 /* Every block of a strided layout (hdr: descriptor at the target), moved to or from the caller's side:
@@ -355,7 +381,7 @@ static int ucx_memset(kyi_handle_t *h, struct kyi_seg *s, kyi_hdr_t *hdr)
     if (!h->tmp)
         return kyi_fail(KY_ERR_NOMEM, h->call, "no memory for %llu bytes", (unsigned long long)hdr->n);
     memset(h->tmp, (int)hdr->aux, hdr->n);
-    return contiguous(h, s, 1, h->tmp, hdr->off, hdr->n);
+    return contiguous(h, s, 1, h->tmp, 1, hdr->off, hdr->n);
 }
 
 static int never_eager(size_t n)
