@@ -171,6 +171,15 @@ int kyi_ucx_seg_attach(struct kyi_seg *s)
                      s->id);
         return agree[0] || ok ? KY_OK : st;
     }
+    if (kyi_log_enabled(KYI_LOG_INFO, KYI_SUB_COMM)) {
+        int mapped = 0;
+        for (int r = 0; r < n; r++) mapped += x->ptr[r] != NULL;
+        KYI_INFO(
+            KYI_SUB_COMM,
+            "segment %u: %d of %d other ranks' pieces mapped through UCX's shared memory (CPU copies, no "
+            "UCX request); the rest by ucp_put_nbx / ucp_get_nbx",
+            s->id, mapped, n - 1);
+    }
     return KY_OK;
 }
 
