@@ -129,6 +129,12 @@ typedef struct kyi_handle {
 } kyi_handle_t;
 
 kyi_handle_t *kyi_handle_new(const char *call, int rank);
+/* The same in memory of the caller's (a blocking operation's handle on its stack: no allocation), finished
+ * by kyi_handle_wait_local, never linked or freed. */
+kyi_handle_t *kyi_handle_init(kyi_handle_t *h, const char *call, int rank);
+/* Blocking, for a handle from kyi_handle_init: complete it; returns st if that is an error, else its status.
+ */
+int kyi_handle_wait_local(kyi_handle_t *h, int st);
 /* A handle already complete with `status` (for operations finished inside the call). */
 int kyi_handle_done(kyi_handle_t *h, int status, ky_handle_t *out);
 /* Track an in-flight handle for ky_quiet/ky_fence and return it. */
