@@ -1,5 +1,7 @@
 /* Segments: collective create/destroy of host (and GPU) segments allocated by Kyoyu or given by the user,
  * sizes that differ per rank (0 included), seg_local / seg_size, and many segments alive at once. */
+#include <unistd.h>
+
 #include "kyt.h"
 
 class Seg : public kyt::MemkindTest {};
@@ -195,4 +197,94 @@ TEST(SegHost, CreateWithoutCudaForGpuIsUnsupported)
     EXPECT_TRUE(st == KY_ERR_UNSUPPORTED || st == KY_ERR_CUDA || st == KY_ERR_ARG)
         << st << " " << ky_last_error();
     EXPECT_TRUE(kyt::all(st != KY_OK));
+}
+
+/* The file behind the mapping that holds p in this process, from the kernel's list of mappings (not from
+ * Kyoyu): "" for anonymous memory, "(none)" if no mapping holds it. */
+static std::string mapping_of(const void *p)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (!f) return "(no /proc/self/maps)";
+    char line[4096];
+    std::string where = "(none)";
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo = 0, hi = 0;
+        int used = 0;
+        if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %n", &lo, &hi, &used) < 2) continue;
+        if ((uintptr_t)p < lo || (uintptr_t)p >= hi) continue;
+        where = line + used;
+        while (!where.empty() && (where.back() == '\n' || where.back() == ' ')) where.pop_back();
+        break;
+    }
+    fclose(f);
+    return where;
+}
+
+/* Host pieces Kyoyu allocates, of odd sizes that differ per rank: page-aligned, zero-filled, reachable by
+ * every other rank's put and get to their last byte and not one byte further (UCX rounds its allocations up
+ * to pages), whoever allocated them. And who did: where UCX carries them and no same-node rank maps them
+ * (every rank its own node, or KY_PATH_HOST=mpi) UCX's own shared memory, not Kyoyu's POSIX shared memory
+ * (/dev/shm/kyoyu-*), unless KY_SEG_ALLOC=shm asks for the latter (the seg.n2.ucx_shm variant); Kyoyu's
+ * everywhere else. */
+TEST(SegHost, OddSizesReachableWhoeverAllocated)
+{
+    const size_t sizes[] = {777, (1u << 20) + 3, 1, 4096 + 1};
+    const int me = ky_rank(), n = ky_nranks(), right = (me + 1) % n, left = (me + n - 1) % n;
+    const char *alloc = getenv("KY_SEG_ALLOC");
+    const bool shm_forced = alloc && !strcmp(alloc, "shm");
+    const char *host_path = getenv("KY_PATH_HOST");
+    /* no rank of this node maps the piece: alone on the node, or host paths forced through the transport */
+    const bool unmapped = ky_local_nranks() == 1 || (host_path && !strcmp(host_path, "mpi"));
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        auto size_of = [&](int r) { return sizes[k] + 2 * (size_t)r; };
+        auto salt = [&](int from) { return (uint64_t)(1000 * k + 10 + from); };
+        const size_t mine = size_of(me), theirs = size_of(right);
+        ky_seg_t seg = nullptr;
+        KYT_EXPECT_OK(ky_seg_create(nullptr, mine, KY_MEM_HOST, 0, &seg));
+        uint8_t *base = nullptr;
+        KYT_EXPECT_OK(ky_seg_local(seg, (void **)&base, nullptr));
+        ASSERT_NE(nullptr, base);
+        EXPECT_EQ(0u, (uintptr_t)base % page) << mine << " bytes";
+        EXPECT_EQ(mine, kyt::check_byte(base, mine, 0))
+            << "a fresh piece of " << mine << " bytes is not zero";
+        KYT_EXPECT_OK(ky_comm_barrier()); /* checked before the left neighbour writes it */
+
+        std::vector<uint8_t> out(theirs), back(theirs);
+        kyt::fill_pattern(out.data(), theirs, salt(me));
+        ky_path_t path = KY_PATH_SELF;
+        KYT_EXPECT_OK(ky_comm_path(right, seg, out.data(), &path));
+        const std::string where = mapping_of(base);
+        const bool kyoyu_shm = where.find("/kyoyu-") != std::string::npos;
+        if (path == KY_PATH_UCX && unmapped && !shm_forced)
+            EXPECT_FALSE(kyoyu_shm) << "UCX should have allocated this piece; it is in " << where;
+        else if (right != me)
+            EXPECT_TRUE(kyoyu_shm) << "path " << path << ": the piece should be Kyoyu's shared memory, not "
+                                   << where;
+
+        /* every byte of the right neighbour's piece, then its last byte alone, then one byte past it */
+        KYT_EXPECT_OK(ky_put(right, seg, 0, out.data(), theirs));
+        uint8_t last = (uint8_t)(0x5A ^ me);
+        out[theirs - 1] = last;
+        KYT_EXPECT_OK(ky_put(right, seg, theirs - 1, &last, 1));
+        KYT_EXPECT_STATUS(KY_ERR_RANGE, ky_put(right, seg, theirs, &last, 1));
+        KYT_EXPECT_STATUS(KY_ERR_RANGE, ky_get(back.data(), right, seg, 1, theirs));
+        KYT_EXPECT_OK(ky_comm_barrier());
+
+        /* the left neighbour's pattern landed here, checked in place */
+        std::vector<uint8_t> want(mine);
+        kyt::fill_pattern(want.data(), mine, salt(left));
+        want[mine - 1] = (uint8_t)(0x5A ^ left);
+        EXPECT_TRUE(memcmp(want.data(), base, mine) == 0)
+            << "piece of " << mine << " bytes from rank " << left << " differs at "
+            << (std::mismatch(want.begin(), want.end(), base).first - want.begin());
+        /* and reads back whole from the right neighbour */
+        KYT_EXPECT_OK(ky_get(back.data(), right, seg, 0, theirs));
+        EXPECT_TRUE(out == back) << "read back " << theirs << " bytes from rank " << right;
+        uint64_t v = 0;
+        KYT_EXPECT_OK(ky_get_val(right, seg, theirs - 1, 1, &v));
+        EXPECT_EQ((uint64_t)last, v);
+        KYT_EXPECT_OK(ky_comm_barrier());
+        KYT_EXPECT_OK(ky_seg_destroy(seg));
+    }
 }

@@ -28,10 +28,11 @@ typedef struct kyi_handle *ky_handle_t; /* a non-blocking operation in flight */
 /* ---- segments ---------------------------------------------------------------------------------- */
 
 /* Collective. Registers `bytes` of this rank's memory. With base == NULL Kyoyu allocates it: host memory
- * in shared memory that same-node ranks map directly, GPU memory with cudaMalloc on CUDA device `device`
- * (exported to same-node ranks by CUDA IPC). With base != NULL the caller's memory is registered (GPU
- * memory must come from cudaMalloc; user host memory is reached through MPI, not shared memory). All ranks
- * must pass the same memkind. bytes may be 0 on some ranks. */
+ * in shared memory that same-node ranks map directly (zero-filled, page-aligned; a piece no same-node rank
+ * maps comes from UCX where the UCX transport carries it, KY_SEG_ALLOC), GPU memory with cudaMalloc on
+ * CUDA device `device` (exported to same-node ranks by CUDA IPC). With base != NULL the caller's memory is
+ * registered (GPU memory must come from cudaMalloc; user host memory is reached through MPI, not shared
+ * memory). All ranks must pass the same memkind. bytes may be 0 on some ranks. */
 KY_API int ky_seg_create(void *base, size_t bytes, ky_memkind_t memkind, int device, ky_seg_t *out);
 /* Collective. Completes the caller's outstanding operations, frees memory Kyoyu allocated and every plan
  * cached for the segment. */

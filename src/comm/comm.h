@@ -34,6 +34,7 @@ struct kyi_seg {
     pthread_mutex_t plan_lock;
     void *plans; /* hash buckets of cached plans (plan.c) */
     void *xseg;  /* the extra transport's registration (transport.h), NULL: reached through MPI */
+    void *xmem;  /* the extra transport's allocation of base (seg_alloc), NULL: seg.c's own or the user's */
 };
 
 typedef struct {
@@ -42,6 +43,7 @@ typedef struct {
     size_t eager, am_medium_max, stage_chunk;
     int stage_depth;
     int force_host_mpi, force_gpu_mpi;
+    int seg_alloc_tp; /* KY_SEG_ALLOC=auto: the extra transport may allocate host pieces */
     pthread_rwlock_t seg_lock;
     struct kyi_seg *segs[KYI_MAX_SEGS];
     uint32_t seg_next;
@@ -127,6 +129,12 @@ typedef struct kyi_handle {
 } kyi_handle_t;
 
 kyi_handle_t *kyi_handle_new(const char *call, int rank);
+/* The same in memory of the caller's (a blocking operation's handle on its stack: no allocation), finished
+ * by kyi_handle_wait_local, never linked or freed. */
+kyi_handle_t *kyi_handle_init(kyi_handle_t *h, const char *call, int rank);
+/* Blocking, for a handle from kyi_handle_init: complete it; returns st if that is an error, else its status.
+ */
+int kyi_handle_wait_local(kyi_handle_t *h, int st);
 /* A handle already complete with `status` (for operations finished inside the call). */
 int kyi_handle_done(kyi_handle_t *h, int status, ky_handle_t *out);
 /* Track an in-flight handle for ky_quiet/ky_fence and return it. */

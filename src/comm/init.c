@@ -53,6 +53,7 @@ int kyi_comm_init(void)
     /* auto, shm/ipc or mpi: the settings table warns about anything else and gives auto */
     kyi_comm.force_host_mpi = kyi_setting_is(KYI_SET_PATH_HOST, "mpi");
     kyi_comm.force_gpu_mpi = kyi_setting_is(KYI_SET_PATH_GPU, "mpi");
+    kyi_comm.seg_alloc_tp = !kyi_setting_is(KYI_SET_SEG_ALLOC, "shm");
     pthread_rwlock_init(&kyi_comm.seg_lock, NULL);
     kyi_comm.seg_next = 0;
     memset(kyi_comm.segs, 0, sizeof kyi_comm.segs);

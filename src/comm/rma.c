@@ -45,7 +45,8 @@ static int rma_start(const char *call, int is_put, void *buf, int rank, ky_seg_t
         }
         return st;
     }
-    kyi_handle_t *h = kyi_handle_new(call, rank);
+    /* a blocking transfer's handle lives on this stack until it completes: no allocation per call */
+    kyi_handle_t local, *h = out ? kyi_handle_new(call, rank) : kyi_handle_init(&local, call, rank);
     if (!h) return KY_ERR_NOMEM;
     int st;
     if (direct) {
@@ -60,7 +61,7 @@ static int rma_start(const char *call, int is_put, void *buf, int rank, ky_seg_t
         const kyi_transport_t *tp = kyi_tp_for(s);
         st = is_put ? tp->put(h, s, &hdr, buf, ldev) : tp->get(h, s, &hdr, buf, ldev);
     }
-    return kyi_handle_launch(h, st, out);
+    return out ? kyi_handle_launch(h, st, out) : kyi_handle_wait_local(h, st);
 }
 
 /* KY_TRACE spans: a blocking call's lasts until its data has landed, a non-blocking call's until it is issued

@@ -1,6 +1,7 @@
 /* Segments: collective registration of host or GPU memory, and the mappings that let same-node ranks
  * reach each other's pieces directly (POSIX shared memory for host pieces Kyoyu allocated, CUDA IPC for
- * GPU pieces). A piece nobody can map is still reachable through its transport (transport.h). */
+ * GPU pieces). A piece nobody can map is still reachable through its transport (transport.h), which may
+ * allocate a host piece itself where no same-node rank maps it (KY_SEG_ALLOC). */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdio.h>
@@ -60,6 +61,13 @@ static int alloc_piece(const char *call, struct kyi_seg *s, void *base, size_t b
                             kyi_gpu_last_error());
         return KY_OK;
     }
+    /* A host piece no same-node rank maps (every rank its own node, or KY_PATH_HOST=mpi) is reached only
+     * through the transport: let it allocate the memory, so that a peer process of the same host gets UCX's
+     * shared-memory path (a store per put) instead of one system call per put into memory UCX only
+     * registered. Where it cannot, the piece is Kyoyu's own shared memory as below. */
+    if (bytes && kyi_tp_extra && kyi_tp_extra->seg_alloc && kyi_comm.seg_alloc_tp &&
+        (kyi_rt.local_nranks == 1 || kyi_comm.force_host_mpi) && kyi_tp_extra->seg_alloc(s) == KY_OK)
+        return KY_OK;
     char name[64];
     shm_name(name, sizeof name, s->id, kyi_rt.rank);
     size_t len = bytes ? bytes : 1;
@@ -88,6 +96,8 @@ static void free_piece(struct kyi_seg *s)
     if (!s->owned || !s->base) return;
     if (s->memkind == KY_MEM_GPU)
         kyi_gpu_free(s->base);
+    else if (s->xmem)
+        kyi_tp_extra->seg_free(s); /* the transport outlives every segment (kyi_comm_finalize) */
     else {
         munmap(s->base, s->bytes ? s->bytes : 1);
         if (s->shm_fd >= 0) close(s->shm_fd);
@@ -280,8 +290,8 @@ int ky_seg_create(void *base, size_t bytes, ky_memkind_t memkind, int device, ky
     /* Nobody may send requests for this segment before every rank has registered it. */
     int bst = kyi_rt_barrier();
     if (!st) st = bst;
-    KYI_INFO(KYI_SUB_COMM, "segment %u: %zu bytes of %s memory at %p", s->id, bytes,
-             memkind == KY_MEM_GPU ? "GPU" : "host", s->base);
+    KYI_INFO(KYI_SUB_COMM, "segment %u: %zu bytes of %s memory at %p%s", s->id, bytes,
+             memkind == KY_MEM_GPU ? "GPU" : "host", s->base, s->xmem ? " (allocated by the transport)" : "");
     *out = s;
     return st;
 }

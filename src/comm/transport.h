@@ -44,6 +44,13 @@ typedef struct kyi_transport {
     int (*progress)(void);
     /* Move bytes without serving anything (any thread, handlers included; NULL: nothing to do). */
     void (*background)(void);
+    /* This rank's host piece of s (s->bytes > 0 bytes, zero-filled, page-aligned) allocated by the transport
+     * in memory its peers reach best (UCX: shared memory a peer of the same host writes with stores, which
+     * memory UCX only registered is not): KY_OK with s->base and s->xmem set; anything else leaves s as it
+     * was, and seg.c allocates the piece itself (NULL: never). Not collective; seg_free releases it after
+     * seg_detach. */
+    int (*seg_alloc)(struct kyi_seg *s);
+    void (*seg_free)(struct kyi_seg *s);
     /* Collective, after every rank's piece exists: make s reachable (0 and s->xseg NULL: not this one). */
     int (*seg_attach)(struct kyi_seg *s);
     void (*seg_detach)(struct kyi_seg *s);

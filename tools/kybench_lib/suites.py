@@ -117,9 +117,10 @@ SUITES = {
         Case("pingpong_host_ucx", "pingpong", "--mem host", PP_HOST, UCX, ucx=True),
         # UCX's own ucx_perftest beside it (the floor of the UCX path; skipped without ucx_perftest)
         Case("ucx_perftest_host", "bench/ucx_perftest.py", "", UCX_PERFTEST, ranks=2, script=True, ucx=True),
-        # the floor for memory UCX did not allocate itself (Kyoyu's segments): ucx_perftest's own buffers come
-        # from ucp_mem_map(ALLOCATE), shared memory a peer on the same host maps and writes with a store, while
-        # UCX reaches registered memory there only through cma, a system call per put (UCX_TLS: RMA on cma)
+        # the floor for memory UCX did not allocate itself (Kyoyu's segments with KY_SEG_ALLOC=shm):
+        # ucx_perftest's own buffers, and by default Kyoyu's here, come from ucp_mem_map(ALLOCATE), shared memory
+        # a peer on the same host maps and writes with a store, while UCX reaches registered memory there only
+        # through cma, a system call per put (UCX_TLS: RMA on cma)
         Case("ucx_perftest_host_cma", "bench/ucx_perftest.py", "", UCX_PERFTEST, {"UCX_TLS": "self,cma,tcp"},
              ranks=2, script=True, ucx=True),
         Case("halo_host_shm", "halo", "--mem host", HALO_HOST),

@@ -1,6 +1,6 @@
 /* Internal: the UCX transport (this folder): one UCP context and worker per rank, an endpoint to every
- * rank, bootstrapped through the runtime's MPI (ucx_init.c); segments registered with ucp_mem_map (GPU ones
- * where UCX has its CUDA transports) and
+ * rank, bootstrapped through the runtime's MPI (ucx_init.c); segments' host pieces allocated by UCX where
+ * seg.c lets it, the others registered with ucp_mem_map (GPU ones where UCX has its CUDA transports), and
  * their rkeys exchanged at creation, put/get/strided/memset as one-sided RMA completed by an endpoint
  * flush (ucx_rma.c); active messages with ucp_am_send_nbx, queued by the receive callback and served by
  * the progress engine outside UCX (ucx_am.c). Every UCP call holds kyi_ucx.lock: the worker is
@@ -31,14 +31,19 @@ typedef struct {
     pthread_mutex_t lock;
     int cuda;            /* this UCX registers and moves CUDA memory (built with its CUDA transports) */
     kyi_ucx_flush_t *fl; /* [nranks] */
+    /* this UCX has the xpmem memory domain: a peer of the same host maps memory UCX only registered as well,
+     * so allocating segments buys nothing there (ucx_rma.c) */
+    int xpmem;
 } kyi_ucx_t;
 extern kyi_ucx_t kyi_ucx;
 
-/* A segment's registration: this rank's memory handle, every rank's piece address and rkey. */
+/* A segment's registration: this rank's memory handle, every rank's piece address and rkey, and where UCX
+ * maps a peer's piece into this process (ucp_rkey_ptr: UCX's shared memory), that mapping. */
 typedef struct {
     ucp_mem_h memh; /* NULL when this rank's piece is empty */
     uint64_t *addr; /* [nranks] */
     ucp_rkey_h *rkey;
+    void **ptr; /* [nranks] NULL: not mapped, reached by ucp_put_nbx / ucp_get_nbx */
 } kyi_ucx_seg_t;
 
 extern const kyi_transport_t kyi_tp_ucx;
@@ -77,6 +82,8 @@ struct kyi_ucx_answer *kyi_ucx_chan_reap(int *left);
 void kyi_ucx_chan_done(struct kyi_ucx_answer *done);
 
 /* ucx_rma.c */
+int kyi_ucx_seg_alloc(struct kyi_seg *s);
+void kyi_ucx_seg_free(struct kyi_seg *s);
 int kyi_ucx_seg_attach(struct kyi_seg *s);
 void kyi_ucx_seg_detach(struct kyi_seg *s);
 int kyi_ucx_test(kyi_handle_t *h, int *done);

@@ -1,17 +1,75 @@
-/* One-sided transfers over UCX: a segment's host pieces are registered with ucp_mem_map at creation and
- * every rank unpacks every other rank's rkey; puts and gets are ucp_put_nbx / ucp_get_nbx followed by an
- * endpoint flush, whose completion is the handle's (a blocking ky_put returns once the bytes are in the
- * target's memory, as on the MPI path). Strided transfers move one contiguous block per call from or into
- * the packed buffer strided.c provides. The target's CPU takes no part; the rkey bounds what a peer can
- * touch to the registered piece, and the initiator checked the range. GPU memory, of a segment or of the
- * caller's buffer, goes to UCX as it is where UCX moves CUDA memory (kyi_ucx.cuda: its cuda_copy, cuda_ipc
- * and GPUDirect RDMA transports); otherwise GPU segments stay on the MPI path and GPU buffers pass through
- * a host copy. */
+/* One-sided transfers over UCX: a segment's host pieces are allocated by UCX (below) or registered with
+ * ucp_mem_map at creation, and every rank unpacks every other rank's rkey; puts and gets are ucp_put_nbx /
+ * ucp_get_nbx followed by an endpoint flush, whose completion is the handle's (a blocking ky_put returns
+ * once the bytes are in the target's memory, as on the MPI path). Strided transfers move one contiguous
+ * block per call from or into the packed buffer strided.c provides. The target's CPU takes no part; the
+ * rkey bounds what a peer can touch to the registered piece, and the initiator checked the range. GPU
+ * memory, of a segment or of the caller's buffer, goes to UCX as it is where UCX moves CUDA memory
+ * (kyi_ucx.cuda: its cuda_copy, cuda_ipc and GPUDirect RDMA transports); otherwise GPU segments stay on the
+ * MPI path and GPU buffers pass through a host copy. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "comm/pack.h"
 #include "comm/ucx/ucx.h"
+
+/* Host pieces allocated by UCX (ucp_mem_map with UCP_MEM_MAP_ALLOCATE; seg.c asks where no same-node rank
+ * maps the piece): UCX takes them from its sysv or posix memory domain first, shared memory whose rkey a
+ * peer process of the same host unpacks as a mapping, so its put is a store (ucx_perftest's buffers are
+ * these); memory UCX only registered is reached there through cma, a system call per put. Across hosts the
+ * same memory is registered for RDMA like any other. The piece is kept only where UCX did give shared
+ * memory, which ucp_rkey_ptr through this rank's own endpoint proves: fresh shared memory is zero-filled,
+ * page-aligned and committed page by page as touched, as the POSIX shared memory seg.c allocates is
+ * (UCX's other methods, THP or the heap, give neither the mapping nor zeros: seg.c allocates those pieces
+ * itself). Where UCX has xpmem, which maps registered memory too and could prove a heap allocation
+ * shareable, UCX allocates nothing. Lock held by the callers below. */
+static int shared_memory(ucp_mem_h memh, void *addr)
+{
+    void *packed = NULL, *p = NULL;
+    size_t plen = 0;
+    ucp_rkey_h rkey = NULL;
+    int ok = ucp_rkey_pack(kyi_ucx.ctx, memh, &packed, &plen) == UCS_OK &&
+             ucp_ep_rkey_unpack(kyi_ucx.ep[kyi_rt.rank], packed, &rkey) == UCS_OK &&
+             ucp_rkey_ptr(rkey, (uint64_t)(uintptr_t)addr, &p) == UCS_OK;
+    if (rkey) ucp_rkey_destroy(rkey);
+    if (packed) ucp_rkey_buffer_release(packed);
+    return ok;
+}
+
+int kyi_ucx_seg_alloc(struct kyi_seg *s)
+{
+    if (kyi_ucx.xpmem) return KY_ERR_UNSUPPORTED;
+    ucp_mem_map_params_t mp = {.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS |
+                                             UCP_MEM_MAP_PARAM_FIELD_LENGTH | UCP_MEM_MAP_PARAM_FIELD_FLAGS,
+                               .address = NULL,
+                               .length = s->bytes,
+                               .flags = UCP_MEM_MAP_ALLOCATE};
+    ucp_mem_h memh = NULL;
+    ucp_mem_attr_t attr = {.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS | UCP_MEM_ATTR_FIELD_LENGTH};
+    pthread_mutex_lock(&kyi_ucx.lock);
+    ucs_status_t us = ucp_mem_map(kyi_ucx.ctx, &mp, &memh);
+    if (us == UCS_OK) us = ucp_mem_query(memh, &attr);
+    int ok = us == UCS_OK && attr.length >= s->bytes && shared_memory(memh, attr.address);
+    if (!ok && memh) ucp_mem_unmap(kyi_ucx.ctx, memh);
+    pthread_mutex_unlock(&kyi_ucx.lock);
+    if (!ok) {
+        KYI_INFO(KYI_SUB_COMM, "segment %u: UCX gave no shared memory for %zu bytes (%s): Kyoyu's own", s->id,
+                 s->bytes, us == UCS_OK ? "another method" : ucs_status_string(us));
+        return KY_ERR_UNSUPPORTED;
+    }
+    s->base = attr.address;
+    s->xmem = memh;
+    return KY_OK;
+}
+
+void kyi_ucx_seg_free(struct kyi_seg *s)
+{
+    pthread_mutex_lock(&kyi_ucx.lock);
+    ucp_mem_unmap(kyi_ucx.ctx, s->xmem);
+    pthread_mutex_unlock(&kyi_ucx.lock);
+    s->xmem = NULL;
+    s->base = NULL;
+}
 
 struct map_args {
     struct kyi_seg *s;
@@ -43,8 +101,10 @@ int kyi_ucx_seg_attach(struct kyi_seg *s)
     if (x) {
         x->addr = calloc(n, sizeof *x->addr);
         x->rkey = calloc(n, sizeof *x->rkey);
+        x->ptr = calloc(n, sizeof *x->ptr);
     }
-    if (!x || !x->addr || !x->rkey) st = kyi_fail(KY_ERR_NOMEM, call, "rank %d: no memory", kyi_rt.rank);
+    if (!x || !x->addr || !x->rkey || !x->ptr)
+        st = kyi_fail(KY_ERR_NOMEM, call, "rank %d: no memory", kyi_rt.rank);
     int gpu = s->memkind == KY_MEM_GPU;
     /* not an error: the segment keeps the MPI path's staging, as every GPU segment did before */
     int cannot = gpu && !kyi_ucx.cuda;
@@ -52,7 +112,10 @@ int kyi_ucx_seg_attach(struct kyi_seg *s)
     if (!st && !cannot && s->bytes) {
         struct map_args m = {s, x, UCS_OK};
         /* UCX registers CUDA memory in the current context: the piece's device */
-        if (gpu ? kyi_gpu_on_device(s->device, map_piece, &m) : map_piece(&m)) m.us = UCS_ERR_NO_DEVICE;
+        if (s->xmem)
+            x->memh = s->xmem; /* allocated by UCX, registered with it */
+        else if (gpu ? kyi_gpu_on_device(s->device, map_piece, &m) : map_piece(&m))
+            m.us = UCS_ERR_NO_DEVICE;
         ucs_status_t us = m.us;
         if (us == UCS_OK) us = ucp_rkey_pack(kyi_ucx.ctx, x->memh, &packed, &plen);
         if (us != UCS_OK)
@@ -92,6 +155,8 @@ int kyi_ucx_seg_attach(struct kyi_seg *s)
         if (us != UCS_OK)
             st = kyi_fail(KY_ERR_SYSTEM, call, "rank %d: unpacking rank %d's rkey of segment %u failed: %s",
                           kyi_rt.rank, r, s->id, ucs_status_string(us));
+        else if (r != kyi_rt.rank && !gpu && ucp_rkey_ptr(x->rkey[r], x->addr[r], &x->ptr[r]) != UCS_OK)
+            x->ptr[r] = NULL; /* not shared memory: UCX's RMA */
     }
     if (packed) ucp_rkey_buffer_release(packed);
     pthread_mutex_unlock(&kyi_ucx.lock);
@@ -106,6 +171,15 @@ int kyi_ucx_seg_attach(struct kyi_seg *s)
                      s->id);
         return agree[0] || ok ? KY_OK : st;
     }
+    if (kyi_log_enabled(KYI_LOG_INFO, KYI_SUB_COMM)) {
+        int mapped = 0;
+        for (int r = 0; r < n; r++) mapped += x->ptr[r] != NULL;
+        KYI_INFO(
+            KYI_SUB_COMM,
+            "segment %u: %d of %d other ranks' pieces mapped through UCX's shared memory (CPU copies, no "
+            "UCX request); the rest by ucp_put_nbx / ucp_get_nbx",
+            s->id, mapped, n - 1);
+    }
     return KY_OK;
 }
 
@@ -117,10 +191,11 @@ void kyi_ucx_seg_detach(struct kyi_seg *s)
     pthread_mutex_lock(&kyi_ucx.lock);
     for (int r = 0; x->rkey && r < kyi_rt.nranks; r++)
         if (x->rkey[r]) ucp_rkey_destroy(x->rkey[r]);
-    if (x->memh) ucp_mem_unmap(kyi_ucx.ctx, x->memh);
+    if (x->memh && x->memh != s->xmem) ucp_mem_unmap(kyi_ucx.ctx, x->memh); /* UCX's own: freed with s */
     pthread_mutex_unlock(&kyi_ucx.lock);
     free(x->rkey);
     free(x->addr);
+    free(x->ptr);
     free(x);
 }
 
@@ -190,8 +265,29 @@ static int rma(kyi_handle_t *h, kyi_ucx_seg_t *x, int is_put, void *buf, size_t 
     return KY_OK;
 }
 
-static int contiguous(kyi_handle_t *h, struct kyi_seg *s, int is_put, void *buf, size_t off, size_t n)
+/* A contiguous transfer between buf (host memory if host) and the target's piece. Where UCX mapped that
+ * piece here (its shared memory, ucp_rkey_ptr) host bytes are copied with the CPU, which is what UCX's put
+ * and get do on that memory, but without a request, an endpoint flush and the worker's lock: a store
+ * followed by a fence is in the target's memory, so the handle is complete at once (no flush number), as
+ * on the direct path (rma.c). Operations still in flight to that peer are not ordered before it, as on
+ * every path: ky_fence orders. */
+static int contiguous(kyi_handle_t *h, struct kyi_seg *s, int is_put, void *buf, int host, size_t off,
+                      size_t n)
 {
+    kyi_ucx_seg_t *x = s->xseg;
+    if (host && x->ptr[h->rank]) {
+        char *remote = (char *)x->ptr[h->rank] + off;
+        if (is_put) {
+            memcpy(remote, buf, n);
+            atomic_thread_fence(memory_order_seq_cst); /* visible to the target before later flag writes */
+        } else {
+            atomic_thread_fence(memory_order_seq_cst);
+            memcpy(buf, remote, n);
+        }
+        h->tp = &kyi_tp_ucx;
+        kyi_count(KY_PATH_UCX, n);
+        return KY_OK;
+    }
     pthread_mutex_lock(&kyi_ucx.lock);
     int st = rma(h, s->xseg, is_put, buf, off, n);
     if (!st) st = finish_issue(h, n);
@@ -209,7 +305,7 @@ static int ucx_put(kyi_handle_t *h, struct kyi_seg *s, kyi_hdr_t *hdr, const voi
         KYI_CHECK(kyi_local_copy(h->call, h->tmp, -1, src, src_dev, hdr->n));
         src = h->tmp;
     }
-    return contiguous(h, s, 1, (void *)src, hdr->off, hdr->n);
+    return contiguous(h, s, 1, (void *)src, src_dev < 0 || !kyi_ucx.cuda, hdr->off, hdr->n);
 }
 
 /* A get into GPU memory landed in h->tmp: copy it to its place. */
@@ -232,7 +328,7 @@ static int ucx_get(kyi_handle_t *h, struct kyi_seg *s, kyi_hdr_t *hdr, void *dst
         h->nbytes = hdr->n;
         dst = h->tmp;
     }
-    return contiguous(h, s, 0, dst, hdr->off, hdr->n);
+    return contiguous(h, s, 0, dst, dst_dev < 0 || !kyi_ucx.cuda, hdr->off, hdr->n);
 }
 
 /* Every block of a strided layout (hdr: descriptor at the target), moved to or from the caller's side:
@@ -294,7 +390,7 @@ static int ucx_memset(kyi_handle_t *h, struct kyi_seg *s, kyi_hdr_t *hdr)
     if (!h->tmp)
         return kyi_fail(KY_ERR_NOMEM, h->call, "no memory for %llu bytes", (unsigned long long)hdr->n);
     memset(h->tmp, (int)hdr->aux, hdr->n);
-    return contiguous(h, s, 1, h->tmp, hdr->off, hdr->n);
+    return contiguous(h, s, 1, h->tmp, 1, hdr->off, hdr->n);
 }
 
 static int never_eager(size_t n)
@@ -318,6 +414,8 @@ const kyi_transport_t kyi_tp_ucx = {
     .test = kyi_ucx_test,
     .progress = kyi_ucx_am_progress,
     .background = kyi_ucx_background,
+    .seg_alloc = kyi_ucx_seg_alloc,
+    .seg_free = kyi_ucx_seg_free,
     .seg_attach = kyi_ucx_seg_attach,
     .seg_detach = kyi_ucx_seg_detach,
     .fini = kyi_ucx_fini,
