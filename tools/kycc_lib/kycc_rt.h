@@ -45,7 +45,8 @@ void kycc_serial_eager(void);
  * KYCC_ST the loop had before) inside a region, without the lazy serial phase, on one rank, when the
  * locals exceed 64 KiB or under KYCC_ONE_RANK_LOOPS=0: every rank runs the loop as before. With
  * KYCC_SHARE_ORPHANS=1 (the user's promise that such loops' iterations are independent, as inside a region)
- * the schedule gives each rank one block instead, and the rank of the last iteration hands its locals over. */
+ * the schedule gives each rank one block instead, and the rank of the last iteration hands its locals over.
+ */
 int kycc_orphan_begin(const char *where, size_t local_bytes);
 void kycc_orphan_end(void *const *vars, const size_t *sizes, int n);
 /* Slots of the global space for the enclosing function's locals that a region writes (stack discipline). */
