@@ -297,9 +297,10 @@ _NPB_ORDER = ("none", "mapping", "affinity", "update")
 
 
 def npb(recs, folder):
-    """NPB on kycc (seed 003 Figs. 2-5): page transfers (fetched + preloaded + pushed, all ranks) and speed-up
-    over the serial build per variant against ranks, grouped bars; runs NPB did not verify are left out, and
-    runs under other settings (field `settings`) are variants of their own."""
+    """NPB on kycc (seed 003 Figs. 2-5): page transfers (fetched + preloaded + pushed, all ranks; the pages
+    written back at barriers stacked on them, lighter) and speed-up over the serial build per variant against
+    ranks, grouped bars; runs NPB did not verify are left out, and runs under other settings (field
+    `settings`, KY_DSM_NODE_SHARED aside) are variants of their own."""
     out = []
     groups = {}
     for r in recs:
@@ -322,7 +323,7 @@ def npb(recs, folder):
         ranks = sorted({r["ranks"] for r in kycc})
         at = {(label(r), r["ranks"]): r for r in kycc}
         for field, ylabel, what, fname in (
-                ("page_transfers", "page transfers (all ranks)", "page transfers", "pages"),
+                ("page_transfers", "pages fetched, then written back (all ranks)", "page transfers", "pages"),
                 ("speedup", "speed-up over serial", "speed-up over serial", "speedup")):
             if field == "speedup" and not serial:
                 continue
@@ -337,11 +338,18 @@ def npb(recs, folder):
                               else r.get(field, 0))
                 ax.bar(xs, ys, width=w, color=COLORS[i % len(COLORS)], label=v,
                        hatch="//" if "(" in v else None)
+                if field == "page_transfers":
+                    # the pages written back at barriers (diffs) on top, lighter: SCASH's transfers both ways
+                    ax.bar(xs, [at[(v, p)].get("diffs", 0) if (v, p) in at else 0 for p in ranks], width=w,
+                           bottom=ys, color=COLORS[i % len(COLORS)], alpha=0.35, edgecolor="0.3", linewidth=0.3)
             ax.set_xticks(range(len(ranks)))
             ax.set_xticklabels([str(p) for p in ranks])
             ax.set_xlabel("ranks (1 thread each)")
             ax.set_ylabel(ylabel)
             ax.grid(True, axis="y", alpha=0.3)
+            if field == "page_transfers":
+                ax.bar([0], [0], color="0.6", alpha=0.35, edgecolor="0.3", linewidth=0.3,
+                       label="lighter: pages written back")
             ax.legend(fontsize=7)
             title = f"NPB {prog.upper()} class {cls} on kycc: {what} per variant ({_stamp(kycc)})"
             ax.set_title(_two_lines(title), fontsize=9)
