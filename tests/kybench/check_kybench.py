@@ -151,7 +151,8 @@ def step_report(kybench, build, work):
     pngs_ok(os.path.join(rep, "fxfig"), ["coll_allgather_host.png", "coll_allreduce_host.png",
                                          "stencil_27pt_N256_gpu_weak.png", "stencil_27pt_N256_gpu_phases.png",
                                          "dsm_stencil7_pages.png", "stencil_7pt_N512_gpu_weak.png",
-                                         "stencil_7pt_N512_gpu_phases.png"])
+                                         "stencil_7pt_N512_gpu_phases.png", "npb_sp_A_pages.png",
+                                         "npb_sp_A_speedup.png"])
     with open(fmd) as fh:
         text = fh.read()
     check("| mpi_allgather |" in text and "16 B, p=2" in text and "128 KiB, p=4" in text,

@@ -5,6 +5,8 @@
   coll      latency against message size per operation, memory and rank count, algorithms beside MPI/NCCL
   stencil   weak scaling (time and efficiency against ranks) and per-phase stacked bars (seed 000 Figs. 12-13)
   dsm       pages fetched and time per variant against ranks, grouped bars (seed 003 Figs. 3 and 5)
+  npb       NPB on kycc: page transfers and speed-up over serial per variant against ranks, grouped bars, one
+            pair per program and class (seed 003 Figs. 2-5)
   io        write and read bandwidth against snapshot size, every path beside h5py, plain HDF5 and the
             disk's raw O_DIRECT floor (seed 002's GDS figures)
 
@@ -288,6 +290,70 @@ def dsm(recs, folder):
             title = f"{app}: {what} per variant, baseline {' / '.join(base) or '-'} ({_stamp(g)})"
             ax.set_title(_two_lines(title), fontsize=9)
             out.append((_save(fig, folder, f"dsm_{app}_{fname}.png"), title))
+    return out
+
+
+_NPB_ORDER = ("none", "mapping", "affinity", "update")
+
+
+def npb(recs, folder):
+    """NPB on kycc (seed 003 Figs. 2-5): page transfers (fetched + preloaded + pushed, all ranks; the pages
+    written back at barriers stacked on them, lighter) and speed-up over the serial build per variant against
+    ranks, grouped bars; runs NPB did not verify are left out, and runs under other settings (field
+    `settings`, KY_DSM_NODE_SHARED aside) are variants of their own."""
+    out = []
+    groups = {}
+    for r in recs:
+        if r.get("bench") == "npb":
+            groups.setdefault((r["program"], r["class"]), []).append(r)
+    for (prog, cls), g in sorted(groups.items()):
+        serial = next((r.get("time_s") for r in g if r["build"] == "serial" and r.get("verified")), None)
+        kycc = [r for r in g if r["build"] == "kycc" and r.get("verified") and r.get("threads", 1) == 1]
+        if not kycc:
+            continue
+
+        def label(r):
+            s = r.get("settings") or ""
+            s = ",".join(kv for kv in s.split(",") if kv and not kv.startswith("KY_DSM_NODE_SHARED"))
+            return r["variant"] + (f" ({s})" if s else "")
+
+        base = sorted({r["variant"] for r in kycc}, key=lambda v: _NPB_ORDER.index(v) if v in _NPB_ORDER else 9)
+        variants = sorted({label(r) for r in kycc},
+                          key=lambda v: (v != v.split(" ")[0], base.index(v.split(" ")[0]), v))
+        ranks = sorted({r["ranks"] for r in kycc})
+        at = {(label(r), r["ranks"]): r for r in kycc}
+        for field, ylabel, what, fname in (
+                ("page_transfers", "pages fetched, then written back (all ranks)", "page transfers", "pages"),
+                ("speedup", "speed-up over serial", "speed-up over serial", "speedup")):
+            if field == "speedup" and not serial:
+                continue
+            fig, ax = plt.subplots(figsize=(6.5, 4.2))
+            w = 0.8 / max(1, len(variants))
+            for i, v in enumerate(variants):
+                xs = [j + (i - (len(variants) - 1) / 2) * w for j in range(len(ranks))]
+                ys = []
+                for p in ranks:
+                    r = at.get((v, p))
+                    ys.append(0 if r is None else serial / r["time_s"] if field == "speedup" and r.get("time_s")
+                              else r.get(field, 0))
+                ax.bar(xs, ys, width=w, color=COLORS[i % len(COLORS)], label=v,
+                       hatch="//" if "(" in v else None)
+                if field == "page_transfers":
+                    # the pages written back at barriers (diffs) on top, lighter: SCASH's transfers both ways
+                    ax.bar(xs, [at[(v, p)].get("diffs", 0) if (v, p) in at else 0 for p in ranks], width=w,
+                           bottom=ys, color=COLORS[i % len(COLORS)], alpha=0.35, edgecolor="0.3", linewidth=0.3)
+            ax.set_xticks(range(len(ranks)))
+            ax.set_xticklabels([str(p) for p in ranks])
+            ax.set_xlabel("ranks (1 thread each)")
+            ax.set_ylabel(ylabel)
+            ax.grid(True, axis="y", alpha=0.3)
+            if field == "page_transfers":
+                ax.bar([0], [0], color="0.6", alpha=0.35, edgecolor="0.3", linewidth=0.3,
+                       label="lighter: pages written back")
+            ax.legend(fontsize=7)
+            title = f"NPB {prog.upper()} class {cls} on kycc: {what} per variant ({_stamp(kycc)})"
+            ax.set_title(_two_lines(title), fontsize=9)
+            out.append((_save(fig, folder, f"npb_{prog}_{cls}_{fname}.png"), title))
     return out
 
 

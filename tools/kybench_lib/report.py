@@ -5,7 +5,7 @@ The document is hand-written except for blocks between `<!-- kybench:begin NAME 
 whose records are absent is left as it was. Blocks with records but no markers in the document are appended
 at its end under a heading of their own. Block names: comm-pingpong, comm-halo, comm-figures, coll-tables,
 coll-latency, coll-bandwidth, coll-figures, stencil-tables, stencil-figures, dsm-tables, dsm-figures, dsm-micro,
-npb-tables, device-table, io-tables, io-figures, timeline-figures (every *.trace.json beside the records)."""
+npb-tables, npb-figures, device-table, io-tables, io-figures, timeline-figures (every *.trace.json beside the records)."""
 import os
 import re
 
@@ -26,6 +26,7 @@ BLOCKS = [
     ("dsm-figures", None, ("dsm",), "DSM page transfers (seed 003 Figs. 3 and 5 style)"),
     ("dsm-micro", tables.dsm_micro, None, "DSM operations against MPI"),
     ("npb-tables", tables.npb, None, "NPB on kycc (seed 003 Figs. 2-5 style)"),
+    ("npb-figures", None, ("npb",), "NPB on kycc: page transfers and speed-up per variant (seed 003 Figs. 2-5 style)"),
     ("device-table", tables.device, None, "Device API: put_signal round trips, NVSHMEM and the floors"),
     ("io-tables", tables.io, None, "HDF5 from GPU memory: GB/s per path and the goals"),
     ("io-figures", None, ("io",), "HDF5 from GPU memory: bandwidth per path (seed 002 style)"),

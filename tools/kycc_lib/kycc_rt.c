@@ -5,6 +5,7 @@
 #include "kycc_rt.h"
 #include "smint_rt.h"
 
+#include <limits.h>
 #include <malloc.h>
 #include <omp.h>
 #include <stdint.h>
@@ -88,6 +89,12 @@ static void *galloc(size_t bytes)
  * is packed into one page range homed at rank 0 so a scalar costs no page of its own. */
 static void allocate_globals(void)
 {
+    /* KYCC_PLACEMENT=whole: arrays without a mapping directive are cut as seed 003's Omni/SCASH cut them (the
+     * whole array in equal blocks), not on their first dimension; for comparing its variants' page counts */
+    const char *pl = getenv("KYCC_PLACEMENT");
+    int whole = pl && strcmp(pl, "whole") == 0;
+    if (pl && *pl && !whole && strcmp(pl, "first") != 0)
+        kycc_fail("start-up", "KYCC_PLACEMENT is first or whole");
     size_t small = 0;
     for (int i = 0; i < nvars; i++)
         if (vars[i].size < KYCC_SMALL && vars[i].map_dim == -1)
@@ -109,6 +116,11 @@ static void allocate_globals(void)
                 divs[k] = k == d ? nranks : 1;
             }
             dims[v->ndim] = divs[v->ndim] = -1;
+            if (v->map_dim == -1 && whole && v->size / v->elem <= INT_MAX) {
+                /* Omni/SCASH's default: the array as one run of elements in nranks equal blocks */
+                dims[0] = (int)(v->size / v->elem), divs[0] = nranks;
+                dims[1] = divs[1] = -1;
+            }
             p = ky_mapalloc(dims, divs, v->elem, 0, nranks);
             if (!p) check(-1, v->where, "ky_mapalloc");
         } else {
