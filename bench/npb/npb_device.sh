@@ -9,12 +9,13 @@
 #   4. the page transfers per variant with the page protocol (KY_DSM_NODE_SHARED=0), CG and BT class S on 4 ranks.
 # One line per run in $OUT/npb.jsonl (bench/npb/npb_bench.py's records), logs and summary.txt beside it.
 #
-#   bench/npb/npb_device.sh [--only cg,spbt,spquiet,spshare,barrier,pages]   (bt or sp alone: one of the two)
+#   bench/npb/npb_device.sh [--only cg,spbt,spquiet,spshare,barrier,pages]   (bt or sp alone: one of the two;
+#   scaleW, not in the default: SP and BT class W on 1-16 ranks against serial and OpenMP)
 #
 # Environment: NPB (the fetched NPB3.0-omp-C, default .scratch/npb/NPB3.0-omp-C), BUILD (default build), OUT,
 # NPB_ONLY (as --only, for tools/device-run).
 set -u
-case "${1:-}" in -h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+case "${1:-}" in -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 only=${NPB_ONLY:-cg,spbt,spquiet,spshare,barrier,pages}
 [ "${1:-}" = "--only" ] && only=${2:-}
 root="$(cd -P -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -60,6 +61,14 @@ if want spshare; then # SP's orphaned txinvr and add shared out over the ranks (
     nbstep sp_A_share 120 --bench sp --class A --ranks 16,8x2 --variants none --builds kycc --timeout 80 \
         --kyenv KYCC_SHARE_ORPHANS=1
     tail -3 "$out/sp_A_share.log" | sed 's/^/    /' | tee -a "$S"
+fi
+if want scaleW; then # speed-ups over the serial build on 1-16 ranks for SP and BT too (class W: class A's serial
+    # runs alone would take minutes); not in the default list: a call of its own, NPB_ONLY=scaleW
+    for b in bt sp; do
+        nbstep ${b}_W_scale 200 --bench $b --class W --ranks 1,2,4,8,16,8x2 --variants none \
+            --builds serial,omp,kycc --timeout 60
+        tail -14 "$out/${b}_W_scale.log" | sed 's/^/    /' | tee -a "$S"
+    done
 fi
 if want barrier; then # what one node barrier costs back to back (SP: 9.7 million per rank), beside MPI_Barrier
     for n in 16 8; do
