@@ -61,15 +61,7 @@ static int node_barrier(const char *call)
     for (int k = 0, d = 1; d < n; k++, d <<= 1) {
         atomic_store_explicit(&m->node_flags[(me + d) % n].round[k], e, memory_order_release);
         _Atomic uint32_t *f = &m->node_flags[me].round[k];
-        /* a few hundred pauses before the waiter, whose clock read per poll was 9% of NPB SP's profile */
-        int spins = kyi_rt.threads_fit ? 256 : 0;
         while ((int32_t)(atomic_load_explicit(f, memory_order_acquire) - e) < 0) {
-            if (spins-- > 0) {
-#if defined(__x86_64__)
-                __builtin_ia32_pause();
-#endif
-                continue;
-            }
             if (!waiting)
                 kyi_waiter_init_program(&w, call, "every rank of the node to arrive at the barrier");
             waiting = 1;
