@@ -156,7 +156,7 @@ class Emitter:
             head.append("kycc_serial_eager();")
             one = None
         elif one is not None:
-            # outside a region rank 0 runs the loop alone and hands the locals it wrote to the others
+            # outside a region the loop runs once (kycc_rt.h) and the locals it wrote go to every rank
             vs = [self.outer(v, c) for v in one]
             head.append('int __kyo%d = kycc_orphan_begin("%s", 0%s);' % (
                 i, self.where_str(c), "".join(" + sizeof %s" % v for v in vs)))
@@ -216,7 +216,6 @@ class Emitter:
             tail.append("kycc_barrier();")
         if one is not None:
             # through copies: taking the locals' own addresses would keep them out of registers in the loop
-            vs = [self.outer(v, c) for v in one]
             cp = ["__typeof__(%s) __kyov%d_%d; __builtin_memcpy(&__kyov%d_%d, &%s, sizeof %s);" % (
                 v, i, k, i, k, v, v) for k, v in enumerate(vs)]
             back = ["__builtin_memcpy(&%s, &__kyov%d_%d, sizeof %s);" % (v, i, k, v) for k, v in enumerate(vs)]

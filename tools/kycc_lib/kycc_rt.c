@@ -18,7 +18,7 @@
 #define KYCC_MAX_VARS 4096
 #define KYCC_SMALL 4096               /* data below this share one allocation homed at rank 0 */
 #define KYCC_FRAME_BYTES (1u << 20)   /* slots for locals that regions write */
-#define KYCC_ORPHAN_BYTES (64u << 10) /* locals an orphaned loop run by rank 0 hands to the others */
+#define KYCC_ORPHAN_BYTES (64u << 10) /* locals an orphaned loop run once hands to the other ranks */
 #define KYCC_LOCK_BASE (KY_DSM_LOCKS - 2048)
 #define KYCC_FLUSH_LOCK (KY_DSM_LOCKS - 1)
 
@@ -36,8 +36,8 @@ static int nvars;
 static int in_region; /* set by the serial thread before its threads start */
 static char *frame_base;
 static size_t frame_top;
-static char *orphan_slots; /* KYCC_ORPHAN_BYTES of the global space: rank 0's locals after an orphaned loop */
-static int orphan_active;  /* an orphaned loop runs on rank 0 alone (kycc_orphan_begin) */
+static char *orphan_slots; /* KYCC_ORPHAN_BYTES of the global space: the source rank's locals (orphan_src) */
+static int orphan_active;  /* an orphaned loop runs once, not on every rank (kycc_orphan_begin) */
 static int one_rank_loops; /* KYCC_ONE_RANK_LOOPS (default 1) */
 static int share_orphans;  /* KYCC_SHARE_ORPHANS=1: such loops are shared out over the ranks instead */
 static int orphan_src;     /* the rank whose locals the others take at the loop's end */
@@ -268,14 +268,15 @@ int kycc_orphan_begin(const char *where, size_t local_bytes)
 {
     /* inside a region (the loop's function called from one) the loop is shared out as usual */
     if (in_region || omp_in_parallel()) return 0;
-    /* the parallel phase is what lets rank 0's stores reach the one copy; without it (page protocol, an
+    /* the parallel phase is what lets the loop's stores reach the one copy; without it (page protocol, an
      * if(false) region's unchecked body, or off) every rank runs the loop in the serial phase */
     if (!lazy || inactive || !one_rank_loops || nranks == 1 ||
         local_bytes > KYCC_ORPHAN_BYTES / 2) { /* half: room for the slots' alignment */
         KYCC_ST;
         return 0;
     }
-    /* the barrier in the phase change: no rank still reads, in the serial code before, what rank 0 stores */
+    /* the barrier in the phase change: no rank still reads, in the serial code before, what the loop stores
+     */
     kycc_serial_due = 0;
     phase(1, where);
     orphan_active = 1;
@@ -283,7 +284,7 @@ int kycc_orphan_begin(const char *where, size_t local_bytes)
     return 1;
 }
 
-/* rank 0's locals into the slots, or the slots into another rank's locals */
+/* the source rank's locals into the slots, or the slots into another rank's locals */
 static void orphan_copy(void *const *vars, const size_t *sizes, int n, int to_slots)
 {
     size_t at = 0;
@@ -367,7 +368,7 @@ static void split(long lo, long hi, int parts, int part, long *first, long *span
     *span = q + (part < r);
 }
 
-/* an orphaned loop run by rank 0 alone: all of it there, none elsewhere */
+/* an orphaned loop run once: all of it on rank 0, or one block per rank under KYCC_SHARE_ORPHANS=1 */
 static int orphan_share(long n, long *first, long *span, long *stride)
 {
     if (!orphan_active) return 0;
