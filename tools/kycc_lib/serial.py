@@ -155,7 +155,7 @@ class SerialStores:
         own = set(lv["var"] for lv in con.loop["levels"]) | set(con.p.clause_list("private")) | \
             set(con.p.clause_list("firstprivate"))
         shared = {}
-        for o, _, c in nodes:
+        for o, end, c in nodes:
             if not a <= o < e:
                 continue
             if c.kind == CK.CALL_EXPR:
@@ -163,23 +163,16 @@ class SerialStores:
                 if r is None or r.spelling not in PURE or not self._library(r):
                     return None
                 continue
-            target = None
-            kids = list(c.get_children())
-            if c.kind in (CK.BINARY_OPERATOR, CK.COMPOUND_ASSIGNMENT_OPERATOR) and len(kids) == 2:
-                if c.kind == CK.COMPOUND_ASSIGNMENT_OPERATOR or \
-                        self.src[kids[0].extent.end.offset:kids[1].extent.start.offset].strip() == "=":
-                    target = kids[0]
-            elif c.kind == CK.UNARY_OPERATOR and len(kids) == 1:
-                op = self.src[o:kids[0].extent.start.offset].strip() or \
-                    self.src[kids[0].extent.end.offset:c.extent.end.offset].strip()
-                if op == "&":
-                    root = self._root(kids[0])
-                    if root is None or self._local_var(root):
-                        return None   # a local's address may carry rank 0's stores where others never see them
-                elif op in ("++", "--"):
-                    target = kids[0]
-            if target is None:
+            op, operand = self._unary(c, o, end)
+            if op == "&":
+                root = self._root(operand)
+                if root is None or self._local_var(root):
+                    return None   # a local's address may carry rank 0's stores where others never see them
                 continue
+            st = self._store(c, o, end)
+            if st is None:
+                continue
+            target = st[0]
             root = self._root(target)
             if root is None:
                 return None
@@ -218,39 +211,44 @@ class SerialStores:
         self.edit(s, s, "(%s, " % head, (3, d))
         self.edit(e, e, ")", (3, -d))
 
-    def _guard_one(self, c, s, e):
+    def _unary(self, c, s, e):
+        """A unary operator's text (++, --, &, ...) and its operand; (None, None) for anything else. s, e:
+        c's extent offsets."""
+        kids = list(c.get_children())
+        if c.kind != CK.UNARY_OPERATOR or len(kids) != 1:
+            return None, None
+        k = kids[0]
+        return self.src[s:k.extent.start.offset].strip() or self.src[k.extent.end.offset:e].strip(), k
+
+    def _store(self, c, s, e):
+        """(target, right side) of an assignment or compound assignment, (target, None) of ++ or --, None for
+        anything else."""
         kids = list(c.get_children())
         if c.kind in (CK.BINARY_OPERATOR, CK.COMPOUND_ASSIGNMENT_OPERATOR) and len(kids) == 2:
             lhs, rhs = kids
-            if c.kind == CK.BINARY_OPERATOR and \
-                    self.src[lhs.extent.end.offset:rhs.extent.start.offset].strip() != "=":
-                return
+            if c.kind == CK.COMPOUND_ASSIGNMENT_OPERATOR or \
+                    self.src[lhs.extent.end.offset:rhs.extent.start.offset].strip() == "=":
+                return lhs, rhs
+            return None
+        op, k = self._unary(c, s, e)
+        return (k, None) if op in ("++", "--") else None
+
+    def _guard_one(self, c, s, e):
+        st = self._store(c, s, e)
+        if st is not None:
+            lhs, rhs = st
             if self._local_lvalue(lhs):
                 return
             self.guards["stores"] += 1
             if self._may_run_region(lhs):
                 self.guards["eager"] += 1
                 self._wrap(c, s, e, "kycc_serial_eager()")
-            elif self._may_run_region(rhs):
+            elif rhs is not None and self._may_run_region(rhs):
                 d, n = self._depth(rhs) - 0.5, self._nv  # outside rhs's own wrap (rhs may be a call)
                 self._nv += 1
                 rs, re_ = rhs.extent.start.offset, rhs.extent.end.offset
                 self.edit(rs, rs, "({ __auto_type __kyv%d = (" % n, (3, d))
                 self.edit(re_, re_, "); KYCC_ST; __kyv%d; })" % n, (3, -d))
-            else:
-                self._wrap(c, s, e, "KYCC_ST")
-        elif c.kind == CK.UNARY_OPERATOR and len(kids) == 1:
-            k = kids[0]
-            pre = self.src[s:k.extent.start.offset].strip()
-            post = self.src[k.extent.end.offset:e].strip()
-            if pre not in ("++", "--") and post not in ("++", "--"):
-                return
-            if self._local_lvalue(k):
-                return
-            self.guards["stores"] += 1
-            if self._may_run_region(k):
-                self.guards["eager"] += 1
-                self._wrap(c, s, e, "kycc_serial_eager()")
             else:
                 self._wrap(c, s, e, "KYCC_ST")
         elif c.kind == CK.CALL_EXPR:
