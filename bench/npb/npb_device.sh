@@ -3,20 +3,22 @@
 # programs against plain OpenMP on the same host, in one call.
 #   1. CG class A on 1, 2, 4, 8, 16 ranks and 8 x 2 (serial, omp, kycc: speed-ups and the ratios);
 #   2. SP and BT class A on 16 x 1 and 8 x 2 (omp, kycc);
-#   3. SP again with the idle progress threads waking every 5 ms (KY_POLL_SLEEP_MAX_US=5000), with its orphaned
+#   3. SP again with the idle progress threads waking every 5 ms (KY_POLL_SLEEP_MAX_US=5000), with none
+#      (KY_PROGRESS_THREAD=0), with its orphaned
 #      loops shared out (KYCC_SHARE_ORPHANS=1), and the node
-#      barrier back to back against MPI_Barrier on 16 and 8 ranks (ky_bench_dsm --node);
+#      barrier back to back against MPI_Barrier on 16 and 8 ranks (ky_bench_dsm --node) and libgomp's barrier on
+#      16, 8 and 2 threads (bench/npb/omp_barrier.c, the floor);
 #   4. the page transfers per variant with the page protocol (KY_DSM_NODE_SHARED=0), CG and BT class S on 4 ranks.
 # One line per run in $OUT/npb.jsonl (bench/npb/npb_bench.py's records), logs and summary.txt beside it.
 #
-#   bench/npb/npb_device.sh [--only cg,spbt,spquiet,spshare,barrier,pages]   (bt or sp alone: one of the two;
+#   bench/npb/npb_device.sh [--only cg,spbt,spquiet,spnoprog,spshare,barrier,pages]   (bt or sp alone: one of the two;
 #   scaleW, not in the default: SP and BT class W on 1-16 ranks against serial and OpenMP)
 #
 # Environment: NPB (the fetched NPB3.0-omp-C, default .scratch/npb/NPB3.0-omp-C), BUILD (default build), OUT,
 # NPB_ONLY (as --only, for tools/device-run).
 set -u
 case "${1:-}" in -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
-only=${NPB_ONLY:-cg,spbt,spquiet,spshare,barrier,pages}
+only=${NPB_ONLY:-cg,spbt,spquiet,spnoprog,spshare,barrier,pages}
 [ "${1:-}" = "--only" ] && only=${2:-}
 root="$(cd -P -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root" || exit 1
@@ -56,6 +58,12 @@ if want spquiet; then # the same with idle progress threads waking every 5 ms, n
         --kyenv KY_POLL_SLEEP_MAX_US=5000
     tail -3 "$out/sp_A_quiet.log" | sed 's/^/    /' | tee -a "$S"
 fi
+if want spnoprog; then # no progress thread at all (KY_PROGRESS_THREAD=0; node-shared mode on one host needs none):
+    # the most the quiet engine could give
+    nbstep sp_A_noprog 120 --bench sp --class A --ranks 16,8x2 --variants none --builds kycc --timeout 80 \
+        --kyenv KY_PROGRESS_THREAD=0
+    tail -3 "$out/sp_A_noprog.log" | sed 's/^/    /' | tee -a "$S"
+fi
 if want spshare; then # SP's orphaned txinvr and add shared out over the ranks (KYCC_SHARE_ORPHANS=1, docs/kycc.md):
     # OpenMP runs them on one thread; this is the user's promise that their iterations are independent
     nbstep sp_A_share 120 --bench sp --class A --ranks 16,8x2 --variants none --builds kycc --timeout 80 \
@@ -75,6 +83,13 @@ if want barrier; then # what one node barrier costs back to back (SP: 9.7 millio
         step barrier_n$n 60 "$B/bin/kyrun" -n $n "$B/bin/ky_bench_dsm" --node -n 1000 --json "$out/barrier.jsonl"
         grep -E "^ +0 B" "$out/barrier_n$n.log" | sed "s/^/    $n ranks: /" | tee -a "$S"
     done
+    # the floor: libgomp's own barrier on as many threads (SP's OpenMP build passes the same count)
+    if cc -O2 -fopenmp bench/npb/omp_barrier.c -o "$work/omp_barrier"; then
+        for n in 16 8 2; do
+            step omp_barrier_t$n 30 env OMP_NUM_THREADS=$n "$work/omp_barrier" 200000
+            grep omp_barrier: "$out/omp_barrier_t$n.log" | sed 's/^/    /' | tee -a "$S"
+        done
+    fi
 fi
 if want pages; then # the page protocol (several nodes' behaviour on one host): slow, last
     for b in cg bt; do
