@@ -65,6 +65,7 @@ extern kyi_comm_t kyi_comm;
 typedef struct {
     atomic_ullong ops[KY_PATH_COUNT], bytes[KY_PATH_COUNT];
     atomic_ullong am_sent, am_handled, plan_hits, plan_misses, staged_chunks;
+    atomic_ullong engine_idle_sleeps, engine_rung;
 } kyi_stats_t;
 extern kyi_stats_t kyi_stats;
 static inline void kyi_count(ky_path_t p, size_t n)
@@ -148,6 +149,18 @@ int kyi_handle_complete(kyi_handle_t *h);
 /* progress.c */
 int kyi_progress_start(void);
 int kyi_progress_stop(void);
+
+/* bell.c: doorbells that wake a same-host rank's idle progress thread (one logical node, no UCX). open is
+ * collective (ky_init, before the engine starts), close after the engine stopped. ring(rank): after a
+ * message to rank's engine was sent. The engine: ready, then arm (returns the count seen), one more poll,
+ * then wait (up to KY_PROGRESS_IDLE_MAX_US; until a ring changes the count) or disarm. */
+int kyi_bell_open(void);
+void kyi_bell_close(void);
+int kyi_bell_ready(void);
+void kyi_bell_ring(int rank);
+uint32_t kyi_bell_arm(void);
+void kyi_bell_disarm(void);
+void kyi_bell_wait(uint32_t seen);
 /* kyi_progress_poll (chan.h) serves pending requests on the calling thread: ky_poll, and waits without a
  * progress thread. The MPI transport's own waits and deferred sends are in mpi/mpi.h. */
 

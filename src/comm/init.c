@@ -61,6 +61,7 @@ int kyi_comm_init(void)
     kyi_seg_init();
     KYI_CHECK(kyi_am_init());
     KYI_CHECK(open_transport());
+    KYI_CHECK(kyi_bell_open());
     return kyi_progress_start();
 }
 
@@ -71,6 +72,7 @@ int kyi_comm_finalize(void)
     kyi_seg_destroy_all();
     kyi_rt_barrier(); /* nobody sends requests any more */
     kyi_progress_stop();
+    kyi_bell_close();
     if (kyi_tp_extra) kyi_tp_extra->fini();
     kyi_tp_extra = NULL;
     kyi_mpi_close();
@@ -102,6 +104,8 @@ int ky_comm_stats(ky_comm_stats_t *o)
     o->plan_hits = atomic_load(&kyi_stats.plan_hits);
     o->plan_misses = atomic_load(&kyi_stats.plan_misses);
     o->staged_chunks = atomic_load(&kyi_stats.staged_chunks);
+    o->engine_idle_sleeps = atomic_load(&kyi_stats.engine_idle_sleeps);
+    o->engine_rung = atomic_load(&kyi_stats.engine_rung);
     return KY_OK;
 }
 
@@ -117,5 +121,7 @@ int ky_comm_stats_reset(void)
     atomic_store(&kyi_stats.plan_hits, 0);
     atomic_store(&kyi_stats.plan_misses, 0);
     atomic_store(&kyi_stats.staged_chunks, 0);
+    atomic_store(&kyi_stats.engine_idle_sleeps, 0);
+    atomic_store(&kyi_stats.engine_rung, 0);
     return KY_OK;
 }

@@ -37,21 +37,48 @@ int kyi_progress_poll(void)
     return n < 0 ? 0 : n;
 }
 
+static int locked_poll(void)
+{
+    pthread_mutex_lock(&poll_lock);
+    int n = poll_once();
+    pthread_mutex_unlock(&poll_lock);
+    return n;
+}
+
+/* Longest sleeps in a row before the engine sleeps on its doorbell: 10 x KY_POLL_SLEEP_MAX_US (2 ms by
+ * default) without a request, so a burst of requests is served by the polls. */
+enum { NAPS_BEFORE_BELL = 10 };
+
 static void *progress_main(void *arg)
 {
     (void)arg;
     kyi_waiter_t w;
     kyi_waiter_init(&w, NULL, "requests", -1);
     in_engine = 1;
+    int naps = 0;
     for (;;) {
-        pthread_mutex_lock(&poll_lock);
-        int n = poll_once();
-        pthread_mutex_unlock(&poll_lock);
+        int n = locked_poll();
         if (n < 0) break;
-        if (n > 0)
+        if (n > 0) {
             kyi_waiter_progress(&w);
-        else
-            kyi_waiter_pause(&w);
+            naps = 0;
+            continue;
+        }
+        if (naps >= NAPS_BEFORE_BELL && kyi_bell_ready() && kyi_progress_deferred() == 0) {
+            /* bell.c: say we sleep, look once more, sleep until a ring or the timeout; then poll again
+             * from the start of the wait (short sleeps first) */
+            uint32_t seen = kyi_bell_arm();
+            n = locked_poll();
+            if (n == 0)
+                kyi_bell_wait(seen);
+            else
+                kyi_bell_disarm();
+            if (n < 0) break;
+            kyi_waiter_progress(&w);
+            naps = 0;
+            continue;
+        }
+        naps = kyi_waiter_pause(&w) ? naps + 1 : 0;
     }
     /* Drain replies still in flight before the thread ends. */
     while (kyi_progress_deferred() > 0) kyi_waiter_pause(&w);

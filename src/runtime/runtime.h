@@ -66,7 +66,9 @@ void kyi_waiter_init(kyi_waiter_t *w, const char *call, const char *what, int pe
  * threads make the host count as oversubscribed, since those sleep while idle and nothing this wait needs
  * runs on them. */
 void kyi_waiter_init_program(kyi_waiter_t *w, const char *call, const char *what);
-void kyi_waiter_pause(kyi_waiter_t *w);
+/* One pause of a wait: spin, yield or sleep by how long it has waited. Returns 1 when it slept the longest
+ * sleep (KY_POLL_SLEEP_MAX_US): the wait is in its idle phase. */
+int kyi_waiter_pause(kyi_waiter_t *w);
 /* Reset the spin phase after progress was made. */
 void kyi_waiter_progress(kyi_waiter_t *w);
 uint64_t kyi_now_ns(void);

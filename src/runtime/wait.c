@@ -83,7 +83,7 @@ void kyi_waiter_progress(kyi_waiter_t *w)
     w->start_ns = kyi_now_ns();
 }
 
-void kyi_waiter_pause(kyi_waiter_t *w)
+int kyi_waiter_pause(kyi_waiter_t *w)
 {
     /* Inside the spin phase the clock is read once per 32 pauses: a clock read per poll was 9% of NPB SP's
      * profile (node barriers), and a waiter overshoots its spin by 32 pauses at most. */
@@ -93,7 +93,7 @@ void kyi_waiter_pause(kyi_waiter_t *w)
 #if defined(__x86_64__)
         __builtin_ia32_pause();
 #endif
-        return;
+        return 0;
     }
     uint64_t now = kyi_now_ns();
     uint64_t waited = now - w->start_ns;
@@ -120,7 +120,7 @@ void kyi_waiter_pause(kyi_waiter_t *w)
 #if defined(__x86_64__)
         __builtin_ia32_pause();
 #endif
-        return;
+        return 0;
     }
     /* Yield before sleeping, oversubscribed too: the thread we wait for may be the next one on this core,
      * and yielding hands it the core at once, while the shortest sleep costs the kernel's timer slack
@@ -135,7 +135,7 @@ void kyi_waiter_pause(kyi_waiter_t *w)
     uint64_t yield = short_yield ? (uint64_t)yield_us * 1000ull : 200000000ull;
     if (waited < spin + yield) {
         sched_yield();
-        return;
+        return 0;
     }
     /* Sleep 1, 2, 4, ... us up to the cap, so the thread that has work (maybe on this very core) runs. */
     long cap = sleep_cap_us();
@@ -144,4 +144,5 @@ void kyi_waiter_pause(kyi_waiter_t *w)
     if (us > cap) us = cap;
     struct timespec ts = {0, us * 1000L};
     nanosleep(&ts, NULL);
+    return us == cap;
 }

@@ -20,11 +20,12 @@ static int send_msg(const char *call, int rank, const kyi_hdr_t *hdr, const void
     memcpy(buf, hdr, sizeof *hdr);
     int st = np ? kyi_local_copy(call, buf + sizeof *hdr, -1, payload, pdev, np) : KY_OK;
     if (!st) {
-        if (deferred)
+        if (deferred) {
             st = kyi_send_deferred(buf, len, rank, 0, kyi_mpi.req);
-        else {
+            if (!st) kyi_bell_ring(rank);
+        } else {
             MPI_Request r;
-            if (MPI_Isend(buf, (int)len, MPI_BYTE, rank, 0, kyi_mpi.req, &r) != MPI_SUCCESS)
+            if (kyi_req_isend(buf, (int)len, rank, &r) != MPI_SUCCESS)
                 st = kyi_fail(KY_ERR_MPI, call, "MPI_Isend to rank %d failed", rank);
             else
                 st = kyi_wait_reqs(call, rank, 1, &r);

@@ -30,6 +30,20 @@ static inline MPI_Request *kyi_mpi_hreqs(kyi_handle_t *h)
     return h->req ? (MPI_Request *)h->req : (MPI_Request *)(void *)h->req_inline;
 }
 
+/* A request to rank's progress engine: MPI_Isend of n bytes on kyi_mpi.req, then rank's doorbell (bell.c),
+ * which wakes its engine if it sleeps long. Every message on kyi_mpi.req goes through here (or rings after
+ * a deferred send). This rank's own engine is rung too: it moves the reply's bytes (a large get's
+ * rendezvous) while the program computes, as it did before it slept long. Returns MPI's code. */
+static inline int kyi_req_isend(const void *buf, int n, int rank, MPI_Request *r)
+{
+    int rc = MPI_Isend(buf, n, MPI_BYTE, rank, 0, kyi_mpi.req, r);
+    if (rc == MPI_SUCCESS) {
+        kyi_bell_ring(rank);
+        if (rank != kyi_rt.rank) kyi_bell_ring(kyi_rt.rank);
+    }
+    return rc;
+}
+
 /* progress_mpi.c */
 /* Requests that arrived on kyi_mpi.req, each served: how many, or -1 when a STOP arrived. */
 int kyi_mpi_poll(void);

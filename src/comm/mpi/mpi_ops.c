@@ -54,7 +54,7 @@ static int mpi_put(kyi_handle_t *h, struct kyi_seg *s, kyi_hdr_t *hdr, const voi
         h->tmp = buf;
         MPI_Irecv(&h->rstatus, sizeof h->rstatus, MPI_BYTE, rank, (int)hdr->tag, kyi_mpi.rep,
                   &kyi_mpi_hreqs(h)[0]);
-        MPI_Isend(buf, (int)(sizeof *hdr + n), MPI_BYTE, rank, 0, kyi_mpi.req, &kyi_mpi_hreqs(h)[1]);
+        kyi_req_isend(buf, (int)(sizeof *hdr + n), rank, &kyi_mpi_hreqs(h)[1]);
         h->nreq = 2;
         kyi_count(KY_PATH_MPI, n);
         return KY_OK;
@@ -69,7 +69,7 @@ static int mpi_put(kyi_handle_t *h, struct kyi_seg *s, kyi_hdr_t *hdr, const voi
     KYI_CHECK(reserve_reqs(h, 2 + (host_inline ? k : 0)));
     MPI_Irecv(&h->rstatus, sizeof h->rstatus, MPI_BYTE, rank, (int)hdr->tag, kyi_mpi.rep,
               &kyi_mpi_hreqs(h)[0]);
-    MPI_Isend(hcopy, sizeof *hdr, MPI_BYTE, rank, 0, kyi_mpi.req, &kyi_mpi_hreqs(h)[1]);
+    kyi_req_isend(hcopy, sizeof *hdr, rank, &kyi_mpi_hreqs(h)[1]);
     h->nreq = 2;
     kyi_count(KY_PATH_MPI, n);
     if (host_inline) {
@@ -111,7 +111,7 @@ static int mpi_get(kyi_handle_t *h, struct kyi_seg *s, kyi_hdr_t *hdr, void *dst
         memcpy(hcopy, hdr, sizeof *hdr);
         MPI_Irecv(buf, (int)(sizeof(int64_t) + n), MPI_BYTE, rank, (int)hdr->tag, kyi_mpi.rep,
                   &kyi_mpi_hreqs(h)[0]);
-        MPI_Isend(hcopy, sizeof *hdr, MPI_BYTE, rank, 0, kyi_mpi.req, &kyi_mpi_hreqs(h)[1]);
+        kyi_req_isend(hcopy, sizeof *hdr, rank, &kyi_mpi_hreqs(h)[1]);
         h->nreq = 2;
         return KY_OK;
     }
@@ -129,14 +129,14 @@ static int mpi_get(kyi_handle_t *h, struct kyi_seg *s, kyi_hdr_t *hdr, void *dst
                   &kyi_mpi_hreqs(h)[0]);
         if (kyi_bulk_post_host(0, dst, n, hdr->chunk, rank, (int)hdr->tag, kyi_mpi.rep, &kyi_mpi_hreqs(h)[2]))
             return kyi_fail(KY_ERR_MPI, h->call, "posting receives from rank %d failed", rank);
-        MPI_Isend(hcopy, sizeof *hdr, MPI_BYTE, rank, 0, kyi_mpi.req, &kyi_mpi_hreqs(h)[1]);
+        kyi_req_isend(hcopy, sizeof *hdr, rank, &kyi_mpi_hreqs(h)[1]);
         h->nreq = 2 + (int)k;
         return KY_OK;
     }
     /* GPU destination: status first, then the staged pipeline, inside the call. */
     MPI_Request r[2];
     MPI_Irecv(&h->rstatus, sizeof h->rstatus, MPI_BYTE, rank, (int)hdr->tag, kyi_mpi.rep, &r[0]);
-    MPI_Isend(hcopy, sizeof *hdr, MPI_BYTE, rank, 0, kyi_mpi.req, &r[1]);
+    kyi_req_isend(hcopy, sizeof *hdr, rank, &r[1]);
     KYI_CHECK(kyi_wait_reqs(h->call, rank, 2, r));
     if (h->rstatus) {
         kyi_bulk_discard(h->call, n, hdr->chunk, rank, (int)hdr->tag, kyi_mpi.rep);
@@ -156,7 +156,7 @@ static int mpi_memset(kyi_handle_t *h, struct kyi_seg *s, kyi_hdr_t *hdr)
     h->tmp = hcopy;
     MPI_Irecv(&h->rstatus, sizeof h->rstatus, MPI_BYTE, h->rank, (int)hdr->tag, kyi_mpi.rep,
               &kyi_mpi_hreqs(h)[0]);
-    MPI_Isend(hcopy, sizeof *hdr, MPI_BYTE, h->rank, 0, kyi_mpi.req, &kyi_mpi_hreqs(h)[1]);
+    kyi_req_isend(hcopy, sizeof *hdr, h->rank, &kyi_mpi_hreqs(h)[1]);
     h->nreq = 2;
     kyi_count(KY_PATH_MPI, 0);
     return KY_OK;

@@ -128,6 +128,7 @@ void kyi_mpi_stop_thread(void)
     memset(&h, 0, sizeof h);
     h.op = KYI_OP_STOP;
     MPI_Send(&h, sizeof h, MPI_BYTE, kyi_rt.rank, 0, kyi_mpi.req);
+    kyi_bell_ring(kyi_rt.rank); /* the engine may sleep on its doorbell (bell.c) */
 }
 
 void kyi_mpi_poll_free(void)
