@@ -423,7 +423,7 @@ TEST_P(Am, PutLandsWhileTargetComputes)
 }
 
 /* An idle progress thread sleeps long where every rank runs on one host (comm/bell.c: KY_PROGRESS_IDLE_MAX_US,
- * woken by the sender's doorbell): after 60 ms of silence a question and its answer (each served by the
+ * woken by the sender's doorbell): after 300 ms of silence a question and its answer (each served by the
  * other rank's sleeping engine) must still take well under a second. The am.*.bell variants set the idle
  * sleep to 20 s, so a request that does not ring shows as a 20 s answer, and KYT_EXPECT_BELL says whether
  * the engines must have slept on their bells (1: one node, no UCX) or never (0: every rank its own node). */
@@ -435,7 +435,8 @@ TEST_P(Am, IdleEngineAnswersAtOnce)
     double worst = 0;
     for (int round = 0; round < 3; round++) {
         KYT_EXPECT_OK(ky_comm_barrier());
-        std::this_thread::sleep_for(std::chrono::milliseconds(60)); /* every engine idle: asleep */
+        /* every engine idle: asleep on its bell after ~5 ms of short polls (~40 ms on 2 loaded cores) */
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
         long before = g_count[H_ANS_SHORT].load();
         uint64_t a[1] = {(uint64_t)t}; /* answered as t + 1: h_ans_short checks it came from t */
         auto t0 = std::chrono::steady_clock::now();
@@ -450,7 +451,7 @@ TEST_P(Am, IdleEngineAnswersAtOnce)
     KYT_EXPECT_OK(ky_comm_barrier());
     ky_comm_stats_t s = kyt::stats();
     if (expect && strcmp(expect, "1") == 0) {
-        EXPECT_GE(s.engine_idle_sleeps, 3u) << "rank " << me << ": the idle engine never slept on its bell";
+        EXPECT_GE(s.engine_idle_sleeps, 2u) << "rank " << me << ": the idle engine never slept on its bell";
         EXPECT_GE(s.engine_rung, 1u) << "rank " << me << ": no request woke the engine early";
     } else if (expect && strcmp(expect, "0") == 0) {
         EXPECT_EQ(0u, s.engine_idle_sleeps) << "rank " << me << ": long idle sleeps where nobody rings";

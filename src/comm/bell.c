@@ -124,13 +124,14 @@ void kyi_bell_disarm(void)
     atomic_store_explicit(&bells[kyi_rt.rank].asleep, 0, memory_order_seq_cst);
 }
 
-void kyi_bell_wait(uint32_t seen)
+int kyi_bell_wait(uint32_t seen)
 {
     bell_t *b = &bells[kyi_rt.rank];
     struct timespec ts = {idle_us / 1000000, (idle_us % 1000000) * 1000L};
     atomic_fetch_add_explicit(&kyi_stats.engine_idle_sleeps, 1, memory_order_relaxed);
     futex(&b->count, FUTEX_WAIT, seen, &ts);
-    if (atomic_load_explicit(&b->count, memory_order_seq_cst) != seen)
-        atomic_fetch_add_explicit(&kyi_stats.engine_rung, 1, memory_order_relaxed);
+    int rung = atomic_load_explicit(&b->count, memory_order_seq_cst) != seen;
+    if (rung) atomic_fetch_add_explicit(&kyi_stats.engine_rung, 1, memory_order_relaxed);
     kyi_bell_disarm();
+    return rung;
 }

@@ -160,7 +160,7 @@ int kyi_bell_ready(void);
 void kyi_bell_ring(int rank);
 uint32_t kyi_bell_arm(void);
 void kyi_bell_disarm(void);
-void kyi_bell_wait(uint32_t seen);
+int kyi_bell_wait(uint32_t seen); /* 1: rung, 0: the timeout */
 /* kyi_progress_poll (chan.h) serves pending requests on the calling thread: ky_poll, and waits without a
  * progress thread. The MPI transport's own waits and deferred sends are in mpi/mpi.h. */
 
