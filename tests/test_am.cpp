@@ -422,11 +422,12 @@ TEST_P(Am, PutLandsWhileTargetComputes)
     KYT_EXPECT_OK(ky_seg_destroy(seg));
 }
 
-/* An idle progress thread sleeps long where every rank runs on one host (comm/bell.c: KY_PROGRESS_IDLE_MAX_US,
- * woken by the sender's doorbell): after 300 ms of silence a question and its answer (each served by the
- * other rank's sleeping engine) must still take well under a second. The am.*.bell variants set the idle
- * sleep to 20 s, so a request that does not ring shows as a 20 s answer, and KYT_EXPECT_BELL says whether
- * the engines must have slept on their bells (1: one node, no UCX) or never (0: every rank its own node). */
+/* An idle progress thread sleeps long where every rank runs on one host (comm/bell.c:
+ * KY_PROGRESS_IDLE_MAX_US, woken by the sender's doorbell): after 300 ms of silence a question and its answer
+ * (each served by the other rank's sleeping engine) must still take well under a second. The am.*.bell
+ * variants set the idle sleep to 20 s, so a request that does not ring shows as a 20 s answer, and
+ * KYT_EXPECT_BELL says whether the engines must have slept on their bells (1: one node, no UCX) or never (0:
+ * every rank its own node). */
 TEST_P(Am, IdleEngineAnswersAtOnce)
 {
     int me = ky_rank(), n = ky_nranks(), t = (me + 1) % n;

@@ -37,7 +37,9 @@ int main(int argc, char **argv)
         }
     }
     qsort(t, 5, sizeof t[0], cmp);
-    printf("omp_barrier: %d threads, %ld barriers x 5 rounds: %.3f us per barrier (median; min %.3f, max %.3f)\n",
-           nt, n, t[2] * 1e6, t[0] * 1e6, t[4] * 1e6);
+    printf(
+        "omp_barrier: %d threads, %ld barriers x 5 rounds: %.3f us per barrier (median; min %.3f, max "
+        "%.3f)\n",
+        nt, n, t[2] * 1e6, t[0] * 1e6, t[4] * 1e6);
     return 0;
 }

@@ -84,7 +84,8 @@ int kyi_bell_open(void)
     if (fd >= 0) close(fd);
     if (!ok) {
         if (mapped) munmap(m, bytes);
-        if (want) KYI_INFO(KYI_SUB_COMM, "rank %d: no doorbells: the idle progress thread polls", kyi_rt.rank);
+        if (want)
+            KYI_INFO(KYI_SUB_COMM, "rank %d: no doorbells: the idle progress thread polls", kyi_rt.rank);
         return st ? st : st2;
     }
     map_bytes = bytes;
