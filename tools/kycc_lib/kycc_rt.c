@@ -380,18 +380,31 @@ static void team_wait(unsigned gen)
     }
 }
 
-void kycc_barrier(void)
+/* 1 for the last of the rank's threads to arrive, which then acts for all of them and calls team_release;
+ * 0 for the others, once released */
+static int team_last(unsigned *gen)
 {
-    if (!in_region) return;
     int t = omp_get_num_threads();
-    unsigned gen = atomic_load_explicit(&team.gen, memory_order_acquire);
+    *gen = atomic_load_explicit(&team.gen, memory_order_acquire);
     if (atomic_fetch_add_explicit(&team.arrived, 1, memory_order_acq_rel) != t - 1) {
-        team_wait(gen);
-        return;
+        team_wait(*gen);
+        return 0;
     }
     atomic_store_explicit(&team.arrived, 0, memory_order_relaxed);
-    check(ky_barrier(), "omp barrier", "ky_barrier");
+    return 1;
+}
+
+static void team_release(unsigned gen)
+{
     atomic_store_explicit(&team.gen, gen + 1, memory_order_release);
+}
+
+void kycc_barrier(void)
+{
+    unsigned gen;
+    if (!in_region || !team_last(&gen)) return;
+    check(ky_barrier(), "omp barrier", "ky_barrier");
+    team_release(gen);
 }
 
 static void split(long lo, long hi, int parts, int part, long *first, long *span)
@@ -603,9 +616,8 @@ void kycc_reduce(void *target, const void *priv, int type, int op)
             kycc_fail("reduction", "operator not defined for this type");
         have = 1;
     }
-#pragma omp barrier
-#pragma omp master
-    {
+    unsigned gen;
+    if (team_last(&gen)) { /* the rank's last thread, for all of them (kycc_barrier) */
         /* Two sets of slots, used in turn: with one copy on the node (ky_dsm_node_mode) a rank leaving a
          * reduction with nowait could fill its slot for the next one while another still reads this one. */
         static unsigned turn;
@@ -618,8 +630,8 @@ void kycc_reduce(void *target, const void *priv, int type, int op)
         check(ky_barrier(), "reduction", "ky_barrier");
         for (int r = 0; r < nranks; r++) combine(v, slots + (size_t)r * 64, type, op);
         memcpy(target, v, sz);
+        team_release(gen);
     }
-#pragma omp barrier
 }
 
 void kycc_update(void *base, const size_t glb[], const size_t region[], int ndim, size_t elem)
