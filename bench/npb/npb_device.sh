@@ -11,14 +11,14 @@
 #   4. the page transfers per variant with the page protocol (KY_DSM_NODE_SHARED=0), CG and BT class S on 4 ranks.
 # One line per run in $OUT/npb.jsonl (bench/npb/npb_bench.py's records), logs and summary.txt beside it.
 #
-#   bench/npb/npb_device.sh [--only cg,spbt,spquiet,spnoprog,spshare,barrier,pages]   (bt or sp alone: one of the two;
+#   bench/npb/npb_device.sh [--only cg,spbt,spquiet,spnoprog,spcounter,spshare,barrier,pages]   (bt or sp alone: one of the two;
 #   scaleW, not in the default: SP and BT class W on 1-16 ranks against serial and OpenMP)
 #
 # Environment: NPB (the fetched NPB3.0-omp-C, default .scratch/npb/NPB3.0-omp-C), BUILD (default build), OUT,
 # NPB_ONLY (as --only, for tools/device-run).
 set -u
 case "${1:-}" in -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
-only=${NPB_ONLY:-cg,spbt,spquiet,spnoprog,spshare,barrier,pages}
+only=${NPB_ONLY:-cg,spbt,spquiet,spnoprog,spcounter,spshare,barrier,pages}
 [ "${1:-}" = "--only" ] && only=${2:-}
 root="$(cd -P -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root" || exit 1
@@ -42,7 +42,7 @@ nbstep() { # name limit npb_bench-arguments...
 mkdir -p "$work"
 if want cg; then
     nbstep cg_A 150 --bench cg --class A --ranks 1,2,4,8,16,8x2 --variants none --builds serial,omp,kycc \
-        --repeat 5 # 0.1-0.8 s per run: the fastest of 5 for every build
+        --repeat "${NPB_CG_REPEAT:-5}" # 0.1-0.8 s per run: the fastest of 5 for every build
     grep -E "^(cg|CG)|ratio|kycc|omp" "$out/cg_A.log" | tail -14 | sed 's/^/    /' | tee -a "$S"
 fi
 if want spbt || want bt; then
@@ -65,6 +65,12 @@ if want spnoprog; then # no progress thread at all (KY_PROGRESS_THREAD=0; node-s
         --kyenv KY_PROGRESS_THREAD=0
     tail -3 "$out/sp_A_noprog.log" | sed 's/^/    /' | tee -a "$S"
 fi
+if want spcounter; then # the node barrier on one counter (KY_DSM_NODE_BARRIER=counter): SP's barriers come after
+    # uneven work, where the steps after the last arrival count (a counter: 2, dissemination: log2 16 = 4)
+    nbstep sp_A_counter 120 --bench sp --class A --ranks 16,8x2 --variants none --builds kycc --timeout 80 \
+        --kyenv KY_DSM_NODE_BARRIER=counter
+    tail -3 "$out/sp_A_counter.log" | sed 's/^/    /' | tee -a "$S"
+fi
 if want spshare; then # SP's orphaned txinvr and add shared out over the ranks (KYCC_SHARE_ORPHANS=1, docs/kycc.md):
     # OpenMP runs them on one thread; this is the user's promise that their iterations are independent
     nbstep sp_A_share 120 --bench sp --class A --ranks 16,8x2 --variants none --builds kycc --timeout 80 \
@@ -83,6 +89,9 @@ if want barrier; then # what one node barrier costs back to back (SP: 9.7 millio
     for n in 16 8; do
         step barrier_n$n 60 "$B/bin/kyrun" -n $n "$B/bin/ky_bench_dsm" --node -n 1000 --json "$out/barrier.jsonl"
         grep -E "^ +0 B" "$out/barrier_n$n.log" | sed "s/^/    $n ranks: /" | tee -a "$S"
+        step barrier_counter_n$n 60 env KY_DSM_NODE_BARRIER=counter "$B/bin/kyrun" -n $n "$B/bin/ky_bench_dsm" \
+            --node -n 1000 --json "$out/barrier_counter.jsonl"
+        grep -E "^ +0 B" "$out/barrier_counter_n$n.log" | sed "s/^/    $n ranks, counter: /" | tee -a "$S"
     done
     # the floor: libgomp's own barrier on as many threads (SP's OpenMP build passes the same count)
     if cc -O2 -fopenmp bench/npb/omp_barrier.c -o "$work/omp_barrier"; then

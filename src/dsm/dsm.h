@@ -163,6 +163,7 @@ typedef struct {
                                    * progress thread reads it while serving) */
     /* node-shared mode (node.c) */
     int node;         /* on: every non-store page is mapped from the node copy */
+    int node_counter; /* the node barrier on one counter (KY_DSM_NODE_BARRIER=counter, or > 256 ranks) */
     int parallel;     /* the phase: 1 parallel (read-write, no isolation), 0 serial (private on write) */
     int tfd;          /* the node copy: rank 0's memfd (its data part) */
     char *truth;      /* the node copy's data part, read-write (rank 0: svc) */

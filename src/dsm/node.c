@@ -47,7 +47,7 @@ static int node_barrier(const char *call)
     uint32_t e = ++episode;
     kyi_waiter_t w;
     int waiting = 0;
-    if (n > KYI_NODE_FLAG_RANKS) {
+    if (kyi_dsm.node_counter) {
         uint32_t gen = atomic_load_explicit(&m->node_gen, memory_order_acquire);
         if (atomic_fetch_add_explicit(&m->node_arrived, 1, memory_order_acq_rel) == (uint32_t)n - 1) {
             atomic_store_explicit(&m->node_arrived, 0, memory_order_relaxed);
@@ -391,6 +391,7 @@ int ky_dsm_node_mode(int on, int *active)
         return KY_OK;
     }
     kyi_dsm.node = 1;
+    kyi_dsm.node_counter = kyi_rt.nranks > KYI_NODE_FLAG_RANKS || kyi_setting_is(KYI_SET_DSM_NODE_BARRIER, "counter");
     kyi_dsm.parallel = 0;
     kyi_dsm.snapshot = KYI_SNAP_OFF; /* no home page is ever fetched */
     kyi_dsm.notices = 0;
