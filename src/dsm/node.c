@@ -391,7 +391,8 @@ int ky_dsm_node_mode(int on, int *active)
         return KY_OK;
     }
     kyi_dsm.node = 1;
-    kyi_dsm.node_counter = kyi_rt.nranks > KYI_NODE_FLAG_RANKS || kyi_setting_is(KYI_SET_DSM_NODE_BARRIER, "counter");
+    kyi_dsm.node_counter =
+        kyi_rt.nranks > KYI_NODE_FLAG_RANKS || kyi_setting_is(KYI_SET_DSM_NODE_BARRIER, "counter");
     kyi_dsm.parallel = 0;
     kyi_dsm.snapshot = KYI_SNAP_OFF; /* no home page is ever fetched */
     kyi_dsm.notices = 0;

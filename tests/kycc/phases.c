@@ -54,6 +54,7 @@ int main(void)
         /* locals only: no store reaches the global space, the phase change is skipped */
         loc += step;
         larr[step % 4]++;
+        bump(&loc); /* through a parameter, but into this frame: KYCC_STA sees the address, no phase change */
 #pragma omp parallel for
         for (int i = 0; i < N; i++) a[i] += 1;
         lsum += a[step]; /* reads of global data are fine */

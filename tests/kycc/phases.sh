@@ -12,7 +12,8 @@ mkdir -p "$work" && cd "$work" || exit 1
 OMP_NUM_THREADS=1 KYCC_STATS=1 timeout 240 "$kyrun" -n 2 ./phases > lazy.txt 2> lazy.err || { echo "FAIL: lazy run"; cat lazy.txt lazy.err; exit 1; }
 OMP_NUM_THREADS=1 KYCC_STATS=1 KYCC_LAZY_PHASE=0 timeout 240 "$kyrun" -n 2 ./phases > eager.txt 2> eager.err || { echo "FAIL: eager run"; cat eager.txt eager.err; exit 1; }
 diff -u eager.txt lazy.txt || { echo "FAIL: the output differs with and without the lazy serial phase"; exit 1; }
-# 62 regions: the first starts from the serial phase; the 40 of the loop over locals and the 5 sum_region
+# 62 regions: the first starts from the serial phase; the 40 of the loop over locals (bump(&loc) among them:
+# a store through a pointer whose address is checked at run time, KYCC_STA) and the 5 sum_region
 # calls (after a region, before any store) skip their change; the 5 x 3 others follow a store; the if(false)
 # region begins a serial phase and the region it runs ends in one. The 5 serial calls of halve run on rank 0
 # in the parallel phase (kycc_rt.h, "Orphaned loops outside a region"), so the region after each skips too.

@@ -49,6 +49,8 @@ static int me, nranks;
 static int lazy; /* node-shared mode with the lazy serial phase (KYCC_LAZY_PHASE=0 turns it off) */
 /* parallel phase outside a region: the next store of the serial part switches */
 int kycc_serial_due;
+/* the global space's reserved range, for KYCC_STA (empty until ky_init) */
+const char *kycc_gas_lo, *kycc_gas_hi;
 /* if(false) regions being run (their bodies are serial code that kycc did not check) */
 static int inactive;
 static struct {
@@ -177,6 +179,11 @@ int main(int argc, char **argv)
     }
     me = ky_rank();
     nranks = ky_nranks();
+    void *gas = NULL;
+    size_t gas_bytes = 0;
+    check(ky_gas_range(&gas, &gas_bytes), "start-up", "ky_gas_range");
+    kycc_gas_lo = gas;
+    kycc_gas_hi = kycc_gas_lo + gas_bytes;
     /* Ranks of one host share one copy of every page (docs/kycc.md, "One node"): OpenMP's parallel parts are
      * race-free and its serial part runs on every rank alike, which is what the mode asks for. */
     int node = 0;

@@ -35,6 +35,14 @@ extern int kycc_serial_due;
 void kycc_serial(void);
 void kycc_serial_eager(void);
 #define KYCC_ST (__builtin_expect(kycc_serial_due, 0) ? kycc_serial() : (void)0)
+/* The same for a store through a pointer of the function's own (*p, p[i], p->f): only where its address lies
+ * in the global space [kycc_gas_lo, kycc_gas_hi); a store to a caller's local begins no serial phase. */
+extern const char *kycc_gas_lo, *kycc_gas_hi;
+#define KYCC_STA(a)                                                              \
+    (__builtin_expect(kycc_serial_due, 0) && (const char *)(a) >= kycc_gas_lo && \
+             (const char *)(a) < kycc_gas_hi                                     \
+         ? kycc_serial()                                                         \
+         : (void)0)
 /* Orphaned loops outside a region. OpenMP runs an orphaned `omp for` met in the serial part on one thread;
  * kycc's serial part runs on every rank, whose stores to global data then go to private page copies merged
  * at the next barrier (NPB SP's txinvr and add store all of rhs and u every time step). Where the translator

@@ -40,14 +40,17 @@ RT_SAFE = {"omp_get_thread_num", "omp_get_num_threads", "omp_get_max_threads", "
 
 class SerialStores:
     def _region_funcs(self):
-        """The unit's functions that may run a parallel region: those with one, and those calling one of them
-        or a function the unit cannot see into (a fixed point over the call graph)."""
+        """The unit's functions that may run a parallel region (or change the phase as one does: an orphaned
+        loop): those with one, and those calling one of them or a function the unit cannot see into (a fixed
+        point over the call graph)."""
         self._may_funcs = None
         may, calls = set(), {}
         for f in self.funcs:
             key = f.canonical.get_usr()
             calls[key] = set()
-            if any(c.kind == "parallel" and c.fn == f for c in self.cons):
+            # an orphaned `omp for` may run once in the parallel phase (kycc_orphan_begin), which changes the
+            # phase as a region does: a store whose right side calls it must take the value before KYCC_ST
+            if any(c.fn == f and (c.kind == "parallel" or (c.kind == "for" and c.region is None)) for c in self.cons):
                 may.add(key)
             for _, _, x in self._nodes(f):
                 if x.kind != CK.CALL_EXPR or self._library_call(x):
@@ -250,7 +253,8 @@ class SerialStores:
                 self.edit(rs, rs, "({ __auto_type __kyv%d = (" % n, (3, d))
                 self.edit(re_, re_, "); KYCC_ST; __kyv%d; })" % n, (3, -d))
             else:
-                self._wrap(c, s, e, "KYCC_ST")
+                t = self._checkable_target(lhs)
+                self._wrap(c, s, e, "KYCC_STA(&(%s))" % t if t else "KYCC_ST")
         elif c.kind == CK.CALL_EXPR:
             if not self._call_may_store(c):
                 return
@@ -297,6 +301,31 @@ class SerialStores:
                 c = base
                 continue
             return False
+
+    def _local_ident(self, c):
+        c = self._strip(c)
+        return c.kind == CK.DECL_REF_EXPR and self._local_var(c.referenced)
+
+    def _checkable_target(self, lhs):
+        """The target's text where it is *p, p[i] or p->f with p (and i) variables of the function's own frame
+        or i a literal: its address is then cheap and free of side effects, and KYCC_STA begins the serial
+        phase only if it lies in the global space (CG's `*rnorm = sqrt(sum)` stores into main's stack once
+        per iteration, 15 phase changes of the node copy per run). None for anything else."""
+        t = self._strip(lhs)
+        kids = list(t.get_children())
+        if t.kind == CK.UNARY_OPERATOR:
+            op, k = self._unary(t, t.extent.start.offset, t.extent.end.offset)
+            ok = op == "*" and self._local_ident(k)
+        elif t.kind == CK.ARRAY_SUBSCRIPT_EXPR and len(kids) == 2:
+            base, idx = kids
+            ok = self._local_ident(base) and self._strip(base).type.get_canonical().kind == TK.POINTER and \
+                (self._local_ident(idx) or self._strip(idx).kind == CK.INTEGER_LITERAL)
+        elif t.kind == CK.MEMBER_REF_EXPR and kids:
+            base = kids[0]
+            ok = "->" in self.src[base.extent.end.offset:t.extent.end.offset] and self._local_ident(base)
+        else:
+            ok = False
+        return self.src[lhs.extent.start.offset:lhs.extent.end.offset] if ok else None
 
     def _local_address(self, a):
         """A pointer argument that cannot point into the global space: &local, a local array, a literal."""
