@@ -233,7 +233,9 @@ static inline void kyi_pg_materialise(size_t pg)
         kyi_hb_ignore_begin();
         memset(kyi_pg_snap(pg), 0, kyi_dsm.page);
         kyi_hb_ignore_end();
-        kyi_dsm.state[pg] = KYI_PG_HOME_RW;
+        /* atomic: kyi_publish reads home pages' states without their locks while the engine may serve a
+         * CAS or fetch-add from a rank that already left the barrier (FRESH and RW are alike to it) */
+        __atomic_store_n(&kyi_dsm.state[pg], KYI_PG_HOME_RW, __ATOMIC_RELAXED);
     }
     __atomic_store_n(&kyi_dsm.zero[pg], 0, __ATOMIC_RELAXED);
 }
