@@ -354,8 +354,17 @@ int so_run(int variant, const st_params_t *p, const so_devs_t *dv, double *A, do
     if (c.devs == NULL) return KY_ERR_NOMEM;
     c.direct = variant == SO_P2P && dv->ndev <= 1; /* one device per rank: its threads' copies are there */
     c.dblock = (p->ed - p->st + dv->devices - 1) / dv->devices;
-    so_team_run(dv->devices, device_thread, &c);
+    int got = so_team_run(dv->devices, device_thread, &c);
     free(c.devs);
+    if (got != dv->devices) {
+        /* a device thread missing would leave its planes undone (wrong results, then a crash) */
+        fprintf(
+            stderr,
+            "ky_stencil_offload: rank %d: %d device threads needed, OpenMP started %d (OMP_DYNAMIC, nested "
+            "regions?): not run\n",
+            p->rank, dv->devices, got);
+        return KY_ERR_UNSUPPORTED;
+    }
     *time_s = c.t1 - c.t0;
     *result = c.glob[c.cur];
     return c.status;

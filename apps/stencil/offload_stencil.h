@@ -35,7 +35,8 @@ int so_run(int variant, const st_params_t *p, const so_devs_t *dv, double *A, do
 
 /* offload_team.c: the device threads (host OpenMP, compiled without the directive back end's flag) */
 int so_team_max(void); /* threads a rank may start: 1 without OpenMP */
-void so_team_run(int n, void (*body)(void *), void *arg);
+/* body on n threads, or on none when OpenMP gives fewer (OMP_DYNAMIC, nesting): the threads it gave */
+int so_team_run(int n, void (*body)(void *), void *arg);
 int so_team_me(void);
 void so_team_barrier(void);
 

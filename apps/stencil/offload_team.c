@@ -11,17 +11,24 @@
 int so_team_max(void)
 {
 #ifdef _OPENMP
-    return 1 << 20;
+    return omp_get_thread_limit(); /* OMP_THREAD_LIMIT (make test-tsan sets 1) */
 #else
     return 1; /* no threads: one device per rank */
 #endif
 }
 
-void so_team_run(int n, void (*body)(void *), void *arg)
+int so_team_run(int n, void (*body)(void *), void *arg)
 {
-    (void)n;
+    int got = 1;
 #pragma omp parallel num_threads(n)
-    body(arg);
+    {
+#ifdef _OPENMP
+#pragma omp single
+        got = omp_get_num_threads(); /* the single's barrier: every thread sees it */
+#endif
+        if (got == n) body(arg);
+    }
+    return got;
 }
 
 int so_team_me(void)
