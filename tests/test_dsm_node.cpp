@@ -18,7 +18,7 @@ std::string mode_error;
 
 bool expect_active()
 {
-    return kyt::nranks() > 1 && !kyt::node_split_rank() && kyt::config("KY_DSM_NODE_SHARED") != "0" &&
+    return !kyt::node_split_rank() && kyt::config("KY_DSM_NODE_SHARED") != "0" &&
            kyt::config("KY_DSM_DIRECT") != "0";
 }
 

@@ -378,8 +378,6 @@ int ky_dsm_node_mode(int on, int *active)
         why = "KY_DSM_NODE_SHARED=0";
     else if (kyi_rt.nnodes != 1)
         why = "the ranks are on several nodes (or KY_NODE_SPLIT makes them so)";
-    else if (kyi_rt.nranks < 2)
-        why = "one rank";
     int ok = !why && open_node_copy() == 0;
     if (!why && !ok) why = "rank 0's memory could not be mapped";
     int64_t all = ok;
