@@ -104,6 +104,10 @@ int kyi_mapped_dev(const struct kyi_seg *s, int rank);
 int kyi_ptr_dev(const void *p);
 /* Blocking local copy between any two addresses of this process (host, GPU, peer-mapped GPU). */
 int kyi_local_copy(const char *call, void *dst, int dst_dev, const void *src, int src_dev, size_t n);
+/* A put (is_put) or get of n bytes between `local` (on GPU ldev, or the host: -1) and another rank's piece
+ * mapped here at `remote` (rdev): a put's bytes are in the target's memory before any later flag write of
+ * this thread, a get reads after this thread's earlier ones (the direct path, rma.c; UCX's mapped pieces). */
+int kyi_mapped_copy(const char *call, int is_put, void *local, int ldev, void *remote, int rdev, size_t n);
 
 /* handle.c: non-blocking operations */
 typedef struct kyi_handle {

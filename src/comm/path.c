@@ -23,6 +23,17 @@ int kyi_copy_device(int dev_a, int dev_b)
     return dev_a >= 0 ? dev_a : dev_b;
 }
 
+int kyi_mapped_copy(const char *call, int is_put, void *local, int ldev, void *remote, int rdev, size_t n)
+{
+    if (is_put) {
+        int st = kyi_local_copy(call, remote, rdev, local, ldev, n);
+        atomic_thread_fence(memory_order_seq_cst);
+        return st;
+    }
+    atomic_thread_fence(memory_order_seq_cst);
+    return kyi_local_copy(call, local, ldev, remote, rdev, n);
+}
+
 int kyi_local_copy(const char *call, void *dst, int dst_dev, const void *src, int src_dev, size_t n)
 {
     if (n == 0) return KY_OK;

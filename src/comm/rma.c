@@ -35,15 +35,7 @@ static int rma_start(const char *call, int is_put, void *buf, int rank, ky_seg_t
     char *remote = direct ? (char *)s->mapped[rank] + off : NULL;
     if (direct && !out) { /* blocking and direct: no handle needed */
         kyi_count(path, n);
-        int st;
-        if (is_put) {
-            st = kyi_local_copy(call, remote, rdev, buf, ldev, n);
-            atomic_thread_fence(memory_order_seq_cst);
-        } else {
-            atomic_thread_fence(memory_order_seq_cst);
-            st = kyi_local_copy(call, buf, ldev, remote, rdev, n);
-        }
-        return st;
+        return kyi_mapped_copy(call, is_put, buf, ldev, remote, rdev, n);
     }
     /* a blocking transfer's handle lives on this stack until it completes: no allocation per call */
     kyi_handle_t local, *h = out ? kyi_handle_new(call, rank) : kyi_handle_init(&local, call, rank);

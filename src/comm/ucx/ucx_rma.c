@@ -276,14 +276,8 @@ static int contiguous(kyi_handle_t *h, struct kyi_seg *s, int is_put, void *buf,
 {
     kyi_ucx_seg_t *x = s->xseg;
     if (host && x->ptr[h->rank]) {
-        char *remote = (char *)x->ptr[h->rank] + off;
-        if (is_put) {
-            memcpy(remote, buf, n);
-            atomic_thread_fence(memory_order_seq_cst); /* visible to the target before later flag writes */
-        } else {
-            atomic_thread_fence(memory_order_seq_cst);
-            memcpy(buf, remote, n);
-        }
+        kyi_mapped_copy(h->call, is_put, buf, -1, (char *)x->ptr[h->rank] + off, -1,
+                        n); /* host: no failure */
         h->tp = &kyi_tp_ucx;
         kyi_count(KY_PATH_UCX, n);
         return KY_OK;
