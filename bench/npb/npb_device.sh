@@ -3,11 +3,11 @@
 # programs against plain OpenMP on the same host, in one call.
 #   1. CG class A on 1, 2, 4, 8, 16 ranks and 8 x 2 (serial, omp, kycc: speed-ups and the ratios);
 #   2. SP and BT class A on 16 x 1 and 8 x 2 (omp, kycc);
-#   3. SP again with the idle progress threads waking every 5 ms (KY_POLL_SLEEP_MAX_US=5000), with none
-#      (KY_PROGRESS_THREAD=0), with its orphaned
-#      loops shared out (KYCC_SHARE_ORPHANS=1), and the node
-#      barrier back to back against MPI_Barrier on 16 and 8 ranks (ky_bench_dsm --node) and libgomp's barrier on
-#      16, 8 and 2 threads (bench/npb/omp_barrier.c, the floor);
+#   3. SP again with the idle progress threads waking every 5 ms (KY_POLL_SLEEP_MAX_US=5000), with the node
+#      barrier on one counter (KY_DSM_NODE_BARRIER=counter), with its orphaned loops shared out
+#      (KYCC_SHARE_ORPHANS=1), and the node barrier back to back against MPI_Barrier on 16 and 8 ranks
+#      (ky_bench_dsm --node, both algorithms) and libgomp's barrier on 16, 8 and 2 threads
+#      (bench/npb/omp_barrier.c, the floor);
 #   4. the page transfers per variant with the page protocol (KY_DSM_NODE_SHARED=0), CG and BT class S on 4 ranks.
 # One line per run in $OUT/npb.jsonl (bench/npb/npb_bench.py's records), logs and summary.txt beside it.
 #
@@ -15,9 +15,10 @@
 #   scaleW, not in the default: SP and BT class W on 1-16 ranks against serial and OpenMP)
 #
 # Environment: NPB (the fetched NPB3.0-omp-C, default .scratch/npb/NPB3.0-omp-C), BUILD (default build), OUT,
-# NPB_ONLY (as --only, for tools/device-run).
+# NPB_ONLY (as --only, for tools/device-run), NPB_CG_REPEAT (CG's runs per configuration, default 5).
 set -u
-case "${1:-}" in -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+# --help: the comment above, to its last line
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 only=${NPB_ONLY:-cg,spbt,spquiet,spcounter,spshare,barrier,pages}
 [ "${1:-}" = "--only" ] && only=${2:-}
 root="$(cd -P -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)"

@@ -150,9 +150,9 @@ typedef struct {
     uint64_t am_sent, am_handled;    /* active messages sent by / run on this rank */
     uint64_t plan_hits, plan_misses; /* repeated transfers replayed from / added to the plan cache */
     uint64_t staged_chunks;          /* pinned-buffer chunks moved for GPU memory on the MPI path */
-    uint64_t
-        engine_idle_sleeps; /* long sleeps of the idle progress thread (one host: KY_PROGRESS_IDLE_MAX_US) */
-    uint64_t engine_rung;   /* of those, ended early by a request's doorbell */
+    /* long sleeps of the idle progress thread (one host: KY_PROGRESS_IDLE_MAX_US), and how many of them a
+     * request's doorbell ended early */
+    uint64_t engine_idle_sleeps, engine_rung;
 } ky_comm_stats_t;
 
 /* Counters of this rank since ky_init (or the last reset). */

@@ -31,9 +31,10 @@ static inline MPI_Request *kyi_mpi_hreqs(kyi_handle_t *h)
 }
 
 /* A request to rank's progress engine: MPI_Isend of n bytes on kyi_mpi.req, then rank's doorbell (bell.c),
- * which wakes its engine if it sleeps long. Every message on kyi_mpi.req goes through here (or rings after
- * a deferred send). This rank's own engine is rung too: it moves the reply's bytes (a large get's
- * rendezvous) while the program computes, as it did before it slept long. Returns MPI's code. */
+ * which wakes its engine if it sleeps long. Every message on kyi_mpi.req goes through here, or rings after
+ * its send (a handler's deferred active message, the engine's STOP). This rank's own engine is rung too: it
+ * moves the reply's bytes (a large get's rendezvous) while the program computes, as it did before it slept
+ * long. Returns MPI's code. */
 static inline int kyi_req_isend(const void *buf, int n, int rank, MPI_Request *r)
 {
     /* what this thread did before the request precedes its serving (the engine acquires the token before

@@ -276,8 +276,8 @@ static int contiguous(kyi_handle_t *h, struct kyi_seg *s, int is_put, void *buf,
 {
     kyi_ucx_seg_t *x = s->xseg;
     if (host && x->ptr[h->rank]) {
-        kyi_mapped_copy(h->call, is_put, buf, -1, (char *)x->ptr[h->rank] + off, -1,
-                        n); /* host: no failure */
+        /* host memory on both sides: the copy cannot fail */
+        kyi_mapped_copy(h->call, is_put, buf, -1, (char *)x->ptr[h->rank] + off, -1, n);
         h->tp = &kyi_tp_ucx;
         kyi_count(KY_PATH_UCX, n);
         return KY_OK;
