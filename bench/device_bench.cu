@@ -14,7 +14,8 @@
  *
  * Table and JSON lines (bench "device", the pingpong shape of docs/benchmarks.md): op put_signal_pp,
  * path direct|proxy_<comm path>, lat_us the round trip, baseline nvshmem, floor_us (direct) the raw_flag_pp
- * round trip; and one record per floor, op raw_flag_pp | raw_data_flag_pp | raw_data_fence_pp | raw_ll16_pp,
+ * round trip; and one record per floor, op raw_flag_pp | raw_data_flag_pp | raw_data_fence_pp | raw_ll16_pp
+ * | raw_data_flag_gpu_pp (ranks sharing one GPU),
  * path direct, bytes 8, baseline none. Exit 77 without a GPU per rank. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,9 +57,10 @@ __global__ void pingpong(ky_dev_seg_t s, const char *src, size_t bytes, int iter
 
 /* ---- the floor: the same ping-pong with no library ------------------------------------------------ */
 
-enum { FLOOR_FLAG, FLOOR_DATA_FLAG, FLOOR_DATA_FENCE, FLOOR_LL16, NFLOORS };
+enum { FLOOR_FLAG, FLOOR_DATA_FLAG, FLOOR_DATA_FENCE, FLOOR_LL16, FLOOR_DATA_FLAG_GPU, NFLOORS };
 /* op names (table and JSON), and what each is */
-const char *const floor_op[NFLOORS] = {"raw_flag_pp", "raw_data_flag_pp", "raw_data_fence_pp", "raw_ll16_pp"};
+const char *const floor_op[NFLOORS] = {"raw_flag_pp", "raw_data_flag_pp", "raw_data_fence_pp", "raw_ll16_pp",
+                                       "raw_data_flag_gpu_pp"};
 
 /* The 8-byte word peer sends in round i, and the 16-byte line of FLOOR_LL16: {data, flag}. */
 __host__ __device__ inline unsigned long long floor_word(int rank, int i)
@@ -90,6 +92,11 @@ __device__ inline void floor_send(int mode, unsigned long long *pd, unsigned lon
         case FLOOR_DATA_FLAG: /* (b) the data word, then the flag as a release store (the library's means) */
             *(volatile unsigned long long *)pd = w;
             asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(pf), "l"((unsigned long long)i)
+                         : "memory");
+            break;
+        case FLOOR_DATA_FLAG_GPU: /* (d) as (b) with a .gpu release: both ranks on one GPU */
+            *(volatile unsigned long long *)pd = w;
+            asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(pf), "l"((unsigned long long)i)
                          : "memory");
             break;
         case FLOOR_DATA_FENCE: /* (b') the data word, a release fence, a relaxed flag store (sm_90's
@@ -124,6 +131,11 @@ __device__ inline int floor_wait(int mode, const unsigned long long *md, const u
             }
             return 0;
         case FLOOR_DATA_FLAG:
+            do {
+                asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(mf) : "memory");
+            } while (v < want);
+            return *(const volatile unsigned long long *)md != floor_word(peer, i);
+        case FLOOR_DATA_FLAG_GPU: /* the library's wait: a .sys acquire (the writer may be on another GPU) */
             do {
                 asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(mf) : "memory");
             } while (v < want);
@@ -169,6 +181,8 @@ __device__ inline int floor_wait(int mode, const unsigned long long *md, const u
  *      .b128 access is single-copy atomic, which libcu++ relies on for cuda::atomic of 16-byte types on sm_90
  *      (ld/st.{relaxed,acquire,release}.b128), and NVLink carries the aligned 16 bytes as one write. Not
  *      run before sm_90 (the row's data check then fails).
+ *  (d) FLOOR_DATA_FLAG_GPU, only where both ranks share one GPU: (b) with st.release.gpu (MEMBAR.GPU) and the
+ *      same .sys acquire poll, what put_signal does to a peer on its own GPU (device.cuh's same_gpu).
  * The verification counts rounds whose data word was not the peer's round-i word: (b), (b'), (c) only. */
 __global__ void floor_pingpong(ky_dev_seg_t s, int mode, size_t fl_off, int iters, int warmup, long long *out)
 {
@@ -301,8 +315,11 @@ void run_floors(int iters, int warmup, cudaStream_t stream, run_t *r)
     BU_CUDA(cudaGetDevice(&dev));
     BU_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
     MPI_Allreduce(MPI_IN_PLACE, &major, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    int same = d.same_gpu[peer];
+    MPI_Allreduce(MPI_IN_PLACE, &same, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     for (int m = 0; all && m < NFLOORS; m++) {
         if (m == FLOOR_LL16 && major < 9) continue; /* .b128 accesses: sm_90 on */
+        if (m == FLOOR_DATA_FLAG_GPU && !same) continue; /* a .gpu release orders nothing for another GPU */
         BU_CUDA(cudaMemset(base, 0, sz));
         BU_CUDA(cudaDeviceSynchronize());
         ky_comm_barrier();
@@ -379,6 +396,14 @@ int main(int argc, char **argv)
             res[c][i] = run_case(c, sizes[i], o.iters, o.warmup, o.check, stream, &paths[c][i]);
         }
 
+    int shares_gpu = 0; /* both ranks' GPU is one physical GPU */
+    {
+        char id[64] = {0}, other[64] = {0};
+        BU_CUDA(cudaDeviceGetPCIBusId(id, sizeof id, dev));
+        MPI_Sendrecv(id, 64, MPI_CHAR, 1 - me, 0, other, 64, MPI_CHAR, 1 - me, 0, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
+        shares_gpu = !strcmp(id, other);
+    }
     run_t floors[NFLOORS];
     run_floors(o.iters, o.warmup, stream, floors);
 
@@ -387,14 +412,7 @@ int main(int argc, char **argv)
     double nv[64];
     for (int i = 0; i < 64; i++) nv[i] = -1;
 #ifdef KY_BENCH_HAVE_NVSHMEM
-    int same_gpu = 0;
-    {
-        char id[64] = {0}, other[64] = {0};
-        BU_CUDA(cudaDeviceGetPCIBusId(id, sizeof id, dev));
-        MPI_Sendrecv(id, 64, MPI_CHAR, 1 - me, 0, other, 64, MPI_CHAR, 1 - me, 0, MPI_COMM_WORLD,
-                     MPI_STATUS_IGNORE);
-        same_gpu = !strcmp(id, other);
-    }
+    int same_gpu = shares_gpu;
     if (no_nvshmem)
         nv_note = "NVSHMEM: left out (--no-nvshmem)";
     else if (same_gpu && !shared_ok)
@@ -411,9 +429,10 @@ int main(int argc, char **argv)
     char sz[32];
     if (me == 0) {
         printf(
-            "# device_bench: put_signal ping-pong from a kernel (1 block, 1 thread), 2 ranks, GPU %d; "
+            "# device_bench: put_signal ping-pong from a kernel (1 block, 1 thread), 2 ranks, GPU %d%s%s; "
             "round trip time\n",
-            dev);
+            dev, shares_gpu ? ", both ranks on it" : "",
+            shares_gpu ? (getenv("CUDA_MPS_PIPE_DIRECTORY") ? " (MPS)" : " (no MPS: they take turns)") : "");
         printf("%12s %8s %22s %12s\n", "bytes", "iters", "case", "rtt_us");
         for (int i = 0; i < nsizes; i++)
             for (int c = 0; c < NCASES; c++) {

@@ -67,6 +67,9 @@ typedef struct {
 typedef struct {
     void *base[KY_DEV_MAX_RANKS];  /* rank r's piece as this GPU addresses it, NULL: not reachable here */
     size_t size[KY_DEV_MAX_RANKS]; /* rank r's piece size */
+    /* 1: rank r's piece is on this rank's own physical GPU (the caller's, and ranks sharing the GPU), so a
+     * signal to it needs only GPU-scope ordering (ky_dev_signal_release) */
+    unsigned char same_gpu[KY_DEV_MAX_RANKS];
     int rank, nranks;
     ky_dev_ring_t ring; /* the host proxy that serves the ranks with base[r] == NULL */
 } ky_dev_seg_t;
@@ -281,26 +284,38 @@ __device__ inline int ky_dev_quiet(const ky_dev_seg_t &s)
     return ky_dev_ring_wait(s.ring, *(volatile unsigned long long *)s.ring.head);
 }
 
-/* The signal after the data: a store (set) or reduction (add) with release semantics at system scope, which
- * orders this thread's earlier stores (the data, in any GPU's memory) before it: what a full system fence
- * followed by an atomic (whose answer has to come back over NVLink) did, without waiting for either.
+/* The signal after the data: a store (set) or reduction (add) with release semantics, which orders this
+ * thread's earlier stores (the data, in any GPU's memory) before it: what a full system fence followed by an
+ * atomic (whose answer has to come back over NVLink) did, without waiting for either.
  *
- * The scope cannot be narrower. In the PTX memory model a release synchronizes with an acquire that reads
- * its value only if the two are morally strong: each strong, with a scope that includes the other's thread.
- * The reader runs on another GPU, and .gpu scope holds only the threads of the writer's own device, so a
- * .gpu release (MEMBAR.GPU, which does not wait for writes to a peer's memory to be acknowledged) would be a
- * data race by the model, and in practice lets the signal overtake the data on another NVLink. st.release.sys
- * and fence.release.sys (PTX 8.6) + st.relaxed.sys both compile to MEMBAR.ALL.SYS + a strong store on sm_90
- * (nvcc 13.0; fence.acq_rel.sys adds an L1 invalidation); device_bench's raw_data_flag_pp and
- * raw_data_fence_pp time the two spellings with no library around them. */
-__device__ inline void ky_dev_signal_release(unsigned long long *sig, unsigned long long v, int add)
+ * The scope is the narrowest that holds the reader. In the PTX memory model a release synchronizes with an
+ * acquire that reads its value only if the two are morally strong: each strong, with a scope that includes
+ * the other's thread. A reader on another GPU is outside the writer's .gpu scope, so there the release is
+ * .sys: a .gpu release (MEMBAR.GPU, which does not wait for writes to a peer's memory to be acknowledged)
+ * would be a data race by the model, and in practice lets the signal overtake the data on another NVLink.
+ * st.release.sys and fence.release.sys (PTX 8.6) + st.relaxed.sys both compile to MEMBAR.ALL.SYS + a strong
+ * store on sm_90 (nvcc 13.0; fence.acq_rel.sys adds an L1 invalidation), which waits for every outstanding
+ * store's acknowledgement (~1.8 us on H100 even with none outstanding); device_bench's raw_data_flag_pp and
+ * raw_data_fence_pp time the two spellings with no library around them. Where the signal's word is on the
+ * writer's own GPU (gpu_scope: the caller's piece, or a rank sharing this GPU, under MPS or not) every reader
+ * of it is a thread of this GPU: the .gpu release (MEMBAR.GPU) and the reader's .sys acquire are morally
+ * strong, and the model then orders every earlier store of the writer, to whatever memory, before what the
+ * reader does after its acquire (raw_data_flag_gpu_pp times it). */
+__device__ inline void ky_dev_signal_release(unsigned long long *sig, unsigned long long v, int add,
+                                             int gpu_scope = 0)
 {
 #if __CUDA_ARCH__ >= 700
-    if (add)
+    if (gpu_scope) {
+        if (add)
+            asm volatile("red.release.gpu.add.u64 [%0], %1;" ::"l"(sig), "l"(v) : "memory");
+        else
+            asm volatile("st.release.gpu.u64 [%0], %1;" ::"l"(sig), "l"(v) : "memory");
+    } else if (add)
         asm volatile("red.release.sys.add.u64 [%0], %1;" ::"l"(sig), "l"(v) : "memory");
     else
         asm volatile("st.release.sys.u64 [%0], %1;" ::"l"(sig), "l"(v) : "memory");
 #else
+    (void)gpu_scope;
     __threadfence_system();
     if (add)
         atomicAdd(sig, v);
@@ -334,7 +349,7 @@ __device__ inline int ky_dev_put_signal_impl(const ky_dev_seg_t &s, int rank, si
     if (st == KY_OK) {
         if (ky_dev_route(s, rank, sig_off, 8, &sigp) != KY_OK) return KY_ERR_RANGE;
         ky_dev_copy(d, (const char *)src, n);
-        ky_dev_signal_release((unsigned long long *)sigp, (unsigned long long)value, add);
+        ky_dev_signal_release((unsigned long long *)sigp, (unsigned long long)value, add, s.same_gpu[rank]);
         return KY_OK;
     }
     if (st != 1) return st;

@@ -24,6 +24,8 @@ static int dev_seg(const char *call, ky_seg_t seg, ky_dev_seg_t *out, int proxy_
     for (int r = 0; r < kyi_rt.nranks; r++) {
         out->size[r] = seg->size_of[r];
         out->base[r] = r == kyi_rt.rank ? seg->base : proxy_all ? NULL : seg->mapped[r];
+        int32_t key = seg->gpu_key_of[r];
+        out->same_gpu[r] = out->base[r] && key >= 0 && key == seg->gpu_key_of[kyi_rt.rank];
         unreachable |= !out->base[r];
     }
     return unreachable ? kyi_dev_proxy_ring(seg, &out->ring) : KY_OK;

@@ -16,8 +16,21 @@
 
 typedef struct {
     uint64_t bytes;
-    int32_t memkind, device, shareable, pad;
+    int32_t memkind, device, shareable;
+    int32_t gpu_key; /* GPU pieces: the device's PCI address (gpu_key), -1 unknown */
 } seg_info_t;
+
+/* The PCI address domain:bus:device.function of a GPU in 31 bits, -1 where it cannot be read: which pieces
+ * live on the same physical GPU, whatever device numbers the ranks' CUDA_VISIBLE_DEVICES give it (the device
+ * view's same_gpu, device.cuh). */
+static int32_t gpu_key(int dev)
+{
+    char id[64];
+    unsigned d, b, sl, f;
+    if (kyi_gpu_pci_id(dev, id, sizeof id) != KY_OK || sscanf(id, "%x:%x:%x.%x", &d, &b, &sl, &f) != 4)
+        return -1;
+    return (int32_t)((d & 0x7fffu) << 16 | (b & 0xffu) << 8 | (sl & 0x1fu) << 3 | (f & 7u));
+}
 
 static unsigned jobkey; /* rank 0's, so names differ between jobs sharing a host */
 
@@ -183,6 +196,7 @@ static void seg_free(struct kyi_seg *s)
 {
     free(s->size_of);
     free(s->dev_of);
+    free(s->gpu_key_of);
     free(s->mapped);
     pthread_mutex_destroy(&s->plan_lock);
     free(s);
@@ -219,7 +233,7 @@ int ky_seg_create(void *base, size_t bytes, ky_memkind_t memkind, int device, ky
     if (ast) return ast;
     if (worst) return kyi_fail((int)worst, call, "another rank passed bad arguments");
 
-    seg_info_t mine = {bytes, memkind, device, 0, 0};
+    seg_info_t mine = {bytes, memkind, device, 0, memkind == KY_MEM_GPU ? gpu_key(device) : -1};
     seg_info_t *info = malloc(sizeof *info * kyi_rt.nranks);
     struct kyi_seg *s = calloc(1, sizeof *s);
     if (!info || !s) {
@@ -229,6 +243,7 @@ int ky_seg_create(void *base, size_t bytes, ky_memkind_t memkind, int device, ky
     }
     s->size_of = calloc(kyi_rt.nranks, sizeof(size_t));
     s->dev_of = calloc(kyi_rt.nranks, sizeof(int));
+    s->gpu_key_of = calloc(kyi_rt.nranks, sizeof(int32_t));
     s->mapped = calloc(kyi_rt.nranks, sizeof(void *));
     pthread_mutex_init(&s->plan_lock, NULL);
     s->memkind = memkind;
@@ -237,7 +252,7 @@ int ky_seg_create(void *base, size_t bytes, ky_memkind_t memkind, int device, ky
     pthread_rwlock_wrlock(&kyi_comm.seg_lock);
     s->id = kyi_comm.seg_next++;
     pthread_rwlock_unlock(&kyi_comm.seg_lock);
-    int st = (!s->size_of || !s->dev_of || !s->mapped) ? kyi_fail(KY_ERR_NOMEM, call, "no memory") : KY_OK;
+    int st = (!s->size_of || !s->dev_of || !s->gpu_key_of || !s->mapped) ? kyi_fail(KY_ERR_NOMEM, call, "no memory") : KY_OK;
     if (!st && s->id >= KYI_MAX_SEGS)
         st = kyi_fail(KY_ERR_NOMEM, call, "more than %d segments were created", KYI_MAX_SEGS);
     if (!st) st = alloc_piece(call, s, base, bytes);
@@ -265,6 +280,7 @@ int ky_seg_create(void *base, size_t bytes, ky_memkind_t memkind, int device, ky
     for (int r = 0; r < kyi_rt.nranks; r++) {
         s->size_of[r] = info[r].bytes;
         s->dev_of[r] = info[r].device;
+        s->gpu_key_of[r] = info[r].gpu_key;
         if (info[r].memkind != (int32_t)memkind) st = KY_ERR_ARG;
     }
     if (st) {

@@ -8,6 +8,8 @@
  * maps them). Kernels run on a non-blocking stream, as the proxy requires. Skips (every rank alike) without a
  * GPU. Not yet run on a GPU: see device.cuh's STATUS. */
 #include <climits>
+#include <cstring>
+#include <vector>
 
 #include "kyt.h"
 
@@ -229,6 +231,19 @@ TEST(Device, Path)
     if (want == "proxied")
         for (int r = 0; r < S.d.nranks; r++) EXPECT_EQ(r == S.d.rank, S.d.base[r] != nullptr) << "rank " << r;
     if (!direct) EXPECT_TRUE(S.d.ring.req && S.d.ring.done && S.d.ring.cap > 0);
+    /* same_gpu (the GPU-scope signals) exactly for the mapped pieces on this rank's physical GPU, by the
+     * PCI addresses every rank reads of its own device */
+    int dev = -1;
+    ASSERT_EQ(cudaSuccess, cudaGetDevice(&dev));
+    char id[32] = {0};
+    ASSERT_EQ(cudaSuccess, cudaDeviceGetPCIBusId(id, sizeof id, dev));
+    std::vector<char> ids(32 * (size_t)S.d.nranks);
+    MPI_Allgather(id, 32, MPI_CHAR, ids.data(), 32, MPI_CHAR, MPI_COMM_WORLD);
+    for (int r = 0; r < S.d.nranks; r++) {
+        bool same = S.d.base[r] && !strcmp(&ids[32 * (size_t)r], id);
+        EXPECT_EQ(same, S.d.same_gpu[r] != 0) << "rank " << r << " (" << &ids[32 * (size_t)r] << ", mine " << id
+                                              << ")";
+    }
     ky_comm_barrier();
 }
 
