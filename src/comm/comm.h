@@ -26,12 +26,12 @@ struct kyi_seg {
     int device; /* CUDA device of this rank's piece (GPU segments) */
     void *base; /* this rank's piece */
     size_t bytes;
-    int owned;       /* Kyoyu allocated base */
-    int shm_fd;      /* host pieces in shared memory */
-    size_t *size_of; /* [nranks] */
-    int *dev_of;     /* [nranks] device of each rank's piece (GPU) */
+    int owned;           /* Kyoyu allocated base */
+    int shm_fd;          /* host pieces in shared memory */
+    size_t *size_of;     /* [nranks] */
+    int *dev_of;         /* [nranks] device of each rank's piece (GPU) */
     int32_t *gpu_key_of; /* [nranks] the physical GPU of each rank's piece (PCI address), -1 unknown */
-    void **mapped;   /* [nranks] address of each rank's piece in this process, NULL if not mapped */
+    void **mapped;       /* [nranks] address of each rank's piece in this process, NULL if not mapped */
     pthread_mutex_t plan_lock;
     void *plans; /* hash buckets of cached plans (plan.c) */
     void *xseg;  /* the extra transport's registration (transport.h), NULL: reached through MPI */

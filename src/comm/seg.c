@@ -252,7 +252,9 @@ int ky_seg_create(void *base, size_t bytes, ky_memkind_t memkind, int device, ky
     pthread_rwlock_wrlock(&kyi_comm.seg_lock);
     s->id = kyi_comm.seg_next++;
     pthread_rwlock_unlock(&kyi_comm.seg_lock);
-    int st = (!s->size_of || !s->dev_of || !s->gpu_key_of || !s->mapped) ? kyi_fail(KY_ERR_NOMEM, call, "no memory") : KY_OK;
+    int st = (!s->size_of || !s->dev_of || !s->gpu_key_of || !s->mapped)
+                 ? kyi_fail(KY_ERR_NOMEM, call, "no memory")
+                 : KY_OK;
     if (!st && s->id >= KYI_MAX_SEGS)
         st = kyi_fail(KY_ERR_NOMEM, call, "more than %d segments were created", KYI_MAX_SEGS);
     if (!st) st = alloc_piece(call, s, base, bytes);

@@ -241,8 +241,8 @@ TEST(Device, Path)
     MPI_Allgather(id, 32, MPI_CHAR, ids.data(), 32, MPI_CHAR, MPI_COMM_WORLD);
     for (int r = 0; r < S.d.nranks; r++) {
         bool same = S.d.base[r] && !strcmp(&ids[32 * (size_t)r], id);
-        EXPECT_EQ(same, S.d.same_gpu[r] != 0) << "rank " << r << " (" << &ids[32 * (size_t)r] << ", mine " << id
-                                              << ")";
+        EXPECT_EQ(same, S.d.same_gpu[r] != 0)
+            << "rank " << r << " (" << &ids[32 * (size_t)r] << ", mine " << id << ")";
     }
     ky_comm_barrier();
 }
