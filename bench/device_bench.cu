@@ -318,7 +318,7 @@ void run_floors(int iters, int warmup, cudaStream_t stream, run_t *r)
     int same = d.same_gpu[peer];
     MPI_Allreduce(MPI_IN_PLACE, &same, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     for (int m = 0; all && m < NFLOORS; m++) {
-        if (m == FLOOR_LL16 && major < 9) continue; /* .b128 accesses: sm_90 on */
+        if (m == FLOOR_LL16 && major < 9) continue;      /* .b128 accesses: sm_90 on */
         if (m == FLOOR_DATA_FLAG_GPU && !same) continue; /* a .gpu release orders nothing for another GPU */
         BU_CUDA(cudaMemset(base, 0, sz));
         BU_CUDA(cudaDeviceSynchronize());
