@@ -13,10 +13,14 @@ the layer's cost: goal <= 1.1) and ratio_oshmem (shmem.h / OSHMEM: goal <= 1).
                      [--case NAME] [--json FILE]
 
 OSHMEM (Open MPI 4.1.4 here, UCX) crashes in shmem_finalize on this machine after the measurements are
-printed; a run counts when it printed "# done" (docs/shmem.md)."""
+printed; a run counts when it printed "# done" (docs/shmem.md). On the GPU machine (Ubuntu's Open MPI 4.1.6)
+it crashed in shmem_init with oshrun's defaults, so before the rounds a short run of the OSHMEM program tries
+oshrun's defaults, then the settings in OSHRUN_CANDIDATES, and the rounds use the first that finishes
+(OSHRUN_ARGS="..." fixes them instead); the records carry them as "oshrun_args"."""
 import argparse
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -40,6 +44,32 @@ def load(path):
                 if line:
                     out.append(json.loads(line))
     return out
+
+
+# oshrun settings tried in turn when the defaults crash: the plain mmap symmetric heap, then UCX held to
+# host transports (a CUDA-enabled UCX registers the heap with its CUDA memory domains too)
+OSHRUN_CANDIDATES = [
+    [],
+    ["--mca", "sshmem", "mmap"],
+    ["-x", "UCX_TLS=self,sm,cma"],
+    ["--mca", "sshmem", "mmap", "-x", "UCX_TLS=self,sm,cma"],
+    ["--mca", "spml", "ucx", "--mca", "sshmem", "mmap", "-x", "UCX_TLS=self,posix,cma", "-x", "UCX_MEMTYPE_CACHE=n"],
+]
+
+
+def pick_oshrun_args(base, env, timeout):
+    """The oshrun settings the OSHMEM program finishes with (a short run of 8 bytes), or None."""
+    if "OSHRUN_ARGS" in os.environ:
+        return shlex.split(os.environ["OSHRUN_ARGS"])
+    for extra in OSHRUN_CANDIDATES:
+        cmd = base[:1] + extra + base[1:] + ["-b", "8", "-e", "8", "-n", "10", "-w", "2"]
+        rc, out = run(cmd, env, min(timeout, 60))
+        ok = "# done" in out
+        print(f"shmem_compare: oshrun {' '.join(extra) or '(defaults)'}: {'ok' if ok else f'exit {rc}, no'}",
+              flush=True)
+        if ok:
+            return extra
+    return None
 
 
 def main():
@@ -68,8 +98,14 @@ def main():
             ("mpi", [kyrun, "-n", str(args.ranks), ky], {"KY_NODE_SPLIT": "rank"})]
     if args.no_split:
         runs = runs[:1]
+    osh_args = []
     if have_osh:
-        runs.append(("oshmem", [oshrun, "--allow-run-as-root", "--oversubscribe", "-n", str(args.ranks), osh], {}))
+        base = [oshrun, "--allow-run-as-root", "--oversubscribe", "-n", str(args.ranks), osh]
+        osh_args = pick_oshrun_args(base, env, args.timeout)
+        if osh_args is None:
+            print("shmem_compare: OSHMEM did not finish with any oshrun settings tried: no OSHMEM baseline")
+        else:
+            runs.append(("oshmem", base[:1] + osh_args + base[1:], {}))
     best = {}   # (impl-api, path, op, bytes) -> record with the lowest lat_us
     for r in range(args.rounds):
         for tag, cmd, extra in runs:
@@ -104,6 +140,8 @@ def main():
             out["oshmem_lat_us"], out["oshmem_bw_GBs"] = o["lat_us"], o["bw_GBs"]
             out["ratio_oshmem"] = round(rec["lat_us"] / o["lat_us"], 4) if o["lat_us"] > 0 else None
         out["rounds"] = args.rounds
+        if o:
+            out["oshrun_args"] = " ".join(osh_args)
         rows.append(out)
     print(f"\n{'path':<5} {'op':<8} {'bytes':>9} {'shmem.h us':>11} {'ky_* us':>9} {'OSHMEM us':>10} "
           f"{'shmem/ky':>9} {'shmem/OSH':>10} {'shmem GB/s':>11} {'OSH GB/s':>9}")
