@@ -296,6 +296,46 @@ def dsm(recs, folder):
 _NPB_ORDER = ("none", "mapping", "affinity", "update")
 
 
+def npb_scaling(recs, folder):
+    """NPB on kycc against plain OpenMP on one host (seed 003 Figs. 2 and 4 in a line chart): speed-up over the
+    serial build against cores used, kycc with N ranks x 1 thread (and N/2 x 2, marked) beside the OpenMP build
+    on N threads; variant none, verified runs only. npb_<prog>_<class>_scaling.png per program and class."""
+    out = []
+    groups = {}
+    for r in recs:
+        if r.get("bench") == "npb" and r.get("verified") and r.get("variant", "none") == "none":
+            groups.setdefault((r["program"], r["class"]), []).append(r)
+    for (prog, cls), g in sorted(groups.items()):
+        serial = next((r.get("time_s") for r in g if r["build"] == "serial"), None)
+        if not serial:
+            continue
+        fig, ax = plt.subplots(figsize=(6.0, 4.2))
+        cores_all = set()
+        lines = (("omp", lambda r: r["ranks"] == 1, "OpenMP, N threads", "s-"),
+                 ("kycc", lambda r: r.get("threads", 1) == 1, "kycc, N ranks x 1 thread", "o-"),
+                 ("kycc", lambda r: r.get("threads", 1) == 2, "kycc, N/2 ranks x 2 threads", "D"))
+        for i, (build, pick, name, style) in enumerate(lines):
+            pts = sorted((r["ranks"] * r.get("threads", 1), serial / r["time_s"]) for r in g
+                         if r["build"] == build and pick(r) and r.get("time_s"))
+            if pts:
+                cores_all.update(c for c, _ in pts)
+                ax.plot([c for c, _ in pts], [v for _, v in pts], style, color=COLORS[i], label=name)
+        ticks = sorted(cores_all)
+        ax.plot(ticks, ticks, ":", color="0.6", label="ideal")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log", base=2)
+        ax.set_xticks(ticks)
+        ax.set_xticklabels([str(c) for c in ticks])
+        ax.set_xlabel("cores (ranks x threads)")
+        ax.set_ylabel(f"speed-up over serial ({serial:.2f} s)")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)
+        title = f"NPB {prog.upper()} class {cls}: kycc against OpenMP on one host ({_stamp(g)})"
+        ax.set_title(_two_lines(title), fontsize=9)
+        out.append((_save(fig, folder, f"npb_{prog}_{cls}_scaling.png"), title))
+    return out
+
+
 def npb(recs, folder):
     """NPB on kycc (seed 003 Figs. 2-5): page transfers (fetched + preloaded + pushed, all ranks; the pages
     written back at barriers stacked on them, lighter) and speed-up over the serial build per variant against
