@@ -9,6 +9,9 @@
  *               handler bumps a counter rank 0 waits on. Latency = round trip / 2.
  *   put_bw      streaming: rank 0 issues a window of W ky_put_nb() and ky_wait_all()s them (a completed put
  *               is in the target's memory), repeated. Bandwidth = W * n / time.
+ *   put_lat     host memory, 8 bytes only: ucx_perftest's put latency shape (ucp_put_lat), where the bytes put
+ *               are themselves what the peer polls: one ky_put_val() of the round number into the peer's
+ *               word, which it polls, then the same back; no separate flag. Latency = round trip / 2.
  * Baselines: host memory: MPI_Send/MPI_Recv ping-pong (put_pp, am_long_pp) and an osu_bw-style window of
  * MPI_Isend/Irecv with an ack (put_bw). GPU memory: "mpi_staged_pingpong" (cudaMemcpy to pinned host,
  * MPI_Send/Recv, cudaMemcpy to the GPU on every hop: what a user without CUDA-aware MPI writes) for the
@@ -36,7 +39,7 @@
 static int me, peer, use_gpu;
 static ky_seg_t dseg, fseg;
 static void *dbase;               /* this rank's piece of the data segment */
-static volatile uint64_t *flags;  /* this rank's piece of the flag segment: [0] put_pp, [1] put_bw done */
+static volatile uint64_t *flags;  /* this rank's piece of the flag segment: [0] put_pp, [1] put_bw done, [2] put_lat */
 static void *sbuf;                /* source buffer of this rank (host or GPU) */
 static unsigned char *expect_buf; /* host: the peer's / rank 0's pattern, for verification */
 static void *hbuf;                /* host buffer of the MPI baselines (pinned with CUDA) */
@@ -99,6 +102,24 @@ static int verify(size_t n, int check_me, int from_rank)
 }
 
 /* ---- Kyoyu operations (return one-way seconds per message on rank 0) ---------------------------- */
+
+/* put_lat: one 8-byte put per direction, the value being the round number the peer polls (flags[2]). */
+static double k_put_lat(int it, int warm)
+{
+    double t0 = 0;
+    for (int r = 0; r < warm + it; r++) {
+        if (r == warm) t0 = bu_now();
+        seq++;
+        if (me == 0) {
+            BU_KY(ky_put_val(peer, fseg, 2 * sizeof(uint64_t), seq, 8));
+            bu_wait_u64(&flags[2], seq, "put_lat pong");
+        } else {
+            bu_wait_u64(&flags[2], seq, "put_lat ping");
+            BU_KY(ky_put_val(peer, fseg, 2 * sizeof(uint64_t), seq, 8));
+        }
+    }
+    return (bu_now() - t0) / it / 2;
+}
 
 static double k_put_pp(size_t n, int it, int warm)
 {
@@ -275,8 +296,8 @@ static void open_peer_buffer(size_t bytes)
 
 /* ---- driver ------------------------------------------------------------------------------------- */
 
-typedef enum { OP_PUT_PP, OP_AM_PP, OP_PUT_BW, OP_COUNT } op_t;
-static const char *op_names[OP_COUNT] = {"put_pp", "am_long_pp", "put_bw"};
+typedef enum { OP_PUT_PP, OP_AM_PP, OP_PUT_BW, OP_PUT_LAT, OP_COUNT } op_t;
+static const char *op_names[OP_COUNT] = {"put_pp", "am_long_pp", "put_bw", "put_lat"};
 
 static int window_for(size_t n)
 {
@@ -324,7 +345,7 @@ int main(int argc, char **argv)
     BU_KY(ky_seg_local(dseg, &dbase, &got));
     BU_KY(ky_seg_local(fseg, &fb, &got));
     flags = fb;
-    flags[0] = flags[1] = 0;
+    flags[0] = flags[1] = flags[2] = 0;
     expect_buf = malloc(maxb);
     unsigned char *pat = malloc(maxb);
     if (!expect_buf || !pat) bu_die(__FILE__, __LINE__, "no memory for %zu-byte host buffers", maxb);
@@ -394,13 +415,16 @@ int main(int argc, char **argv)
     }
 
     for (int op = 0; op < OP_COUNT; op++) {
+        /* put_lat: 8 bytes of host memory, the word polled being the data itself */
+        if (op == OP_PUT_LAT && (use_gpu || o.minbytes > 8 || maxb < 8)) continue;
         char kcase[64], title[160];
         snprintf(kcase, sizeof kcase, "%s_%s_%s", op_names[op], bu_mem_name(o.mem), bu_path_name(path));
         snprintf(title, sizeof title, "pingpong %s (%s)", kcase,
                  op == OP_PUT_BW ? "streaming window of ky_put_nb; us = time per message"
                                  : "one-way latency = round trip / 2");
         bu_table_header(title, baseline_for((op_t)op), floor_note);
-        for (size_t n = o.minbytes; n <= maxb;) {
+        size_t nlast = op == OP_PUT_LAT ? 8 : maxb;
+        for (size_t n = op == OP_PUT_LAT ? 8 : o.minbytes; n <= nlast;) {
             int w = op == OP_PUT_BW ? window_for(n) : 1;
             int it = bu_iters_for(&o, n * (size_t)w, op == OP_PUT_BW ? 3 : 5);
             int warm = o.warmup < it ? o.warmup : it;
@@ -416,6 +440,9 @@ int main(int argc, char **argv)
                 case OP_AM_PP:
                     t = k_am_pp(n, it, warm);
                     break;
+                case OP_PUT_LAT:
+                    t = k_put_lat(it, warm);
+                    break;
                 default:
                     t = k_put_bw(n, it, warm, w);
                     break;
@@ -424,7 +451,11 @@ int main(int argc, char **argv)
             if (o.check) {
                 /* put_pp: each side holds the other's pattern; am_long_pp: both hold rank 0's (echo);
                  * put_bw: rank 1 holds rank 0's. */
-                if (op == OP_PUT_PP)
+                if (op == OP_PUT_LAT) {
+                    /* both ranks end holding the last round's number, put by the other */
+                    verified = __atomic_load_n(&flags[2], __ATOMIC_ACQUIRE) == seq;
+                    MPI_Allreduce(MPI_IN_PLACE, &verified, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+                } else if (op == OP_PUT_PP)
                     verified = verify(n, 1, peer);
                 else if (op == OP_AM_PP)
                     verified = verify(n, 1, 0);
