@@ -9,15 +9,15 @@
  *               handler bumps a counter rank 0 waits on. Latency = round trip / 2.
  *   put_bw      streaming: rank 0 issues a window of W ky_put_nb() and ky_wait_all()s them (a completed put
  *               is in the target's memory), repeated. Bandwidth = W * n / time.
- *   put_lat     host memory, 8 bytes only: ucx_perftest's put latency shape (ucp_put_lat), where the bytes put
- *               are themselves what the peer polls: one ky_put_val() of the round number into the peer's
- *               word, which it polls, then the same back; no separate flag. Latency = round trip / 2.
- * Baselines: host memory: MPI_Send/MPI_Recv ping-pong (put_pp, am_long_pp) and an osu_bw-style window of
- * MPI_Isend/Irecv with an ack (put_bw). GPU memory: "mpi_staged_pingpong" (cudaMemcpy to pinned host,
- * MPI_Send/Recv, cudaMemcpy to the GPU on every hop: what a user without CUDA-aware MPI writes) for the
- * ping-pongs, and "cuda_peer_copy" (rank 0 opens rank 1's cudaMalloc buffer by CUDA IPC and issues W
- * cudaMemcpyAsync on one stream + cudaStreamSynchronize: exactly what cudaMemcpyPeerAsync does between two
- * devices of one process) for put_bw.
+ *   put_lat     host memory, 8 bytes only: ucx_perftest's put latency shape (ucp_put_lat), where the bytes
+ * put are themselves what the peer polls: one ky_put_val() of the round number into the peer's word, which it
+ * polls, then the same back; no separate flag. Latency = round trip / 2. Baselines: host memory:
+ * MPI_Send/MPI_Recv ping-pong (put_pp, am_long_pp) and an osu_bw-style window of MPI_Isend/Irecv with an ack
+ * (put_bw). GPU memory: "mpi_staged_pingpong" (cudaMemcpy to pinned host, MPI_Send/Recv, cudaMemcpy to the
+ * GPU on every hop: what a user without CUDA-aware MPI writes) for the ping-pongs, and "cuda_peer_copy" (rank
+ * 0 opens rank 1's cudaMalloc buffer by CUDA IPC and issues W cudaMemcpyAsync on one stream +
+ * cudaStreamSynchronize: exactly what cudaMemcpyPeerAsync does between two devices of one process) for
+ * put_bw.
  *
  * The path is chosen by the environment (KY_PATH_HOST, KY_PATH_GPU, KY_NODE_SPLIT) and recorded from
  * ky_comm_path() in the "case" field: put_pp_host_shm, put_bw_gpu_ipc, am_long_pp_gpu_mpi, ...
@@ -38,9 +38,10 @@
 
 static int me, peer, use_gpu;
 static ky_seg_t dseg, fseg;
-static void *dbase;               /* this rank's piece of the data segment */
-static volatile uint64_t *flags;  /* this rank's piece of the flag segment: [0] put_pp, [1] put_bw done, [2] put_lat */
-static void *sbuf;                /* source buffer of this rank (host or GPU) */
+static void *dbase; /* this rank's piece of the data segment */
+static volatile uint64_t
+    *flags;        /* this rank's piece of the flag segment: [0] put_pp, [1] put_bw done, [2] put_lat */
+static void *sbuf; /* source buffer of this rank (host or GPU) */
 static unsigned char *expect_buf; /* host: the peer's / rank 0's pattern, for verification */
 static void *hbuf;                /* host buffer of the MPI baselines (pinned with CUDA) */
 #ifdef KY_BENCH_HAVE_CUDA
