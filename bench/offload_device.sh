@@ -16,7 +16,7 @@
 #          then time only the back ends that did
 #   tests  tools/offload-check --gpu-only: the macro tests under every device back end on the GPU;
 #   dsm    stencil.offload.gpu (seed 000's GPU DSM stencil built for the GPU, checked on 2 ranks), then that
-#          program in each of DSM_SHAPES (default "warps flat") against ky_stencil_gpu's staged variant (a),
+#          program in each of DSM_SHAPES (default "zstream warps flat") against ky_stencil_gpu's staged variant (a),
 #          1 rank.
 # Everything lands in $OUT (default .scratch/offload-device): summary.txt, one log per step, *.jsonl, and
 # offload-check's logs in check/ (its work folder, CHECK_DIR, default /tmp/offload-check, keeps the rest).
@@ -132,7 +132,7 @@ if want dsm; then
     grep -E "^staged|^\(a\)|step" "$out/staged_n1.log" | head -6 | sed 's/^/    /' | tee -a "$S"
     for be in acc_parallel omp_target_distribute; do
         [ -x "$o/ky_stencil_offload_$be" ] || { note "no $o/ky_stencil_offload_$be"; continue; }
-        for sh in ${DSM_SHAPES:-warps flat}; do
+        for sh in ${DSM_SHAPES:-zstream warps flat}; do
             step "dsm_${be}_$sh" 90 "$K" -n 1 "$o/ky_stencil_offload_$be" --nx 512 --ny 512 --nz 512 \
                 --points 7,27 --bt 4 --nt 64 --variant host --reps 2 --shape "$sh" --require-device \
                 --json "$out/offload_stencil.jsonl"

@@ -60,10 +60,11 @@ static void collective(so_ctx_t *c, int (*call)(void))
 /* the loop shape (--shape): flat, one collapsed loop over the planes' points; or the z-y rows in parallel
  * and x on the lanes (KY_OFFLOAD_INNER) with the compiler's levels (rows), one warp per row (warps: OpenACC
  * gang worker, 32 lanes, 8 workers; the default) or one block per row (gang: 128 lanes); or one block per
- * row with x on its threads (team: KY_OFFLOAD_TEAMS, KY_OFFLOAD_THREADS), as examples/offload's kernels
- * (docs/offload.md) */
-static const char *const shape_names[] = {"flat", "rows", "warps", "gang", "team"};
-enum { SO_FLAT, SO_ROWS, SO_WARPS, SO_GANG, SO_TEAM, SO_NSHAPES };
+ * row with x on its threads (team: KY_OFFLOAD_TEAMS, KY_OFFLOAD_THREADS); or the y-x columns on the threads,
+ * each walking its planes with the column's values below, at and above in registers (zstream), as
+ * examples/offload's kernels (docs/offload.md) */
+static const char *const shape_names[] = {"flat", "rows", "warps", "gang", "team", "zstream"};
+enum { SO_FLAT, SO_ROWS, SO_WARPS, SO_GANG, SO_TEAM, SO_ZSTREAM, SO_NSHAPES };
 static int shape = SO_WARPS;
 int so_set_shape(const char *name)
 {
@@ -193,6 +194,41 @@ static void data_exit(const st_params_t *p, so_dev_t *d)
             for (int x = 1; x < nx - 1; x++) POINT(s, t, ((size_t)z - zoff) * zn + (size_t)y * yn + (size_t)x); \
         }
 
+/* zstream: the y-x columns on the threads, each walking planes [z0, z1) with its column's values of the
+ * planes below, at and above in registers (zm, zc, zp), the terms in SO_POINT7's / SO_POINT27's order */
+#define SO_ZSTREAM7()                                                                                      \
+    KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(2), KY_OPT_PRESENT(s[o:n], t[o:n]), KY_OPT_NUM(128))    \
+    for (int y = 1; y < ny - 1; y++)                                                                       \
+        for (int x = 1; x < nx - 1; x++) {                                                                 \
+            size_t c = ((size_t)z0 - zoff) * zn + (size_t)y * yn + (size_t)x;                              \
+            double zm = s[c - zn], zc = s[c];                                                              \
+            for (int z = z0; z < z1; z++, c += zn) {                                                       \
+                double zp = s[c + zn];                                                                     \
+                t[c] = 0.4 * zc + 0.1 * (zm + zp + s[c - yn] + s[c + yn] + s[c - 1] + s[c + 1]);           \
+                zm = zc;                                                                                   \
+                zc = zp;                                                                                   \
+            }                                                                                              \
+        }
+#define SO_ZSTREAM27()                                                                                     \
+    KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(2), KY_OPT_PRESENT(s[o:n], t[o:n]), KY_OPT_NUM(128))    \
+    for (int y = 1; y < ny - 1; y++)                                                                       \
+        for (int x = 1; x < nx - 1; x++) {                                                                 \
+            size_t c = ((size_t)z0 - zoff) * zn + (size_t)y * yn + (size_t)x;                              \
+            double zm = s[c - zn], zc = s[c];                                                              \
+            for (int z = z0; z < z1; z++, c += zn) {                                                       \
+                const size_t m = c - zn, q = c + zn;                                                       \
+                double zp = s[q];                                                                          \
+                double f = s[c - 1] + s[c + 1] + s[c - yn] + s[c + yn] + zm + zp;                          \
+                double e = s[c - yn - 1] + s[c - yn + 1] + s[c + yn - 1] + s[c + yn + 1] + s[m - 1] +      \
+                           s[m + 1] + s[q - 1] + s[q + 1] + s[m - yn] + s[m + yn] + s[q - yn] + s[q + yn]; \
+                double kk = s[m - yn - 1] + s[m - yn + 1] + s[m + yn - 1] + s[m + yn + 1] + s[q - yn - 1] + \
+                            s[q - yn + 1] + s[q + yn - 1] + s[q + yn + 1];                                 \
+                t[c] = 0.3 * zc + 0.05 * f + 0.025 * e + 0.0125 * kk;                                     \
+                zm = zc;                                                                                   \
+                zc = zp;                                                                                   \
+            }                                                                                              \
+        }
+
 /* one step on planes [z0, z1) from array k into 1 - k, terms added as kernel.c and st_reference do */
 static void step(const st_params_t *p, const so_dev_t *d, int k, int z0, int z1)
 {
@@ -202,12 +238,14 @@ static void step(const st_params_t *p, const so_dev_t *d, int k, int z0, int z1)
     const size_t yn = (size_t)p->nx, zn = p->plane, zoff = d->zoff;
     const int ny = p->ny, nx = p->nx;
     (void)o, (void)n;
+    if (z0 >= z1) return; /* (zstream loads the plane below z0 before its loop) */
     if (p->points == 27) {
         switch (shape) {
         case SO_ROWS: SO_ROWS_LOOP(SO_POINT27, KY_OFFLOAD, KY_OFFLOAD_INNER, KY_OPT_NUM(128)) return;
         case SO_WARPS: SO_ROWS_LOOP(SO_POINT27, KY_OFFLOAD, KY_OFFLOAD_INNER, KY_OPT_GANG, KY_OPT_WORKER, KY_OPT_NUM(32), KY_OPT_NUM_WORKERS(8)) return;
         case SO_GANG: SO_ROWS_LOOP(SO_POINT27, KY_OFFLOAD, KY_OFFLOAD_INNER, KY_OPT_GANG, KY_OPT_NUM(128)) return;
         case SO_TEAM: SO_ROWS_LOOP(SO_POINT27, KY_OFFLOAD_TEAMS, KY_OFFLOAD_THREADS, KY_OPT_NUM(128)) return;
+        case SO_ZSTREAM: SO_ZSTREAM27() return;
         }
         KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(3), KY_OPT_PRESENT(s[o:n], t[o:n]), KY_OPT_NUM(128))
         for (int z = z0; z < z1; z++)
@@ -220,6 +258,7 @@ static void step(const st_params_t *p, const so_dev_t *d, int k, int z0, int z1)
     case SO_WARPS: SO_ROWS_LOOP(SO_POINT7, KY_OFFLOAD, KY_OFFLOAD_INNER, KY_OPT_GANG, KY_OPT_WORKER, KY_OPT_NUM(32), KY_OPT_NUM_WORKERS(8)) return;
     case SO_GANG: SO_ROWS_LOOP(SO_POINT7, KY_OFFLOAD, KY_OFFLOAD_INNER, KY_OPT_GANG, KY_OPT_NUM(128)) return;
     case SO_TEAM: SO_ROWS_LOOP(SO_POINT7, KY_OFFLOAD_TEAMS, KY_OFFLOAD_THREADS, KY_OPT_NUM(128)) return;
+    case SO_ZSTREAM: SO_ZSTREAM7() return;
     }
     KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(3), KY_OPT_PRESENT(s[o:n], t[o:n]), KY_OPT_NUM(128))
     for (int z = z0; z < z1; z++)

@@ -109,6 +109,42 @@ void ofl_himeno_exit(ofl_himeno_t *h)
             for (int k = 1; k < K - 1; k++) OFL_MR(p, 0, i, j, k) = OFL_MR(wrk2, 0, i, j, k);              \
         }
 
+/* ZSTREAM: the j-k columns on the threads, each walking i with p's column values of the planes i - 1, i and
+ * i + 1 in registers (pm, pc, pp); term for term OFL_HIMENO_POINT, in its order. The copy back walks the
+ * same way. */
+#define OFL_HIMENO_ZSTREAM()                                                                                \
+    KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(2), KY_OPT_REDUCTION(+ : gosa), KY_OPT_NUM(128),         \
+               KY_OPT_PRESENT(p[0:n], a[0:4 * n], b[0:3 * n], c[0:3 * n], bnd[0:n], wrk1[0:n], wrk2[0:n]))  \
+    for (int j = 1; j < J - 1; j++)                                                                         \
+        for (int k = 1; k < K - 1; k++) {                                                                   \
+            float pm = OFL_MR(p, 0, 0, j, k), pc = OFL_MR(p, 0, 1, j, k);                                   \
+            for (int i = 1; i < I - 1; i++) {                                                               \
+                float pp = OFL_MR(p, 0, i + 1, j, k);                                                       \
+                float s0 = OFL_MR(a, 0, i, j, k) * pp + OFL_MR(a, 1, i, j, k) * OFL_MR(p, 0, i, j + 1, k) + \
+                           OFL_MR(a, 2, i, j, k) * OFL_MR(p, 0, i, j, k + 1) +                              \
+                           OFL_MR(b, 0, i, j, k) *                                                          \
+                               (OFL_MR(p, 0, i + 1, j + 1, k) - OFL_MR(p, 0, i + 1, j - 1, k) -             \
+                                OFL_MR(p, 0, i - 1, j + 1, k) + OFL_MR(p, 0, i - 1, j - 1, k)) +            \
+                           OFL_MR(b, 1, i, j, k) *                                                          \
+                               (OFL_MR(p, 0, i, j + 1, k + 1) - OFL_MR(p, 0, i, j - 1, k + 1) -             \
+                                OFL_MR(p, 0, i, j + 1, k - 1) + OFL_MR(p, 0, i, j - 1, k - 1)) +            \
+                           OFL_MR(b, 2, i, j, k) *                                                          \
+                               (OFL_MR(p, 0, i + 1, j, k + 1) - OFL_MR(p, 0, i - 1, j, k + 1) -             \
+                                OFL_MR(p, 0, i + 1, j, k - 1) + OFL_MR(p, 0, i - 1, j, k - 1)) +            \
+                           OFL_MR(c, 0, i, j, k) * pm + OFL_MR(c, 1, i, j, k) * OFL_MR(p, 0, i, j - 1, k) + \
+                           OFL_MR(c, 2, i, j, k) * OFL_MR(p, 0, i, j, k - 1) + OFL_MR(wrk1, 0, i, j, k);    \
+                float ss = (s0 * OFL_MR(a, 3, i, j, k) - pc) * OFL_MR(bnd, 0, i, j, k);                     \
+                gosa += (double)ss * (double)ss;                                                            \
+                OFL_MR(wrk2, 0, i, j, k) = pc + omega * ss;                                                 \
+                pm = pc;                                                                                    \
+                pc = pp;                                                                                    \
+            }                                                                                               \
+        }                                                                                                   \
+    KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(2), KY_OPT_NUM(128), KY_OPT_PRESENT(p[0:n], wrk2[0:n]))  \
+    for (int j = 1; j < J - 1; j++)                                                                         \
+        for (int k = 1; k < K - 1; k++)                                                                     \
+            for (int i = 1; i < I - 1; i++) OFL_MR(p, 0, i, j, k) = OFL_MR(wrk2, 0, i, j, k);
+
 double ofl_himeno_jacobi(ofl_himeno_t *h, int iters, float omega)
 {
     OFL_HIMENO_LOCALS;
@@ -120,6 +156,7 @@ double ofl_himeno_jacobi(ofl_himeno_t *h, int iters, float omega)
         case OFL_SHAPE_WARPS: OFL_HIMENO_ROWS(KY_OFFLOAD, KY_OFFLOAD_INNER, OFL_CL_WARPS) break;
         case OFL_SHAPE_GANG: OFL_HIMENO_ROWS(KY_OFFLOAD, KY_OFFLOAD_INNER, OFL_CL_GANG) break;
         case OFL_SHAPE_TEAM: OFL_HIMENO_ROWS(KY_OFFLOAD_TEAMS, KY_OFFLOAD_THREADS, OFL_CL_TEAM) break;
+        case OFL_SHAPE_ZSTREAM: OFL_HIMENO_ZSTREAM() break;
         default:
             KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(3), KY_OPT_REDUCTION(+ : gosa), KY_OPT_NUM(128),
                        KY_OPT_PRESENT(p[0:n], a[0:4 * n], b[0:3 * n], c[0:3 * n], bnd[0:n], wrk1[0:n], wrk2[0:n]))

@@ -6,7 +6,7 @@
  *   gcc -O3 -fopenacc -DKY_OFFLOAD_BACKEND=acc_parallel -I<kyoyu>/include offload_bench.c stencil7.c \
  *       stencil27.c himeno_kernel.c -lm -o offload_bench        (tools/offload-check --bench builds it so)
  *   offload_bench [--kernel stencil7|stencil27|himeno|all] [--n NZ,NY,NX] [--size S|M|L|XL] [--steps N]
- *                 [--reps R] [--shape flat,rows,warps,gang,team|all|both] [--check]
+ *                 [--reps R] [--shape flat,rows,warps,gang,team,zstream|all|both] [--check]
  *
  * Stencils: --n points (default 256^3), --steps steps per repetition, --shape the loop nests (a list of
  * offload_kernels.h's shapes, all of them, or both = flat,rows; default warps), Himeno's too; per step, in
@@ -215,7 +215,8 @@ int main(int argc, char **argv)
             shape = v, i++;
             if (parse_shapes(shape, shapes)) {
                 fprintf(stderr,
-                        "offload_bench: --shape %s: a comma-separated list of flat, rows, warps, gang, team; "
+                        "offload_bench: --shape %s: a comma-separated list of flat, rows, warps, gang, team, "
+                        "zstream; "
                         "all; or both (flat,rows)\n",
                         shape);
                 return 2;

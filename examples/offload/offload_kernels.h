@@ -34,16 +34,22 @@ void ofl_stencil_exit(int nz, int ny, int nx, double *a, double *b);
  *         threads: OpenMP target teams distribute with parallel for inside (GCC: parallel for simd), so
  *         that Clang, which runs simd loops on one thread, does not walk each row on one thread; OpenACC's
  *         code is GANG's
+ *   ZSTREAM the y-x columns collapsed onto the threads (128 per block), each thread walking its column along
+ *         the slowest dimension (z; Himeno's i) and keeping the column's values of the planes below, at and
+ *         above in registers, so a point loads its in-plane neighbours and one new value instead of
+ *         every neighbour: the 2.5-D streaming of the CUDA kernels (apps/stencil_gpu), as directives can
+ *         say it (sums in the same order as the other shapes: bitwise the same results)
  * OpenMP target makes the same code of ROWS, WARPS and GANG but their thread_limit (GCC: OpenMP threads are
  * warps, simd the lanes; Clang: each row on one thread). ofl_shape_name / ofl_shape_parse: "flat", "rows",
- * "warps", "gang", "team". */
+ * "warps", "gang", "team", "zstream". */
 enum {
     OFL_SHAPE_FLAT = 0,
     OFL_SHAPE_ROWS = 1,
     OFL_SHAPE_WARPS = 2,
     OFL_SHAPE_GANG = 3,
     OFL_SHAPE_TEAM = 4,
-    OFL_NSHAPES = 5
+    OFL_SHAPE_ZSTREAM = 5,
+    OFL_NSHAPES = 6
 };
 extern int ofl_loop_shape;
 const char *ofl_shape_name(int shape);

@@ -37,6 +37,29 @@
             for (int x = 1; x < nx - 1; x++) OFL_S27_POINT(OFL_AT(z, y, x));                               \
         }
 
+/* ZSTREAM: the y-x columns on the threads, each walking z with its column's values of the planes below, at
+ * and above in registers (cm, cc, cp stand for in[m_], in[c_], in[p_]: the same sums, in the same order, as
+ * OFL_S27_POINT) */
+#define OFL_S27_ZSTREAM()                                                                                  \
+    KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(2), KY_OPT_PRESENT(in[0:n], out[0:n]), KY_OPT_NUM(128)) \
+    for (int y = 1; y < ny - 1; y++)                                                                       \
+        for (int x = 1; x < nx - 1; x++) {                                                                 \
+            double cm = in[OFL_AT(0, y, x)], cc = in[OFL_AT(1, y, x)];                                     \
+            for (int z = 1; z < nz - 1; z++) {                                                             \
+                const size_t c_ = OFL_AT(z, y, x), m_ = c_ - zn, p_ = c_ + zn;                             \
+                double cp = in[p_];                                                                        \
+                double f = in[c_ - 1] + in[c_ + 1] + in[c_ - yn] + in[c_ + yn] + cm + cp;                  \
+                double e = in[c_ - yn - 1] + in[c_ - yn + 1] + in[c_ + yn - 1] + in[c_ + yn + 1] +         \
+                           in[m_ - 1] + in[m_ + 1] + in[p_ - 1] + in[p_ + 1] + in[m_ - yn] + in[m_ + yn] + \
+                           in[p_ - yn] + in[p_ + yn];                                                      \
+                double k = in[m_ - yn - 1] + in[m_ - yn + 1] + in[m_ + yn - 1] + in[m_ + yn + 1] +         \
+                           in[p_ - yn - 1] + in[p_ - yn + 1] + in[p_ + yn - 1] + in[p_ + yn + 1];          \
+                out[c_] = OFL_W27C * cc + OFL_W27F * f + OFL_W27E * e + OFL_W27K * k;                      \
+                cm = cc;                                                                                   \
+                cc = cp;                                                                                   \
+            }                                                                                              \
+        }
+
 void ofl_stencil27_step(int nz, int ny, int nx, const double *OFL_RESTRICT in, double *OFL_RESTRICT out)
 {
     const size_t n = (size_t)nz * ny * nx, yn = (size_t)nx, zn = (size_t)nx * ny;
@@ -46,6 +69,7 @@ void ofl_stencil27_step(int nz, int ny, int nx, const double *OFL_RESTRICT in, d
     case OFL_SHAPE_WARPS: OFL_S27_ROWS(KY_OFFLOAD, KY_OFFLOAD_INNER, OFL_CL_WARPS) return;
     case OFL_SHAPE_GANG: OFL_S27_ROWS(KY_OFFLOAD, KY_OFFLOAD_INNER, OFL_CL_GANG) return;
     case OFL_SHAPE_TEAM: OFL_S27_ROWS(KY_OFFLOAD_TEAMS, KY_OFFLOAD_THREADS, OFL_CL_TEAM) return;
+    case OFL_SHAPE_ZSTREAM: OFL_S27_ZSTREAM() return;
     }
     KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(3), KY_OPT_PRESENT(in[0:n], out[0:n]), KY_OPT_NUM(128))
     for (int z = 1; z < nz - 1; z++)

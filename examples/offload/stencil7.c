@@ -10,7 +10,7 @@
 
 int ofl_loop_shape = OFL_SHAPE_WARPS;
 
-static const char *const ofl_shape_names[OFL_NSHAPES] = {"flat", "rows", "warps", "gang", "team"};
+static const char *const ofl_shape_names[OFL_NSHAPES] = {"flat", "rows", "warps", "gang", "team", "zstream"};
 const char *ofl_shape_name(int shape)
 {
     return shape >= 0 && shape < OFL_NSHAPES ? ofl_shape_names[shape] : "?";
@@ -56,6 +56,23 @@ void ofl_stencil_exit(int nz, int ny, int nx, double *a, double *b)
             for (int x = 1; x < nx - 1; x++) OFL_S7_POINT(z, y, x);                                        \
         }
 
+/* ZSTREAM: the y-x columns on the threads, each walking z with the planes below, at and above in registers
+ * (zm, zc, zp); the same sum, in the same order, as OFL_S7_POINT */
+#define OFL_S7_ZSTREAM()                                                                                   \
+    KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(2), KY_OPT_PRESENT(in[0:n], out[0:n]), KY_OPT_NUM(128)) \
+    for (int y = 1; y < ny - 1; y++)                                                                       \
+        for (int x = 1; x < nx - 1; x++) {                                                                 \
+            double zm = in[OFL_AT(0, y, x)], zc = in[OFL_AT(1, y, x)];                                     \
+            for (int z = 1; z < nz - 1; z++) {                                                             \
+                double zp = in[OFL_AT(z + 1, y, x)];                                                       \
+                out[OFL_AT(z, y, x)] = c0 * zc + c1 * (zm + zp + in[OFL_AT(z, y - 1, x)] +                 \
+                                                       in[OFL_AT(z, y + 1, x)] + in[OFL_AT(z, y, x - 1)] + \
+                                                       in[OFL_AT(z, y, x + 1)]);                           \
+                zm = zc;                                                                                   \
+                zc = zp;                                                                                   \
+            }                                                                                              \
+        }
+
 void ofl_stencil7_step(int nz, int ny, int nx, const double *OFL_RESTRICT in, double *OFL_RESTRICT out,
                        double c0, double c1)
 {
@@ -66,6 +83,7 @@ void ofl_stencil7_step(int nz, int ny, int nx, const double *OFL_RESTRICT in, do
     case OFL_SHAPE_WARPS: OFL_S7_ROWS(KY_OFFLOAD, KY_OFFLOAD_INNER, OFL_CL_WARPS) return;
     case OFL_SHAPE_GANG: OFL_S7_ROWS(KY_OFFLOAD, KY_OFFLOAD_INNER, OFL_CL_GANG) return;
     case OFL_SHAPE_TEAM: OFL_S7_ROWS(KY_OFFLOAD_TEAMS, KY_OFFLOAD_THREADS, OFL_CL_TEAM) return;
+    case OFL_SHAPE_ZSTREAM: OFL_S7_ZSTREAM() return;
     }
     KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(3), KY_OPT_PRESENT(in[0:n], out[0:n]), KY_OPT_NUM(128))
     for (int z = 1; z < nz - 1; z++)
