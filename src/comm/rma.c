@@ -37,6 +37,14 @@ static int rma_start(const char *call, int is_put, void *buf, int rank, ky_seg_t
         kyi_count(path, n);
         return kyi_mapped_copy(call, is_put, buf, ldev, remote, rdev, n);
     }
+    if (!direct && !out && ldev < 0) { /* blocking host bytes to a piece the transport maps here: the same */
+        const kyi_transport_t *tp = kyi_tp_for(s);
+        char *m = tp->mapped ? tp->mapped(s, rank) : NULL;
+        if (m) {
+            kyi_count(path, n);
+            return kyi_mapped_copy(call, is_put, buf, -1, m + off, -1, n);
+        }
+    }
     /* a blocking transfer's handle lives on this stack until it completes: no allocation per call */
     kyi_handle_t local, *h = out ? kyi_handle_new(call, rank) : kyi_handle_init(&local, call, rank);
     if (!h) return KY_ERR_NOMEM;

@@ -32,6 +32,10 @@ typedef struct kyi_transport {
     int (*get_rows)(kyi_handle_t *h, struct kyi_seg *s, kyi_hdr_t *hdr, void *dst, const size_t ls[],
                     int ldev);
     int (*memset)(kyi_handle_t *h, struct kyi_seg *s, kyi_hdr_t *hdr);
+    /* The address at which rank's host piece of s is mapped here by the transport (UCX: its shared memory,
+     * ucp_rkey_ptr), NULL where it is not (NULL: never). A blocking contiguous transfer of host bytes then
+     * copies through it like the direct path (rma.c): no handle, no dispatch, complete at issue. */
+    char *(*mapped)(const struct kyi_seg *s, int rank);
     /* Whether a get of n bytes should come back in one reply message (get_strided with packed NULL). */
     int (*eager_get)(size_t n);
     /* One active message (hdr filled by am.c) with its payload; s is the target segment of a long one.

@@ -289,6 +289,13 @@ static int contiguous(kyi_handle_t *h, struct kyi_seg *s, int is_put, void *buf,
     return st;
 }
 
+/* rank's host piece where UCX mapped it here (contiguous's CPU copy, taken by rma.c before any handle) */
+static char *ucx_mapped(const struct kyi_seg *s, int rank)
+{
+    const kyi_ucx_seg_t *x = s->xseg;
+    return s->memkind == KY_MEM_HOST && x ? (char *)x->ptr[rank] : NULL;
+}
+
 static int ucx_put(kyi_handle_t *h, struct kyi_seg *s, kyi_hdr_t *hdr, const void *src, int src_dev)
 {
     if (src_dev >= 0 && !kyi_ucx.cuda) { /* GPU source: through a host copy kept until completion */
@@ -403,6 +410,7 @@ const kyi_transport_t kyi_tp_ucx = {
     .put_rows = ucx_put_rows,
     .get_rows = ucx_get_rows,
     .memset = ucx_memset,
+    .mapped = ucx_mapped,
     .eager_get = never_eager,
     .am_send = kyi_ucx_am_send,
     .test = kyi_ucx_test,
