@@ -68,8 +68,8 @@ help:
 # ---- dependencies ---------------------------------------------------------------------------------------
 # Each line: a check (a shell test) and the Debian packages that satisfy it. A package counts when dpkg
 # has it even if another python3 (pyenv, venv) comes first on PATH. A package marked ? is optional (UCX
-# transport, the format check, figures): failing to install it (no package registry, as on the GPU machine)
-# is a warning, not a failed build.
+# transport, the format check, figures, the io layer's HDF5 and h5py): failing to install it (no package
+# registry, as on the GPU machine) is a warning, not a failed build.
 define DEPS_CHECKS
 command -v cmake # cmake
 command -v g++ # g++
@@ -83,6 +83,8 @@ command -v clang-format # ?clang-format
 command -v python3 # python3
 python3 -c 'import numpy' || installed python3-numpy # python3-numpy
 python3 -c 'import matplotlib' || installed python3-matplotlib # ?python3-matplotlib
+pkg-config --exists hdf5-openmpi # ?libhdf5-openmpi-dev
+python3 -c 'import h5py' || installed python3-h5py # ?python3-h5py
 endef
 export DEPS_CHECKS
 
