@@ -195,8 +195,9 @@ static void data_exit(const st_params_t *p, so_dev_t *d)
         }
 
 /* zstream: the y-x columns on the threads, each walking planes [z0, z1) with its column's values of the
- * planes below, at and above in registers (zm, zc, zp), the terms in SO_POINT7's / SO_POINT27's order */
-#define SO_ZSTREAM7()                                                                                      \
+ * planes below, at and above in registers (zm, zc, zp); POINT writes t[c] from them and s, the terms in
+ * SO_POINT7's / SO_POINT27's order */
+#define SO_ZSTREAM_LOOP(POINT)                                                                                  \
     KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(2), KY_OPT_PRESENT(s[o:n], t[o:n]), KY_OPT_NUM(128))    \
     for (int y = 1; y < ny - 1; y++)                                                                       \
         for (int x = 1; x < nx - 1; x++) {                                                                 \
@@ -204,30 +205,22 @@ static void data_exit(const st_params_t *p, so_dev_t *d)
             double zm = s[c - zn], zc = s[c];                                                              \
             for (int z = z0; z < z1; z++, c += zn) {                                                       \
                 double zp = s[c + zn];                                                                     \
-                t[c] = 0.4 * zc + 0.1 * (zm + zp + s[c - yn] + s[c + yn] + s[c - 1] + s[c + 1]);           \
+                POINT;                                                                                     \
                 zm = zc;                                                                                   \
                 zc = zp;                                                                                   \
             }                                                                                              \
         }
-#define SO_ZSTREAM27()                                                                                     \
-    KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(2), KY_OPT_PRESENT(s[o:n], t[o:n]), KY_OPT_NUM(128))    \
-    for (int y = 1; y < ny - 1; y++)                                                                       \
-        for (int x = 1; x < nx - 1; x++) {                                                                 \
-            size_t c = ((size_t)z0 - zoff) * zn + (size_t)y * yn + (size_t)x;                              \
-            double zm = s[c - zn], zc = s[c];                                                              \
-            for (int z = z0; z < z1; z++, c += zn) {                                                       \
-                const size_t m = c - zn, q = c + zn;                                                       \
-                double zp = s[q];                                                                          \
-                double f = s[c - 1] + s[c + 1] + s[c - yn] + s[c + yn] + zm + zp;                          \
-                double e = s[c - yn - 1] + s[c - yn + 1] + s[c + yn - 1] + s[c + yn + 1] + s[m - 1] +      \
-                           s[m + 1] + s[q - 1] + s[q + 1] + s[m - yn] + s[m + yn] + s[q - yn] + s[q + yn]; \
-                double kk = s[m - yn - 1] + s[m - yn + 1] + s[m + yn - 1] + s[m + yn + 1] + s[q - yn - 1] + \
-                            s[q - yn + 1] + s[q + yn - 1] + s[q + yn + 1];                                 \
-                t[c] = 0.3 * zc + 0.05 * f + 0.025 * e + 0.0125 * kk;                                     \
-                zm = zc;                                                                                   \
-                zc = zp;                                                                                   \
-            }                                                                                              \
-        }
+#define SO_ZPOINT7 t[c] = 0.4 * zc + 0.1 * (zm + zp + s[c - yn] + s[c + yn] + s[c - 1] + s[c + 1])
+#define SO_ZPOINT27                                                                                        \
+    do {                                                                                                   \
+        const size_t m = c - zn, q = c + zn;                                                               \
+        double f = s[c - 1] + s[c + 1] + s[c - yn] + s[c + yn] + zm + zp;                                  \
+        double e = s[c - yn - 1] + s[c - yn + 1] + s[c + yn - 1] + s[c + yn + 1] + s[m - 1] + s[m + 1] +   \
+                   s[q - 1] + s[q + 1] + s[m - yn] + s[m + yn] + s[q - yn] + s[q + yn];                    \
+        double kk = s[m - yn - 1] + s[m - yn + 1] + s[m + yn - 1] + s[m + yn + 1] + s[q - yn - 1] +        \
+                    s[q - yn + 1] + s[q + yn - 1] + s[q + yn + 1];                                         \
+        t[c] = 0.3 * zc + 0.05 * f + 0.025 * e + 0.0125 * kk;                                              \
+    } while (0)
 
 /* one step on planes [z0, z1) from array k into 1 - k, terms added as kernel.c and st_reference do */
 static void step(const st_params_t *p, const so_dev_t *d, int k, int z0, int z1)
@@ -245,7 +238,7 @@ static void step(const st_params_t *p, const so_dev_t *d, int k, int z0, int z1)
         case SO_WARPS: SO_ROWS_LOOP(SO_POINT27, KY_OFFLOAD, KY_OFFLOAD_INNER, KY_OPT_GANG, KY_OPT_WORKER, KY_OPT_NUM(32), KY_OPT_NUM_WORKERS(8)) return;
         case SO_GANG: SO_ROWS_LOOP(SO_POINT27, KY_OFFLOAD, KY_OFFLOAD_INNER, KY_OPT_GANG, KY_OPT_NUM(128)) return;
         case SO_TEAM: SO_ROWS_LOOP(SO_POINT27, KY_OFFLOAD_TEAMS, KY_OFFLOAD_THREADS, KY_OPT_NUM(128)) return;
-        case SO_ZSTREAM: SO_ZSTREAM27() return;
+        case SO_ZSTREAM: SO_ZSTREAM_LOOP(SO_ZPOINT27) return;
         }
         KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(3), KY_OPT_PRESENT(s[o:n], t[o:n]), KY_OPT_NUM(128))
         for (int z = z0; z < z1; z++)
@@ -258,7 +251,7 @@ static void step(const st_params_t *p, const so_dev_t *d, int k, int z0, int z1)
     case SO_WARPS: SO_ROWS_LOOP(SO_POINT7, KY_OFFLOAD, KY_OFFLOAD_INNER, KY_OPT_GANG, KY_OPT_WORKER, KY_OPT_NUM(32), KY_OPT_NUM_WORKERS(8)) return;
     case SO_GANG: SO_ROWS_LOOP(SO_POINT7, KY_OFFLOAD, KY_OFFLOAD_INNER, KY_OPT_GANG, KY_OPT_NUM(128)) return;
     case SO_TEAM: SO_ROWS_LOOP(SO_POINT7, KY_OFFLOAD_TEAMS, KY_OFFLOAD_THREADS, KY_OPT_NUM(128)) return;
-    case SO_ZSTREAM: SO_ZSTREAM7() return;
+    case SO_ZSTREAM: SO_ZSTREAM_LOOP(SO_ZPOINT7) return;
     }
     KY_OFFLOAD(KY_OPT_INDEPENDENT, KY_OPT_COLLAPSE(3), KY_OPT_PRESENT(s[o:n], t[o:n]), KY_OPT_NUM(128))
     for (int z = z0; z < z1; z++)
