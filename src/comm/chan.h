@@ -77,5 +77,10 @@ int kyi_chan_flush(void);
  * serve them itself, kyi_progress_poll, which returns how many it handled). */
 int kyi_progress_threaded(void);
 int kyi_progress_poll(void);
+/* ThreadSanitizer builds only (nothing otherwise): order the caller after the engine's last pass, before it
+ * relies on a receive MPI completed (runtime/hb.h). MPI may land a get's bytes on the engine's thread and
+ * complete the request before that pass releases KYI_HB_REPLY; the waiter's MPI_Test can see it done in
+ * between (rma.n2.split: a 64 MiB get reported as a race). Waiting for the engine's lock closes the gap. */
+void kyi_progress_hb_sync(void);
 
 #endif

@@ -37,6 +37,15 @@ int kyi_progress_poll(void)
     return n < 0 ? 0 : n;
 }
 
+void kyi_progress_hb_sync(void)
+{
+#ifdef KYI_TSAN
+    if (in_engine) return; /* the engine's own thread (or a poller holding its lock) */
+    pthread_mutex_lock(&poll_lock);
+    pthread_mutex_unlock(&poll_lock);
+#endif
+}
+
 static int locked_poll(void)
 {
     pthread_mutex_lock(&poll_lock);

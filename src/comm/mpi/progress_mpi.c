@@ -142,7 +142,10 @@ int kyi_test_reqs(int n, MPI_Request *reqs, int *done)
 {
     if (MPI_Testall(n, reqs, done, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
         return kyi_fail(KY_ERR_MPI, "kyi_test_reqs", "MPI_Testall failed");
-    if (*done) kyi_hb_acquire(KYI_HB_REPLY);
+    if (*done) {
+        kyi_progress_hb_sync();
+        kyi_hb_acquire(KYI_HB_REPLY);
+    }
     return KY_OK;
 }
 
@@ -155,6 +158,7 @@ int kyi_wait_reqs(const char *call, int peer, int n, MPI_Request *reqs)
         if (MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
             return kyi_fail(KY_ERR_MPI, call, "MPI_Testall failed waiting on rank %d", peer);
         if (done) {
+            kyi_progress_hb_sync();
             kyi_hb_acquire(KYI_HB_REPLY);
             return KY_OK;
         }
