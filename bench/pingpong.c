@@ -1,23 +1,24 @@
 /* Kyoyu benchmark: point-to-point latency and bandwidth between two ranks (docs/benchmarks.md).
  *
- * Three Kyoyu operations, each beside its baseline in the same run, for sizes -b .. -e:
- *   put_pp      put ping-pong: rank 0 ky_put()s n bytes into rank 1's data segment, then ky_put_val()s an
- *               iteration number into rank 1's flag word (a host segment); rank 1 polls its flag word with
- *               atomic loads of local memory, then puts n bytes and the flag back. Latency = round trip / 2.
- *   am_long_pp  active-message ping-pong: rank 0 ky_am_long()s n bytes into rank 1's segment; the handler on
- *               rank 1 answers with ky_am_reply_long() of the same n bytes into rank 0's segment, whose
- *               handler bumps a counter rank 0 waits on. Latency = round trip / 2.
- *   put_bw      streaming: rank 0 issues a window of W ky_put_nb() and ky_wait_all()s them (a completed put
- *               is in the target's memory), repeated. Bandwidth = W * n / time.
+ * Five Kyoyu operations, each beside its baseline in the same run, for sizes -b .. -e (the last two 8 B
+ * only): put_pp      put ping-pong: rank 0 ky_put()s n bytes into rank 1's data segment, then ky_put_val()s
+ * an iteration number into rank 1's flag word (a host segment); rank 1 polls its flag word with atomic loads
+ * of local memory, then puts n bytes and the flag back. Latency = round trip / 2. am_long_pp  active-message
+ * ping-pong: rank 0 ky_am_long()s n bytes into rank 1's segment; the handler on rank 1 answers with
+ * ky_am_reply_long() of the same n bytes into rank 0's segment, whose handler bumps a counter rank 0 waits
+ * on. Latency = round trip / 2. put_bw      streaming: rank 0 issues a window of W ky_put_nb() and
+ * ky_wait_all()s them (a completed put is in the target's memory), repeated. Bandwidth = W * n / time.
  *   put_lat     host memory, 8 bytes only: ucx_perftest's put latency shape (ucp_put_lat), where the bytes
- * put are themselves what the peer polls: one ky_put_val() of the round number into the peer's word, which it
- * polls, then the same back; no separate flag. Latency = round trip / 2. Baselines: host memory:
- * MPI_Send/MPI_Recv ping-pong (put_pp, am_long_pp) and an osu_bw-style window of MPI_Isend/Irecv with an ack
- * (put_bw). GPU memory: "mpi_staged_pingpong" (cudaMemcpy to pinned host, MPI_Send/Recv, cudaMemcpy to the
- * GPU on every hop: what a user without CUDA-aware MPI writes) for the ping-pongs, and "cuda_peer_copy" (rank
- * 0 opens rank 1's cudaMalloc buffer by CUDA IPC and issues W cudaMemcpyAsync on one stream +
- * cudaStreamSynchronize: exactly what cudaMemcpyPeerAsync does between two devices of one process) for
- * put_bw.
+ *               put are themselves what the peer polls: one ky_put_val() of the round number into the peer's
+ *               word, which it polls, then the same back; no separate flag. Latency = round trip / 2.
+ *   get_lat     host memory, 8 bytes only: rank 0 ky_get_val()s rank 1's word, blocking, again and again
+ *               (ucx_perftest's ucp_get shape). Latency = time per get, a round trip.
+ * Baselines: host memory: MPI_Send/MPI_Recv ping-pong (put_pp, am_long_pp, put_lat; its round trip for
+ * get_lat) and an osu_bw-style window of MPI_Isend/Irecv with an ack (put_bw). GPU memory:
+ * "mpi_staged_pingpong" (cudaMemcpy to pinned host, MPI_Send/Recv, cudaMemcpy to the GPU on every hop: what a
+ * user without CUDA-aware MPI writes) for the ping-pongs, and "cuda_peer_copy" (rank 0 opens rank 1's
+ * cudaMalloc buffer by CUDA IPC and issues W cudaMemcpyAsync on one stream + cudaStreamSynchronize: exactly
+ * what cudaMemcpyPeerAsync does between two devices of one process) for put_bw.
  *
  * The path is chosen by the environment (KY_PATH_HOST, KY_PATH_GPU, KY_NODE_SPLIT) and recorded from
  * ky_comm_path() in the "case" field: put_pp_host_shm, put_bw_gpu_ipc, am_long_pp_gpu_mpi, ...
@@ -103,6 +104,23 @@ static int verify(size_t n, int check_me, int from_rank)
 }
 
 /* ---- Kyoyu operations (return one-way seconds per message on rank 0) ---------------------------- */
+
+/* get_lat: rank 0's blocking 8-byte gets of rank 1's word flags[3] (GET_LAT_WORD); seconds per get on rank
+ * 0, and whether every get read the word; rank 1 only waits. */
+#define GET_LAT_WORD 0x4b796f7967657421ull
+static double k_get_lat(int it, int warm, int *ok)
+{
+    double t0 = 0;
+    *ok = 1;
+    if (me != 0) return 0;
+    for (int r = 0; r < warm + it; r++) {
+        if (r == warm) t0 = bu_now();
+        uint64_t v = 0;
+        BU_KY(ky_get_val(peer, fseg, 3 * sizeof(uint64_t), 8, &v));
+        *ok &= v == GET_LAT_WORD;
+    }
+    return (bu_now() - t0) / it;
+}
 
 /* put_lat: one 8-byte put per direction, the value being the round number the peer polls (flags[2]). */
 static double k_put_lat(int it, int warm)
@@ -297,8 +315,8 @@ static void open_peer_buffer(size_t bytes)
 
 /* ---- driver ------------------------------------------------------------------------------------- */
 
-typedef enum { OP_PUT_PP, OP_AM_PP, OP_PUT_BW, OP_PUT_LAT, OP_COUNT } op_t;
-static const char *op_names[OP_COUNT] = {"put_pp", "am_long_pp", "put_bw", "put_lat"};
+typedef enum { OP_PUT_PP, OP_AM_PP, OP_PUT_BW, OP_PUT_LAT, OP_GET_LAT, OP_COUNT } op_t;
+static const char *op_names[OP_COUNT] = {"put_pp", "am_long_pp", "put_bw", "put_lat", "get_lat"};
 
 static int window_for(size_t n)
 {
@@ -319,6 +337,7 @@ static double baseline_run(op_t op, size_t n, int it, int warm, int w)
 #ifdef KY_BENCH_HAVE_CUDA
     if (use_gpu) return op == OP_PUT_BW ? b_cuda_peer_copy(n, it, warm, w) : b_mpi_staged_pp(n, it, warm);
 #endif
+    if (op == OP_GET_LAT) return 2 * b_mpi_pp(n, it, warm); /* a get is a round trip */
     return op == OP_PUT_BW ? b_mpi_bw(n, it, warm, w) : b_mpi_pp(n, it, warm);
 }
 
@@ -347,6 +366,7 @@ int main(int argc, char **argv)
     BU_KY(ky_seg_local(fseg, &fb, &got));
     flags = fb;
     flags[0] = flags[1] = flags[2] = 0;
+    flags[3] = GET_LAT_WORD;
     expect_buf = malloc(maxb);
     unsigned char *pat = malloc(maxb);
     if (!expect_buf || !pat) bu_die(__FILE__, __LINE__, "no memory for %zu-byte host buffers", maxb);
@@ -417,15 +437,17 @@ int main(int argc, char **argv)
 
     for (int op = 0; op < OP_COUNT; op++) {
         /* put_lat: 8 bytes of host memory, the word polled being the data itself */
-        if (op == OP_PUT_LAT && (use_gpu || o.minbytes > 8 || maxb < 8)) continue;
+        int word_op = op == OP_PUT_LAT || op == OP_GET_LAT; /* 8 bytes of host memory only */
+        if (word_op && (use_gpu || o.minbytes > 8 || maxb < 8)) continue;
         char kcase[64], title[160];
         snprintf(kcase, sizeof kcase, "%s_%s_%s", op_names[op], bu_mem_name(o.mem), bu_path_name(path));
         snprintf(title, sizeof title, "pingpong %s (%s)", kcase,
-                 op == OP_PUT_BW ? "streaming window of ky_put_nb; us = time per message"
-                                 : "one-way latency = round trip / 2");
+                 op == OP_PUT_BW    ? "streaming window of ky_put_nb; us = time per message"
+                 : op == OP_GET_LAT ? "time per blocking ky_get, a round trip"
+                                    : "one-way latency = round trip / 2");
         bu_table_header(title, baseline_for((op_t)op), floor_note);
-        size_t nlast = op == OP_PUT_LAT ? 8 : maxb;
-        for (size_t n = op == OP_PUT_LAT ? 8 : o.minbytes; n <= nlast;) {
+        size_t nlast = word_op ? 8 : maxb;
+        for (size_t n = word_op ? 8 : o.minbytes; n <= nlast;) {
             int w = op == OP_PUT_BW ? window_for(n) : 1;
             int it = bu_iters_for(&o, n * (size_t)w, op == OP_PUT_BW ? 3 : 5);
             int warm = o.warmup < it ? o.warmup : it;
@@ -434,6 +456,7 @@ int main(int argc, char **argv)
             if (o.check) poison_local(n);
             MPI_Barrier(MPI_COMM_WORLD);
             double t = 0;
+            int got_ok = 1;
             switch (op) {
                 case OP_PUT_PP:
                     t = k_put_pp(n, it, warm);
@@ -444,6 +467,9 @@ int main(int argc, char **argv)
                 case OP_PUT_LAT:
                     t = k_put_lat(it, warm);
                     break;
+                case OP_GET_LAT:
+                    t = k_get_lat(it, warm, &got_ok);
+                    break;
                 default:
                     t = k_put_bw(n, it, warm, w);
                     break;
@@ -452,7 +478,10 @@ int main(int argc, char **argv)
             if (o.check) {
                 /* put_pp: each side holds the other's pattern; am_long_pp: both hold rank 0's (echo);
                  * put_bw: rank 1 holds rank 0's. */
-                if (op == OP_PUT_LAT) {
+                if (op == OP_GET_LAT) {
+                    verified = got_ok;
+                    MPI_Allreduce(MPI_IN_PLACE, &verified, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+                } else if (op == OP_PUT_LAT) {
                     /* both ranks end holding the last round's number, put by the other */
                     verified = __atomic_load_n(&flags[2], __ATOMIC_ACQUIRE) == seq;
                     MPI_Allreduce(MPI_IN_PLACE, &verified, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
@@ -486,7 +515,8 @@ int main(int argc, char **argv)
             }
             if (floor_GBs > 0 && floor_lat > 0) {
                 p.floor_GBs = floor_GBs;
-                p.floor_us = (op == OP_PUT_BW ? 0 : floor_lat * 1e6) + (double)n / floor_GBs / 1e3;
+                p.floor_us = (op == OP_PUT_BW ? 0 : (op == OP_GET_LAT ? 2 : 1) * floor_lat * 1e6) +
+                             (double)n / floor_GBs / 1e3;
             }
             p.verified = verified;
             bu_table_row(&p);
