@@ -131,11 +131,8 @@ __device__ inline int floor_wait(int mode, const unsigned long long *md, const u
             }
             return 0;
         case FLOOR_DATA_FLAG:
-            do {
-                asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(mf) : "memory");
-            } while (v < want);
-            return *(const volatile unsigned long long *)md != floor_word(peer, i);
-        case FLOOR_DATA_FLAG_GPU: /* the library's wait: a .sys acquire (the writer may be on another GPU) */
+        case FLOOR_DATA_FLAG_GPU: /* the library's wait either way: a .sys acquire (the writer may be on
+                                     another GPU) */
             do {
                 asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(mf) : "memory");
             } while (v < want);

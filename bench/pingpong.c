@@ -1,13 +1,14 @@
 /* Kyoyu benchmark: point-to-point latency and bandwidth between two ranks (docs/benchmarks.md).
  *
- * Five Kyoyu operations, each beside its baseline in the same run, for sizes -b .. -e (the last two 8 B
- * only): put_pp      put ping-pong: rank 0 ky_put()s n bytes into rank 1's data segment, then ky_put_val()s
- * an iteration number into rank 1's flag word (a host segment); rank 1 polls its flag word with atomic loads
- * of local memory, then puts n bytes and the flag back. Latency = round trip / 2. am_long_pp  active-message
- * ping-pong: rank 0 ky_am_long()s n bytes into rank 1's segment; the handler on rank 1 answers with
- * ky_am_reply_long() of the same n bytes into rank 0's segment, whose handler bumps a counter rank 0 waits
- * on. Latency = round trip / 2. put_bw      streaming: rank 0 issues a window of W ky_put_nb() and
- * ky_wait_all()s them (a completed put is in the target's memory), repeated. Bandwidth = W * n / time.
+ * Five Kyoyu operations, each beside its baseline in the same run, for sizes -b .. -e:
+ *   put_pp      put ping-pong: rank 0 ky_put()s n bytes into rank 1's data segment, then ky_put_val()s an
+ *               iteration number into rank 1's flag word (a host segment); rank 1 polls its flag word with
+ *               atomic loads of local memory, then puts n bytes and the flag back. Latency = round trip / 2.
+ *   am_long_pp  active-message ping-pong: rank 0 ky_am_long()s n bytes into rank 1's segment; the handler on
+ *               rank 1 answers with ky_am_reply_long() of the same n bytes into rank 0's segment, whose
+ *               handler bumps a counter rank 0 waits on. Latency = round trip / 2.
+ *   put_bw      streaming: rank 0 issues a window of W ky_put_nb() and ky_wait_all()s them (a completed put
+ *               is in the target's memory), repeated. Bandwidth = W * n / time.
  *   put_lat     host memory, 8 bytes only: ucx_perftest's put latency shape (ucp_put_lat), where the bytes
  *               put are themselves what the peer polls: one ky_put_val() of the round number into the peer's
  *               word, which it polls, then the same back; no separate flag. Latency = round trip / 2.
@@ -39,10 +40,9 @@
 
 static int me, peer, use_gpu;
 static ky_seg_t dseg, fseg;
-static void *dbase; /* this rank's piece of the data segment */
-static volatile uint64_t
-    *flags;        /* this rank's piece of the flag segment: [0] put_pp, [1] put_bw done, [2] put_lat */
-static void *sbuf; /* source buffer of this rank (host or GPU) */
+static void *dbase;               /* this rank's piece of the data segment */
+static volatile uint64_t *flags;  /* this rank's flag words: put_pp, put_bw done, put_lat, get_lat's */
+static void *sbuf;                /* source buffer of this rank (host or GPU) */
 static unsigned char *expect_buf; /* host: the peer's / rank 0's pattern, for verification */
 static void *hbuf;                /* host buffer of the MPI baselines (pinned with CUDA) */
 #ifdef KY_BENCH_HAVE_CUDA
@@ -436,7 +436,6 @@ int main(int argc, char **argv)
     }
 
     for (int op = 0; op < OP_COUNT; op++) {
-        /* put_lat: 8 bytes of host memory, the word polled being the data itself */
         int word_op = op == OP_PUT_LAT || op == OP_GET_LAT; /* 8 bytes of host memory only */
         if (word_op && (use_gpu || o.minbytes > 8 || maxb < 8)) continue;
         char kcase[64], title[160];

@@ -33,17 +33,15 @@ static int rma_start(const char *call, int is_put, void *buf, int rank, ky_seg_t
     ky_path_t path = kyi_path(rank, s);
     int direct = kyi_path_direct(path);
     char *remote = direct ? (char *)s->mapped[rank] + off : NULL;
-    if (direct && !out) { /* blocking and direct: no handle needed */
-        kyi_count(path, n);
-        return kyi_mapped_copy(call, is_put, buf, ldev, remote, rdev, n);
-    }
-    if (!direct && !out && ldev < 0) { /* blocking host bytes to a piece the transport maps here: the same */
+    /* blocking host bytes: a host piece the transport maps here (UCX's shared memory) serves as well */
+    if (!direct && !out && ldev < 0) {
         const kyi_transport_t *tp = kyi_tp_for(s);
         char *m = tp->mapped ? tp->mapped(s, rank) : NULL;
-        if (m) {
-            kyi_count(path, n);
-            return kyi_mapped_copy(call, is_put, buf, -1, m + off, -1, n);
-        }
+        if (m) remote = m + off; /* (rdev is -1: a host piece) */
+    }
+    if (remote && !out) { /* blocking, and the piece mapped here: no handle needed */
+        kyi_count(path, n);
+        return kyi_mapped_copy(call, is_put, buf, ldev, remote, rdev, n);
     }
     /* a blocking transfer's handle lives on this stack until it completes: no allocation per call */
     kyi_handle_t local, *h = out ? kyi_handle_new(call, rank) : kyi_handle_init(&local, call, rank);

@@ -220,7 +220,7 @@ int kyi_node_touch(const char *call, size_t pg, int write, int home)
         KYI_CHECK(map_foreign(call, home, pg));
         s = KYI_PG_NODE;
     }
-    if (s == KYI_PG_NODE && write) return kyi_dsm.parallel || solo() ? open_run(pg) : make_private(pg);
+    if (s == KYI_PG_NODE && write) return kyi_dsm.parallel ? open_run(pg) : make_private(pg);
     /* a sibling thread changed the protection meanwhile: make the mapping match */
     return kyi_protect(pg, 1, s == KYI_PG_NODE_PRIV ? PROT_READ | PROT_WRITE : PROT_READ);
 }

@@ -271,13 +271,21 @@ static int rma(kyi_handle_t *h, kyi_ucx_seg_t *x, int is_put, void *buf, size_t 
  * followed by a fence is in the target's memory, so the handle is complete at once (no flush number), as
  * on the direct path (rma.c). Operations still in flight to that peer are not ordered before it, as on
  * every path: ky_fence orders. */
+/* rank's host piece where UCX mapped it here: contiguous's CPU copy, and rma.c's for blocking calls, which
+ * it takes before any handle (kyi_transport_t.mapped) */
+static char *ucx_mapped(const struct kyi_seg *s, int rank)
+{
+    const kyi_ucx_seg_t *x = s->xseg;
+    return s->memkind == KY_MEM_HOST && x ? (char *)x->ptr[rank] : NULL;
+}
+
 static int contiguous(kyi_handle_t *h, struct kyi_seg *s, int is_put, void *buf, int host, size_t off,
                       size_t n)
 {
-    kyi_ucx_seg_t *x = s->xseg;
-    if (host && x->ptr[h->rank]) {
+    char *m = host ? ucx_mapped(s, h->rank) : NULL;
+    if (m) {
         /* host memory on both sides: the copy cannot fail */
-        kyi_mapped_copy(h->call, is_put, buf, -1, (char *)x->ptr[h->rank] + off, -1, n);
+        kyi_mapped_copy(h->call, is_put, buf, -1, m + off, -1, n);
         h->tp = &kyi_tp_ucx;
         kyi_count(KY_PATH_UCX, n);
         return KY_OK;
@@ -287,13 +295,6 @@ static int contiguous(kyi_handle_t *h, struct kyi_seg *s, int is_put, void *buf,
     if (!st) st = finish_issue(h, n);
     pthread_mutex_unlock(&kyi_ucx.lock);
     return st;
-}
-
-/* rank's host piece where UCX mapped it here (contiguous's CPU copy, taken by rma.c before any handle) */
-static char *ucx_mapped(const struct kyi_seg *s, int rank)
-{
-    const kyi_ucx_seg_t *x = s->xseg;
-    return s->memkind == KY_MEM_HOST && x ? (char *)x->ptr[rank] : NULL;
 }
 
 static int ucx_put(kyi_handle_t *h, struct kyi_seg *s, kyi_hdr_t *hdr, const void *src, int src_dev)
