@@ -228,8 +228,9 @@ int ky_fetch_add(long *p, long v, long *old)
         int64_t reply[2] = {KY_ERR_INTERNAL, 0};
         kyi_chan_req_t r;
         KYI_CHECK(kyi_chan_irecv(call, kyi_chan_world(KYI_CHAN_REPLY), home, tag, reply, 16, &r));
-        uint64_t args[3] = {off, (uint64_t)v, (uint64_t)tag};
-        KYI_CHECK(request(call, home, KYI_AM_DSM_FADD, args, 3, &r));
+        /* with this rank's interval: a home still finishing the last synchronisation answers after it */
+        uint64_t args[4] = {off, (uint64_t)v, (uint64_t)tag, kyi_home_epoch()};
+        KYI_CHECK(request(call, home, KYI_AM_DSM_FADD, args, 4, &r));
         if (reply[0] < 0)
             return kyi_fail((int)reply[0], call, "rank %d refused the atomic at %p", home, (void *)p);
         was = (long)reply[1];
@@ -271,8 +272,8 @@ int ky_compare_swap(void *p, size_t bytes, uint64_t expected, uint64_t desired, 
         int64_t reply[2] = {KY_ERR_INTERNAL, 0};
         kyi_chan_req_t r;
         KYI_CHECK(kyi_chan_irecv(call, kyi_chan_world(KYI_CHAN_REPLY), home, tag, reply, 16, &r));
-        uint64_t args[5] = {off, bytes, expected, desired, (uint64_t)tag};
-        KYI_CHECK(request(call, home, KYI_AM_DSM_CAS, args, 5, &r));
+        uint64_t args[6] = {off, bytes, expected, desired, (uint64_t)tag, kyi_home_epoch()};
+        KYI_CHECK(request(call, home, KYI_AM_DSM_CAS, args, 6, &r));
         if (reply[0] < 0)
             return kyi_fail((int)reply[0], call, "rank %d refused the compare-and-swap at %p", home, p);
         found = (uint64_t)reply[1];

@@ -7,9 +7,13 @@
 
 #include "dsm/dsm.h"
 
+/* A request from a rank already past a synchronisation this home has not finished (fetch, fetch_add,
+ * compare_swap): answered when it has, so it sees every diff of that synchronisation. */
+enum { DEFER_FETCH, DEFER_FADD, DEFER_CAS };
 typedef struct deferred {
-    int src;
-    uint64_t pg, n, tag, epoch;
+    int src, kind;
+    uint64_t epoch;
+    uint64_t a[5]; /* the request's arguments */
     struct deferred *next;
 } deferred_t;
 
@@ -207,24 +211,34 @@ static void serve_now(int src, size_t pg, size_t n, int tag)
     kyi_chan_reply_release(src, tag, buf, bytes, reply_buf_release, buf);
 }
 
+/* Queue the request if its sender is past this home's interval (returns 1); the publish that ends the
+ * interval serves it. */
+static int defer_if_ahead(int src, int kind, uint64_t epoch, const uint64_t *a, int na, int tag)
+{
+    pthread_mutex_lock(&kyi_dsm.epoch_lock);
+    if (epoch <= kyi_dsm.epoch) {
+        pthread_mutex_unlock(&kyi_dsm.epoch_lock);
+        return 0;
+    }
+    deferred_t *d = malloc(sizeof *d);
+    if (d) {
+        *d = (deferred_t){src, kind, epoch, {0}, (deferred_t *)kyi_dsm.deferred};
+        memcpy(d->a, a, (size_t)na * sizeof *a);
+        kyi_dsm.deferred = d;
+    }
+    pthread_mutex_unlock(&kyi_dsm.epoch_lock);
+    if (!d) {
+        int64_t reply[2] = {KY_ERR_NOMEM, 0};
+        kyi_chan_reply(src, tag, reply, kind == DEFER_FETCH ? 8 : sizeof reply);
+    }
+    return 1;
+}
+
 static void on_fetch(ky_am_token_t t, void *payload, size_t nb, const uint64_t *a, int na)
 {
     (void)payload, (void)nb, (void)na;
     int src = ky_am_source(t);
-    pthread_mutex_lock(&kyi_dsm.epoch_lock);
-    if (a[3] > kyi_dsm.epoch) {
-        /* The requester already passed a synchronisation this home has not finished: answer after it. */
-        deferred_t *d = malloc(sizeof *d);
-        if (d) {
-            *d = (deferred_t){src, a[0], a[1], a[2], a[3], (deferred_t *)kyi_dsm.deferred};
-            kyi_dsm.deferred = d;
-        }
-        pthread_mutex_unlock(&kyi_dsm.epoch_lock);
-        if (!d) reply_status(src, (int)a[2], KY_ERR_NOMEM);
-        return;
-    }
-    pthread_mutex_unlock(&kyi_dsm.epoch_lock);
-    serve_now(src, a[0], a[1], (int)a[2]);
+    if (!defer_if_ahead(src, DEFER_FETCH, a[3], a, 3, (int)a[2])) serve_now(src, a[0], a[1], (int)a[2]);
 }
 
 /* Barrier diffs wait here until the home's own synchronisation applies them, so not even the home sees
@@ -236,11 +250,21 @@ static void on_fetch(ky_am_token_t t, void *payload, size_t nb, const uint64_t *
 typedef struct pending_diff {
     size_t n;
     uint64_t epoch;
+    int release; /* a lock release's, from a rank already past the synchronisation being applied */
     struct pending_diff *next;
     char data[];
 } pending_diff_t;
 static pending_diff_t *pending_head, **pending_tail = &pending_head;
 static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Under pending_lock. A release's diff is applied at once if it belongs to an interval this home has
+ * entered for the pending queue (open_epoch: one past the last synchronisation whose diffs it took) and no
+ * taking is under way (draining). Otherwise the sender is a rank already past the synchronisation this
+ * home is still applying, and the same bytes may sit in that synchronisation's diffs (its owned elements,
+ * sent by ky_sync): applied at once, the release was overwritten by the older bytes a moment later (a lost
+ * write in DsmStress.Mixed). So it queues behind them and kyi_publish applies it, before this home's
+ * interval advances and the fetches that waited for it (the releaser's next holder among them) are served. */
+static uint64_t open_epoch;
+static int draining;
 
 /* Check (apply = 0) or apply diff records {u64 page, u32 offset, u32 length, bytes}. */
 static int64_t diff_records(const char *p, size_t nb, int apply, int to_snapshot)
@@ -301,54 +325,67 @@ static int64_t diff_records(const char *p, size_t nb, int apply, int to_snapshot
 static void on_diff(ky_am_token_t t, void *payload, size_t nb, const uint64_t *a, int na)
 {
     int src = ky_am_source(t), release = (int)a[1];
+    uint64_t epoch = na > 2 ? a[2] : 0;
     int64_t st = diff_records(payload, nb, 0, 0);
-    if (!st && release) {
-        diff_records(payload, nb, 1, 1);
-    } else if (!st) {
-        pending_diff_t *d = malloc(sizeof *d + nb);
-        if (!d)
-            st = KY_ERR_NOMEM;
-        else {
-            d->n = nb;
-            d->epoch = na > 2 ? a[2] : 0;
-            d->next = NULL;
-            memcpy(d->data, payload, nb);
-            pthread_mutex_lock(&pending_lock);
+    pending_diff_t *d = NULL;
+    if (!st && !(d = malloc(sizeof *d + nb))) st = KY_ERR_NOMEM;
+    if (!st) {
+        *d = (pending_diff_t){nb, epoch, release, NULL};
+        memcpy(d->data, payload, nb);
+        pthread_mutex_lock(&pending_lock);
+        int now = release && !draining && epoch <= open_epoch;
+        if (!now) {
             *pending_tail = d;
             pending_tail = &d->next;
-            pthread_mutex_unlock(&pending_lock);
+        }
+        pthread_mutex_unlock(&pending_lock);
+        /* applied outside the queue's lock: only a release of the home's open interval, which no queued
+         * diff can overwrite (the sender has not reached the synchronisation that would send one) */
+        if (now) {
+            diff_records(payload, nb, 1, 1);
+            free(d);
         }
     }
     reply_status(src, (int)a[0], st);
 }
 
-/* The diffs of intervals up to `epoch` (the one this home's synchronisation ends), in arrival order; later
- * ones stay queued, in order. */
+/* The diffs of intervals up to `epoch` (the one this home's synchronisation ends) and the releases sent
+ * in the next one, in arrival order; later ones stay queued, in order. Releases that arrive meanwhile queue
+ * too (draining) and are taken in the next pass. */
 static void apply_pending(uint64_t epoch)
 {
     pthread_mutex_lock(&pending_lock);
-    pending_diff_t *d = pending_head, *keep = NULL, **keep_tail = &keep;
-    pending_head = NULL;
-    pending_tail = &pending_head;
-    pthread_mutex_unlock(&pending_lock);
-    while (d) {
-        pending_diff_t *next = d->next;
-        if (d->epoch <= epoch) {
-            diff_records(d->data, d->n, 1, 0);
-            free(d);
-        } else {
-            d->next = NULL;
-            *keep_tail = d;
-            keep_tail = &d->next;
+    open_epoch = epoch + 1;
+    for (;;) {
+        pending_diff_t *d = pending_head, *keep = NULL, **keep_tail = &keep;
+        int any = 0;
+        for (pending_diff_t *x = d; x && !any; x = x->next)
+            any = x->epoch <= epoch || (x->release && x->epoch <= open_epoch);
+        if (!any) break;
+        pending_head = NULL;
+        pending_tail = &pending_head;
+        draining = 1;
+        pthread_mutex_unlock(&pending_lock);
+        while (d) {
+            pending_diff_t *next = d->next;
+            if (d->epoch <= epoch || (d->release && d->epoch <= open_epoch)) {
+                diff_records(d->data, d->n, 1, d->release);
+                free(d);
+            } else {
+                d->next = NULL;
+                *keep_tail = d;
+                keep_tail = &d->next;
+            }
+            d = next;
         }
-        d = next;
+        pthread_mutex_lock(&pending_lock);
+        if (keep) { /* back in front of whatever arrived meanwhile (that can only be later still) */
+            *keep_tail = pending_head;
+            if (!pending_head) pending_tail = keep_tail;
+            pending_head = keep;
+        }
     }
-    if (!keep) return;
-    /* back in front of whatever arrived meanwhile (that can only be later still) */
-    pthread_mutex_lock(&pending_lock);
-    *keep_tail = pending_head;
-    if (!pending_head) pending_tail = keep_tail;
-    pending_head = keep;
+    draining = 0;
     pthread_mutex_unlock(&pending_lock);
 }
 
@@ -468,10 +505,9 @@ uint64_t kyi_cas_local(size_t off, size_t bytes, uint64_t expected, uint64_t des
 }
 
 /* args: offset, bytes, expected, desired, reply tag */
-static void on_cas(ky_am_token_t t, void *payload, size_t nb, const uint64_t *a, int na)
+/* args off, bytes, expected, desired, reply tag, the sender's interval */
+static void serve_cas(int src, const uint64_t *a)
 {
-    (void)payload, (void)nb, (void)na;
-    int src = ky_am_source(t);
     size_t off = a[0], bytes = a[1];
     int64_t reply[2] = {KY_OK, 0};
     if ((bytes != 4 && bytes != 8) || off + bytes > kyi_dsm.size || (off & (bytes - 1)) ||
@@ -482,10 +518,16 @@ static void on_cas(ky_am_token_t t, void *payload, size_t nb, const uint64_t *a,
     kyi_chan_reply(src, (int)a[4], reply, sizeof reply);
 }
 
-static void on_fadd(ky_am_token_t t, void *payload, size_t nb, const uint64_t *a, int na)
+static void on_cas(ky_am_token_t t, void *payload, size_t nb, const uint64_t *a, int na)
 {
-    (void)payload, (void)nb, (void)na;
+    (void)payload, (void)nb;
     int src = ky_am_source(t);
+    if (na < 6 || !defer_if_ahead(src, DEFER_CAS, a[5], a, 5, (int)a[4])) serve_cas(src, a);
+}
+
+/* args off, value, reply tag, the sender's interval */
+static void serve_fadd(int src, const uint64_t *a)
+{
     size_t off = a[0];
     int64_t reply[2] = {KY_OK, 0};
     if (off + 8 > kyi_dsm.size || (off & 7) || !homed_here(off >> kyi_dsm.page_shift, 1))
@@ -493,6 +535,13 @@ static void on_fadd(ky_am_token_t t, void *payload, size_t nb, const uint64_t *a
     else
         reply[1] = kyi_fadd_local(off, (int64_t)a[1]);
     kyi_chan_reply(src, (int)a[2], reply, sizeof reply);
+}
+
+static void on_fadd(ky_am_token_t t, void *payload, size_t nb, const uint64_t *a, int na)
+{
+    (void)payload, (void)nb;
+    int src = ky_am_source(t);
+    if (na < 4 || !defer_if_ahead(src, DEFER_FADD, a[3], a, 3, (int)a[2])) serve_fadd(src, a);
 }
 
 static int revert_run(void *ctx, size_t off, size_t len, int owner)
@@ -615,7 +664,12 @@ void kyi_publish(int advance_epoch, int keep_open, int drop, int noticed)
     while (d) {
         deferred_t *next = d->next;
         if (d->epoch <= kyi_dsm.epoch) {
-            serve_now(d->src, d->pg, d->n, (int)d->tag);
+            if (d->kind == DEFER_FETCH)
+                serve_now(d->src, d->a[0], d->a[1], (int)d->a[2]);
+            else if (d->kind == DEFER_FADD)
+                serve_fadd(d->src, d->a);
+            else
+                serve_cas(d->src, d->a);
             free(d);
         } else {
             d->next = keep;
