@@ -3,6 +3,8 @@
  * transport's when one is in use. It runs on a dedicated thread (KY_PROGRESS_THREAD=1, the default) so that
  * remote accesses complete while the target computes, and otherwise inside Kyoyu's own waits and ky_poll.
  * Idle polling backs off (runtime/wait.c) so oversubscribed ranks do not melt down. */
+#include <sched.h>
+
 #include "comm/comm.h"
 #include "comm/mpi/mpi.h"
 #include "comm/transport.h"
@@ -41,7 +43,10 @@ void kyi_progress_hb_sync(void)
 {
 #ifdef KYI_TSAN
     if (in_engine) return; /* the engine's own thread (or a poller holding its lock) */
-    pthread_mutex_lock(&poll_lock);
+    /* a try-lock: TSan draws no lock-order edge for it, and a blocking lock here (the caller may hold a
+     * DSM read lock that the engine's handlers take too) made it report an inversion no build without
+     * TSan has, this function being empty there */
+    while (pthread_mutex_trylock(&poll_lock)) sched_yield();
     pthread_mutex_unlock(&poll_lock);
 #endif
 }
