@@ -327,25 +327,24 @@ static void on_diff(ky_am_token_t t, void *payload, size_t nb, const uint64_t *a
     int src = ky_am_source(t), release = (int)a[1];
     uint64_t epoch = na > 2 ? a[2] : 0;
     int64_t st = diff_records(payload, nb, 0, 0);
-    pending_diff_t *d = NULL;
-    if (!st && !(d = malloc(sizeof *d + nb))) st = KY_ERR_NOMEM;
+    int now = 0;
     if (!st) {
-        *d = (pending_diff_t){nb, epoch, release, NULL};
-        memcpy(d->data, payload, nb);
         pthread_mutex_lock(&pending_lock);
-        int now = release && !draining && epoch <= open_epoch;
-        if (!now) {
+        now = release && !draining && epoch <= open_epoch;
+        pending_diff_t *d = now ? NULL : malloc(sizeof *d + nb);
+        if (d) {
+            *d = (pending_diff_t){nb, epoch, release, NULL};
+            memcpy(d->data, payload, nb);
             *pending_tail = d;
             pending_tail = &d->next;
+        } else if (!now) {
+            st = KY_ERR_NOMEM;
         }
         pthread_mutex_unlock(&pending_lock);
-        /* applied outside the queue's lock: only a release of the home's open interval, which no queued
-         * diff can overwrite (the sender has not reached the synchronisation that would send one) */
-        if (now) {
-            diff_records(payload, nb, 1, 1);
-            free(d);
-        }
     }
+    /* applied outside the queue's lock: only a release of the home's open interval, which no queued diff
+     * can overwrite (the sender has not reached the synchronisation that would send one) */
+    if (now) diff_records(payload, nb, 1, 1);
     reply_status(src, (int)a[0], st);
 }
 
