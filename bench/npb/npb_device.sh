@@ -12,7 +12,8 @@
 # One line per run in $OUT/npb.jsonl (bench/npb/npb_bench.py's records), logs and summary.txt beside it.
 #
 #   bench/npb/npb_device.sh [--only cg,spbt,spquiet,spcounter,spshare,barrier,pages]   (bt or sp alone: one of the two;
-#   scaleW, not in the default: SP and BT class W on 1-16 ranks against serial and OpenMP)
+#   not in the default: scaleW, SP and BT class W on 1-16 ranks against serial and OpenMP; spaff, SP class A's
+#   affinity variant beside none)
 #
 # Environment: NPB (the fetched NPB3.0-omp-C, default .scratch/npb/NPB3.0-omp-C), BUILD (default build), OUT,
 # NPB_ONLY (as --only, for tools/device-run), NPB_CG_REPEAT (CG's runs per configuration, default 5).
@@ -53,6 +54,11 @@ fi
 if want spbt || want sp; then # SP class A: plain OpenMP took 24-28 s on 16 threads; kycc's runs 80 s at most
     nbstep sp_A 200 --bench sp --class A --ranks 16,8x2 --variants none --builds omp,kycc --timeout 80
     tail -4 "$out/sp_A.log" | sed 's/^/    /' | tee -a "$S"
+fi
+if want spaff; then # SP class A's affinity variant beside none (its y and z lhs loops on their planes' homes:
+    # 44% fewer barriers at class S), 16 x 1 and 8 x 2, against the same OpenMP build
+    nbstep sp_A_aff 240 --bench sp --class A --ranks 16,8x2 --variants none,affinity --builds omp,kycc --timeout 80
+    tail -6 "$out/sp_A_aff.log" | sed 's/^/    /' | tee -a "$S"
 fi
 if want spquiet; then # the same with idle progress threads waking every 5 ms, not 0.2: do their wake-ups on a full
     # host (16 ranks, 16 cores) delay SP's barriers?
