@@ -47,9 +47,11 @@ DEPS_DIR := .deps
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
 SAN_LABELS ?= ^(dsm|runtime|seg|rma|am|barrier|threads|sms|io)$$
-# ThreadSanitizer leaves out rma and am: there Open MPI itself writes the program's buffers (a get's data,
-# on the progress thread) and orders that with atomics TSan cannot see, so every test reports false races.
-TSAN_LABELS ?= ^(dsm|runtime|seg|barrier|threads|sms)$$
+# ThreadSanitizer leaves out am: Open MPI itself writes a long message's payload into the program's buffer
+# (on the progress thread) and orders that with atomics TSan cannot see, so its tests report false races
+# (and time out at TSan's speed). rma passes since the progress engine's happens-before hook (2026-11-28:
+# 34 rma and am tests under TSan, the 17 rma ones clean).
+TSAN_LABELS ?= ^(dsm|runtime|seg|rma|barrier|threads|sms)$$
 # Inside ThreadSanitizer's low application range (4 KiB .. 512 GiB on x86-64 Linux); the default
 # 0x300000000000 is TSan's metadata.
 TSAN_GAS_BASE ?= 0x1000000000
