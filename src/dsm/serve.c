@@ -320,8 +320,9 @@ static int64_t diff_records(const char *p, size_t nb, int apply, int to_snapshot
     return KY_OK;
 }
 
-/* args: reply tag, release (1: lock release, applied now and visible to fetchers at once; 0: barrier,
- * applied when this home's synchronisation ends interval a[2]). */
+/* args: reply tag, release (1: lock release, applied now and visible to fetchers at once, unless its sender
+ * is past the synchronisation this home is applying: see open_epoch; 0: barrier, applied when this home's
+ * synchronisation ends interval a[2]), the sender's interval. */
 static void on_diff(ky_am_token_t t, void *payload, size_t nb, const uint64_t *a, int na)
 {
     int src = ky_am_source(t), release = (int)a[1];
@@ -503,7 +504,6 @@ uint64_t kyi_cas_local(size_t off, size_t bytes, uint64_t expected, uint64_t des
     return old;
 }
 
-/* args: offset, bytes, expected, desired, reply tag */
 /* args off, bytes, expected, desired, reply tag, the sender's interval */
 static void serve_cas(int src, const uint64_t *a)
 {
