@@ -1,5 +1,7 @@
 /* kycc test: work-sharing loops on global arrays (static, chunked, descending, nowait), private,
- * firstprivate, lastprivate and reductions of every operator; output compared with plain gcc -fopenmp. */
+ * firstprivate, lastprivate and reductions of every operator, and a global line buffer private to an
+ * orphaned loop over the outer index (NPB SP's lhsy under kycc's affinity variant); output compared with
+ * plain gcc -fopenmp. */
 #include <stdio.h>
 #include <omp.h>
 
@@ -7,6 +9,21 @@
 static double a[N], b[N];
 int flags[N];
 long total;
+/* a line buffer shared by the program, private to the loop in lines(): each thread fills its own copy for
+ * a row and reads its neighbours' entries */
+#define R 37
+#define C 29
+double line[C + 2], grid[R][C];
+
+static void lines(void)
+{
+    int r, c;
+#pragma omp for private(line)
+    for (r = 0; r < R; r++) {
+        for (c = 0; c < C + 2; c++) line[c] = r * 100.0 + c * c;
+        for (c = 0; c < C; c++) grid[r][c] = line[c] - 2 * line[c + 1] + line[c + 2];
+    }
+}
 
 static double dot(void)
 {
@@ -62,5 +79,12 @@ int main(void)
         (void)mine;
     }
     printf("flags %ld\n", total);
+
+#pragma omp parallel
+    lines();
+    double g = 0;
+    for (i = 0; i < R; i++)
+        for (int c = 0; c < C; c++) g += grid[i][c] * (i + 1) * (c + 3);
+    printf("lines %.1f line[0] %.1f\n", g, line[0]);
     return 0;
 }
