@@ -39,9 +39,10 @@
 static const char *g_path;
 static bu_opts_t g_o;
 
-static void emit_floor(const char *title, const char *baseline, const char *floor, bu_point_t *pts, int n)
+static void emit_floor(const char *title, const char *baseline, const char *floor_text, bu_point_t *pts,
+                       int n)
 {
-    bu_table_header(title, baseline, floor);
+    bu_table_header(title, baseline, floor_text);
     for (int i = 0; i < n; i++) {
         bu_table_row(&pts[i]);
         bu_json_write(&g_o, &pts[i]);
