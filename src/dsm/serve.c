@@ -349,6 +349,12 @@ static void on_diff(ky_am_token_t t, void *payload, size_t nb, const uint64_t *a
     reply_status(src, (int)a[0], st);
 }
 
+/* Does apply_pending(epoch) take d: a diff of an interval up to epoch, or a release sent in the next one? */
+static int takes(const pending_diff_t *d, uint64_t epoch)
+{
+    return d->epoch <= epoch || (d->release && d->epoch <= epoch + 1);
+}
+
 /* The diffs of intervals up to `epoch` (the one this home's synchronisation ends) and the releases sent
  * in the next one, in arrival order; later ones stay queued, in order. Releases that arrive meanwhile queue
  * too (draining) and are taken in the next pass. */
@@ -359,8 +365,7 @@ static void apply_pending(uint64_t epoch)
     for (;;) {
         pending_diff_t *d = pending_head, *keep = NULL, **keep_tail = &keep;
         int any = 0;
-        for (pending_diff_t *x = d; x && !any; x = x->next)
-            any = x->epoch <= epoch || (x->release && x->epoch <= open_epoch);
+        for (pending_diff_t *x = d; x && !any; x = x->next) any = takes(x, epoch);
         if (!any) break;
         pending_head = NULL;
         pending_tail = &pending_head;
@@ -368,7 +373,7 @@ static void apply_pending(uint64_t epoch)
         pthread_mutex_unlock(&pending_lock);
         while (d) {
             pending_diff_t *next = d->next;
-            if (d->epoch <= epoch || (d->release && d->epoch <= open_epoch)) {
+            if (takes(d, epoch)) {
                 diff_records(d->data, d->n, 1, d->release);
                 free(d);
             } else {

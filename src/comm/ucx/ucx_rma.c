@@ -265,12 +265,6 @@ static int rma(kyi_handle_t *h, kyi_ucx_seg_t *x, int is_put, void *buf, size_t 
     return KY_OK;
 }
 
-/* A contiguous transfer between buf (host memory if host) and the target's piece. Where UCX mapped that
- * piece here (its shared memory, ucp_rkey_ptr) host bytes are copied with the CPU, which is what UCX's put
- * and get do on that memory, but without a request, an endpoint flush and the worker's lock: a store
- * followed by a fence is in the target's memory, so the handle is complete at once (no flush number), as
- * on the direct path (rma.c). Operations still in flight to that peer are not ordered before it, as on
- * every path: ky_fence orders. */
 /* rank's host piece where UCX mapped it here: contiguous's CPU copy, and rma.c's for blocking calls, which
  * it takes before any handle (kyi_transport_t.mapped) */
 static char *ucx_mapped(const struct kyi_seg *s, int rank)
@@ -279,6 +273,12 @@ static char *ucx_mapped(const struct kyi_seg *s, int rank)
     return s->memkind == KY_MEM_HOST && x ? (char *)x->ptr[rank] : NULL;
 }
 
+/* A contiguous transfer between buf (host memory if host) and the target's piece. Where UCX mapped that
+ * piece here (its shared memory, ucp_rkey_ptr) host bytes are copied with the CPU, which is what UCX's put
+ * and get do on that memory, but without a request, an endpoint flush and the worker's lock: a store
+ * followed by a fence is in the target's memory, so the handle is complete at once (no flush number), as
+ * on the direct path (rma.c). Operations still in flight to that peer are not ordered before it, as on
+ * every path: ky_fence orders. */
 static int contiguous(kyi_handle_t *h, struct kyi_seg *s, int is_put, void *buf, int host, size_t off,
                       size_t n)
 {
